@@ -1,0 +1,118 @@
+// The admin listener every daemon mode serves: /metrics, /healthz, /readyz, /status, plus any
+// routes a mode adds (the proxy's drain API). Plain node:http; nothing here is on a hot path.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { HostPort } from '../config/fields.ts';
+import type { Logger } from '../base/logger.ts';
+import { describeError } from '../base/errors.ts';
+
+export interface Readiness {
+  ready: boolean;
+  reason: string;
+}
+
+export interface AdminRoute {
+  method: 'GET' | 'POST';
+  /** Matched against the path; capture groups are passed to the handler. */
+  path: RegExp;
+  /** Only from loopback peers (state-changing routes). */
+  loopbackOnly?: boolean;
+  handle: (match: RegExpExecArray, req: IncomingMessage) => Promise<{ status: number; body: unknown }>;
+}
+
+export interface AdminServerOptions {
+  address: HostPort;
+  registry: Registry;
+  readiness: () => Readiness;
+  status: () => unknown;
+  /** Asked on every request, so a mode can hand its routes over after the listener started. */
+  routes?: () => readonly AdminRoute[];
+  log: Logger;
+}
+
+export interface AdminServer {
+  /** The bound address (port 0 resolved). */
+  readonly address: HostPort;
+  close(): Promise<void>;
+}
+
+export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
+  const server = createServer((req, res) => {
+    handle(opts, req, res).catch((err) => {
+      opts.log.error({ err: describeError(err), path: req.url }, 'admin request failed');
+      if (!res.headersSent) sendJson(res, 500, { error: describeError(err) });
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  await listen(server, opts.address);
+  const bound = server.address() as AddressInfo;
+  const address = { host: opts.address.host, port: bound.port };
+  opts.log.info({ address: `${address.host}:${address.port}` }, 'admin listener ready');
+  let closing: Promise<void> | undefined;
+  return {
+    address,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+}
+
+function listen(server: Server, addr: HostPort): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(addr.port, addr.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+async function handle(opts: AdminServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://admin').pathname;
+  for (const route of opts.routes?.() ?? []) {
+    const m = route.path.exec(path);
+    if (!m || route.method !== req.method) continue;
+    if (route.loopbackOnly && !isLoopback(req.socket.remoteAddress)) {
+      return sendJson(res, 403, { error: 'this endpoint accepts requests from loopback only' });
+    }
+    const { status, body } = await route.handle(m, req);
+    return sendJson(res, status, body);
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: `${req.method} not allowed on ${path}` });
+  switch (path) {
+    case '/metrics': {
+      const text = await opts.registry.metrics();
+      res.writeHead(200, { 'content-type': opts.registry.contentType });
+      res.end(text);
+      return;
+    }
+    case '/healthz':
+      return sendText(res, 200, 'ok\n');
+    case '/readyz': {
+      const r = opts.readiness();
+      return sendText(res, r.ready ? 200 : 503, `${r.ready ? 'ready' : 'not ready'}: ${r.reason}\n`);
+    }
+    case '/status':
+      return sendJson(res, 200, opts.status());
+    default:
+      return sendJson(res, 404, { error: `no such endpoint ${path}; try /metrics, /healthz, /readyz or /status` });
+  }
+}
+
+function isLoopback(addr: string | undefined): boolean {
+  return addr !== undefined && (addr === '::1' || addr.startsWith('127.') || addr.startsWith('::ffff:127.'));
+}
+
+function sendText(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  res.end(body);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body, null, 2) + '\n');
+}

@@ -1,0 +1,85 @@
+// Shutdown in a written-down order: steps run one after another, in the order they were added,
+// each bounded by a timeout; the sequence runs once, and later callers join the same completion.
+import type { Logger } from './logger.ts';
+import { describeError } from './errors.ts';
+
+export interface ShutdownStep {
+  name: string;
+  run: () => Promise<void> | void;
+  /** Longest the step may take before the sequence moves on; 0 or missing means 10 s. */
+  timeoutMs?: number;
+}
+
+export class Shutdown {
+  readonly #steps: ShutdownStep[] = [];
+  readonly #log: Logger;
+  #done: Promise<void> | undefined;
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  /** Adds a step; steps run in the order added. */
+  add(name: string, run: ShutdownStep['run'], timeoutMs?: number): void {
+    this.#steps.push({ name, run, timeoutMs });
+  }
+
+  get started(): boolean {
+    return this.#done !== undefined;
+  }
+
+  run(reason: string): Promise<void> {
+    this.#done ??= this.#runSteps(reason);
+    return this.#done;
+  }
+
+  async #runSteps(reason: string): Promise<void> {
+    this.#log.info({ reason, steps: this.#steps.map((s) => s.name) }, 'shutting down');
+    for (const step of this.#steps) {
+      const started = Date.now();
+      try {
+        await withTimeout(Promise.resolve().then(step.run), step.timeoutMs || 10_000);
+        this.#log.debug({ step: step.name, ms: Date.now() - started }, 'shutdown step done');
+      } catch (err) {
+        this.#log.error({ step: step.name, err: describeError(err) }, 'shutdown step failed; continuing');
+      }
+    }
+    this.#log.info('shutdown complete');
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not finish within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * SIGTERM and SIGINT run the shutdown once and then let the process exit 0 (the caller's handles
+ * are closed by then); a second signal while it runs forces exit 1.
+ */
+export function exitOnSignals(shutdown: Shutdown, log: Logger, proc: NodeJS.Process = process): void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shutdown.started) {
+      log.warn({ signal }, 'second signal during shutdown: exiting now');
+      proc.exit(1);
+    }
+    void shutdown.run(`received ${signal}`).then(() => {
+      proc.exitCode = 0;
+      proc.removeListener('SIGTERM', onSignal);
+      proc.removeListener('SIGINT', onSignal);
+      // Anything still holding the loop open after the steps is a leak; exit rather than hang.
+      setTimeout(() => proc.exit(0), 200).unref();
+    });
+  };
+  proc.on('SIGTERM', onSignal);
+  proc.on('SIGINT', onSignal);
+}
+
+/** Wraps a close function so that it runs once and every caller gets the same promise. */
+export function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
+}

@@ -1,0 +1,53 @@
+// kubeward's entry point: one program, one subcommand per mode. Each mode's composition root is
+// src/cli/<mode>.ts; this file only lists them and turns commander's errors into exit code 2.
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { modeCommands } from './modes.ts';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export function buildProgram(): Command {
+  const program = new Command('kubeward')
+    .description('Keeps the Kubernetes API reachable and the cloud network under a cluster honest.')
+    .version(pkg.version, '--version', 'print the version and exit')
+    .helpCommand(false)
+    .showSuggestionAfterError(true)
+    .addHelpText('after', '\nRun "kubeward <mode> --help" for the flags of a mode. Exit codes: 0 done, 1 failed, 2 bad usage or config.');
+  for (const cmd of modeCommands()) program.addCommand(cmd);
+  applyExitOverride(program);
+  return program;
+}
+
+function applyExitOverride(cmd: Command): void {
+  cmd.exitOverride();
+  cmd.configureOutput({ writeErr: () => {} });
+  for (const sub of cmd.commands) applyExitOverride(sub);
+}
+
+/** commander's "error: unknown option '--x'\n(Did you mean --y?)" as one line, with the command's name. */
+export function usageLine(err: CommanderError, commandPath: string): string {
+  const text = err.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
+  return `${commandPath}: ${text}; see "${commandPath} --help"`;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
+      process.exitCode = 0;
+      return;
+    }
+    if (err.code === 'commander.executeSubCommandAsync') throw err;
+    const sub = argv.find((a) => !a.startsWith('-'));
+    const path = sub && program.commands.some((c) => c.name() === sub) ? `kubeward ${sub}` : 'kubeward';
+    process.stderr.write(usageLine(err, path) + '\n');
+    process.exitCode = 2;
+  }
+}
+
+if (import.meta.main) {
+  await main(process.argv.slice(2));
+}

@@ -1,0 +1,162 @@
+// Turns a mode's declaration (flags, schema, run) into a commander command. Every flag is the
+// kebab-case form of a config key, so "every flag has a config key" holds by construction.
+import { Command, Option } from 'commander';
+import { z } from 'zod';
+import type { Registry } from 'prom-client';
+import { createLogger, type Logger, type LogFormat, type LogLevel } from '../base/logger.ts';
+import { Shutdown, exitOnSignals } from '../base/lifecycle.ts';
+import { UsageError, describeError, isKubewardError } from '../base/errors.ts';
+import { adminAddress, commonFields, formatHostPort, type HostPort } from '../config/fields.ts';
+import { flagNameOf, mergeConfig, readConfigFile, type RawConfig } from '../config/load-config.ts';
+import { createMetricsRegistry } from '../admin/metrics-registry.ts';
+import { startAdminServer, type AdminRoute, type Readiness } from '../admin/admin-server.ts';
+
+export interface ModeFlag {
+  /** Config key; the flag is its kebab-case form (healthUrl → --health-url). */
+  key: string;
+  /** Placeholder for the value (e.g. "<duration>"); absent for on/off switches. */
+  value?: string;
+  help: string;
+  /** Shown in --help; the real default lives in the schema. */
+  defaultText?: string;
+  /** May be given several times; the values collect into a list. */
+  repeatable?: boolean;
+  /** An on/off switch that is on by default: --no-<flag> turns it off. */
+  negatable?: boolean;
+}
+
+/** What a long-running mode hands back once started. */
+export interface DaemonHandle {
+  readiness(): Readiness;
+  status(): unknown;
+  adminRoutes?: AdminRoute[];
+  /** Resolves with an exit code if the daemon stops by itself (a fatal error); never for signals. */
+  finished?: Promise<number>;
+}
+
+export interface ModeContext {
+  log: Logger;
+  registry: Registry;
+  /** Add close steps here, in the order they must run. The admin listener closes after them. */
+  shutdown: Shutdown;
+  /** The admin listener's bound address, if any (some modes report it). */
+  adminAddress?: HostPort;
+}
+
+export interface CommonConfig {
+  logFormat: LogFormat;
+  logLevel: LogLevel;
+  adminAddress: HostPort | 'off';
+}
+export type ModeConfig<F extends z.ZodRawShape> = CommonConfig & z.output<z.ZodObject<F>>;
+
+export interface ModeSpec<F extends z.ZodRawShape> {
+  name: string;
+  summary: string;
+  /** Longer text after the flags in --help: what it does, and examples to copy. */
+  helpAfter?: string;
+  flags: ModeFlag[];
+  fields: F;
+  /** Default admin port on 127.0.0.1; null for one-shot modes without a listener by default. */
+  adminPort: number | null;
+  /** Checks that involve several keys; returns the problem, naming the keys and the fix. */
+  check?: (config: ModeConfig<F>) => string | undefined;
+  /** Daemons return a handle; one-shot modes return their exit code. */
+  run: (config: ModeConfig<F>, ctx: ModeContext) => Promise<DaemonHandle | number>;
+}
+
+export function buildModeCommand<F extends z.ZodRawShape>(spec: ModeSpec<F>): Command {
+  const cmd = new Command(spec.name).description(spec.summary).allowExcessArguments(false);
+  cmd.option('--config <file>', 'YAML file with any of the keys below (camelCase: --health-url is healthUrl); flags override it');
+  cmd.option('--log-format <json|text>', 'json lines for collectors, text for people (default: json)');
+  cmd.option('--log-level <level>', 'trace, debug, info, warn, error or silent (default: info)');
+  const adminDefault = spec.adminPort === null ? 'off' : `127.0.0.1:${spec.adminPort}`;
+  cmd.option('--admin-address <host:port|off>', `serves /metrics, /healthz, /readyz, /status (default: ${adminDefault})`);
+  for (const f of spec.flags) addFlag(cmd, f);
+  if (spec.helpAfter) cmd.addHelpText('after', '\n' + spec.helpAfter.trimEnd());
+  cmd.action(async (opts: RawConfig) => {
+    process.exitCode = await runMode(spec, opts, adminDefault);
+  });
+  return cmd;
+}
+
+function addFlag(cmd: Command, f: ModeFlag): void {
+  const name = flagNameOf(f.key);
+  const help = f.help + (f.defaultText !== undefined ? ` (default: ${f.defaultText})` : '');
+  if (f.value === undefined) {
+    cmd.addOption(new Option(name, help));
+    if (f.negatable) cmd.addOption(new Option(`--no-${name.slice(2)}`, `turn ${name} off`));
+    return;
+  }
+  const opt = new Option(`${name} ${f.value}`, help + (f.repeatable ? '; repeatable' : ''));
+  if (f.repeatable) opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+  cmd.addOption(opt);
+}
+
+async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConfig, adminDefault: string): Promise<number> {
+  let config: ModeConfig<F>;
+  try {
+    config = await loadModeConfig(spec, opts, adminDefault);
+  } catch (err) {
+    if (isKubewardError(err, 'E_USAGE')) {
+      process.stderr.write(`kubeward ${spec.name}: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const log = createLogger({ format: config.logFormat, level: config.logLevel, base: { mode: spec.name } });
+  const registry = createMetricsRegistry(spec.name);
+  const shutdown = new Shutdown(log);
+  exitOnSignals(shutdown, log);
+  let handle: DaemonHandle | undefined;
+  const admin =
+    config.adminAddress === 'off'
+      ? undefined
+      : await startAdminServer({
+          address: config.adminAddress,
+          registry,
+          log,
+          readiness: () => handle?.readiness() ?? { ready: false, reason: 'starting' },
+          status: () => handle?.status() ?? { starting: true },
+          routes: () => handle?.adminRoutes ?? [],
+        }).catch((err: unknown) => {
+          const where = formatHostPort(config.adminAddress as HostPort);
+          throw new UsageError(`--admin-address ${where}: cannot listen (${describeError(err)}); pick a free port or "off"`, { cause: err });
+        });
+  try {
+    const result = await spec.run(config, { log, registry, shutdown, adminAddress: admin?.address });
+    if (typeof result === 'number') {
+      await shutdown.run('finished');
+      await admin?.close();
+      return result;
+    }
+    handle = result;
+    if (admin) shutdown.add('admin listener', () => admin.close());
+    const code = await (handle.finished ?? new Promise<number>(() => {}));
+    await shutdown.run('daemon stopped');
+    return code;
+  } catch (err) {
+    if (isKubewardError(err, 'E_USAGE')) {
+      log.error({ err: err.message }, 'bad usage');
+      process.stderr.write(`kubeward ${spec.name}: ${err.message}\n`);
+      await shutdown.run('bad usage');
+      await admin?.close();
+      return 2;
+    }
+    log.fatal({ err: describeError(err), code: isKubewardError(err) ? err.code : undefined }, 'fatal error');
+    await shutdown.run('fatal error');
+    await admin?.close();
+    return 1;
+  }
+}
+
+/** Parses flags and the config file into the mode's typed config; throws UsageError. */
+export async function loadModeConfig<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConfig, adminDefault: string): Promise<ModeConfig<F>> {
+  const { config: configPath, ...flags } = opts;
+  const fileData = typeof configPath === 'string' ? await readConfigFile(configPath) : {};
+  const schema = z.strictObject({ ...commonFields, adminAddress: adminAddress.prefault(adminDefault), ...spec.fields });
+  const cfg = mergeConfig(schema, fileData, flags, configPath as string | undefined) as ModeConfig<F>;
+  const problem = spec.check?.(cfg);
+  if (problem) throw new UsageError(problem);
+  return cfg;
+}

@@ -1,0 +1,6 @@
+// The list of modes. Adding a mode: write src/cli/<mode>.ts exporting its command, add it here.
+import type { Command } from 'commander';
+
+export function modeCommands(): Command[] {
+  return [];
+}

@@ -1,0 +1,53 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { duration, integer, parseHostPort } from './fields.ts';
+import { flagNameOf, mergeConfig, readConfigFile } from './load-config.ts';
+
+const schema = z.strictObject({
+  interval: duration().prefault('2s'),
+  fall: integer(1, 100).default(8),
+  vip: z.array(z.string()).default([]),
+});
+
+test('flags override the file key by key, and defaults fill the rest', () => {
+  const cfg = mergeConfig(schema, { interval: '5s', fall: 3 }, { fall: '4', vip: undefined });
+  assert.deepEqual(cfg, { interval: 5000, fall: 4, vip: [] });
+});
+
+test('a bad flag value is reported under the flag name', () => {
+  assert.throws(() => mergeConfig(schema, {}, { interval: 'soon' }), /^UsageError: --interval: "soon" is not a duration/);
+  assert.throws(() => mergeConfig(schema, {}, { fall: '0' }), /--fall: must be at least 1/);
+});
+
+test('a bad file value names the file and the key', () => {
+  assert.throws(() => mergeConfig(schema, { fall: 'x' }, {}, '/etc/kw.yaml'), /\/etc\/kw.yaml: key "fall": expected a whole number/);
+});
+
+test('unknown keys in the file are errors, not silently ignored', () => {
+  assert.throws(() => mergeConfig(schema, { intervall: '1s' }, {}, 'kw.yaml'), /kw.yaml: unknown key "intervall"/);
+});
+
+test('config files that are not YAML mappings are refused with the path', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-config-'));
+  await writeFile(join(dir, 'list.yaml'), '- a\n- b\n');
+  await writeFile(join(dir, 'broken.yaml'), 'a: [1, 2\n');
+  await assert.rejects(readConfigFile(join(dir, 'list.yaml')), /list.yaml: the top level must be a mapping/);
+  await assert.rejects(readConfigFile(join(dir, 'broken.yaml')), /broken.yaml: not valid YAML/);
+  await assert.rejects(readConfigFile(join(dir, 'missing.yaml')), /--config .*missing.yaml: cannot read the file/);
+});
+
+test('flag names are the kebab-case form of config keys', () => {
+  assert.equal(flagNameOf('healthUrl'), '--health-url');
+  assert.equal(flagNameOf('onExit'), '--on-exit');
+});
+
+test('HOST:PORT accepts IPv4, names and bracketed IPv6, and nothing else', () => {
+  assert.deepEqual(parseHostPort('127.0.0.1:6443'), { host: '127.0.0.1', port: 6443 });
+  assert.deepEqual(parseHostPort('[::1]:6443'), { host: '::1', port: 6443 });
+  assert.deepEqual(parseHostPort('api.example:443'), { host: 'api.example', port: 443 });
+  for (const bad of ['::1:6443', '127.0.0.1', '127.0.0.1:70000', '[nothost]:1', ':80']) assert.equal(parseHostPort(bad), undefined, bad);
+});

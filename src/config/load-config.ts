@@ -1,0 +1,66 @@
+// Reads a mode's config: the YAML file (if any) under the flags, validated once by the mode's schema.
+// Every error names where the bad value came from: the flag, or the file and its key.
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { UsageError, describeError } from '../base/errors.ts';
+
+export type RawConfig = Record<string, unknown>;
+
+/** "healthUrl" → "--health-url". */
+export function flagNameOf(key: string): string {
+  return '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+}
+
+export async function readConfigFile(path: string): Promise<RawConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--config ${path}: cannot read the file (${describeError(err)})`, { cause: err });
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text);
+  } catch (err) {
+    throw new UsageError(`${path}: not valid YAML: ${describeError(err).split('\n')[0]}`, { cause: err });
+  }
+  if (data === null || data === undefined) return {};
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    throw new UsageError(`${path}: the top level must be a mapping of keys to values`);
+  }
+  return data as RawConfig;
+}
+
+/**
+ * Flags override the file key by key. The merged object is validated by the mode's schema; the
+ * first problem becomes a UsageError naming its source.
+ */
+export function mergeConfig<S extends z.ZodType>(
+  schema: S,
+  fileData: RawConfig,
+  flags: RawConfig,
+  filePath?: string,
+): z.output<S> {
+  const merged: RawConfig = { ...fileData };
+  for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
+  const result = schema.safeParse(merged);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  throw new UsageError(describeIssue(issue, fileData, flags, filePath));
+}
+
+function describeIssue(issue: z.core.$ZodIssue, fileData: RawConfig, flags: RawConfig, filePath?: string): string {
+  const [top, ...rest] = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys') {
+    const where = issue.path.length ? issue.path.join('.') + '.' : '';
+    return `${filePath ?? 'config'}: unknown key ${issue.keys.map((k) => `"${where}${k}"`).join(', ')}; check the spelling against --help`;
+  }
+  if (top === undefined) return `config: ${issue.message}`;
+  if (flags[top] !== undefined) {
+    const idx = rest.length && /^\d+$/.test(rest[0]!) ? ` (value ${Number(rest[0]) + 1})` : '';
+    return `${flagNameOf(top)}${idx}: ${issue.message}`;
+  }
+  const source = fileData[top] !== undefined ? (filePath ?? 'config') : 'config';
+  return `${source}: key "${issue.path.join('.')}": ${issue.message}`;
+}

@@ -1,0 +1,56 @@
+// What a health probe found: a value, never a throw, with a reason a person can act on.
+
+export type ProbeReason =
+  | 'ok'
+  | 'http-status' // answered, but not with the expected status
+  | 'refused' // nothing listens: the process is gone
+  | 'timeout' // no answer within the timeout: hung, or packets dropped
+  | 'tls' // handshake or certificate verification failed
+  | 'reset' // the peer reset or closed the connection mid-exchange
+  | 'unreachable' // no route to the host
+  | 'dns' // the name did not resolve
+  | 'error'; // anything else; detail says what
+
+export interface ProbeResult {
+  ok: boolean;
+  /** HTTP status when one was received, else 0. */
+  status: number;
+  latencyMs: number;
+  reason: ProbeReason;
+  /** One line of evidence: the status text or the error message. */
+  detail: string;
+}
+
+const TLS_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_TLS_HANDSHAKE_TIMEOUT',
+]);
+
+/** Maps a Node socket/TLS error to a reason. `timedOut` is true when our own deadline fired. */
+export function classifyProbeError(err: unknown, timedOut: boolean): ProbeReason {
+  if (timedOut) return 'timeout';
+  const code = (err as NodeJS.ErrnoException | undefined)?.code ?? '';
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ETIMEDOUT') return 'timeout';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED') return 'reset';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'unreachable';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  if (TLS_CODES.has(code) || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return 'tls';
+  const message = err instanceof Error ? err.message : '';
+  if (/socket hang up|other side closed|disconnected before secure/i.test(message)) return 'reset';
+  return 'error';
+}
+
+export function failedProbe(reason: ProbeReason, latencyMs: number, detail: string, status = 0): ProbeResult {
+  return { ok: false, status, latencyMs, reason, detail };
+}
