@@ -1,0 +1,43 @@
+// Bounded polling for tests: the only way tests wait. Fails with the last observed value.
+import { createServer } from 'node:net';
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+  /** What was awaited, for the failure message. */
+  what?: string;
+}
+
+/** Polls check() until it returns a truthy value (returned) or the timeout passes (throws). */
+export async function waitFor<T>(check: () => T | Promise<T>, opts: WaitOptions = {}): Promise<NonNullable<T>> {
+  const timeoutMs = opts.timeoutMs ?? 5000;
+  const intervalMs = opts.intervalMs ?? 20;
+  const deadline = performance.now() + timeoutMs;
+  let last: T | undefined;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      last = await check();
+      if (last) return last as NonNullable<T>;
+    } catch (err) {
+      lastError = err;
+    }
+    if (performance.now() >= deadline) {
+      const seen = lastError !== undefined ? `last error: ${String(lastError)}` : `last value: ${JSON.stringify(last)}`;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.what ?? 'condition'} (${seen})`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** A port that was free a moment ago on host (bound and released). */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(0, host, () => resolve());
+  });
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
