@@ -1,0 +1,76 @@
+// Chooses the upstream for one connection attempt. Pure: a linear scan, no allocation, so it can
+// run for every accepted connection.
+import type { Upstream } from './upstream-list.ts';
+
+export interface Pick {
+  key: string;
+  /** Every usable upstream was tried or down: this is a fail-open attempt at a down one. */
+  failOpen: boolean;
+}
+
+/**
+ * Latency tiers (ms upper bounds). Tie-breaking on raw latency would never tie, so small
+ * differences (0.3 ms vs 0.4 ms on a LAN) count as equal and the random tie-break spreads nodes
+ * that see the same picture; a decade apart (a remote zone) does not.
+ */
+const TIER_BOUNDS_MS = [1, 3, 10, 30, 100, 300, 1000] as const;
+
+export function latencyTier(latencyMs: number | undefined): number {
+  if (latencyMs === undefined) return 0;
+  const i = TIER_BOUNDS_MS.findIndex((b) => latencyMs < b);
+  return i === -1 ? TIER_BOUNDS_MS.length : i;
+}
+
+/**
+ * Order among usable upstreams (up or unknown, not drained, not yet tried for this connection):
+ * up before unknown, local before remote, fewest active connections, lower latency tier, then
+ * uniformly at random. When none is usable, fail open: try the down ones, most recently up first,
+ * rather than refuse the client (nginx's "no live upstreams"). Drained upstreams are never picked.
+ * Returns undefined when nothing is left to try.
+ */
+export function pickUpstream(upstreams: readonly Upstream[], tried: ReadonlySet<string>, random: () => number = Math.random): Pick | undefined {
+  let best: Upstream | undefined;
+  let ties = 0;
+  for (const u of upstreams) {
+    if (u.drained || u.state === 'down' || tried.has(u.key)) continue;
+    const cmp = best === undefined ? -1 : compareUsable(u, best);
+    if (cmp < 0) {
+      best = u;
+      ties = 1;
+    } else if (cmp === 0 && random() * ++ties < 1) {
+      best = u; // reservoir sampling: each of the tied upstreams wins with probability 1/ties
+    }
+  }
+  if (best) return { key: best.key, failOpen: false };
+  return pickFailOpen(upstreams, tried, random);
+}
+
+function pickFailOpen(upstreams: readonly Upstream[], tried: ReadonlySet<string>, random: () => number): Pick | undefined {
+  let best: Upstream | undefined;
+  let ties = 0;
+  for (const u of upstreams) {
+    if (u.drained || tried.has(u.key)) continue;
+    const cmp = best === undefined ? -1 : (best.lastUpAt ?? -1) - (u.lastUpAt ?? -1);
+    if (cmp < 0) {
+      best = u;
+      ties = 1;
+    } else if (cmp === 0 && random() * ++ties < 1) {
+      best = u;
+    }
+  }
+  return best ? { key: best.key, failOpen: true } : undefined;
+}
+
+/** Negative when a ranks before b. */
+function compareUsable(a: Upstream, b: Upstream): number {
+  return (
+    rankState(a) - rankState(b) ||
+    Number(b.local) - Number(a.local) ||
+    a.active - b.active ||
+    latencyTier(a.latencyMs) - latencyTier(b.latencyMs)
+  );
+}
+
+function rankState(u: Upstream): number {
+  return u.state === 'up' ? 0 : 1;
+}
