@@ -1,0 +1,70 @@
+// Wires a cloud's config into a ready OpenStackClient: one Keystone session shared by every service.
+import { systemClock, type Clock } from '../../base/clock.ts';
+import type { Logger } from '../../base/logger.ts';
+import { loadCloudConfig, type CloudConfig } from './cloud-config.ts';
+import type { LookupEnvironment } from './clouds-file-lookup.ts';
+import type { FetchFn, SenderDeps } from './http-sender.ts';
+import { KeystoneSession } from './keystone-session.ts';
+import { OpenStackHttp } from './openstack-http.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
+import type { OpenStackClient } from './openstack-client.ts';
+import { KeystoneClient } from './keystone-client.ts';
+import { NovaClient } from './nova-client.ts';
+import { NeutronClient } from './neutron-client.ts';
+import { CinderClient } from './cinder-client.ts';
+import { OctaviaClient } from './octavia-client.ts';
+
+/** The compute microversion kubeward speaks unless the cloud config names another (tags, embedded flavors). */
+export const DEFAULT_COMPUTE_API_VERSION = '2.67';
+
+export interface OpenStackClientOptions {
+  config: CloudConfig;
+  log: Logger;
+  clock?: Clock;
+  /** Default: the global fetch. */
+  fetch?: FetchFn;
+  /** Overrides of DEFAULT_RETRY_POLICY (attempts, backoff, per-attempt timeout). */
+  retry?: Partial<RetryPolicy>;
+  random?: () => number;
+  /** Renew the token this long before it expires (default 5 min, at most half its lifetime). */
+  renewBeforeMs?: number;
+  /** Page size for Nova and Cinder lists; the services' own maximum when absent. */
+  pageSize?: number;
+}
+
+export interface OpenStackClientHandle extends OpenStackClient {
+  /** The raw authenticated transport, for calls the typed clients do not cover (test fixtures). */
+  readonly http: OpenStackHttp;
+  readonly session: KeystoneSession;
+}
+
+export function createOpenStackClient(opts: OpenStackClientOptions): OpenStackClientHandle {
+  const deps: SenderDeps = {
+    fetch: opts.fetch ?? ((url, init) => fetch(url, init)),
+    clock: opts.clock ?? systemClock,
+    log: opts.log.child({ cloud: opts.config.cloudName }),
+    policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },
+    random: opts.random,
+  };
+  const session = new KeystoneSession({ config: opts.config, deps, renewBeforeMs: opts.renewBeforeMs });
+  const http = new OpenStackHttp(session, deps, opts.config.computeApiVersion ?? DEFAULT_COMPUTE_API_VERSION);
+  return {
+    http,
+    session,
+    keystone: new KeystoneClient(http, session),
+    nova: new NovaClient(http, opts.pageSize),
+    neutron: new NeutronClient(http),
+    cinder: new CinderClient(http, opts.pageSize),
+    octavia: new OctaviaClient(http),
+    invalidateToken: () => session.invalidate(),
+  };
+}
+
+/** Looks the cloud up (clouds.yaml, OS_* variables) and creates the client; for the CLI's modes. */
+export async function openStackClientFor(
+  cloudName: string | undefined,
+  where: LookupEnvironment,
+  opts: Omit<OpenStackClientOptions, 'config'>,
+): Promise<OpenStackClientHandle> {
+  return createOpenStackClient({ ...opts, config: await loadCloudConfig({ cloudName, where }) });
+}

@@ -1,0 +1,92 @@
+// Sends one HTTP request with per-attempt timeouts and retries (backoff + jitter) on 5xx, timeouts and
+// connection failures. Logs method, path, status, latency and request ID, never headers or bodies.
+import type { Clock } from '../../base/clock.ts';
+import type { Logger } from '../../base/logger.ts';
+import { OpenStackError, type OpenStackErrorDetails } from './openstack-error.ts';
+import { backoffDelayMs, isRetryable, type AttemptOutcome, type RetryPolicy } from './retry-policy.ts';
+
+export type FetchFn = (input: URL, init: RequestInit) => Promise<Response>;
+
+export interface SenderDeps {
+  fetch: FetchFn;
+  clock: Clock;
+  log: Logger;
+  policy: RetryPolicy;
+  random?: () => number;
+}
+
+export interface SendRequest {
+  /** Service name for logs and errors: keystone, nova, neutron, cinder, octavia. */
+  service: string;
+  method: string;
+  url: URL;
+  /** May carry X-Auth-Token: never logged. */
+  headers: Record<string, string>;
+  /** May carry a password: never logged. */
+  body?: string;
+  idempotent?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface SendResult {
+  status: number;
+  headers: Headers;
+  text: string;
+  requestId?: string;
+  attempts: number;
+}
+
+export function requestIdOf(headers: Headers): string | undefined {
+  return headers.get('x-openstack-request-id') ?? headers.get('x-compute-request-id') ?? undefined;
+}
+
+type Attempt = { ok: true; result: Omit<SendResult, 'attempts'> } | { ok: false; outcome: AttemptOutcome; error: unknown };
+
+async function attemptOnce(deps: SenderDeps, req: SendRequest): Promise<Attempt> {
+  const timeout = AbortSignal.timeout(deps.policy.attemptTimeoutMs);
+  const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+  try {
+    const res = await deps.fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal });
+    const text = await res.text();
+    return { ok: true, result: { status: res.status, headers: res.headers, text, requestId: requestIdOf(res.headers) } };
+  } catch (err) {
+    if (req.signal?.aborted) throw req.signal.reason;
+    return { ok: false, outcome: timeout.aborted ? { kind: 'timeout' } : { kind: 'network' }, error: err };
+  }
+}
+
+/** Resolves with the final answer (any status); rejects with OpenStackError when no answer came. */
+export async function sendWithRetries(deps: SenderDeps, req: SendRequest): Promise<SendResult> {
+  const path = req.url.pathname + req.url.search;
+  for (let attempt = 1; ; attempt++) {
+    const started = performance.now();
+    const a = await attemptOnce(deps, req);
+    const ms = Math.round(performance.now() - started);
+    const outcome: AttemptOutcome = a.ok ? { kind: 'status', status: a.result.status } : a.outcome;
+    const fields = { service: req.service, method: req.method, path, attempt, ms, status: a.ok ? a.result.status : outcome.kind, requestId: a.ok ? a.result.requestId : undefined };
+    const again = attempt < deps.policy.maxAttempts && isRetryable(outcome, req.method, req.idempotent ?? false);
+    if (a.ok && (a.result.status < 500 || !again)) {
+      deps.log.debug(fields, 'openstack request');
+      return { ...a.result, attempts: attempt };
+    }
+    if (!again) throw noAnswerError(req, path, attempt, a, deps.policy.attemptTimeoutMs);
+    const delayMs = backoffDelayMs(attempt, deps.policy, deps.random);
+    deps.log.warn({ ...fields, retryInMs: delayMs }, 'openstack request failed, retrying');
+    await deps.clock.sleep(delayMs, req.signal);
+  }
+}
+
+function noAnswerError(req: SendRequest, path: string, attempts: number, a: Attempt, timeoutMs: number): OpenStackError {
+  const details: OpenStackErrorDetails = { service: req.service, method: req.method, path, attempts };
+  const cause = a.ok ? undefined : a.error;
+  if (!a.ok && a.outcome.kind === 'timeout') {
+    return new OpenStackError('E_TIMEOUT', { ...details, faultMessage: `no answer within ${timeoutMs} ms` }, { cause });
+  }
+  return new OpenStackError('E_UPSTREAM', { ...details, faultMessage: describeNetworkError(cause) }, { cause });
+}
+
+function describeNetworkError(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+  if (cause?.code) return `${cause.code}${cause.message ? ` ${cause.message}` : ''}`;
+  return err instanceof Error ? err.message : String(err);
+}
