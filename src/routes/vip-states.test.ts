@@ -1,0 +1,93 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decideVipStates, type StateFile } from './vip-states.ts';
+
+const NOW = Date.parse('2026-05-01T12:00:00.000Z');
+const opts = { nowMs: NOW, staleAfterMs: 30_000 };
+
+function record(state: 'up' | 'down', heartbeatMsAgo: number): string {
+  const heartbeat = new Date(NOW - heartbeatMsAgo).toISOString();
+  return JSON.stringify({ state, since: heartbeat, reason: 'test', pid: 7, generation: 1, heartbeat }) + '\n';
+}
+
+function states(files: StateFile[], extra: Partial<typeof opts> & { managed?: string[] } = {}) {
+  return decideVipStates(files, { ...opts, ...extra });
+}
+
+test('an empty .up file is up and an empty .down file is down, as older watchers write them', () => {
+  const d = states([
+    { name: '10.0.0.2.up', content: '' },
+    { name: '10.0.0.3.down', content: '' },
+  ]);
+  assert.deepEqual(
+    d.vips.map((v) => [v.vip, v.file, v.up]),
+    [
+      ['10.0.0.2', 'up', true],
+      ['10.0.0.3', 'down', false],
+    ],
+  );
+});
+
+test('both files at once count as down', () => {
+  const [v] = states([
+    { name: '10.0.0.2.up', content: '' },
+    { name: '10.0.0.2.down', content: '' },
+  ]).vips;
+  assert.deepEqual([v!.file, v!.up], ['both', false]);
+});
+
+test('a heartbeat younger than --stale-after is up, an older one is down, and the turning point is reported', () => {
+  const fresh = states([{ name: '10.0.0.2.up', content: record('up', 10_000) }]);
+  assert.equal(fresh.vips[0]!.up, true);
+  assert.equal(fresh.vips[0]!.heartbeatAgeMs, 10_000);
+  assert.equal(fresh.nextChangeAtMs, NOW + 20_001);
+  const stale = states([{ name: '10.0.0.2.up', content: record('up', 31_000) }]);
+  assert.equal(stale.vips[0]!.up, false);
+  assert.match(stale.vips[0]!.reason, /stale/);
+  assert.equal(stale.nextChangeAtMs, undefined);
+});
+
+test('a heartbeat far in the future is treated as stale, and --stale-after 0 turns the check off', () => {
+  assert.equal(states([{ name: '10.0.0.2.up', content: record('up', -60_000) }]).vips[0]!.up, false);
+  assert.equal(states([{ name: '10.0.0.2.up', content: record('up', 3_600_000) }], { staleAfterMs: 0 }).vips[0]!.up, true);
+});
+
+test('temporary files, foreign files and the lock file are ignored; non-IP state names are reported', () => {
+  const d = states([
+    { name: '.10.0.0.2.up.ab12.tmp', content: '' },
+    { name: 'x.tmp', content: '' },
+    { name: 'apiserver-watcher.lock', content: '' },
+    { name: 'api.example.com.up', content: '' },
+    { name: 'README', content: 'hello' },
+  ]);
+  assert.deepEqual(d.vips, []);
+  assert.deepEqual(d.badNames, ['api.example.com.up']);
+});
+
+test('IPv6 names are canonicalised, and IPv4 sorts before IPv6 in numeric order', () => {
+  const d = states([
+    { name: '2001:DB8:100:0::100.up', content: '' },
+    { name: '10.0.0.10.up', content: '' },
+    { name: '10.0.0.9.down', content: '' },
+  ]);
+  assert.deepEqual(
+    d.vips.map((v) => [v.vip, v.family]),
+    [
+      ['10.0.0.9', 4],
+      ['10.0.0.10', 4],
+      ['2001:db8:100::100', 6],
+    ],
+  );
+});
+
+test('with a managed list, every managed VIP is reported (no file: down) and others are left out', () => {
+  const d = states([{ name: '10.0.0.7.up', content: '' }], { managed: ['10.0.0.2'] });
+  assert.deepEqual(
+    d.vips.map((v) => [v.vip, v.file, v.up]),
+    [['10.0.0.2', 'none', false]],
+  );
+});
+
+test('content that is not a record is a plain marker: the file name carries the state', () => {
+  assert.equal(states([{ name: '10.0.0.2.up', content: 'garbage' }]).vips[0]!.up, true);
+});

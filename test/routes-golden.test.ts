@@ -1,0 +1,116 @@
+// Rendered rulesets against golden files, each also checked by the real tool (`nft -c -f`,
+// `iptables-restore --test`) in a throwaway network namespace. UPDATE_GOLDEN=1 rewrites the files.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execCommand } from '../src/sys/exec.ts';
+import { buildDesiredRuleset, type DesiredInput } from '../src/routes/desired-ruleset.ts';
+import { renderNftRuleset, renderNftCleanup } from '../src/routes/render-nft.ts';
+import { EMPTY_CURRENT, parseIptablesSave, renderIptablesCleanup, renderIptablesRestore } from '../src/routes/render-iptables.ts';
+import type { VipState } from '../src/routes/vip-states.ts';
+
+const GOLDEN = join(import.meta.dirname, 'golden', 'routes');
+const update = process.env.UPDATE_GOLDEN === '1';
+const canCheck = process.getuid?.() === 0;
+const skipCheck = canCheck ? false : 'needs root to run nft -c / iptables-restore --test (run the tests as root)';
+
+function vip(v: string, up: boolean): VipState {
+  return { vip: v, family: v.includes(':') ? 6 : 4, file: up ? 'up' : 'down', up, reason: 'golden' };
+}
+
+const HC = ['35.191.0.0/16', '130.211.0.0/22', '2600:2d00:1:b029::/64'];
+const CASES: Record<string, DesiredInput> = {
+  'azure-dual-stack': {
+    provider: 'azure',
+    vips: [vip('10.0.0.100', true), vip('10.0.0.101', false), vip('2001:db8:100::100', true)],
+    ports: [6443],
+    natTarget: 'redirect',
+    nodeIps: {},
+    healthCheckerCidrs: HC,
+  },
+  'azure-all-down': { provider: 'azure', vips: [vip('10.0.0.100', false)], ports: [6443], natTarget: 'redirect', nodeIps: {}, healthCheckerCidrs: HC },
+  'gcp-dual-stack': {
+    provider: 'gcp',
+    vips: [vip('10.0.0.100', true), vip('10.0.0.200', false), vip('2001:db8:100::100', false)],
+    ports: [6443, 22623],
+    natTarget: 'redirect',
+    nodeIps: {},
+    healthCheckerCidrs: HC,
+  },
+  'gcp-node-ip-all-ports': {
+    provider: 'gcp',
+    vips: [vip('10.0.0.100', true), vip('2001:db8:100::100', true)],
+    ports: 'all',
+    natTarget: 'node-ip',
+    nodeIps: { 4: '10.0.1.11', 6: '2001:db8:1::11' },
+    healthCheckerCidrs: HC.slice(0, 2),
+  },
+};
+
+async function golden(name: string, actual: string): Promise<void> {
+  const path = join(GOLDEN, name);
+  if (update) await writeFile(path, actual);
+  assert.equal(actual, await readFile(path, 'utf8'), `${name} differs from the golden file (UPDATE_GOLDEN=1 rewrites it)`);
+}
+
+/**
+ * Runs the checker on the text in a new, empty network namespace (so the host's rules play no
+ * part), then applies it there for real: iptables-nft's --test only parses, the kernel checks more.
+ */
+async function checkWith(argv: string[], text: string): Promise<void> {
+  await execCommand(['unshare', '--net', '--', ...argv], { input: text, timeoutMs: 10_000 });
+  const apply = argv.filter((a) => a !== '-c' && a !== '--test');
+  await execCommand(['unshare', '--net', '--', ...apply], { input: text, timeoutMs: 10_000 });
+}
+
+for (const [name, input] of Object.entries(CASES)) {
+  const { ruleset } = buildDesiredRuleset(input);
+
+  test(`the nftables ruleset for ${name} matches its golden file and nft -c accepts it`, async (t) => {
+    const text = renderNftRuleset(ruleset);
+    await golden(`${name}.nft`, text);
+    if (skipCheck) return t.skip(skipCheck);
+    await checkWith(['nft', '-c', '-f', '-'], text);
+  });
+
+  test(`the iptables input for ${name} matches its golden files and iptables-restore --test accepts it`, async (t) => {
+    const v4 = renderIptablesRestore(ruleset, 4, EMPTY_CURRENT);
+    const v6 = renderIptablesRestore(ruleset, 6, EMPTY_CURRENT);
+    await golden(`${name}.iptables`, v4);
+    await golden(`${name}.ip6tables`, v6);
+    if (skipCheck) return t.skip(skipCheck);
+    await checkWith(['iptables-restore', '--test', '--noflush'], v4);
+    await checkWith(['ip6tables-restore', '--test', '--noflush'], v6);
+  });
+}
+
+test('the nft cleanup is valid whether or not the table exists', async (t) => {
+  await golden('cleanup.nft', renderNftCleanup());
+  if (skipCheck) return t.skip(skipCheck);
+  await checkWith(['nft', '-c', '-f', '-'], renderNftCleanup());
+});
+
+test('re-rendering against saved state adds no second jump and removes chains no longer wanted', () => {
+  const saved = [
+    '*nat',
+    ':PREROUTING ACCEPT [0:0]',
+    ':KUBEWARD-ROUTES-PREROUTING - [0:0]',
+    ':KUBEWARD-ROUTES-OUTPUT - [0:0]',
+    '-A PREROUTING -m comment --comment "kubeward routes" -j KUBEWARD-ROUTES-PREROUTING',
+    '-A OUTPUT -m comment --comment "kubeward routes" -j KUBEWARD-ROUTES-OUTPUT',
+    '-A OUTPUT -j KUBEWARD-ROUTES-OUTPUT',
+    'COMMIT',
+    '*filter',
+    ':KUBEWARD-ROUTES-FORWARD - [0:0]',
+    '-A FORWARD -m comment --comment "kubeward routes" -j KUBEWARD-ROUTES-FORWARD',
+    'COMMIT',
+  ].join('\n');
+  const current = parseIptablesSave(saved);
+  const text = renderIptablesRestore(buildDesiredRuleset(CASES['azure-all-down']!).ruleset, 4, current);
+  assert.doesNotMatch(text, /-I (PREROUTING|OUTPUT)/, 'jumps that exist are not added again');
+  assert.match(text, /^-D OUTPUT -j KUBEWARD-ROUTES-OUTPUT$/m, 'the duplicate jump goes');
+  assert.match(text, /^-D FORWARD .*-j KUBEWARD-ROUTES-FORWARD\n-X KUBEWARD-ROUTES-FORWARD$/m, 'the unwanted chain goes, jump first');
+  const cleanup = renderIptablesCleanup(current);
+  assert.equal((cleanup.match(/^-X /gm) ?? []).length, 3);
+});
