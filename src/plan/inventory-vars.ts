@@ -1,0 +1,156 @@
+// kubespray variable names kubeward plan understands, and readers that turn their raw values (YAML
+// types, or strings from INI files) into typed values or a problem naming the variable.
+import { isIP } from 'node:net';
+import type { InventoryProblem, Vars } from './raw-inventory.ts';
+
+/** Variables that describe the whole cluster (group vars of all / k8s_cluster). */
+export const CLUSTER_VARS = [
+  'loadbalancer_apiserver', 'apiserver_loadbalancer_domain_name', 'loadbalancer_apiserver_localhost',
+  'loadbalancer_apiserver_type', 'loadbalancer_apiserver_port', 'nginx_kube_apiserver_port',
+  'loadbalancer_apiserver_healthcheck_port', 'kube_apiserver_port', 'kube_apiserver_insecure_port',
+  'etcd_multiaccess', 'supplementary_addresses_in_ssl_keys', 'cluster_name', 'dns_domain',
+  'kube_service_addresses', 'kube_service_addresses_ipv6', 'ipv4_stack', 'ipv6_stack', 'enable_dual_stack_networks',
+  'kube_vip_address', 'kube_cert_dir', 'populate_inventory_to_hosts_file', 'kubeward_healthcheck_ca_file',
+  'nginx_image_repo', 'nginx_image_tag', 'haproxy_image_repo', 'haproxy_image_tag', 'kubeward_image_repo', 'kubeward_image_tag',
+] as const;
+
+/** Variables that may differ per host. kube_apiserver_bind_address may also be cluster-wide. */
+export const HOST_VARS = ['ip', 'access_ip', 'ansible_host', 'kube_apiserver_bind_address', 'kube_override_hostname', 'etcd_member_name'] as const;
+
+/** Reads one variable set, collecting problems instead of throwing. */
+export class VarReader {
+  readonly problems: InventoryProblem[] = [];
+  readonly #vars: Vars;
+  readonly #host: string | undefined;
+
+  constructor(vars: Vars, host?: string) {
+    this.#vars = vars;
+    this.#host = host;
+  }
+
+  has(name: string): boolean {
+    return this.#vars[name] !== undefined && this.#vars[name] !== null;
+  }
+
+  raw(name: string): unknown {
+    return this.#vars[name];
+  }
+
+  problem(field: string, message: string): void {
+    this.problems.push({ host: this.#host, field, message });
+  }
+
+  string(name: string): string | undefined {
+    const v = this.#vars[name];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'string' || typeof v === 'number') return String(v).trim();
+    this.problem(name, `expected a string, got ${JSON.stringify(v)}`);
+    return undefined;
+  }
+
+  bool(name: string): boolean | undefined {
+    const v = this.#vars[name];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'boolean') return v;
+    // Ansible's boolean filter reads these words, and INI values always arrive as strings.
+    const s = String(v).toLowerCase();
+    if (['true', 'yes', 'on', '1'].includes(s)) return true;
+    if (['false', 'no', 'off', '0'].includes(s)) return false;
+    this.problem(name, `expected true or false, got ${JSON.stringify(v)}`);
+    return undefined;
+  }
+
+  /** A TCP port 1-65535 (or 0 when allowZero, meaning "off"). */
+  port(name: string, opts: { allowZero?: boolean; value?: unknown; field?: string } = {}): number | undefined {
+    const v = opts.value !== undefined ? opts.value : this.#vars[name];
+    const field = opts.field ?? name;
+    if (v === undefined || v === null) return undefined;
+    const n = typeof v === 'number' ? v : /^\s*\d+\s*$/.test(String(v)) ? Number(v) : NaN;
+    const min = opts.allowZero ? 0 : 1;
+    if (!Number.isInteger(n)) {
+      this.problem(field, `expected a port number, got ${JSON.stringify(v)}`);
+      return undefined;
+    }
+    if (n < min || n > 65535) {
+      this.problem(field, `port ${n} is out of range; use ${min}-65535`);
+      return undefined;
+    }
+    return n;
+  }
+
+  ip(name: string): string | undefined {
+    const s = this.string(name);
+    if (s === undefined) return undefined;
+    if (isIP(s) === 0) {
+      this.problem(name, `"${s}" is not an IPv4 or IPv6 address`);
+      return undefined;
+    }
+    return s;
+  }
+
+  stringList(name: string): string[] {
+    const v = this.#vars[name];
+    if (v === undefined || v === null) return [];
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return v.map((x) => String(x).trim());
+    if (typeof v === 'string') return v.split(',').map((x) => x.trim()).filter((x) => x !== '');
+    this.problem(name, `expected a list of names and addresses, got ${JSON.stringify(v)}`);
+    return [];
+  }
+}
+
+/**
+ * Resolves the simplest Jinja form, "{{ other_var }}", which kubespray's sample group vars use
+ * (dns_domain: "{{ cluster_name }}"). Anything else in a variable kubeward reads is a problem.
+ */
+export function resolveSimpleTemplates(vars: Vars, known: ReadonlySet<string>, problems: InventoryProblem[], host?: string): Vars {
+  const out: Vars = { ...vars };
+  for (let round = 0; round < 5; round++) {
+    let changed = false;
+    for (const [k, v] of Object.entries(out)) {
+      if (typeof v !== 'string' || !v.includes('{{')) continue;
+      const m = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/.exec(v.trim());
+      if (m && out[m[1]!] !== undefined && m[1] !== k) {
+        out[k] = out[m[1]!];
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  for (const [k, v] of Object.entries(out)) {
+    if (known.has(k) && typeof v === 'string' && v.includes('{{')) {
+      problems.push({ host, field: k, message: `"${v}" is a Jinja expression kubeward cannot evaluate; write the value itself` });
+      delete out[k];
+    }
+  }
+  return out;
+}
+
+/** The known name a misspelt variable was probably meant to be (edit distance ≤ 2), if any. */
+export function likelyMeant(name: string, known: readonly string[]): string | undefined {
+  if (name.length < 6) return undefined;
+  let best: { name: string; d: number } | undefined;
+  for (const k of known) {
+    const d = editDistance(name, k);
+    if (d > 0 && d <= 2 && (!best || d < best.d)) best = { name: k, d };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** RFC 1123 host names, with an optional leading "*." as certificates allow. */
+export function isDnsName(s: string): boolean {
+  const name = s.startsWith('*.') ? s.slice(2) : s;
+  return name.length > 0 && name.length <= 253 && name.split('.').every((l) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(l));
+}
