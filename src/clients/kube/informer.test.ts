@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../base/clock.ts';
+import { createSilentLogger } from '../../base/logger.ts';
+import { waitFor } from '../../../testkit/wait-for.ts';
+import { Informer, type InformerSource } from './informer.ts';
+import { KubeApiError } from './kube-api-error.ts';
+import type { KubeList, KubeObject, WatchEvent } from './kube-types.ts';
+
+const obj = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
+
+/** A source whose list results and watch behaviours are scripted call by call. */
+function scripted(lists: KubeObject[][], watches: ((emit: (e: WatchEvent<KubeObject>) => void, signal: AbortSignal) => Promise<void>)[]) {
+  const calls: string[] = [];
+  const src: InformerSource<KubeObject> = {
+    list: async () => {
+      calls.push('list');
+      const items = lists.shift();
+      if (!items) throw new KubeApiError({ method: 'GET', path: '/x', status: 503, message: 'down' });
+      return { metadata: { resourceVersion: String(calls.length) }, items } satisfies KubeList<KubeObject>;
+    },
+    watch: async (rv, onEvent, signal) => {
+      calls.push(`watch@${rv}`);
+      const w = watches.shift();
+      if (w) return w(onEvent, signal);
+      // No more scripted watches: stay open until stopped.
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    },
+  };
+  return { src, calls };
+}
+
+test('an informer lists, applies watch events and re-lists after a watch failure, reporting deletions it missed', async (t) => {
+  const clock = new ManualClock(0);
+  const { src, calls } = scripted(
+    [[obj('a', '1'), obj('b', '1')], [obj('a', '3')]],
+    [
+      async (emit) => {
+        emit({ type: 'MODIFIED', object: obj('a', '2') });
+        emit({ type: 'ADDED', object: obj('c', '2') });
+        throw new KubeApiError({ method: 'WATCH', path: '/x', message: 'connection reset' });
+      },
+    ],
+  );
+  const seen: string[] = [];
+  const inf = new Informer({ name: 't', source: src, clock, log: createSilentLogger() });
+  inf.on('add', (o) => seen.push(`add ${o.metadata.name}`)).on('update', (o) => seen.push(`update ${o.metadata.name}`));
+  inf.on('delete', (o) => seen.push(`delete ${o.metadata.name}`));
+  inf.start();
+  t.after(() => inf.stop());
+  await inf.waitForSync();
+  await waitFor(() => inf.status().restarts === 1, { what: 'the watch failure' });
+  clock.advance(500); // the first backoff
+  await waitFor(() => calls.filter((c) => c === 'list').length === 2, { what: 'the re-list' });
+  await waitFor(() => seen.includes('delete b'), { what: 'deletions found by the re-list' });
+  assert.deepEqual(seen, ['add a', 'add b', 'update a', 'add c', 'update a', 'delete b', 'delete c']);
+  assert.deepEqual(inf.list().map((o) => o.metadata.name), ['a']);
+});
+
+test('410 Gone re-lists at once without a backoff, and list failures back off exponentially', async (t) => {
+  const clock = new ManualClock(0);
+  const { src, calls } = scripted(
+    [[obj('a', '1')]],
+    [async () => { throw new KubeApiError({ method: 'WATCH', path: '/x', status: 410, reason: 'Expired', message: 'too old' }); }],
+  );
+  const inf = new Informer({ name: 't', source: src, clock, log: createSilentLogger(), initialBackoffMs: 100 });
+  inf.start();
+  t.after(() => inf.stop());
+  // list ok → watch 410 → list (fails: script exhausted) → sleep 100 → list fails → sleep 200 ...
+  await waitFor(() => calls.filter((c) => c === 'list').length === 2, { what: 'the immediate re-list after 410' });
+  clock.advance(99);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(calls.filter((c) => c === 'list').length, 2, 'no retry before the backoff ends');
+  clock.advance(1);
+  await waitFor(() => calls.filter((c) => c === 'list').length === 3, { what: 'retry after 100 ms' });
+  clock.advance(199);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(calls.filter((c) => c === 'list').length, 3, 'the second backoff is twice as long');
+  clock.advance(1);
+  await waitFor(() => calls.filter((c) => c === 'list').length === 4, { what: 'retry after 200 ms' });
+  assert.equal(inf.hasSynced(), true, 'a later failure does not unsync the cache');
+});

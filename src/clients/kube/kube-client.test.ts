@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeClient } from './kube-client.ts';
+import { KubeApiError } from './kube-api-error.ts';
+import { loadKubeConfig } from './load-kube-config.ts';
+
+async function serve(t: import('node:test').TestContext, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<KubeClient> {
+  const srv = createServer(handler);
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+  const port = (srv.address() as AddressInfo).port;
+  const text = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: secret-token}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`;
+  return new KubeClient(loadKubeConfig({ kind: 'text', text, what: 'test' }), { timeoutMs: 300 });
+}
+
+test('requests carry the kubeconfig token and query, and JSON comes back', async (t) => {
+  let seen: { auth?: string; url?: string } = {};
+  const kube = await serve(t, (req, res) => {
+    seen = { auth: req.headers.authorization, url: req.url };
+    res.end(JSON.stringify({ kind: 'PodList', items: [] }));
+  });
+  const out = await kube.request<{ kind: string }>('GET', '/api/v1/pods', { query: { limit: 5, continue: undefined } });
+  assert.equal(out.kind, 'PodList');
+  assert.equal(seen.auth, 'Bearer secret-token');
+  assert.equal(seen.url, '/api/v1/pods?limit=5');
+});
+
+test('a hung server fails the call after the deadline as an unavailable API', async (t) => {
+  const kube = await serve(t, () => {});
+  const err = await kube.request('GET', '/api/v1/pods').catch((e: unknown) => e);
+  assert.ok(err instanceof KubeApiError);
+  assert.equal(err.status, undefined);
+  assert.equal(err.kind, 'unavailable');
+  assert.match(err.message, /no response within 300 ms/);
+});
+
+test('a watch delivers events line by line and an ERROR event rejects with its status', async (t) => {
+  const kube = await serve(t, (req, res) => {
+    res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '5' } } }) + '\n');
+    res.write(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } }) + '\n');
+  });
+  const names: string[] = [];
+  const err = await kube
+    .watch<{ metadata: { name: string } }>('/api/v1/pods', { resourceVersion: '1' }, (ev) => names.push(ev.object.metadata.name), { idleMs: 2000 })
+    .catch((e: unknown) => e);
+  assert.deepEqual(names, ['a']);
+  assert.ok(err instanceof KubeApiError);
+  assert.equal(err.status, 410);
+});

@@ -1,0 +1,119 @@
+// Requests to one Kubernetes API server: JSON in and out, a deadline on every call, errors that keep
+// the status and Status reason, and watch streams read line by line. client-node supplies the
+// credentials (certificates, tokens, exec and token-file providers); the HTTP is node's own, so
+// timeouts, aborts and error bodies are under our control.
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { createInterface } from 'node:readline';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { describeError } from '../../base/errors.ts';
+import { KubeApiError, errorFromResponse } from './kube-api-error.ts';
+import type { WatchEvent } from './kube-types.ts';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptionsKw {
+  query?: Query;
+  body?: unknown;
+  /** application/json unless a patch type is given. */
+  contentType?: string;
+  /** Per-call deadline; 0 or missing uses the client's default. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface KubeClientOptions {
+  /** Deadline for ordinary calls (default 30 s). A hung apiserver must not hang a controller. */
+  timeoutMs?: number;
+  userAgent?: string;
+}
+
+export class KubeClient {
+  readonly #kc: KubeConfig;
+  readonly #server: URL;
+  readonly #timeoutMs: number;
+  readonly #userAgent: string;
+
+  constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
+    this.#kc = kc;
+    this.#server = new URL(kc.getCurrentCluster()!.server);
+    this.#timeoutMs = opts.timeoutMs || 30_000;
+    this.#userAgent = opts.userAgent ?? 'kubeward';
+  }
+
+  get server(): string {
+    return this.#server.origin;
+  }
+
+  async request<T>(method: string, path: string, opts: RequestOptionsKw = {}): Promise<T> {
+    const res = await this.#send(method, path, opts, opts.timeoutMs || this.#timeoutMs);
+    const text = await readBody(res, method, path);
+    if ((res.statusCode ?? 0) >= 300) throw errorFromResponse(method, path, res.statusCode ?? 0, text);
+    return (text === '' ? {} : JSON.parse(text)) as T;
+  }
+
+  /**
+   * Streams a watch until the server ends it (resolves), the signal aborts (resolves), or it fails
+   * (rejects; an ERROR event such as 410 Gone rejects with that status). `idleMs` bounds the
+   * silence between lines, so a half-dead connection is noticed.
+   */
+  async watch<T>(path: string, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number }): Promise<void> {
+    const res = await this.#send('GET', path, { query: { ...query, watch: true }, signal: opts.signal }, opts.idleMs);
+    if ((res.statusCode ?? 0) >= 300) throw errorFromResponse('GET', path, res.statusCode ?? 0, await readBody(res, 'GET', path));
+    // The request's socket timeout (idleMs) keeps running while the stream is open: silence ends it.
+    const lines = createInterface({ input: res, crlfDelay: Infinity });
+    try {
+      for await (const line of lines) {
+        if (line.trim() === '') continue;
+        const ev = JSON.parse(line) as WatchEvent<T>;
+        if (ev.type === 'ERROR') {
+          const st = ev.object as { code?: number; reason?: string; message?: string };
+          throw new KubeApiError({ method: 'WATCH', path, status: st.code, reason: st.reason, message: st.message ?? 'watch error' });
+        }
+        onEvent(ev);
+      }
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      if (err instanceof KubeApiError) throw err;
+      throw new KubeApiError({ method: 'WATCH', path, message: describeError(err), cause: err });
+    } finally {
+      res.destroy();
+    }
+  }
+
+  async #send(method: string, path: string, opts: RequestOptionsKw, timeoutMs: number): Promise<IncomingMessage> {
+    const url = new URL(this.#server.pathname.replace(/\/$/, '') + path, this.#server);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const options: RequestOptions & { ca?: unknown } = { method, headers: {} };
+    await this.#kc.applyToHTTPSOptions(options as never);
+    const headers = options.headers as Record<string, string>;
+    headers['accept'] = 'application/json';
+    headers['user-agent'] = this.#userAgent;
+    let payload: string | undefined;
+    if (opts.body !== undefined) {
+      payload = JSON.stringify(opts.body);
+      headers['content-type'] = opts.contentType ?? 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(payload));
+    }
+    const isHttps = url.protocol === 'https:';
+    // A plain-http server (a test proxy) gets no TLS options and no TLS agent.
+    const reqOpts: RequestOptions = isHttps ? options : { method, headers };
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const fail = (err: unknown): void => reject(new KubeApiError({ method, path, message: describeError(err), cause: err }));
+      const req = (isHttps ? httpsRequest : httpRequest)(url, { ...reqOpts, signal: opts.signal }, resolve);
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs} ms`)));
+      req.on('error', fail);
+      req.end(payload);
+    });
+  }
+}
+
+async function readBody(res: IncomingMessage, method: string, path: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const c of res) chunks.push(c as Buffer);
+  } catch (err) {
+    throw new KubeApiError({ method, path, status: undefined, message: `response cut off: ${describeError(err)}`, cause: err });
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

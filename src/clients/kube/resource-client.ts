@@ -1,0 +1,102 @@
+// Typed CRUD, paging and watch for one kind of object, on top of KubeClient. One ResourceKind per
+// API resource (core or group), so the controllers name what they touch and nothing else.
+import type { KubeClient, Query } from './kube-client.ts';
+import type { KubeList, KubeObject, WatchEvent } from './kube-types.ts';
+
+export interface ResourceKind {
+  /** "" for the core group. */
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size; the client follows `continue` until the list is complete. */
+  limit?: number;
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic';
+const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+};
+
+export class ResourceClient<T extends KubeObject> {
+  readonly kind: ResourceKind;
+  readonly #kube: KubeClient;
+
+  constructor(kube: KubeClient, kind: ResourceKind) {
+    this.#kube = kube;
+    this.kind = kind;
+  }
+
+  /** The collection path; namespace undefined means all namespaces (or a cluster-scoped kind). */
+  path(namespace?: string, name?: string, subresource?: string): string {
+    const k = this.kind;
+    let p = k.group === '' ? `/api/${k.version}` : `/apis/${k.group}/${k.version}`;
+    if (k.namespaced && namespace !== undefined) p += `/namespaces/${encodeURIComponent(namespace)}`;
+    p += `/${k.plural}`;
+    if (name !== undefined) p += `/${encodeURIComponent(name)}`;
+    if (subresource) p += `/${subresource}`;
+    return p;
+  }
+
+  /** Every object, following `continue` tokens; the list's resourceVersion is the last page's. */
+  async list(namespace?: string, opts: ListOptions = {}): Promise<KubeList<T>> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let rv: string | undefined;
+    do {
+      const page = await this.#kube.request<KubeList<T>>('GET', this.path(namespace), {
+        query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, continue: cont },
+      });
+      items.push(...(page.items ?? []));
+      cont = page.metadata?.continue || undefined;
+      rv = page.metadata?.resourceVersion;
+    } while (cont);
+    return { metadata: { resourceVersion: rv }, items };
+  }
+
+  get(namespace: string | undefined, name: string): Promise<T> {
+    return this.#kube.request<T>('GET', this.path(namespace, name));
+  }
+
+  create(obj: T): Promise<T> {
+    return this.#kube.request<T>('POST', this.path(obj.metadata.namespace), { body: this.#withType(obj) });
+  }
+
+  /** PUT with the object's resourceVersion: fails with a conflict if someone wrote in between. */
+  replace(obj: T): Promise<T> {
+    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name), { body: this.#withType(obj) });
+  }
+
+  replaceStatus(obj: T): Promise<T> {
+    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name, 'status'), { body: this.#withType(obj) });
+  }
+
+  patch(namespace: string | undefined, name: string, patch: unknown, type: PatchType = 'merge', subresource?: string): Promise<T> {
+    return this.#kube.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType: PATCH_CONTENT_TYPE[type] });
+  }
+
+  /** DELETE; `uid`/`resourceVersion` preconditions make it delete exactly the object that was seen. */
+  delete(namespace: string | undefined, name: string, opts: { uid?: string; propagationPolicy?: string } = {}): Promise<unknown> {
+    const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
+    if (opts.uid) body.preconditions = { uid: opts.uid };
+    if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
+    return this.#kube.request('DELETE', this.path(namespace, name), { body });
+  }
+
+  watch(namespace: string | undefined, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number }): Promise<void> {
+    return this.#kube.watch<T>(this.path(namespace), { allowWatchBookmarks: true, ...query }, onEvent, opts);
+  }
+
+  #withType(obj: T): T {
+    const k = this.kind;
+    return { ...obj, apiVersion: k.group === '' ? k.version : `${k.group}/${k.version}`, kind: k.kind };
+  }
+}
