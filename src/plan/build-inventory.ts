@@ -129,6 +129,7 @@ function readClusterSettings(v: VarReader): ClusterSettings {
       kubeVipAddress: v.ip('kube_vip_address'),
       ipv6Stack: ipv6,
       certDir,
+      etcdCertDir: v.string('etcd_cert_dir') ?? '/etc/ssl/etcd/ssl',
       healthcheckCaFile: v.string('kubeward_healthcheck_ca_file') ?? `${certDir}/ca.crt`,
       populateHostsFile: v.bool('populate_inventory_to_hosts_file') ?? true,
       images: {

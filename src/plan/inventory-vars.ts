@@ -10,7 +10,7 @@ export const CLUSTER_VARS = [
   'loadbalancer_apiserver_healthcheck_port', 'kube_apiserver_port', 'kube_apiserver_insecure_port',
   'etcd_multiaccess', 'supplementary_addresses_in_ssl_keys', 'cluster_name', 'dns_domain',
   'kube_service_addresses', 'kube_service_addresses_ipv6', 'ipv4_stack', 'ipv6_stack', 'enable_dual_stack_networks',
-  'kube_vip_address', 'kube_cert_dir', 'populate_inventory_to_hosts_file', 'kubeward_healthcheck_ca_file',
+  'kube_vip_address', 'kube_cert_dir', 'etcd_cert_dir', 'populate_inventory_to_hosts_file', 'kubeward_healthcheck_ca_file',
   'nginx_image_repo', 'nginx_image_tag', 'haproxy_image_repo', 'haproxy_image_tag', 'kubeward_image_repo', 'kubeward_image_tag',
 ] as const;
 

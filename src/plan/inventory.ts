@@ -59,6 +59,8 @@ export interface Inventory {
   ipv6Stack: boolean;
   /** kube_cert_dir: where nodes keep ca.crt. */
   certDir: string;
+  /** etcd_cert_dir: the etcd CA and the node-<host>.pem client certificates. */
+  etcdCertDir: string;
   /** kubeward_healthcheck_ca_file: CA for verified /readyz checks; "" = do not verify. */
   healthcheckCaFile: string;
   populateHostsFile: boolean;

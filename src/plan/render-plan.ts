@@ -1,0 +1,56 @@
+// Everything `kubeward plan render` writes, as relative paths and contents: cluster-wide files under
+// cluster/, and per node under nodes/<name>/ the files at the paths they take on that node.
+import type { Inventory } from './inventory.ts';
+import { computeSans, renderKubeadmCertSans, renderOpensslSans, renderSanList } from './apiserver-sans.ts';
+import { formatEndpoints } from './format-endpoints.ts';
+import { planEndpoints, type ClusterPlan, type NodePlan } from './plan-endpoints.ts';
+import { renderEtcHosts, renderMetallbService, renderNodeEndpoints } from './render-cluster-files.ts';
+import { renderExternalHaproxyConfig, renderLocalHaproxyConfig } from './render-haproxy.ts';
+import { renderKubewardProxyConfig } from './render-kubeward-proxy.ts';
+import { renderNginxConfig } from './render-nginx.ts';
+import { LB_FILES, renderStaticPod } from './render-static-pod.ts';
+
+export interface RenderedFile {
+  /** Relative, with "/" separators. */
+  path: string;
+  content: string;
+  /** What kind of file it is, so tests and --check can pick e.g. every HAProxy config. */
+  kind: 'nginx' | 'haproxy' | 'kubeward-proxy' | 'static-pod' | 'text' | 'yaml';
+}
+
+export function renderPlan(inv: Inventory): RenderedFile[] {
+  const plan = planEndpoints(inv);
+  const sans = computeSans(inv);
+  const files: RenderedFile[] = [
+    { path: 'cluster/endpoints.txt', content: formatEndpoints(plan, 'table'), kind: 'text' },
+    { path: 'cluster/apiserver-sans.txt', content: renderSanList(sans), kind: 'text' },
+    { path: 'cluster/apiserver-sans.cnf', content: renderOpensslSans(sans), kind: 'text' },
+    { path: 'cluster/kubeadm-certsans.yaml', content: renderKubeadmCertSans(sans), kind: 'yaml' },
+  ];
+  const hosts = renderEtcHosts(inv);
+  if (hosts) files.push({ path: 'cluster/etc-hosts', content: hosts, kind: 'text' });
+  files.push(...externalLbFiles(inv, plan));
+  for (const node of plan.nodes) files.push(...nodeFiles(inv, node));
+  return files;
+}
+
+function externalLbFiles(inv: Inventory, plan: ClusterPlan): RenderedFile[] {
+  if (!plan.externalLb) return [];
+  const files: RenderedFile[] = [{ path: 'cluster/external-lb/haproxy.cfg', content: renderExternalHaproxyConfig(inv, plan.externalLb.upstreams), kind: 'haproxy' }];
+  const svc = renderMetallbService(inv);
+  if (svc) files.push({ path: 'cluster/external-lb/metallb-apiserver-service.yaml', content: svc, kind: 'yaml' });
+  return files;
+}
+
+function nodeFiles(inv: Inventory, node: NodePlan): RenderedFile[] {
+  const dir = `nodes/${node.name}`;
+  const files: RenderedFile[] = [{ path: `${dir}/endpoints.yaml`, content: renderNodeEndpoints(node), kind: 'yaml' }];
+  if (!node.localLb) return files;
+  const fronts = node.localLb.frontends;
+  const config =
+    inv.lbType === 'nginx' ? renderNginxConfig(inv, node, fronts) : inv.lbType === 'haproxy' ? renderLocalHaproxyConfig(inv, node, fronts) : renderKubewardProxyConfig(inv, node, fronts);
+  const kind = inv.lbType === 'kubeward' ? 'kubeward-proxy' : inv.lbType;
+  files.push({ path: `${dir}/${LB_FILES[inv.lbType].configPath}`, content: config, kind });
+  files.push({ path: `${dir}/${LB_FILES[inv.lbType].manifest}`, content: renderStaticPod(inv, node.name, fronts, config), kind: 'static-pod' });
+  return files;
+}
