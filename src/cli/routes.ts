@@ -1,0 +1,172 @@
+// `kubeward routes`: turns the watcher's <VIP>.up / <VIP>.down files into nftables or iptables
+// rules so the node's own API VIP traffic goes to the local apiserver only while it is healthy.
+// Composition root: flags → config → state directory, backend, GCP metadata, local routes → agent.
+// Close order: the agent stops and (by default) removes its rules, then the admin listener closes.
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { systemClock } from '../base/clock.ts';
+import { UsageError, describeError } from '../base/errors.ts';
+import { boolean, duration, ipAddress } from '../config/fields.ts';
+import { execCommand } from '../sys/exec.ts';
+import { canonicalIp } from '../watch/state-record.ts';
+import type { Family, PortMatch } from '../routes/desired-ruleset.ts';
+import { IptablesBackend } from '../routes/iptables-backend.ts';
+import { NftBackend } from '../routes/nft-backend.ts';
+import { StateDirReader } from '../routes/state-dir-reader.ts';
+import { DEFAULT_METADATA_URL, GcpVipSource } from '../routes/gcp-vip-source.ts';
+import { listGuestAgentRoutes, removeLocalRoute } from '../routes/conflicting-routes.ts';
+import { createRoutesMetrics } from '../routes/routes-metrics.ts';
+import { RoutesAgent } from '../routes/routes-agent.ts';
+import { buildModeCommand, type ModeConfig, type ModeSpec } from './mode-command.ts';
+
+export const GCP_HEALTH_CHECKERS = ['35.191.0.0/16', '130.211.0.0/22'];
+
+/** "6443", "6443,22623", [6443, 22623] or "all". iptables multiport takes at most 15 ports. */
+const ports = z.union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))]).transform((v, ctx): PortMatch => {
+  if (v === 'all') return 'all';
+  const parts = (Array.isArray(v) ? v : String(v).split(',')).map((p) => String(p).trim());
+  const nums = parts.map(Number);
+  if (parts.some((p) => !/^\d{1,5}$/.test(p)) || nums.some((n) => n < 1 || n > 65535) || nums.length > 15) {
+    ctx.addIssue({ code: 'custom', message: `"${String(v)}" is not a port list; write 6443, 6443,22623 (at most 15) or all` });
+    return z.NEVER;
+  }
+  return [...new Set(nums)].sort((a, b) => a - b);
+});
+
+const cidr = z.string().refine(
+  (s) => {
+    const [ip, len, extra] = s.split('/');
+    const fam = isIP(ip ?? '');
+    return fam !== 0 && extra === undefined && len !== undefined && /^\d{1,3}$/.test(len) && Number(len) <= (fam === 4 ? 32 : 128);
+  },
+  { error: (iss) => `"${String(iss.input)}" is not a CIDR such as 35.191.0.0/16` },
+);
+
+const fields = {
+  provider: z.enum(['gcp', 'azure'], { error: 'expected gcp or azure' }),
+  backend: z.enum(['nftables', 'iptables'], { error: 'expected nftables or iptables' }).prefault('nftables'),
+  stateDir: z.string().min(1).prefault('/run/cloud-routes'),
+  vip: z.array(ipAddress).prefault([]),
+  resync: duration({ min: 100 }).prefault('10s'),
+  staleAfter: duration().prefault('30s'),
+  ports: ports.prefault('6443'),
+  natTarget: z.enum(['redirect', 'node-ip'], { error: 'expected redirect or node-ip' }).prefault('redirect'),
+  nodeIp: z.array(ipAddress).prefault([]),
+  healthCheckerCidr: z.array(z.union([z.literal('none'), cidr])).prefault(GCP_HEALTH_CHECKERS),
+  metadataUrl: z.union([z.literal('off'), z.url({ protocol: /^https?$/, error: 'expected an http:// URL or off' })]).optional(),
+  metadataTimeout: duration({ min: 50 }).prefault('2s'),
+  removeConflictingRoutes: boolean.prefault(false),
+  cleanupOnExit: boolean.prefault(true),
+};
+
+export type RoutesConfig = ModeConfig<typeof fields>;
+
+const helpAfter = `
+Reads <VIP>.up / <VIP>.down in --state-dir (inotify plus a full resync every --resync). A VIP is up
+when <VIP>.up exists, <VIP>.down does not, and its heartbeat (if the file has one) is younger than
+--stale-after. Up VIPs get a NAT rule sending the node's own traffic to the local apiserver;
+down VIPs do not, so that traffic goes through the cloud load balancer.
+  azure: redirect in nat output and prerouting for up VIPs only.
+  gcp:   incoming traffic to every managed VIP is always redirected (the LB health check must
+         reach this node); the node's own traffic only while up; forwarded packets from the
+         health-checker ranges are dropped; Google guest agent "proto 66" local routes for a
+         managed VIP are reported (and removed with --remove-conflicting-routes).
+Rules live in their own nftables table (inet kubeward-routes) or iptables chains (KUBEWARD-ROUTES-*),
+replaced in one transaction per change, restored if something else removes them.
+
+Examples:
+  kubeward routes --provider azure
+  kubeward routes --provider gcp --remove-conflicting-routes
+  kubeward routes --provider gcp --vip 10.0.0.2 --ports 6443,22623 --backend iptables
+`;
+
+const spec: ModeSpec<typeof fields> = {
+  name: 'routes',
+  summary: 'program nftables/iptables so the node\'s own API VIP traffic goes to the local apiserver only while it is healthy',
+  helpAfter,
+  adminPort: 9451,
+  fields,
+  flags: [
+    { key: 'provider', value: '<gcp|azure>', help: 'the cloud whose load balancer hairpin to fix (required)' },
+    { key: 'backend', value: '<nftables|iptables>', help: 'how rules are programmed', defaultText: 'nftables' },
+    { key: 'stateDir', value: '<dir>', help: 'where kubeward watch (or apiserver-watcher) writes <VIP>.up / <VIP>.down', defaultText: '/run/cloud-routes' },
+    { key: 'vip', value: '<ip>', help: 'a VIP to manage; default: every VIP with a state file (azure) or every forwarded IP (gcp)', repeatable: true },
+    { key: 'resync', value: '<duration>', help: 'full re-read, drift check and metadata read interval', defaultText: '10s' },
+    { key: 'staleAfter', value: '<duration>', help: 'a heartbeat older than this means down; 0 turns the check off', defaultText: '30s' },
+    { key: 'ports', value: '<ports|all>', help: 'TCP ports the rules match, comma-separated, or all (every port and protocol)', defaultText: '6443' },
+    { key: 'natTarget', value: '<redirect|node-ip>', help: 'redirect (loopback for the node\'s own traffic) or dnat to --node-ip, for apiservers not listening on loopback', defaultText: 'redirect' },
+    { key: 'nodeIp', value: '<ip>', help: 'the node address per family, for --nat-target node-ip', repeatable: true },
+    { key: 'healthCheckerCidr', value: '<cidr|none>', help: 'gcp: forwarded packets from these sources are dropped', defaultText: GCP_HEALTH_CHECKERS.join(', ') },
+    { key: 'metadataUrl', value: '<url|off>', help: 'gcp: metadata server base; read when no --vip is given', defaultText: DEFAULT_METADATA_URL },
+    { key: 'metadataTimeout', value: '<duration>', help: 'gcp: deadline for one metadata request', defaultText: '2s' },
+    { key: 'removeConflictingRoutes', help: 'gcp: delete local proto 66 routes for managed VIPs instead of only reporting them' },
+    { key: 'cleanupOnExit', help: 'remove our rules on SIGTERM/SIGINT', defaultText: 'on', negatable: true },
+  ],
+  check: (c) => {
+    if (c.natTarget === 'node-ip' && c.nodeIp.length === 0) return '--nat-target node-ip needs --node-ip IP (one per family you use)';
+    const families = c.nodeIp.map((ip) => isIP(ip));
+    if (new Set(families).size !== families.length) return '--node-ip: give at most one IPv4 and one IPv6 address';
+    if (c.provider === 'gcp' && c.vip.length === 0 && c.metadataUrl === 'off') return '--provider gcp needs --vip IP or the metadata server (--metadata-url is off)';
+    if (c.healthCheckerCidr.includes('none') && c.healthCheckerCidr.length > 1) return '--health-checker-cidr none cannot be mixed with ranges';
+    return undefined;
+  },
+  run: async (c, { log, registry, shutdown }) => {
+    const run = (argv: readonly string[], opts?: Parameters<typeof execCommand>[1]) => execCommand(argv, opts);
+    const backend = c.backend === 'nftables' ? new NftBackend(run) : new IptablesBackend(run);
+    await checkTool(c.backend === 'nftables' ? ['nft', '--version'] : ['iptables-restore', '--version'], c.backend);
+    // The reader reports changes to the agent, which is built after it.
+    const wake: { agent?: RoutesAgent } = {};
+    const reader = new StateDirReader(c.stateDir, () => wake.agent?.requestSync('event'), log);
+    try {
+      await reader.ensureWatching();
+    } catch (err) {
+      throw new UsageError(`--state-dir ${c.stateDir}: cannot create or watch it (${describeError(err)})`, { cause: err });
+    }
+    const useMetadata = c.provider === 'gcp' && c.metadataUrl !== 'off' && (c.vip.length === 0 || c.metadataUrl !== undefined);
+    const nodeIps: Partial<Record<Family, string>> = {};
+    for (const ip of c.nodeIp) nodeIps[isIP(ip) as Family] = canonicalIp(ip)!;
+    const agent = new RoutesAgent(
+      {
+        provider: c.provider,
+        staleAfterMs: c.staleAfter,
+        resyncMs: c.resync,
+        ports: c.ports,
+        natTarget: c.natTarget,
+        nodeIps,
+        healthCheckerCidrs: c.healthCheckerCidr.filter((x) => x !== 'none'),
+        vips: c.vip.map((v) => canonicalIp(v)!),
+        removeConflictingRoutes: c.removeConflictingRoutes,
+        cleanupOnExit: c.cleanupOnExit,
+      },
+      {
+        reader,
+        backend,
+        vipSource: useMetadata ? new GcpVipSource(c.metadataUrl ?? DEFAULT_METADATA_URL, c.metadataTimeout, systemClock) : undefined,
+        localRoutes: c.provider === 'gcp' ? { list: () => listGuestAgentRoutes(run), remove: (r) => removeLocalRoute(run, r) } : undefined,
+        clock: systemClock,
+        log,
+        metrics: createRoutesMetrics(registry),
+      },
+    );
+    wake.agent = agent;
+    shutdown.add('routes agent', () => agent.close(), 15_000);
+    log.info({ provider: c.provider, backend: c.backend, stateDir: c.stateDir, ports: c.ports, natTarget: c.natTarget }, 'kubeward routes starting');
+    await agent.start();
+    return {
+      readiness: () => (agent.ready ? { ready: true, reason: 'rules in force' } : { ready: false, reason: 'last sync failed or none yet' }),
+      status: () => agent.status(),
+    };
+  },
+};
+
+async function checkTool(argv: string[], backend: string): Promise<void> {
+  try {
+    await execCommand(argv, { timeoutMs: 5000 });
+  } catch (err) {
+    throw new UsageError(`--backend ${backend}: cannot run ${argv[0]} (${describeError(err)}); install it or pick the other backend`, { cause: err });
+  }
+}
+
+export function routesCommand() {
+  return buildModeCommand(spec);
+}

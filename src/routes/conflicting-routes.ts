@@ -1,0 +1,71 @@
+// Local routes that defeat the redirect: Google's guest agent adds `local <VIP> ... proto 66` to
+// the local table, which makes the VIP a local address, so the node's own traffic to it never
+// leaves the host whatever our rules say. Parsing and matching are pure; the adapter runs `ip`.
+import { isIP } from 'node:net';
+import { canonicalIp } from '../watch/state-record.ts';
+import type { CommandRunner } from './rules-backend.ts';
+
+export const GUEST_AGENT_PROTO = 66;
+
+export interface LocalRoute {
+  family: 4 | 6;
+  /** As `ip` prints it: an address or a prefix. */
+  dst: string;
+  dev?: string;
+}
+
+/** `ip -j route show table local proto 66` output → routes; anything unexpected is skipped. */
+export function parseLocalRoutes(json: string, family: 4 | 6): LocalRoute[] {
+  const data: unknown = JSON.parse(json.trim() || '[]');
+  if (!Array.isArray(data)) return [];
+  const out: LocalRoute[] = [];
+  for (const r of data as Record<string, unknown>[]) {
+    if (typeof r?.dst !== 'string' || (r.type !== undefined && r.type !== 'local')) continue;
+    out.push({ family, dst: r.dst, ...(typeof r.dev === 'string' ? { dev: r.dev } : {}) });
+  }
+  return out;
+}
+
+/** Routes whose destination is, or contains, one of the VIPs. */
+export function findConflicts(routes: readonly LocalRoute[], vips: readonly string[]): { route: LocalRoute; vip: string }[] {
+  const out: { route: LocalRoute; vip: string }[] = [];
+  for (const route of routes) {
+    for (const vip of vips) if (prefixContains(route.dst, vip)) out.push({ route, vip });
+  }
+  return out;
+}
+
+export function prefixContains(prefix: string, ip: string): boolean {
+  const [addr, lenText] = prefix.split('/');
+  const a = canonicalIp(addr ?? '');
+  const b = canonicalIp(ip);
+  if (a === undefined || b === undefined || isIP(a) !== isIP(b)) return false;
+  const bits = isIP(a) === 4 ? 32 : 128;
+  const len = lenText === undefined ? bits : Number(lenText);
+  const shift = BigInt(bits - len);
+  return toBigInt(a) >> shift === toBigInt(b) >> shift;
+}
+
+function toBigInt(ip: string): bigint {
+  if (isIP(ip) === 4) return ip.split('.').reduce((acc, p) => (acc << 8n) | BigInt(Number(p)), 0n);
+  const [head, tail = ''] = ip.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...h, ...Array(8 - h.length - t.length).fill('0'), ...t] : h;
+  return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
+}
+
+/** Reads the guest agent's local routes of both families. */
+export async function listGuestAgentRoutes(run: CommandRunner): Promise<LocalRoute[]> {
+  const out: LocalRoute[] = [];
+  for (const family of [4, 6] as const) {
+    const r = await run(['ip', `-${family}`, '-j', 'route', 'show', 'table', 'local', 'proto', String(GUEST_AGENT_PROTO)], { timeoutMs: 5000 });
+    out.push(...parseLocalRoutes(r.stdout, family));
+  }
+  return out;
+}
+
+export async function removeLocalRoute(run: CommandRunner, route: LocalRoute): Promise<void> {
+  const dev = route.dev ? ['dev', route.dev] : [];
+  await run(['ip', `-${route.family}`, 'route', 'del', 'local', route.dst, ...dev, 'table', 'local', 'proto', String(GUEST_AGENT_PROTO)], { timeoutMs: 5000 });
+}

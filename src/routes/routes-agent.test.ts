@@ -1,0 +1,157 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { createSilentLogger } from '../base/logger.ts';
+import { systemClock } from '../base/clock.ts';
+import { waitFor } from '../../testkit/wait-for.ts';
+import { RoutesAgent, type RoutesAgentOptions } from './routes-agent.ts';
+import { createRoutesMetrics } from './routes-metrics.ts';
+import type { DesiredRuleset } from './desired-ruleset.ts';
+import type { RulesBackend } from './rules-backend.ts';
+import type { LocalRoute } from './conflicting-routes.ts';
+import type { StateFile } from './vip-states.ts';
+
+/** A kernel stand-in: the last applied ruleset is "in force" until something wipes it. */
+class FakeBackend implements RulesBackend {
+  readonly name = 'nftables' as const;
+  kernel: DesiredRuleset | undefined;
+  applies = 0;
+  failNext = 0;
+  delayMs = 0;
+  cleaned = false;
+  async apply(ruleset: DesiredRuleset): Promise<void> {
+    await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('nft: simulated failure');
+    }
+    this.applies++;
+    this.kernel = structuredClone(ruleset);
+  }
+  async readBack(): Promise<string> {
+    return this.kernel ? JSON.stringify(this.kernel) : '';
+  }
+  async cleanup(): Promise<void> {
+    this.cleaned = true;
+    this.kernel = undefined;
+  }
+  outputVips(): string[] {
+    return (this.kernel?.nat ?? []).filter((r) => r.hook === 'output').flatMap((r) => r.vips);
+  }
+}
+
+class FakeReader {
+  readonly dir = '/fake';
+  watching = true;
+  files = new Map<string, string>();
+  async read(): Promise<StateFile[]> {
+    return [...this.files].map(([name, content]) => ({ name, content }));
+  }
+  async ensureWatching(): Promise<void> {}
+  close(): void {}
+}
+
+const baseOptions: RoutesAgentOptions = {
+  provider: 'azure',
+  staleAfterMs: 30_000,
+  resyncMs: 100,
+  ports: [6443],
+  natTarget: 'redirect',
+  nodeIps: {},
+  healthCheckerCidrs: [],
+  vips: [],
+  removeConflictingRoutes: false,
+  cleanupOnExit: true,
+};
+
+function makeAgent(t: { after: (fn: () => Promise<void>) => void }, options: Partial<RoutesAgentOptions> = {}, extra: object = {}) {
+  const reader = new FakeReader();
+  const backend = new FakeBackend();
+  const registry = new Registry();
+  const agent = new RoutesAgent({ ...baseOptions, ...options }, { reader, backend, clock: systemClock, log: createSilentLogger(), metrics: createRoutesMetrics(registry), ...extra });
+  t.after(() => agent.close());
+  return { agent, reader, backend, registry };
+}
+
+test('rapid flips while applies are slow end in the rules of the final files, with merged applies', async (t) => {
+  const { agent, reader, backend } = makeAgent(t, { resyncMs: 60_000 });
+  backend.delayMs = 15;
+  await agent.start();
+  for (let i = 0; i < 40; i++) {
+    reader.files.clear();
+    reader.files.set(i % 2 ? '10.0.0.100.down' : '10.0.0.100.up', '');
+    agent.requestSync('event');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  reader.files.clear();
+  reader.files.set('10.0.0.100.up', '');
+  agent.requestSync('event');
+  await waitFor(() => backend.outputVips().includes('10.0.0.100'), { what: 'final up applied' });
+  assert.ok(backend.applies < 40, `requests merged: ${backend.applies} applies for 41 requests`);
+});
+
+test('rules wiped by something else are restored at the next resync and counted as drift', async (t) => {
+  const { agent, reader, backend, registry } = makeAgent(t);
+  reader.files.set('10.0.0.100.up', '');
+  await agent.start();
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
+  backend.kernel = undefined;
+  await waitFor(() => backend.kernel !== undefined, { what: 'restored rules' });
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
+  assert.match(await registry.metrics(), /^kubeward_routes_drift_repairs_total 1$/m);
+});
+
+test('a failed apply makes the agent unready and is retried until it succeeds', async (t) => {
+  const { agent, reader, backend } = makeAgent(t, { resyncMs: 60_000 });
+  reader.files.set('10.0.0.100.up', '');
+  backend.failNext = 1;
+  await agent.start();
+  assert.equal(agent.ready, false);
+  await waitFor(() => agent.ready, { timeoutMs: 3000, what: 'retry after failure' });
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
+});
+
+test('a heartbeat that goes stale withdraws the redirect without any file event', async (t) => {
+  const { agent, reader, backend } = makeAgent(t, { resyncMs: 60_000, staleAfterMs: 300 });
+  const heartbeat = new Date().toISOString();
+  reader.files.set('10.0.0.100.up', JSON.stringify({ state: 'up', since: heartbeat, reason: 'x', pid: 1, generation: 1, heartbeat }));
+  await agent.start();
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
+  await waitFor(() => backend.outputVips().length === 0, { timeoutMs: 2000, what: 'stale withdrawal' });
+});
+
+test('gcp keeps the last good forwarded IPs when metadata fails, and reports conflicting local routes', async (t) => {
+  let answer: string[] | Error = ['10.0.0.100'];
+  const vipSource = {
+    vips: [] as string[],
+    status: { url: 'fake', reads: 0, failures: 0 },
+    async refresh() {
+      if (answer instanceof Error) return { changed: false, error: answer.message };
+      const changed = JSON.stringify(answer) !== JSON.stringify(this.vips);
+      this.vips = answer;
+      return { changed };
+    },
+  };
+  const removed: LocalRoute[] = [];
+  const route: LocalRoute = { family: 4, dst: '10.0.0.100', dev: 'eth0' };
+  const localRoutes = { list: async () => (removed.length ? [] : [route]), remove: async (r: LocalRoute) => void removed.push(r) };
+  const { agent, backend } = makeAgent(t, { provider: 'gcp', healthCheckerCidrs: ['35.191.0.0/16'], removeConflictingRoutes: true }, { vipSource, localRoutes });
+  await agent.start();
+  await waitFor(() => backend.kernel?.nat.some((r) => r.hook === 'prerouting' && r.vips.includes('10.0.0.100')), { what: 'prerouting for forwarded IP' });
+  answer = new Error('HTTP 500');
+  await new Promise((r) => setTimeout(r, 250));
+  assert.ok(backend.kernel?.nat.some((r) => r.vips.includes('10.0.0.100')), 'a failed read keeps the VIP');
+  await waitFor(() => removed.length === 1, { what: 'conflicting route removed' });
+  assert.deepEqual(backend.kernel?.forwardDrop, [{ family: 4, sources: ['35.191.0.0/16'] }]);
+});
+
+test('close removes our rules, unless told to keep them', async (t) => {
+  const a = makeAgent(t);
+  await a.agent.start();
+  await a.agent.close();
+  assert.equal(a.backend.cleaned, true);
+  const b = makeAgent(t, { cleanupOnExit: false });
+  await b.agent.start();
+  await b.agent.close();
+  assert.equal(b.backend.cleaned, false);
+});

@@ -1,0 +1,251 @@
+// The routes loop: state files (+ GCP metadata) → desired ruleset → kernel, once per change, and a
+// full resync on a timer that also catches drift. One sync runs at a time; requests that arrive
+// while it runs merge into one follow-up, so rapid flips end in the rules of the final files.
+import type { Clock } from '../base/clock.ts';
+import type { Logger } from '../base/logger.ts';
+import { describeError } from '../base/errors.ts';
+import { decideVipStates, type StateFile, type VipState } from './vip-states.ts';
+import { buildDesiredRuleset, describeRulesFor, type DesiredRuleset, type Family, type NatTarget, type PortMatch, type Provider } from './desired-ruleset.ts';
+import type { RulesBackend } from './rules-backend.ts';
+import { findConflicts, type LocalRoute } from './conflicting-routes.ts';
+import type { GcpVipSourceStatus } from './gcp-vip-source.ts';
+import type { RoutesMetrics } from './routes-metrics.ts';
+
+export interface RoutesAgentOptions {
+  provider: Provider;
+  staleAfterMs: number;
+  resyncMs: number;
+  ports: PortMatch;
+  natTarget: NatTarget;
+  nodeIps: Partial<Record<Family, string>>;
+  healthCheckerCidrs: string[];
+  /** --vip: the managed VIPs; empty means every VIP named by a file (azure) or forwarded (gcp). */
+  vips: string[];
+  removeConflictingRoutes: boolean;
+  cleanupOnExit: boolean;
+}
+
+export interface RoutesAgentDeps {
+  reader: { read(): Promise<StateFile[]>; ensureWatching(): Promise<void>; readonly watching: boolean; readonly dir: string; close(): void };
+  backend: RulesBackend;
+  /** GCP without --vip: forwarded IPs from metadata. */
+  vipSource?: { refresh(): Promise<{ changed: boolean; error?: string }>; readonly vips: string[]; readonly status: GcpVipSourceStatus };
+  /** GCP: the guest agent's local routes. */
+  localRoutes?: { list(): Promise<LocalRoute[]>; remove(route: LocalRoute): Promise<void> };
+  clock: Clock;
+  log: Logger;
+  metrics: RoutesMetrics;
+}
+
+type SyncKind = 'event' | 'full';
+const RETRY_MS = 1000;
+
+export class RoutesAgent {
+  readonly #o: RoutesAgentOptions;
+  readonly #d: RoutesAgentDeps;
+  #pending: SyncKind | undefined;
+  #running: Promise<void> | undefined;
+  #closed = false;
+  readonly #timers = new Set<NodeJS.Timeout>();
+  #staleTimer: NodeJS.Timeout | undefined;
+  #appliedKey: string | undefined;
+  #fingerprint = '';
+  #generation = 0;
+  #vips: VipState[] = [];
+  #ruleset: DesiredRuleset = { nat: [], forwardDrop: [] };
+  #problems: string[] = [];
+  #conflicts: { vip: string; route: LocalRoute; removed: boolean }[] = [];
+  #lastSync: { at: string; ok: boolean; error?: string } | undefined;
+  #lastChangeAt: string | undefined;
+  #drift = { repairs: 0, lastAt: undefined as string | undefined };
+  readonly #loggedBadNames = new Set<string>();
+
+  constructor(options: RoutesAgentOptions, deps: RoutesAgentDeps) {
+    this.#o = options;
+    this.#d = deps;
+  }
+
+  /** Applies the first ruleset, then keeps it in line with the files; resolves after the first sync. */
+  async start(): Promise<void> {
+    this.#every(this.#o.resyncMs, () => this.requestSync('full'));
+    if (this.#d.vipSource) this.#every(this.#o.resyncMs, () => void this.#refreshMetadata());
+    this.requestSync('full');
+    await this.#running;
+    if (this.#d.vipSource) await this.#refreshMetadata();
+  }
+
+  /** Asks for a sync soon; 'full' also re-arms the watch, checks drift and conflicting routes. */
+  requestSync(kind: SyncKind): void {
+    if (this.#closed) return;
+    this.#pending = this.#pending === 'full' || kind === 'full' ? 'full' : 'event';
+    this.#running ??= this.#drain().finally(() => (this.#running = undefined));
+  }
+
+  get ready(): boolean {
+    return this.#lastSync?.ok === true;
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending && !this.#closed) {
+      const kind = this.#pending;
+      this.#pending = undefined;
+      try {
+        await this.#sync(kind);
+        this.#lastSync = { at: this.#now(), ok: true };
+      } catch (err) {
+        this.#appliedKey = undefined; // the next sync applies in full
+        this.#lastSync = { at: this.#now(), ok: false, error: describeError(err) };
+        this.#d.log.error({ err: describeError(err) }, 'sync failed; retrying');
+        this.#after(RETRY_MS, () => this.requestSync('full'));
+      }
+    }
+  }
+
+  async #sync(kind: SyncKind): Promise<void> {
+    const { reader, backend, log, metrics } = this.#d;
+    if (kind === 'full') await reader.ensureWatching().catch((err) => log.warn({ err: describeError(err) }, 'cannot watch the state directory'));
+    const files = await reader.read();
+    const managed = this.#o.vips.length ? this.#o.vips : this.#o.provider === 'gcp' ? (this.#d.vipSource?.vips ?? []) : undefined;
+    const decision = decideVipStates(files, { nowMs: this.#d.clock.now(), staleAfterMs: this.#o.staleAfterMs, managed });
+    for (const name of decision.badNames) {
+      if (this.#loggedBadNames.has(name)) continue;
+      this.#loggedBadNames.add(name);
+      log.warn({ dir: reader.dir, file: name }, 'state file name is not an IP address; ignoring it');
+    }
+    if (kind === 'full' && this.#d.localRoutes) await this.#checkConflicts(decision.vips.map((v) => v.vip));
+    const { ruleset, problems } = buildDesiredRuleset({ ...this.#o, vips: decision.vips });
+    if (problems.join() !== this.#problems.join()) for (const p of problems) log.warn({ problem: p }, 'rules left out');
+    this.#vips = decision.vips;
+    this.#problems = problems;
+    for (const v of decision.vips) metrics.vipUp.set({ vip: v.vip }, v.up ? 1 : 0);
+    const key = JSON.stringify(ruleset);
+    if (key !== this.#appliedKey) {
+      await this.#apply(ruleset, key);
+      this.#generation++;
+      this.#lastChangeAt = this.#now();
+      metrics.generation.set(this.#generation);
+      log.info({ generation: this.#generation, up: decision.vips.filter((v) => v.up).map((v) => v.vip), down: decision.vips.filter((v) => !v.up).map((v) => v.vip) }, 'rules applied');
+    } else if (kind === 'full') {
+      const now = await backend.readBack();
+      if (now !== this.#fingerprint) {
+        log.warn({ backend: backend.name, found: now === '' ? 'nothing' : 'changed rules' }, 'our rules were changed or removed by something else; restoring them');
+        await this.#apply(ruleset, key);
+        this.#drift = { repairs: this.#drift.repairs + 1, lastAt: this.#now() };
+        metrics.driftRepairs.inc();
+      }
+    }
+    this.#scheduleStaleCheck(decision.nextChangeAtMs);
+  }
+
+  async #apply(ruleset: DesiredRuleset, key: string): Promise<void> {
+    const { backend, metrics } = this.#d;
+    const stop = metrics.applySeconds.startTimer();
+    try {
+      await backend.apply(ruleset);
+      this.#fingerprint = await backend.readBack();
+      metrics.applies.inc({ result: 'ok' });
+    } catch (err) {
+      metrics.applies.inc({ result: 'error' });
+      throw err;
+    } finally {
+      stop();
+    }
+    this.#ruleset = ruleset;
+    this.#appliedKey = key;
+  }
+
+  async #checkConflicts(vips: string[]): Promise<void> {
+    const { localRoutes, log, metrics } = this.#d;
+    const found = findConflicts(await localRoutes!.list(), vips);
+    this.#conflicts = [];
+    for (const c of found) {
+      let removed = false;
+      if (this.#o.removeConflictingRoutes) {
+        try {
+          await localRoutes!.remove(c.route);
+          removed = true;
+          metrics.conflictingRoutesRemoved.inc();
+          log.warn({ vip: c.vip, route: c.route }, 'removed a local proto 66 route for a managed VIP (it makes the VIP local whatever its health)');
+        } catch (err) {
+          log.error({ vip: c.vip, route: c.route, err: describeError(err) }, 'cannot remove a conflicting local route');
+        }
+      } else {
+        log.error({ vip: c.vip, route: c.route }, 'a local proto 66 route makes this VIP local whatever its health; remove it, stop the guest agent from adding it, or run with --remove-conflicting-routes');
+      }
+      this.#conflicts.push({ ...c, removed });
+    }
+    metrics.conflictingRoutes.set(this.#conflicts.filter((c) => !c.removed).length);
+  }
+
+  async #refreshMetadata(): Promise<void> {
+    const r = await this.#d.vipSource!.refresh();
+    this.#d.metrics.metadataReads.inc({ result: r.error ? 'error' : 'ok' });
+    if (r.error) this.#d.log.warn({ err: r.error, keeping: this.#d.vipSource!.vips }, 'metadata read failed; keeping the last good VIPs');
+    if (r.changed) {
+      this.#d.log.info({ vips: this.#d.vipSource!.vips }, 'forwarded IPs from metadata changed');
+      this.requestSync('full');
+    }
+  }
+
+  #scheduleStaleCheck(atMs: number | undefined): void {
+    if (this.#staleTimer) this.#clear(this.#staleTimer);
+    this.#staleTimer = atMs === undefined ? undefined : this.#after(Math.max(0, atMs - this.#d.clock.now()), () => this.requestSync('event'));
+  }
+
+  status(): unknown {
+    return {
+      provider: this.#o.provider,
+      backend: this.#d.backend.name,
+      stateDir: this.#d.reader.dir,
+      watching: this.#d.reader.watching,
+      natTarget: this.#o.natTarget,
+      ports: this.#o.ports,
+      generation: this.#generation,
+      lastSync: this.#lastSync,
+      lastChangeAt: this.#lastChangeAt,
+      drift: this.#drift,
+      vips: this.#vips.map((v) => ({ ...v, rules: describeRulesFor(this.#ruleset, v.vip) })),
+      forwardDrop: this.#ruleset.forwardDrop,
+      problems: this.#problems,
+      conflictingRoutes: this.#conflicts,
+      ...(this.#d.vipSource ? { metadata: this.#d.vipSource.status } : {}),
+    };
+  }
+
+  /** Stops the loop, waits for a sync in flight, and removes our rules when configured to. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    this.#d.reader.close();
+    await this.#running;
+    if (!this.#o.cleanupOnExit) return this.#d.log.info('leaving our rules in place (--no-cleanup-on-exit)');
+    await this.#d.backend.cleanup();
+    this.#d.log.info({ backend: this.#d.backend.name }, 'removed our rules');
+  }
+
+  #now(): string {
+    return new Date(this.#d.clock.now()).toISOString();
+  }
+
+  /** Periodic timers keep the process alive (a daemon with no admin listener has nothing else). */
+  #every(ms: number, fn: () => void): void {
+    this.#timers.add(setInterval(fn, ms));
+  }
+
+  #after(ms: number, fn: () => void): NodeJS.Timeout {
+    const t = setTimeout(() => {
+      this.#timers.delete(t);
+      fn();
+    }, ms);
+    t.unref();
+    this.#timers.add(t);
+    return t;
+  }
+
+  #clear(t: NodeJS.Timeout): void {
+    clearTimeout(t);
+    this.#timers.delete(t);
+  }
+}
