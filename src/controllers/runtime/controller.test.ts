@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { ManualClock } from '../../base/clock.ts';
+import { createSilentLogger } from '../../base/logger.ts';
+import { waitFor } from '../../../testkit/wait-for.ts';
+import { Controller, type Reconciler } from './controller.ts';
+import { createControllerMetrics } from './controller-metrics.ts';
+
+function setup(reconcile: Reconciler, extra: { resyncMs?: number; listKeys?: () => string[] } = {}) {
+  const clock = new ManualClock(0);
+  const registry = new Registry();
+  const c = new Controller({ name: 'test', reconcile, clock, log: createSilentLogger(), metrics: createControllerMetrics(registry), workers: 3, backoff: { baseMs: 1000, maxMs: 8000 }, ...extra });
+  return { c, clock, registry };
+}
+
+test('one reconcile is in flight per key even with several workers', async (t) => {
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let runs = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const { c } = setup(async () => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    runs++;
+    await gate;
+    inFlight--;
+  });
+  c.start();
+  t.after(() => c.stop());
+  c.enqueue('k');
+  await waitFor(() => runs === 1);
+  c.enqueue('k');
+  c.enqueue('k');
+  release();
+  await waitFor(() => runs === 2 && c.idle, { what: 'the dirty key to run once more' });
+  assert.equal(maxInFlight, 1);
+  assert.equal(runs, 2);
+});
+
+test('a failing key is retried after a growing backoff, and requeueAfter schedules the next look', async (t) => {
+  const times: number[] = [];
+  let fail = 2;
+  const { c, clock, registry } = setup(async () => {
+    times.push(clock.now());
+    if (fail-- > 0) throw new Error('boom');
+    return { requeueAfterMs: 15_000 };
+  });
+  c.start();
+  t.after(() => c.stop());
+  c.enqueue('k');
+  await waitFor(() => times.length === 1 && c.idle);
+  clock.advance(1000);
+  await waitFor(() => times.length === 2 && c.idle);
+  clock.advance(1999);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(times.length, 2, 'second retry waits twice as long');
+  clock.advance(1);
+  await waitFor(() => times.length === 3 && c.idle);
+  clock.advance(15_000);
+  await waitFor(() => times.length === 4);
+  assert.deepEqual(times, [0, 1000, 3000, 18_000]);
+  const text = await registry.metrics();
+  assert.match(text, /kubeward_controller_reconciles_total\{controller="test",result="error"\} 2/);
+  assert.match(text, /kubeward_controller_reconcile_errors_total\{controller="test"\} 2/);
+  assert.equal(c.status().errors, 2);
+});
+
+test('the periodic resync re-adds every key', async (t) => {
+  const seen: string[] = [];
+  const { c, clock } = setup(async (key) => { seen.push(key); }, { resyncMs: 60_000, listKeys: () => ['a', 'b'] });
+  c.start();
+  t.after(() => c.stop());
+  clock.advance(70_000);
+  await waitFor(() => seen.length === 2);
+  assert.deepEqual(seen.sort(), ['a', 'b']);
+});
