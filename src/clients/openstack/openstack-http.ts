@@ -118,12 +118,13 @@ export class OpenStackHttp {
 
   async #send(service: ServiceType, url: URL, req: ApiRequest): Promise<{ result: SendResult; token: string }> {
     const token = (await this.#session.token(req.signal)).value;
-    const headers: Record<string, string> = { accept: 'application/json', 'x-auth-token': token, ...req.headers };
+    const headers: Record<string, string> = { accept: 'application/json' };
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     if (service === 'compute') {
       headers['openstack-api-version'] = `compute ${this.#computeApiVersion}`;
       headers['x-openstack-nova-api-version'] = this.#computeApiVersion;
     }
+    Object.assign(headers, req.headers, { 'x-auth-token': token });
     const result = await sendWithRetries(this.#deps, {
       service: SERVICE_NAMES[service],
       method: req.method,
