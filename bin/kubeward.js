@@ -9,5 +9,9 @@ if (major < 24) {
   );
   process.exit(2);
 }
+process.stdout.on('error', (err) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 const { main } = await import('../src/cli/main.ts');
 await main(process.argv.slice(2));

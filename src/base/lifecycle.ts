@@ -14,9 +14,15 @@ export class Shutdown {
   readonly #steps: ShutdownStep[] = [];
   readonly #log: Logger;
   #done: Promise<void> | undefined;
+  readonly #finished = Promise.withResolvers<string>();
 
   constructor(log: Logger) {
     this.#log = log;
+  }
+
+  /** Resolves with the reason once a run has completed, whoever started it. */
+  get finished(): Promise<string> {
+    return this.#finished.promise;
   }
 
   /** Adds a step; steps run in the order added. */
@@ -45,6 +51,7 @@ export class Shutdown {
       }
     }
     this.#log.info('shutdown complete');
+    this.#finished.resolve(reason);
   }
 }
 
@@ -67,11 +74,10 @@ export function exitOnSignals(shutdown: Shutdown, log: Logger, proc: NodeJS.Proc
       proc.exit(1);
     }
     void shutdown.run(`received ${signal}`).then(() => {
-      proc.exitCode = 0;
       proc.removeListener('SIGTERM', onSignal);
       proc.removeListener('SIGINT', onSignal);
       // Anything still holding the loop open after the steps is a leak; exit rather than hang.
-      setTimeout(() => proc.exit(0), 200).unref();
+      setTimeout(() => proc.exit(proc.exitCode ?? 0), 1000).unref();
     });
   };
   proc.on('SIGTERM', onSignal);

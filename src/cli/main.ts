@@ -49,5 +49,10 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 if (import.meta.main) {
+  // `kubeward watch --help | head` closes the pipe early; that is not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
   await main(process.argv.slice(2));
 }

@@ -132,7 +132,8 @@ async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConf
     }
     handle = result;
     if (admin) shutdown.add('admin listener', () => admin.close());
-    const code = await (handle.finished ?? new Promise<number>(() => {}));
+    // A signal ends the daemon through the shutdown steps (exit 0); a fatal stop ends it with its code.
+    const code = await Promise.race([handle.finished ?? new Promise<number>(() => {}), shutdown.finished.then(() => 0)]);
     await shutdown.run('daemon stopped');
     return code;
   } catch (err) {

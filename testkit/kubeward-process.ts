@@ -1,0 +1,79 @@
+// Runs the real kubeward CLI as a child process for tests: JSON logs collected from stderr, stdout
+// kept, a bounded wait for a log line, and a kill by PID that tests call in their after hooks.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait-for.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Node 24 from node_modules (the machine's node may be older). */
+export const NODE = process.execPath;
+export const MAIN = `${ROOT}src/cli/main.ts`;
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export class KubewardProcess {
+  readonly child: ChildProcess;
+  stdout = '';
+  stderr = '';
+  readonly logs: LogLine[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; prefix?: string[] } = {}) {
+    const argv = [...(opts.prefix ?? []), NODE, MAIN, ...args];
+    this.child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout!.setEncoding('utf8').on('data', (d: string) => (this.stdout += d));
+    let partial = '';
+    this.child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      this.stderr += d;
+      partial += d;
+      const lines = partial.split('\n');
+      partial = lines.pop()!;
+      for (const l of lines) {
+        try {
+          this.logs.push(JSON.parse(l) as LogLine);
+        } catch {
+          // not a log line (usage errors are plain text)
+        }
+      }
+    });
+    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Waits for a log line whose msg matches (and optional field check). */
+  waitForLog(msg: RegExp, opts: { timeoutMs?: number; where?: (l: LogLine) => boolean } = {}): Promise<LogLine> {
+    return waitFor(() => this.logs.find((l) => msg.test(l.msg) && (opts.where?.(l) ?? true)), {
+      timeoutMs: opts.timeoutMs ?? 15_000,
+      what: `log line ${msg}; stderr so far: ${this.stderr.slice(-600)}`,
+    });
+  }
+
+  signal(sig: NodeJS.Signals = 'SIGTERM'): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(sig);
+  }
+
+  /** Kills the process (SIGKILL after a grace) and waits for it; safe to call twice. */
+  async stop(graceMs = 3000): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    const t = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(t);
+  }
+}
+
+/** Runs kubeward to completion (bounded) and returns its exit code and output. */
+export async function runKubeward(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const p = new KubewardProcess(args);
+  const timer = setTimeout(() => p.child.kill('SIGKILL'), timeoutMs);
+  const { code } = await p.exited;
+  clearTimeout(timer);
+  return { code, stdout: p.stdout, stderr: p.stderr };
+}
