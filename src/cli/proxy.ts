@@ -1,0 +1,66 @@
+// kubeward proxy: the composition root of the node-local L4 load balancer (flags and file → typed
+// config → startProxy → admin routes and shutdown steps).
+import type { Command } from 'commander';
+import { buildModeCommand, type ModeSpec } from './mode-command.ts';
+import { checkProxyConfig, DEFAULTS, proxyFields, resolveProxyConfig } from '../proxy/proxy-config.ts';
+import { startProxy } from '../proxy/start-proxy.ts';
+
+const HELP = `
+Forwards TCP (TLS stays end to end) from each listen address to a healthy upstream: least
+connections across the process, a refused or timed-out connect retried on the next upstream inside
+the same client connection, fail-open when every upstream is down, and the connections of a dead
+or drained upstream closed spread over --drain-spread.
+
+Examples:
+  # worker node: 127.0.0.1:6443 and [::1]:6443 to three apiservers, /readyz verified against the CA
+  kubeward proxy --listen 127.0.0.1:6443 --listen [::1]:6443 \\
+    --upstream 10.0.0.11:6443 --upstream 10.0.0.12:6443 --upstream 10.0.0.13:6443 \\
+    --ca-file /etc/kubernetes/pki/ca.crt
+
+  # apiserver on 6443 and etcd on 2379 from one file (frontends: name, listen, upstreams,
+  # healthCheck {type, path, caFile, clientCert, clientKey, ...}, connectTimeout, idleTimeout,
+  # maxRetries, drainSpread); top-level keys are defaults for every frontend
+  kubeward proxy --config /etc/kubeward/proxy.yaml
+
+Admin (loopback only): POST /upstreams/<frontend>/<host:port>/drain and /undrain.
+The frontend made from --listen/--upstream is named "default".`;
+
+export const proxyMode: ModeSpec<typeof proxyFields> = {
+  name: 'proxy',
+  summary: 'node-local load balancer for kube-apiserver and etcd (127.0.0.1:6443 → healthy upstreams)',
+  helpAfter: HELP,
+  adminPort: 9452,
+  fields: proxyFields,
+  flags: [
+    { key: 'listen', value: '<host:port>', repeatable: true, help: 'address to accept clients on; IPv6 in brackets', defaultText: DEFAULTS.listen },
+    { key: 'upstream', value: '<host:port>', repeatable: true, help: 'an apiserver (or etcd member) to forward to' },
+    { key: 'healthCheck', value: '<readyz|tls|tcp>', help: 'readyz: HTTPS GET of --health-path; tls: handshake only; tcp: connect only', defaultText: DEFAULTS.healthCheck },
+    { key: 'healthPath', value: '<path>', help: 'path of the readyz check (/health for etcd)', defaultText: DEFAULTS.healthPath },
+    { key: 'caFile', value: '<file>', help: 'CA bundle that upstream certificates must chain to (checks only; clients verify their own)' },
+    { key: 'clientCert', value: '<file>', help: 'client certificate for checks (anonymous auth off, etcd)' },
+    { key: 'clientKey', value: '<file>', help: 'key of --client-cert' },
+    { key: 'tokenFile', value: '<file>', help: 'bearer token for checks, re-read on every check' },
+    { key: 'insecureSkipTlsVerify', help: 'do not verify upstream certificates in checks' },
+    { key: 'interval', value: '<duration>', help: 'time between checks of one upstream, jittered ±10%', defaultText: DEFAULTS.interval },
+    { key: 'timeout', value: '<duration>', help: 'longest a check may take', defaultText: DEFAULTS.timeout },
+    { key: 'rise', value: '<n>', help: 'consecutive good checks that bring a down upstream back', defaultText: String(DEFAULTS.rise) },
+    { key: 'fall', value: '<n>', help: 'consecutive failed checks that take an upstream down', defaultText: String(DEFAULTS.fall) },
+    { key: 'connectTimeout', value: '<duration>', help: 'TCP connect timeout; a timeout marks the upstream down and tries the next', defaultText: DEFAULTS.connectTimeout },
+    { key: 'idleTimeout', value: '<duration>', help: 'close a connection after this long without a byte either way; 0 for never', defaultText: DEFAULTS.idleTimeout },
+    { key: 'maxRetries', value: '<n>', help: 'further upstreams tried for one client connection after a failed connect', defaultText: 'each upstream once' },
+    { key: 'drainSpread', value: '<duration>', help: 'window over which the connections of a dead or drained upstream are closed', defaultText: DEFAULTS.drainSpread },
+    { key: 'shutdownGrace', value: '<duration>', help: 'on SIGTERM, how long open connections may finish', defaultText: DEFAULTS.shutdownGrace },
+  ],
+  check: (config) => checkProxyConfig(config),
+  run: async (config, ctx) => {
+    const proxyConfig = resolveProxyConfig(config);
+    const proxy = await startProxy(proxyConfig, { log: ctx.log, registry: ctx.registry });
+    // The step's own bound is the grace plus time to close what is left.
+    ctx.shutdown.add('proxy: stop accepting, let connections finish', () => proxy.close(), proxyConfig.shutdownGraceMs + 5000);
+    return { readiness: () => proxy.readiness(), status: () => proxy.status(), adminRoutes: proxy.adminRoutes };
+  },
+};
+
+export function proxyCommand(): Command {
+  return buildModeCommand(proxyMode);
+}

@@ -1,0 +1,43 @@
+// Dials one upstream for one client connection, with a hard connect timeout. The outcome is a
+// value: a connected socket with its handshake latency, or the reason it failed.
+import { connect, type Socket } from 'node:net';
+import { classifyProbeError, type ProbeReason } from '../probe/probe-result.ts';
+
+export type ConnectOutcome =
+  | { ok: true; socket: Socket; latencyMs: number }
+  | { ok: false; reason: ProbeReason; detail: string; latencyMs: number };
+
+export interface ConnectOptions {
+  host: string;
+  port: number;
+  /** Longest wait for the TCP handshake; 0 or less means the OS default (minutes: avoid). */
+  timeoutMs: number;
+}
+
+export function connectUpstream(opts: ConnectOptions): Promise<ConnectOutcome> {
+  const started = performance.now();
+  const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
+  return new Promise((resolve) => {
+    // allowHalfOpen: the forwarder passes each FIN on itself instead of Node ending the other way.
+    const socket = connect({ host: opts.host, port: opts.port, allowHalfOpen: true, noDelay: true });
+    let timer: NodeJS.Timeout | undefined;
+    const onError = (err: Error) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ ok: false, reason: classifyProbeError(err, false), detail: err.message, latencyMs: elapsed() });
+    };
+    socket.once('error', onError);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.off('error', onError);
+      resolve({ ok: true, socket, latencyMs: elapsed() });
+    });
+    if (opts.timeoutMs > 0) {
+      timer = setTimeout(() => {
+        socket.off('error', onError);
+        socket.destroy();
+        resolve({ ok: false, reason: 'timeout', detail: `no TCP handshake within ${opts.timeoutMs} ms`, latencyMs: elapsed() });
+      }, opts.timeoutMs);
+    }
+  });
+}

@@ -1,0 +1,62 @@
+// Active health checks: one loop per upstream, so a hung upstream never delays the others' checks.
+// Each loop probes every interval (start to start, jittered ±10%), never two probes at once.
+import { jitter, type Clock } from '../base/clock.ts';
+import type { ProbeResult } from '../probe/probe-result.ts';
+
+export type ProbeFn = (upstreamKey: string, signal: AbortSignal) => Promise<ProbeResult>;
+
+export interface HealthCheckerOptions {
+  intervalMs: number;
+  probe: ProbeFn;
+  onResult: (upstreamKey: string, result: ProbeResult) => void;
+  clock: Clock;
+  random?: () => number;
+}
+
+export class HealthChecker {
+  readonly #opts: HealthCheckerOptions;
+  readonly #loops = new Map<string, { abort: AbortController; done: Promise<void> }>();
+
+  constructor(opts: HealthCheckerOptions) {
+    this.#opts = opts;
+  }
+
+  /** Starts loops for new upstreams and stops those of removed ones. */
+  sync(upstreamKeys: readonly string[]): void {
+    const wanted = new Set(upstreamKeys);
+    for (const [key, loop] of this.#loops) {
+      if (!wanted.has(key)) {
+        loop.abort.abort();
+        this.#loops.delete(key);
+      }
+    }
+    for (const key of wanted) {
+      if (this.#loops.has(key)) continue;
+      const abort = new AbortController();
+      this.#loops.set(key, { abort, done: this.#run(key, abort.signal) });
+    }
+  }
+
+  async close(): Promise<void> {
+    const loops = [...this.#loops.values()];
+    this.#loops.clear();
+    for (const l of loops) l.abort.abort();
+    await Promise.all(loops.map((l) => l.done));
+  }
+
+  async #run(key: string, signal: AbortSignal): Promise<void> {
+    const { clock, intervalMs, probe, onResult, random } = this.#opts;
+    while (!signal.aborted) {
+      const started = clock.now();
+      const result = await probe(key, signal);
+      if (signal.aborted) return;
+      onResult(key, result);
+      const wait = Math.max(0, jitter(intervalMs, 0.1, random) - (clock.now() - started));
+      try {
+        await clock.sleep(wait, signal);
+      } catch {
+        return;
+      }
+    }
+  }
+}

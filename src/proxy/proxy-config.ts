@@ -1,0 +1,224 @@
+// kubeward proxy's configuration: the zod fields (flags and file), the typed config they resolve
+// to, and the checks across keys (duplicate listen addresses, missing upstreams). Defaults live here.
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { UsageError, describeError } from '../base/errors.ts';
+import { boolean, duration, formatHostPort, hostPort, integer, type HostPort } from '../config/fields.ts';
+
+export const HEALTH_CHECK_TYPES = ['readyz', 'tls', 'tcp'] as const;
+export type HealthCheckType = (typeof HEALTH_CHECK_TYPES)[number];
+
+export interface HealthCheckConfig {
+  type: HealthCheckType;
+  /** HTTP path for readyz checks: /readyz for kube-apiserver, /health for etcd. */
+  path: string;
+  caFile?: string;
+  clientCert?: string;
+  clientKey?: string;
+  tokenFile?: string;
+  insecureSkipTlsVerify: boolean;
+  /** TLS name to verify when upstreams are addressed by IP but the certificate names a host. */
+  serverName?: string;
+  intervalMs: number;
+  timeoutMs: number;
+  rise: number;
+  fall: number;
+}
+
+/** A health check with its PEM files read (in-process callers may fill ca/cert/key directly). */
+export interface LoadedHealthCheck extends HealthCheckConfig {
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
+export interface FrontendConfig {
+  name: string;
+  listen: HostPort[];
+  upstreams: HostPort[];
+  healthCheck: HealthCheckConfig | LoadedHealthCheck;
+  connectTimeoutMs: number;
+  /** 0 means no idle timeout. */
+  idleTimeoutMs: number;
+  /** Further upstreams tried for one client connection after a failed connect; undefined: each upstream once. */
+  maxRetries?: number;
+  drainSpreadMs: number;
+}
+
+export interface ProxyConfig {
+  frontends: FrontendConfig[];
+  shutdownGraceMs: number;
+}
+
+export const DEFAULTS = {
+  listen: '127.0.0.1:6443',
+  healthCheck: 'readyz',
+  healthPath: '/readyz',
+  interval: '1s',
+  timeout: '1s',
+  rise: 2,
+  fall: 2,
+  connectTimeout: '1s',
+  idleTimeout: '10m',
+  drainSpread: '5s',
+  shutdownGrace: '30s',
+} as const;
+
+const checkType = z.enum(HEALTH_CHECK_TYPES, { error: 'expected readyz, tls or tcp' });
+const path = z.string().regex(/^\//, 'expected a path starting with /, like /readyz');
+const file = z.string().min(1, 'expected a file path');
+
+/** Keys shared by the top level (defaults for every frontend) and each frontend. */
+const tuning = {
+  interval: duration({ min: 50 }).optional(),
+  timeout: duration({ min: 10 }).optional(),
+  rise: integer(1, 100).optional(),
+  fall: integer(1, 100).optional(),
+  connectTimeout: duration({ min: 10 }).optional(),
+  idleTimeout: duration().optional(),
+  maxRetries: integer(0, 100).optional(),
+  drainSpread: duration().optional(),
+};
+
+const healthCheckObject = z.strictObject({
+  type: checkType.optional(),
+  path: path.optional(),
+  caFile: file.optional(),
+  clientCert: file.optional(),
+  clientKey: file.optional(),
+  tokenFile: file.optional(),
+  insecureSkipTlsVerify: boolean.optional(),
+  serverName: z.string().min(1).optional(),
+  interval: tuning.interval,
+  timeout: tuning.timeout,
+  rise: tuning.rise,
+  fall: tuning.fall,
+});
+
+const frontendObject = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'expected a short name of lowercase letters, digits, - or _'),
+  listen: z.array(hostPort, { error: 'expected a list of HOST:PORT' }).min(1, 'list at least one HOST:PORT to listen on'),
+  upstreams: z.array(hostPort, { error: 'expected a list of HOST:PORT' }).min(1, 'list at least one upstream HOST:PORT'),
+  healthCheck: healthCheckObject.optional(),
+  connectTimeout: tuning.connectTimeout,
+  idleTimeout: tuning.idleTimeout,
+  maxRetries: tuning.maxRetries,
+  drainSpread: tuning.drainSpread,
+});
+
+export const proxyFields = {
+  listen: z.array(hostPort).optional(),
+  upstream: z.array(hostPort).optional(),
+  healthCheck: checkType.optional(),
+  healthPath: path.optional(),
+  caFile: file.optional(),
+  clientCert: file.optional(),
+  clientKey: file.optional(),
+  tokenFile: file.optional(),
+  insecureSkipTlsVerify: boolean.optional(),
+  ...tuning,
+  shutdownGrace: duration().optional(),
+  frontends: z.array(frontendObject, { error: 'expected a list of frontends (name, listen, upstreams, ...)' }).optional(),
+};
+
+type Raw = z.output<z.ZodObject<typeof proxyFields>>;
+type RawFrontend = z.output<typeof frontendObject>;
+
+/** The frontend the flags describe (--listen/--upstream) is called this. */
+export const FLAGS_FRONTEND = 'default';
+
+export function resolveProxyConfig(raw: Raw): ProxyConfig {
+  const frontends: FrontendConfig[] = [];
+  if (raw.upstream?.length) {
+    frontends.push(resolveFrontend(raw, { name: FLAGS_FRONTEND, listen: raw.listen ?? [parseDefaultListen()], upstreams: raw.upstream }));
+  }
+  for (const f of raw.frontends ?? []) frontends.push(resolveFrontend(raw, f));
+  return { frontends, shutdownGraceMs: raw.shutdownGrace ?? ms(DEFAULTS.shutdownGrace) };
+}
+
+function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'upstreams'> & Partial<RawFrontend>): FrontendConfig {
+  const hc = f.healthCheck ?? {};
+  const type = hc.type ?? top.healthCheck ?? DEFAULTS.healthCheck;
+  return {
+    name: f.name,
+    listen: f.listen,
+    upstreams: f.upstreams,
+    healthCheck: {
+      type,
+      path: hc.path ?? top.healthPath ?? DEFAULTS.healthPath,
+      caFile: hc.caFile ?? top.caFile,
+      clientCert: hc.clientCert ?? top.clientCert,
+      clientKey: hc.clientKey ?? top.clientKey,
+      tokenFile: hc.tokenFile ?? top.tokenFile,
+      insecureSkipTlsVerify: hc.insecureSkipTlsVerify ?? top.insecureSkipTlsVerify ?? false,
+      serverName: hc.serverName,
+      intervalMs: hc.interval ?? top.interval ?? ms(DEFAULTS.interval),
+      timeoutMs: hc.timeout ?? top.timeout ?? ms(DEFAULTS.timeout),
+      rise: hc.rise ?? top.rise ?? DEFAULTS.rise,
+      fall: hc.fall ?? top.fall ?? DEFAULTS.fall,
+    },
+    connectTimeoutMs: f.connectTimeout ?? top.connectTimeout ?? ms(DEFAULTS.connectTimeout),
+    idleTimeoutMs: f.idleTimeout ?? top.idleTimeout ?? ms(DEFAULTS.idleTimeout),
+    maxRetries: f.maxRetries ?? top.maxRetries,
+    drainSpreadMs: f.drainSpread ?? top.drainSpread ?? ms(DEFAULTS.drainSpread),
+  };
+}
+
+/** Problems across keys, each naming the key and the fix; undefined when the config is usable. */
+export function checkProxyConfig(raw: Raw): string | undefined {
+  if (raw.listen?.length && !raw.upstream?.length) return '--listen needs at least one --upstream HOST:PORT to forward to';
+  const { frontends } = resolveProxyConfig(raw);
+  if (frontends.length === 0) {
+    return 'nothing to proxy: give --upstream HOST:PORT (repeatable), or "frontends:" in the --config file';
+  }
+  const fromFlags = raw.upstream?.length ? 1 : 0;
+  const key = (i: number, sub: string) => (i < fromFlags ? `--${sub === 'listen' ? 'listen' : 'upstream'}` : `frontends[${i - fromFlags}].${sub}`);
+  const names = new Set<string>();
+  const listens = new Map<string, string>();
+  for (const [i, f] of frontends.entries()) {
+    if (names.has(f.name)) return `${key(i, 'name')}: the frontend name "${f.name}" is used twice; give each frontend its own name`;
+    names.add(f.name);
+    for (const l of f.listen) {
+      const addr = formatHostPort(l);
+      const other = listens.get(addr);
+      if (other && l.port !== 0) return `${key(i, 'listen')}: ${addr} is also the listen address of frontend "${other}"; each listen address may appear once`;
+      listens.set(addr, f.name);
+    }
+    const seen = new Set<string>();
+    for (const u of f.upstreams) {
+      const addr = formatHostPort(u);
+      if (seen.has(addr)) return `${key(i, 'upstreams')}: ${addr} is listed twice; list each upstream once`;
+      seen.add(addr);
+    }
+    const hc = f.healthCheck;
+    if (Boolean(hc.clientCert) !== Boolean(hc.clientKey)) {
+      return `${i < fromFlags ? '--client-cert/--client-key' : key(i, 'healthCheck.clientCert/clientKey')}: give both or neither`;
+    }
+  }
+  return undefined;
+}
+
+/** Reads the CA, client certificate and key files once at start; unreadable files are usage errors. */
+export async function loadHealthCheck(frontend: FrontendConfig): Promise<LoadedHealthCheck> {
+  const hc: LoadedHealthCheck = { ...frontend.healthCheck };
+  const read = async (key: 'caFile' | 'clientCert' | 'clientKey', path: string | undefined): Promise<string | undefined> => {
+    if (path === undefined) return undefined;
+    try {
+      return await readFile(path, 'utf8');
+    } catch (err) {
+      throw new UsageError(`frontend "${frontend.name}": ${key} ${path}: cannot read (${describeError(err)})`, { cause: err });
+    }
+  };
+  hc.ca ??= await read('caFile', hc.caFile);
+  hc.cert ??= await read('clientCert', hc.clientCert);
+  hc.key ??= await read('clientKey', hc.clientKey);
+  return hc;
+}
+
+function ms(text: string): number {
+  return duration().parse(text);
+}
+
+function parseDefaultListen(): HostPort {
+  return hostPort.parse(DEFAULTS.listen);
+}

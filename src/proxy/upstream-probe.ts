@@ -1,0 +1,36 @@
+// Turns a frontend's health-check settings into a probe of one upstream, reusing src/probe:
+// readyz = HTTPS GET (apiserver /readyz, etcd /health), tls = handshake only, tcp = connect only.
+import type { HostPort } from '../config/fields.ts';
+import { formatHostPort } from '../config/fields.ts';
+import { probeHttps } from '../probe/https-probe.ts';
+import { probeTcp, probeTls } from '../probe/socket-probe.ts';
+import type { ProbeResult } from '../probe/probe-result.ts';
+import type { LoadedHealthCheck } from './proxy-config.ts';
+
+export function probeUpstream(target: HostPort, check: LoadedHealthCheck, signal: AbortSignal): Promise<ProbeResult> {
+  const tlsOpts = {
+    ca: check.ca,
+    cert: check.cert,
+    key: check.key,
+    insecureSkipTlsVerify: check.insecureSkipTlsVerify,
+    servername: check.serverName,
+  };
+  switch (check.type) {
+    case 'readyz':
+      return probeHttps(
+        {
+          url: new URL(`https://${formatHostPort(target)}${check.path}`),
+          timeoutMs: check.timeoutMs,
+          tokenFile: check.tokenFile,
+          connectHost: target.host,
+          connectPort: target.port,
+          ...tlsOpts,
+        },
+        signal,
+      );
+    case 'tls':
+      return probeTls({ host: target.host, port: target.port, timeoutMs: check.timeoutMs, ...tlsOpts }, signal);
+    case 'tcp':
+      return probeTcp({ host: target.host, port: target.port, timeoutMs: check.timeoutMs }, signal);
+  }
+}
