@@ -39,7 +39,7 @@ export class VipSource {
   /** First lookup; its failure is returned so the caller can decide whether it is fatal. */
   async start(): Promise<string | undefined> {
     if (!this.#opts.dnsHost) return undefined;
-    await this.#refresh();
+    await this.#refresh(false);
     void this.#loop();
     return this.#lastError;
   }
@@ -56,11 +56,12 @@ export class VipSource {
       } catch {
         return;
       }
-      await this.#refresh();
+      await this.#refresh(true);
     }
   }
 
-  async #refresh(): Promise<void> {
+  /** Looks the name up again; onChange fires for later changes, not for the first answer. */
+  async #refresh(notify: boolean): Promise<void> {
     const { dnsHost, resolve, log } = this.#opts;
     let found: string[];
     try {
@@ -75,7 +76,7 @@ export class VipSource {
     const before = this.current;
     this.#dnsVips = found;
     const after = this.current;
-    if (before.join() !== after.join()) {
+    if (notify && before.join() !== after.join()) {
       log.info({ host: dnsHost, before, after }, 'VIP set changed');
       this.#opts.onChange(after);
     }
