@@ -1,0 +1,40 @@
+// Event reasons, named as Kubernikus named them so existing alerts and dashboards keep matching.
+import type { DeorbitEvent, DeleteAction, ObjectKind } from './deorbit-types.ts';
+
+export type WaitStep = 'snapshots' | 'volumes' | 'loadbalancers';
+
+const STEP_NOUN: Record<WaitStep, string> = { snapshots: 'Snapshots', volumes: 'PVs', loadbalancers: 'LoadBalancers' };
+const OBJECT_NOUN: Record<ObjectKind, string> = { VolumeSnapshot: 'Snapshot', PersistentVolumeClaim: 'PVC', Service: 'Service' };
+
+export function waitingEvent(step: WaitStep, detail: string): DeorbitEvent {
+  return { type: 'Normal', reason: `WaitingForDeorbit${STEP_NOUN[step]}`, message: detail };
+}
+
+export function stepDoneEvent(step: WaitStep, detail: string): DeorbitEvent {
+  return { type: 'Normal', reason: `SuccessfulDeorbit${STEP_NOUN[step]}`, message: detail };
+}
+
+/** An attempt that ran out of time in a wait. Warning (Kubernikus used Normal), so alerts can see it. */
+export function stepFailedEvent(step: WaitStep, detail: string): DeorbitEvent {
+  return { type: 'Warning', reason: `FailedDeorbit${STEP_NOUN[step]}`, message: detail };
+}
+
+export function deletedEvent(a: DeleteAction): DeorbitEvent {
+  return { type: 'Normal', reason: `SuccessfulDeorbit${OBJECT_NOUN[a.kind]}`, message: `deleted ${a.kind} ${a.namespace}/${a.name}` };
+}
+
+/** Names the object that failed (Kubernikus named the last one that succeeded). */
+export function deleteFailedEvent(a: DeleteAction, error: string): DeorbitEvent {
+  return { type: 'Warning', reason: `FailedDeorbit${OBJECT_NOUN[a.kind]}`, message: `could not delete ${a.kind} ${a.namespace}/${a.name}: ${error}` };
+}
+
+export const SELF_DESTRUCT_REASON = 'SuccessfulDeorbitSelfDestruct';
+export const SELF_DESTRUCT_FAILED_REASON = 'FailedDeorbitSelfDestruct';
+export const RETAINED_VOLUMES_REASON = 'RetainedDeorbitVolumes';
+
+/** "3: a, b, c", shortened past 10 names. */
+export function listText(ids: readonly string[]): string {
+  if (ids.length === 0) return 'none';
+  const shown = ids.slice(0, 10).join(', ');
+  return `${ids.length}: ${shown}${ids.length > 10 ? ', …' : ''}`;
+}

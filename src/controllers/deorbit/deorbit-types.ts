@@ -1,0 +1,144 @@
+// The vocabulary of deorbit: settings, what one observation holds, the progress kept between
+// passes (status of the ManagedCluster, or memory in one-shot mode), and the decision of a pass.
+import type { PersistentVolume, PersistentVolumeClaim, Service, VolumeSnapshot } from '../../clients/kube/kube-types.ts';
+
+export interface DeorbitSettings {
+  /** Time between looks while waiting (15 s). */
+  pollIntervalMs: number;
+  /** One attempt waits at most this long, then ends with a Failed… event and starts over (10 min). */
+  attemptTimeoutMs: number;
+  /** Since deletion: give up, record the debris and let the cluster go (24 h). */
+  hangTimeoutMs: number;
+  /** The cluster's API unreachable for this long without a single success: give up (2 min). */
+  apiUnavailableTimeoutMs: number;
+  /** Clusters older than 1.17 (no Service finalizer): LB Services count as gone this long after deletion (5 min). */
+  legacyServiceGraceMs: number;
+  /** CSI drivers whose volumes are Cinder volumes. */
+  csiDrivers: readonly string[];
+}
+
+export const DEFAULT_DEORBIT_SETTINGS: DeorbitSettings = {
+  pollIntervalMs: 15_000,
+  attemptTimeoutMs: 600_000,
+  hangTimeoutMs: 86_400_000,
+  apiUnavailableTimeoutMs: 120_000,
+  legacyServiceGraceMs: 300_000,
+  csiDrivers: ['cinder.csi.openstack.org'],
+};
+
+/** The cluster being deorbited, as its owner (ManagedCluster or command line) describes it. */
+export interface DeorbitTarget {
+  /** When deletion started (deletionTimestamp, or the start of the one-shot command). */
+  deletionStartedMs: number;
+  /** Kubernetes version of the cluster, like "1.30.2"; undefined when unknown (treated as current). */
+  version?: string;
+  /** OCCM's --cluster-name: its load balancers are named kube_service_<name>_<namespace>_<service>. */
+  loadBalancerClusterName: string;
+}
+
+export interface CloudVolume {
+  id: string;
+  status: string;
+}
+
+export interface CloudLoadBalancer {
+  id: string;
+  name: string;
+  provisioningStatus: string;
+  vipPortId?: string;
+}
+
+export interface CloudFloatingIp {
+  id: string;
+  portId: string | null;
+}
+
+export interface SatelliteView {
+  /** undefined: the VolumeSnapshot API does not exist in the cluster (nothing to delete). */
+  snapshots: VolumeSnapshot[] | undefined;
+  pvcs: PersistentVolumeClaim[];
+  pvs: PersistentVolume[];
+  services: Service[];
+}
+
+export interface CloudView {
+  volumes: CloudVolume[];
+  /** undefined: the cloud has no load-balancer service (Octavia) in its catalog. */
+  loadBalancers: CloudLoadBalancer[] | undefined;
+  floatingIps: CloudFloatingIp[];
+}
+
+/** Where a failure came from decides what it may cause: only the cluster's API can be "gone". */
+export type FailureSource = 'cluster-api' | 'cloud' | 'credentials';
+export type FailureKind = 'unavailable' | 'unauthorized' | 'other';
+
+export type Observation =
+  | { ok: true; satellite: SatelliteView; cloud: CloudView }
+  | { ok: false; source: FailureSource; kind: FailureKind; message: string };
+
+export type DeorbitStep = 'deleting' | 'snapshots' | 'volumes' | 'loadbalancers' | 'done' | 'self-destructed';
+export type SelfDestructReason = 'DeorbitHanging' | 'APIUnavailable';
+
+export interface Debris {
+  volumes: string[];
+  loadBalancers: string[];
+  floatingIps: string[];
+}
+
+/** Persisted between passes; times are epoch milliseconds. */
+export interface DeorbitProgress {
+  /** 0 before the first pass. */
+  attempt: number;
+  attemptStartedMs?: number;
+  step: DeorbitStep;
+  /** First failure of the current run of cluster-API failures; cleared by any success. */
+  apiFailingSinceMs?: number;
+  lastError?: string;
+  /** What is still there, from the last successful look. */
+  remaining: { snapshots: number; pvcs: number; services: number; volumes: number; loadBalancers: number };
+  /** Cinder volumes of Retain or unclaimed PVs: reported, not waited for. */
+  retainedVolumes: string[];
+  /** Load balancer IDs learned from Service annotations (kept after the Services are gone). */
+  trackedLoadBalancers: string[];
+  /** What would be left behind if deorbit stopped now, from the last successful look. */
+  leftovers: Debris;
+  selfDestructReason?: SelfDestructReason;
+  finishedMs?: number;
+}
+
+export const INITIAL_PROGRESS: DeorbitProgress = {
+  attempt: 0,
+  step: 'deleting',
+  remaining: { snapshots: 0, pvcs: 0, services: 0, volumes: 0, loadBalancers: 0 },
+  retainedVolumes: [],
+  trackedLoadBalancers: [],
+  leftovers: { volumes: [], loadBalancers: [], floatingIps: [] },
+};
+
+export type ObjectKind = 'VolumeSnapshot' | 'PersistentVolumeClaim' | 'Service';
+
+export interface DeleteAction {
+  kind: ObjectKind;
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+export interface DeorbitEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export type DeorbitOutcome = 'waiting' | 'done' | 'self-destruct' | 'attempt-failed' | 'failed';
+
+export interface DeorbitDecision {
+  /** Deletions in order; execution stops at the first failure. */
+  deletes: DeleteAction[];
+  /** Events to record after the deletions (their own events come from the executor). */
+  events: DeorbitEvent[];
+  progress: DeorbitProgress;
+  outcome: DeorbitOutcome;
+  /** Next look, when waiting. */
+  requeueAfterMs?: number;
+}
