@@ -72,7 +72,12 @@ export async function sendWithRetries(deps: SenderDeps, req: SendRequest): Promi
     if (!again) throw noAnswerError(req, path, attempt, a, deps.policy.attemptTimeoutMs);
     const delayMs = backoffDelayMs(attempt, deps.policy, deps.random);
     deps.log.warn({ ...fields, retryInMs: delayMs }, 'openstack request failed, retrying');
-    await deps.clock.sleep(delayMs, req.signal);
+    try {
+      await deps.clock.sleep(delayMs, req.signal);
+    } catch (err) {
+      // Callers see their own abort reason, whichever await it interrupted.
+      throw req.signal?.aborted ? req.signal.reason : err;
+    }
   }
 }
 
