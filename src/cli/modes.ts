@@ -1,11 +1,13 @@
 // The list of modes. Adding a mode: write src/cli/<mode>.ts exporting its command, add it here.
 import type { Command } from 'commander';
+import { proxyCommand } from './proxy.ts';
 import { watchCommand } from './watch.ts';
 import { planCommand } from './plan.ts';
 import { checkCertCommand } from './check-cert.ts';
 
 export function modeCommands(): Command[] {
   return [
+    proxyCommand(),
     watchCommand(),
     planCommand(),
     checkCertCommand(),
