@@ -1,0 +1,102 @@
+// The real CLI as a child process: bad config exits 2 with one line naming the key; the admin API
+// drains and undrains an upstream; /status, /readyz and /metrics report it; SIGTERM shuts down.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'node:test';
+import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+function runCli(t: TestContext, args: string[]): { child: ChildProcess; out: { stderr: string }; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['src/cli/main.ts', 'proxy', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const out = { stderr: '' };
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return { child, out, exited };
+}
+
+async function configFile(t: TestContext, yaml: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-proxy-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'proxy.yaml');
+  await writeFile(file, yaml);
+  return file;
+}
+
+const badConfigs: { name: string; args?: string[]; yaml?: string; stderr: RegExp }[] = [
+  {
+    name: 'a listen address used by two frontends',
+    yaml: 'frontends:\n  - {name: api, listen: ["127.0.0.1:16443"], upstreams: ["127.0.0.1:1"]}\n  - {name: etcd, listen: ["127.0.0.1:16443"], upstreams: ["127.0.0.1:2"]}\n',
+    stderr: /frontends\[1\]\.listen: 127\.0\.0\.1:16443 is also the listen address of frontend "api"/,
+  },
+  { name: 'a listen address given twice on the command line', args: ['--listen', '127.0.0.1:16443', '--listen', '127.0.0.1:16443', '--upstream', '127.0.0.1:1'], stderr: /--listen: 127\.0\.0\.1:16443 is also the listen address/ },
+  { name: 'an empty upstream list', yaml: 'frontends:\n  - {name: api, listen: ["127.0.0.1:16443"], upstreams: []}\n', stderr: /key "frontends\.0\.upstreams": list at least one upstream/ },
+  { name: 'no upstream at all', args: [], stderr: /nothing to proxy: give --upstream/ },
+  { name: 'an unknown check type on the command line', args: ['--upstream', '127.0.0.1:1', '--health-check', 'http'], stderr: /--health-check: expected readyz, tls or tcp/ },
+  { name: 'an unknown check type in the file', yaml: 'frontends:\n  - name: api\n    listen: ["127.0.0.1:16443"]\n    upstreams: ["127.0.0.1:1"]\n    healthCheck: {type: http}\n', stderr: /key "frontends\.0\.healthCheck\.type": expected readyz, tls or tcp/ },
+  { name: 'an unreadable CA file', args: ['--upstream', '127.0.0.1:1', '--listen', '127.0.0.1:0', '--ca-file', '/nonexistent/ca.crt', '--admin-address', 'off'], stderr: /caFile \/nonexistent\/ca\.crt: cannot read/ },
+];
+
+for (const c of badConfigs) {
+  test(`bad config exits 2 with one line naming the key: ${c.name}`, async (t) => {
+    const args = c.yaml !== undefined ? ['--config', await configFile(t, c.yaml), '--admin-address', 'off'] : c.args!;
+    const { out, exited } = runCli(t, [...args, '--log-level', 'silent']);
+    assert.equal(await exited, 2, out.stderr);
+    assert.match(out.stderr, c.stderr);
+    assert.equal(out.stderr.trim().split('\n').length, 1, `one line: ${out.stderr}`);
+  });
+}
+
+test('the admin API drains and undrains an upstream; SIGTERM shuts down within the grace', async (t) => {
+  const ups = await startUpstreams(t, ['a', 'b']);
+  const [port, admin] = [await freePort(), await freePort()];
+  const { child, out, exited } = runCli(t, [
+    '--listen', `127.0.0.1:${port}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
+    '--health-check', 'tcp', '--interval', '200ms', '--drain-spread', '300ms', '--shutdown-grace', '1s',
+    '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json',
+  ]);
+  const base = `http://127.0.0.1:${admin}`;
+  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `proxy ready; stderr: ${out.stderr.slice(-500)}` });
+  const conns = await Promise.all(Array.from({ length: 10 }, () => openGreeted(port)));
+  t.after(() => conns.forEach((c) => c.socket.destroy()));
+  const onB = conns.filter((c) => c.upstream === 'b');
+  assert.equal(onB.length, 5);
+  const b = `127.0.0.1:${ups[1]!.address.port}`;
+
+  const drained = await fetch(`${base}/upstreams/default/${b}/drain`, { method: 'POST' });
+  assert.equal(drained.status, 200);
+  assert.deepEqual(await drained.json(), { frontend: 'default', upstream: b, drained: true, closingConnections: 5 });
+  await waitFor(() => onB.every((c) => c.socket.destroyed), { timeoutMs: 2000, what: 'connections to the drained upstream closed' });
+  const more = await Promise.all(Array.from({ length: 4 }, () => openGreeted(port)));
+  t.after(() => more.forEach((c) => c.socket.destroy()));
+  assert.deepEqual(more.map((c) => c.upstream), ['a', 'a', 'a', 'a'], 'a drained upstream gets nothing, even with fewer connections');
+  const status = (await (await fetch(`${base}/status`)).json()) as { frontends: { upstreams: { upstream: string; drained: boolean }[] }[] };
+  assert.equal(status.frontends[0]!.upstreams.find((u) => u.upstream === b)!.drained, true);
+  const metrics = await (await fetch(`${base}/metrics`)).text();
+  assert.match(metrics, new RegExp(`kubeward_proxy_upstream_drained\\{frontend="default",upstream="${b}"[^}]*\\} 1`));
+  assert.match(metrics, new RegExp(`kubeward_proxy_closed_connections_total\\{frontend="default",upstream="${b}",why="drained"[^}]*\\} 5`));
+  assert.equal((await fetch(`${base}/upstreams/default/127.0.0.1:1/drain`, { method: 'POST' })).status, 404);
+  assert.equal((await fetch(`${base}/upstreams/nope/${b}/drain`, { method: 'POST' })).status, 404);
+
+  assert.equal((await fetch(`${base}/upstreams/default/${b}/undrain`, { method: 'POST' })).status, 200);
+  const after = await openGreeted(port);
+  t.after(() => after.socket.destroy());
+  assert.equal(after.upstream, 'b', 'undrained, the emptiest upstream is picked again');
+  const logs = out.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; upstream?: string });
+  assert.ok(logs.some((l) => l.msg === 'upstream drained by operator' && l.upstream === b));
+
+  const started = performance.now();
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0);
+  const ms = performance.now() - started;
+  assert.ok(ms > 800 && ms < 5000, `exited ${Math.round(ms)} ms after SIGTERM, once the 1 s grace for open connections was over`);
+});
