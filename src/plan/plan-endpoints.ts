@@ -75,7 +75,7 @@ export function planEndpoints(inv: Inventory): ClusterPlan {
   return {
     nodes,
     external: lb
-      ? { url: hostPortUrl('https', inv.lbDomainName, lb.port), reason: 'the external load balancer (loadbalancer_apiserver)' }
+      ? { url: hostPortUrl('https', inv.lbDomainName, lb.port), reason: 'the external load balancer, loadbalancer_apiserver' }
       : { url: firstUrl, reason: `no external load balancer: the first control-plane node, ${firstWhy}` },
     externalLb: lb ? { address: lb.address, port: lb.port, upstreams: apiUpstreams } : undefined,
     warnings,
