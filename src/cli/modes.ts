@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { proxyCommand } from './proxy.ts';
 import { watchCommand } from './watch.ts';
+import { demoCommand } from './demo.ts';
 import { planCommand } from './plan.ts';
 import { checkCertCommand } from './check-cert.ts';
 
@@ -9,6 +10,7 @@ export function modeCommands(): Command[] {
   return [
     proxyCommand(),
     watchCommand(),
+    demoCommand(),
     planCommand(),
     checkCertCommand(),
   ];
