@@ -96,7 +96,7 @@ const spec: ModeSpec<typeof fields> = {
     { key: 'ports', value: '<ports|all>', help: 'TCP ports the rules match, comma-separated, or all (every port and protocol)', defaultText: '6443' },
     { key: 'natTarget', value: '<redirect|node-ip>', help: 'redirect (loopback for the node\'s own traffic) or dnat to --node-ip, for apiservers not listening on loopback', defaultText: 'redirect' },
     { key: 'nodeIp', value: '<ip>', help: 'the node address per family, for --nat-target node-ip', repeatable: true },
-    { key: 'healthCheckerCidr', value: '<cidr|none>', help: 'gcp: forwarded packets from these sources are dropped', defaultText: GCP_HEALTH_CHECKERS.join(', ') },
+    { key: 'healthCheckerCidr', value: '<cidr|none>', help: 'gcp: forwarded packets from these sources are dropped', defaultText: GCP_HEALTH_CHECKERS.join(', '), repeatable: true },
     { key: 'metadataUrl', value: '<url|off>', help: 'gcp: metadata server base; read when no --vip is given', defaultText: DEFAULT_METADATA_URL },
     { key: 'metadataTimeout', value: '<duration>', help: 'gcp: deadline for one metadata request', defaultText: '2s' },
     { key: 'removeConflictingRoutes', help: 'gcp: delete local proto 66 routes for managed VIPs instead of only reporting them' },

@@ -1,0 +1,174 @@
+// kubeward routes --provider azure in network namespaces (see test/lab/cloud-lab.ts): the hairpin
+// failure and its fix, withdrawal on down, established flows across a withdrawal, node-ip NAT,
+// rapid flips, drift repair and IPv6. Assertions are connections (who answered) and kernel state.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { waitFor } from '../testkit/wait-for.ts';
+import { labSkipReason } from './lab/lab-net.ts';
+import { VIP4, VIP6 } from './lab/cloud-lab.ts';
+import { newLab, publish } from './lab/lab-fixtures.ts';
+import { kernelNatVips, type BackendName } from './lab/kernel-rules.ts';
+import { RoutesProcess, makeStateDir } from './lab/routes-process.ts';
+
+const skip = (await labSkipReason()) ?? false;
+const BACKENDS: BackendName[] = ['nftables', 'iptables'];
+
+function azureArgs(stateDir: string, backend: BackendName, extra: string[] = []): string[] {
+  return ['--provider', 'azure', '--backend', backend, '--state-dir', stateDir, '--resync', '1s', ...extra];
+}
+
+for (const backend of BACKENDS) {
+  test(`[S1 ${backend}] the Azure hairpin drops a node's own VIP traffic, and kubeward routes fixes it`, { skip }, async (t) => {
+    const lab = await newLab(t, 'azure');
+    const m1 = lab.master('m1');
+    await lab.setBackends(['m1']); // the LB picks m1 for every connection
+    assert.equal(await lab.master('m2').agent.whoAnswers(VIP4), 'm1', 'other nodes reach m1 through the LB');
+    assert.equal(await m1.agent.whoAnswers(VIP4), 'error:timeout', 'm1 gets its own SYN back with src = dst and drops it');
+
+    const dir = await makeStateDir(t);
+    await publish(dir, VIP4, 'up');
+    const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, backend));
+    t.after(() => routes.stop().then(() => undefined));
+    assert.deepEqual(await kernelNatVips(lab.net, 'm1', backend, 'output'), [VIP4]);
+    for (let i = 0; i < 3; i++) assert.equal(await m1.agent.whoAnswers(VIP4), 'm1');
+    const status = await routes.status();
+    assert.deepEqual(status?.vips.map((v) => [v.vip, v.up, v.rules.length]), [[VIP4, true, 2]]);
+  });
+
+  test(`[S2 ${backend}] when the VIP goes down the redirect is withdrawn and the node reaches another apiserver through the LB`, { skip }, async (t) => {
+    const lab = await newLab(t, 'azure');
+    const m1 = lab.master('m1');
+    const dir = await makeStateDir(t);
+    await publish(dir, VIP4, 'up');
+    const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, backend));
+    t.after(() => routes.stop().then(() => undefined));
+    assert.equal(await m1.agent.whoAnswers(VIP4), 'm1');
+
+    const started = performance.now();
+    await publish(dir, VIP4, 'down');
+    await waitFor(async () => (await kernelNatVips(lab.net, 'm1', backend, 'output')).length === 0, { timeoutMs: 3000, intervalMs: 10, what: 'redirect withdrawn' });
+    const reactMs = performance.now() - started;
+    t.diagnostic(`redirect withdrawn ${reactMs.toFixed(0)} ms after the .down file appeared (includes polling the kernel)`);
+    assert.ok(reactMs < 1000, `withdrawn within 1 s (took ${reactMs.toFixed(0)} ms); resync is 1 s so this is inotify`);
+    await m1.agent.unserve('m1'); // the local apiserver dies
+    await lab.setBackends(['m2']); // and the LB's health check drops it
+    for (let i = 0; i < 3; i++) assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
+  });
+}
+
+test('[S6] an established redirected connection keeps its local apiserver when the redirect is withdrawn', { skip }, async (t) => {
+  const lab = await newLab(t, 'azure');
+  const m1 = lab.master('m1');
+  await lab.setBackends(['m2']);
+  const dir = await makeStateDir(t);
+  await publish(dir, VIP4, 'up');
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, 'nftables'));
+  t.after(() => routes.stop().then(() => undefined));
+  assert.equal(await m1.agent.open('long', VIP4), 'm1');
+
+  await publish(dir, VIP4, 'down');
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 0, { what: 'redirect withdrawn' });
+  assert.equal(await m1.agent.talk('long', 'ping'), 'm1:ping', 'the old connection still talks to the local server');
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'm2', 'new connections go through the LB');
+  await publish(dir, VIP4, 'up');
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 1, { what: 'redirect back' });
+  assert.equal(await m1.agent.talk('long', 'again'), 'm1:again', 'a second table replacement does not disturb it either');
+  await m1.agent.unserve('m1');
+  assert.match(await m1.agent.talk('long', 'bye'), /^error:/, 'when the local server goes, the old connection ends');
+});
+
+test('[S7] --nat-target node-ip reaches an apiserver bound only to the node address, where redirect cannot', { skip }, async (t) => {
+  const lab = await newLab(t, 'azure');
+  const m1 = lab.master('m1');
+  await lab.setBackends(['m2']);
+  await m1.agent.unserve('m1');
+  await m1.agent.serve('m1', m1.ip4);
+  const dir = await makeStateDir(t);
+  await publish(dir, VIP4, 'up');
+
+  const redirect = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, 'nftables'));
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'error:ECONNREFUSED', 'redirect sends to 127.0.0.1, where nothing listens');
+  assert.equal(await redirect.stop(), 0);
+
+  const dnat = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, 'nftables', ['--nat-target', 'node-ip', '--node-ip', m1.ip4]));
+  t.after(() => dnat.stop().then(() => undefined));
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'm1');
+  assert.deepEqual((await dnat.status())?.vips[0]?.rules, [`prerouting dnat to ${m1.ip4} tcp/6443`, `output dnat to ${m1.ip4} tcp/6443`]);
+});
+
+for (const backend of BACKENDS) {
+  test(`[S8 ${backend}] flips every 100 ms while applying end with the rules of the final files`, { skip }, async (t) => {
+    const lab = await newLab(t, 'azure');
+    const m1 = lab.master('m1');
+    await lab.setBackends(['m2']);
+    const dir = await makeStateDir(t);
+    await publish(dir, VIP4, 'down');
+    const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, backend, ['--resync', '30s']));
+    t.after(() => routes.stop().then(() => undefined));
+    const before = (await routes.status())!.generation;
+    for (let i = 0; i < 21; i++) {
+      await publish(dir, VIP4, i % 2 === 0 ? 'up' : 'down');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Final file: up (i = 20). Resync is 30 s, so only the file events can get us there.
+    await waitFor(async () => (await kernelNatVips(lab.net, 'm1', backend, 'output')).includes(VIP4), { timeoutMs: 2000, what: 'final up in the kernel' });
+    assert.equal(await m1.agent.whoAnswers(VIP4), 'm1');
+    const after = (await routes.status())!.generation;
+    t.diagnostic(`${after - before} rule generations applied for 21 flips (${backend})`);
+    assert.ok(after - before >= 2, 'the flips were applied as they came, not only at the end');
+  });
+
+  test(`[S9 ${backend}] rules removed by something else are restored within one resync`, { skip }, async (t) => {
+    const lab = await newLab(t, 'azure');
+    const m1 = lab.master('m1');
+    await lab.setBackends(['m2']);
+    const dir = await makeStateDir(t);
+    await publish(dir, VIP4, 'up');
+    const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, backend));
+    t.after(() => routes.stop().then(() => undefined));
+    const vandalism =
+      backend === 'nftables'
+        ? [['nft', 'delete', 'table', 'inet', 'kubeward-routes'], ['nft', 'flush', 'ruleset']]
+        : [['iptables', '-t', 'nat', '-F', 'KUBEWARD-ROUTES-OUTPUT'], ['iptables', '-t', 'nat', '-D', 'OUTPUT', '-m', 'comment', '--comment', 'kubeward routes', '-j', 'KUBEWARD-ROUTES-OUTPUT'], ['nft', 'flush', 'ruleset']];
+    for (const [i, argv] of vandalism.entries()) {
+      await lab.net.exec('m1', argv);
+      assert.equal(await m1.agent.whoAnswers(VIP4, 6443, { timeoutMs: 1000 }), 'm2', `after ${argv.join(' ')}, traffic goes to the LB`);
+      const started = performance.now();
+      await waitFor(async () => (await m1.agent.whoAnswers(VIP4, 6443, { timeoutMs: 500 })) === 'm1', { timeoutMs: 3000, intervalMs: 50, what: `restored after ${argv.join(' ')}` });
+      t.diagnostic(`${argv.join(' ')}: restored after ${(performance.now() - started).toFixed(0)} ms (resync 1 s)`);
+      await waitFor(async () => (await routes.metric('kubeward_routes_drift_repairs_total')) === i + 1, { what: `drift repair ${i + 1} counted` });
+    }
+  });
+}
+
+test('[S10 azure] IPv6: the hairpin fix and its withdrawal work for an IPv6 VIP', { skip }, async (t) => {
+  const lab = await newLab(t, 'azure');
+  const m1 = lab.master('m1');
+  await lab.setBackends(['m1']);
+  assert.equal(await m1.agent.whoAnswers(VIP6), 'error:timeout', 'the IPv6 hairpin fails the same way');
+  const dir = await makeStateDir(t);
+  await publish(dir, VIP6, 'up');
+  await publish(dir, VIP4, 'down');
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, 'iptables'));
+  t.after(() => routes.stop().then(() => undefined));
+  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'iptables', 'output'), [VIP6]);
+  assert.equal(await m1.agent.whoAnswers(VIP6), 'm1', 'redirected to ::1');
+  await lab.setBackends(['m2']);
+  await publish(dir, VIP6, 'down');
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'iptables', 'output')).length === 0, { what: 'v6 redirect withdrawn' });
+  assert.equal(await m1.agent.whoAnswers(VIP6), 'm2');
+});
+
+test('[exit] SIGTERM removes our rules by default and keeps them with --no-cleanup-on-exit', { skip }, async (t) => {
+  const lab = await newLab(t, 'azure');
+  const m1 = lab.master('m1');
+  const dir = await makeStateDir(t);
+  await publish(dir, VIP4, 'up');
+  const keep = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, 'nftables', ['--no-cleanup-on-exit']));
+  assert.equal(await keep.stop(), 0);
+  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [VIP4], 'kept');
+  const clean = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, 'nftables'));
+  assert.equal(await clean.stop(), 0);
+  const r = await lab.net.exec('m1', ['nft', 'list', 'tables']);
+  assert.doesNotMatch(r.stdout, /kubeward-routes/, 'our table is gone');
+});

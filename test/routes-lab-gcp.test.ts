@@ -1,0 +1,157 @@
+// kubeward routes --provider gcp in network namespaces (see test/lab/cloud-lab.ts): the proto 66
+// black hole, up/down with incoming LB traffic always served, the health-check stale-conntrack case,
+// IPv6 forwarded IPs from metadata, metadata failures, and a non-API port of a forwarded IP.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { waitFor } from '../testkit/wait-for.ts';
+import { labSkipReason } from './lab/lab-net.ts';
+import { INGRESS_VIP, VIP4, VIP6, type CloudLab } from './lab/cloud-lab.ts';
+import { acceptForwardedIps, newLab, publish, startMetadata } from './lab/lab-fixtures.ts';
+import { kernelNatVips } from './lab/kernel-rules.ts';
+import { RoutesProcess, makeStateDir } from './lab/routes-process.ts';
+
+const skip = (await labSkipReason()) ?? false;
+
+function gcpArgs(stateDir: string, extra: string[]): string[] {
+  return ['--provider', 'gcp', '--state-dir', stateDir, '--resync', '1s', ...extra];
+}
+
+async function localProto66(lab: CloudLab, ns: string): Promise<string> {
+  return (await lab.net.exec(ns, ['ip', 'route', 'show', 'table', 'local', 'proto', '66'])).stdout.trim();
+}
+
+test('[S3] a proto 66 local route black-holes the node; it is reported, and removed with --remove-conflicting-routes', { skip }, async (t) => {
+  const lab = await newLab(t, 'gcp');
+  const m1 = lab.master('m1');
+  await acceptForwardedIps(lab, 'm2');
+  await lab.setBackends(['m2']); // m1's apiserver is dead and the LB knows it
+  await m1.agent.unserve('m1');
+  await lab.net.exec('m1', ['ip', 'route', 'add', 'local', `${VIP4}/32`, 'dev', 'eth0', 'table', 'local', 'proto', '66']);
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'error:ECONNREFUSED', 'the VIP is local: traffic never leaves the node');
+
+  const dir = await makeStateDir(t);
+  await publish(dir, VIP4, 'down');
+  const report = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]));
+  await waitFor(async () => (await report.status())?.conflictingRoutes.length === 1, { what: 'conflict in /status' });
+  assert.deepEqual((await report.status())?.conflictingRoutes.map((c) => [c.vip, c.removed]), [[VIP4, false]]);
+  assert.equal(await report.metric('kubeward_routes_conflicting_routes'), 1);
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'error:ECONNREFUSED', 'reported only: still black-holed');
+  assert.equal(await report.stop(), 0);
+
+  const fix = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4, '--remove-conflicting-routes']));
+  t.after(() => fix.stop().then(() => undefined));
+  await waitFor(async () => (await localProto66(lab, 'm1')) === '', { what: 'proto 66 route removed' });
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
+  assert.equal(await fix.metric('kubeward_routes_conflicting_routes_removed_total'), 1);
+});
+
+test('[S4] incoming LB traffic is always served; the node own traffic follows its health', { skip }, async (t) => {
+  const lab = await newLab(t, 'gcp');
+  const m1 = lab.master('m1');
+  await acceptForwardedIps(lab, 'm2');
+  await lab.setBackends(['m1']);
+  await lab.setSelfRoute('m1', true);
+  const dir = await makeStateDir(t);
+  await publish(dir, VIP4, 'up');
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]));
+  t.after(() => routes.stop().then(() => undefined));
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'm1', 'up: local');
+  assert.equal(await lab.client.whoAnswers(VIP4), 'm1', 'LB traffic reaches m1');
+
+  await publish(dir, VIP4, 'down');
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 0, { what: 'output redirect withdrawn' });
+  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting'), [VIP4], 'incoming redirect stays');
+  assert.equal(await lab.client.whoAnswers(VIP4), 'm1', 'down, but the LB still sends here: served (its health check must reach us)');
+  await lab.setBackends(['m2']); // the LB's health check catches up
+  await lab.setSelfRoute('m1', false);
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'm2', 'down: the node goes through the LB');
+  assert.equal(await lab.client.whoAnswers(VIP4), 'm2');
+});
+
+for (const dropRange of ['none', '192.0.2.0/24']) {
+  const name = dropRange === 'none' ? 'without the forward drop a health-check flow gets stuck' : 'the forward drop prevents the stale health-check flow';
+  test(`[S5] ${name}`, { skip }, async (t) => {
+    const lab = await newLab(t, 'gcp');
+    const m1 = lab.master('m1');
+    await lab.setBackends(['m1']);
+    const dir = await makeStateDir(t);
+    // The metadata server does not list the VIP yet (boot, or a restart): no incoming redirect.
+    const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [] }] });
+    const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--health-checker-cidr', dropRange]));
+    t.after(() => routes.stop().then(() => undefined));
+    assert.equal(await lab.hc.whoAnswers(VIP4, 6443, { localPort: 40000 }), 'error:timeout', 'no redirect yet: m1 forwards the probe');
+    const ct = await lab.net.exec('m1', ['conntrack', '-L', '-p', 'tcp', '--orig-src', '192.0.2.35', '--sport', '40000'], { okCodes: [0, 1] });
+    await md.set({ mode: 'ok', nics: [{ ips: [VIP4] }] });
+    await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(VIP4), { what: 'incoming redirect installed' });
+    const again = await lab.hc.whoAnswers(VIP4, 6443, { localPort: 40000 });
+    if (dropRange === 'none') {
+      assert.match(ct.stdout, /SYN_SENT.*UNREPLIED/, 'a forwarded, unreplied entry was recorded');
+      assert.equal(again, 'error:timeout', 'the same source port keeps matching the stale entry');
+      assert.equal(await lab.hc.whoAnswers(VIP4, 6443, { localPort: 40001 }), 'm1', 'another port works');
+    } else {
+      assert.doesNotMatch(ct.stdout, /192\.0\.2\.35/, 'the dropped probe left no conntrack entry');
+      assert.equal(again, 'm1', 'the same source port works once the redirect is in');
+    }
+  });
+}
+
+test('[S10 gcp] forwarded-ipv6s from metadata: IPv6 VIP managed like IPv4', { skip }, async (t) => {
+  const lab = await newLab(t, 'gcp');
+  const m1 = lab.master('m1');
+  await acceptForwardedIps(lab, 'm2');
+  await lab.setBackends(['m1']);
+  const dir = await makeStateDir(t);
+  const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [VIP4], ipv6s: [VIP6] }] });
+  await publish(dir, VIP6, 'up');
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--backend', 'iptables']));
+  t.after(() => routes.stop().then(() => undefined));
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'iptables', 'prerouting')).includes(VIP6), { what: 'v6 forwarded IP managed' });
+  assert.equal(await lab.client.whoAnswers(VIP6), 'm1', 'incoming IPv6 LB traffic served');
+  assert.equal(await m1.agent.whoAnswers(VIP6), 'm1', 'up: local');
+  await publish(dir, VIP6, 'down');
+  await lab.setBackends(['m2']);
+  await waitFor(async () => !(await kernelNatVips(lab.net, 'm1', 'iptables', 'output')).includes(VIP6), { what: 'v6 output withdrawn' });
+  assert.equal(await m1.agent.whoAnswers(VIP6), 'm2');
+});
+
+test('[S12 metadata] errors, garbage, a missing header and hangs keep the last good VIPs; garbage is never a VIP', { skip }, async (t) => {
+  const lab = await newLab(t, 'gcp');
+  const m1 = lab.master('m1');
+  const dir = await makeStateDir(t);
+  const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [VIP4] }] });
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--metadata-timeout', '300ms']));
+  t.after(() => routes.stop().then(() => undefined));
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(VIP4), { what: 'VIP from metadata' });
+  let failures = (await routes.status())!.metadata!.failures;
+  for (const mode of ['error500', 'garbage', 'no-flavor', 'hang'] as const) {
+    await md.set({ mode, nics: [{ ips: [VIP4] }] });
+    await waitFor(async () => (await routes.status())!.metadata!.failures > failures, { timeoutMs: 4000, what: `a failed read in mode ${mode}` });
+    failures = (await routes.status())!.metadata!.failures;
+    assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting'), [VIP4], `${mode}: last good VIPs kept`);
+  }
+  assert.deepEqual((await routes.status())!.metadata!.lastGood?.vips, [VIP4]);
+});
+
+test('[S11] a non-API port of a forwarded IP (an ingress LB on the node) is not captured unless --ports all', { skip }, async (t) => {
+  const lab = await newLab(t, 'gcp');
+  const m1 = lab.master('m1');
+  await lab.setBackends(['m1']);
+  // The ingress controller's service on m1, kube-proxy style: INGRESS_VIP:443 is DNATed to a
+  // pod port. Its chain runs after ours (priority -99), so a capture by ours would win.
+  await m1.agent.serve('ingress', '::', 8443);
+  await lab.net.nft('m1', `table ip kube-proxy-standin {\n chain pre {\n  type nat hook prerouting priority -99; policy accept;\n  ip daddr ${INGRESS_VIP} tcp dport 443 dnat to ${m1.ip4}:8443\n }\n}\n`);
+  const dir = await makeStateDir(t);
+  const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [VIP4, INGRESS_VIP] }] });
+  await publish(dir, VIP4, 'up');
+
+  const scoped = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url]));
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(INGRESS_VIP), { what: 'both forwarded IPs managed' });
+  assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'ingress', 'ingress traffic reaches the ingress controller');
+  assert.equal(await lab.client.whoAnswers(VIP4), 'm1', 'API traffic is still redirected');
+  assert.equal(await scoped.stop(), 0);
+
+  const all = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--ports', 'all']));
+  t.after(() => all.stop().then(() => undefined));
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(INGRESS_VIP), { what: 'both forwarded IPs managed' });
+  assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'error:ECONNREFUSED', '--ports all captures it (the old behaviour)');
+});
