@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { proxyCommand } from './proxy.ts';
 import { watchCommand } from './watch.ts';
 import { demoCommand } from './demo.ts';
+import { routesCommand } from './routes.ts';
 import { planCommand } from './plan.ts';
 import { checkCertCommand } from './check-cert.ts';
 
@@ -11,6 +12,7 @@ export function modeCommands(): Command[] {
     proxyCommand(),
     watchCommand(),
     demoCommand(),
+    routesCommand(),
     planCommand(),
     checkCertCommand(),
   ];
