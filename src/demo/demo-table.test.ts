@@ -19,9 +19,9 @@ test('the table shows what the proxy believes beside what is true, and the event
   const text = renderTable(snap, false);
   assert.match(text, /apiserver-1 +127\.0\.0\.1:1 +down +0 +9 +killed/);
   assert.match(text, /10 requests sent, 9 ok, 1 failed/);
-  assert.match(text, /\* 4\.8s +apiserver-1 is killed  → proxy stopped using it after 0\.1s/);
-  assert.doesNotMatch(text, /\x1b\[/, 'no colour codes without colour');
-  assert.match(renderTable(snap, true), /\x1b\[31mdown/);
+  assert.match(text, /\* 4\.8s +apiserver-1 is killed {2}→ proxy stopped using it after 0\.1s/);
+  assert.ok(!text.includes('\x1b['), 'no colour codes without colour');
+  assert.ok(renderTable(snap, true).includes('\x1b[31mdown'), 'down in red');
 });
 
 test('the summary names every timed failure and whether it was taken out', () => {
