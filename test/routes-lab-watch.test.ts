@@ -1,0 +1,85 @@
+// End to end in network namespaces: kubeward watch probes m1's apiserver stand-in and writes the
+// state files; kubeward routes on m1 turns them into rules (scenario 12). A failing /readyz, a
+// SIGTERM of the watcher and a killed watcher (stale heartbeat) each move m1's VIP traffic to the LB.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createInterface } from 'node:readline';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createTestCa } from '../testkit/certs.ts';
+import { waitFor } from '../testkit/wait-for.ts';
+import { NODE, REPO, labSkipReason, stopChild, type LabNet } from './lab/lab-net.ts';
+import { VIP4 } from './lab/cloud-lab.ts';
+import { newLab } from './lab/lab-fixtures.ts';
+import { RoutesProcess, makeStateDir } from './lab/routes-process.ts';
+import type { NsAgent } from './lab/ns-agent.ts';
+
+const skip = (await labSkipReason()) ?? false;
+
+/** The HTTPS apiserver stand-in as a process in a namespace; `command` writes to its stdin. */
+async function startStandin(net: LabNet, ns: string, name: string, certFile: string, keyFile: string) {
+  const child = net.spawn(ns, [NODE, join(REPO, 'testkit', 'apiserver-standin-main.ts'), '--cert', certFile, '--key', keyFile, '--host', '::', '--port', '6443', '--name', name]);
+  child.stderr!.resume();
+  const lines = createInterface({ input: child.stdout! });
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${name} stand-in exited ${code}`)));
+    lines.once('line', () => resolve());
+  });
+  return { command: (line: string) => void child.stdin!.write(line + '\n') };
+}
+
+/** Which apiserver answers https://VIP:6443/version from this namespace (its name, or the error). */
+async function whoServes(agent: NsAgent): Promise<string> {
+  const r = await agent.httpGet(`https://${VIP4}:6443/version`, 1500);
+  return 'status' in r ? String((JSON.parse(r.body) as { server: string }).server) : `error:${r.error}`;
+}
+
+test('[S12] end to end with kubeward watch: a failing /readyz, a SIGTERM and a killed watcher each move the node to the LB', { skip }, async (t) => {
+  const lab = await newLab(t, 'azure');
+  const m1 = lab.master('m1');
+  await lab.setBackends(['m2']);
+  const ca = await createTestCa();
+  t.after(() => rm(ca.dir, { recursive: true, force: true }));
+  const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1', `IP:${VIP4}`]);
+  for (const m of lab.masters) await m.agent.unserve(m.name); // the HTTPS stand-ins take port 6443
+  const api1 = await startStandin(lab.net, 'm1', 'm1', cert.certFile, cert.keyFile);
+  await startStandin(lab.net, 'm2', 'm2', cert.certFile, cert.keyFile);
+  const dir = await makeStateDir(t);
+
+  const watchArgs = ['watch', '--vip', VIP4, '--state-dir', dir, '--ca-file', ca.certFile, '--interval', '200ms', '--timeout', '500ms'];
+  const startWatch = () => {
+    const w = lab.net.spawn('m1', [NODE, join(REPO, 'src', 'cli', 'main.ts'), ...watchArgs, '--fall', '2', '--heartbeat', '500ms', '--admin-address', 'off']);
+    w.stdout!.resume();
+    w.stderr!.resume();
+    return w;
+  };
+  let watcher = startWatch();
+  t.after(() => stopChild(watcher, 'SIGKILL', 1000).then(() => undefined));
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, ['--provider', 'azure', '--state-dir', dir, '--stale-after', '3s']);
+  t.after(() => routes.stop().then(() => undefined));
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm1', { timeoutMs: 15_000, intervalMs: 100, what: 'watch says up, routes redirects' });
+
+  let started = performance.now();
+  api1.command('readyz fail');
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm2', { timeoutMs: 10_000, intervalMs: 50, what: 'traffic to the LB after /readyz fails' });
+  t.diagnostic(`readyz failing → m1's VIP traffic on m2 after ${(performance.now() - started).toFixed(0)} ms (interval 200ms, fall 2)`);
+  assert.deepEqual((await routes.status())!.vips.map((v) => [v.file, v.up]), [['down', false]]);
+
+  api1.command('readyz ok');
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm1', { timeoutMs: 10_000, intervalMs: 50, what: 'back to local after recovery' });
+
+  started = performance.now();
+  assert.equal(await stopChild(watcher, 'SIGTERM', 5000), 0);
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm2', { timeoutMs: 5000, intervalMs: 50, what: 'traffic to the LB after the watcher got SIGTERM' });
+  t.diagnostic(`watcher SIGTERM → m1's VIP traffic on m2 after ${(performance.now() - started).toFixed(0)} ms`);
+
+  watcher = startWatch();
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm1', { timeoutMs: 15_000, intervalMs: 100, what: 'up again with a new watcher' });
+  started = performance.now();
+  await stopChild(watcher, 'SIGKILL', 1000); // no chance to write .down: only the heartbeat ages
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm2', { timeoutMs: 8000, intervalMs: 100, what: 'stale heartbeat withdraws the redirect' });
+  const staleMs = performance.now() - started;
+  t.diagnostic(`watcher SIGKILL → m1's VIP traffic on m2 after ${staleMs.toFixed(0)} ms (--stale-after 3s, heartbeat 500ms)`);
+  assert.ok(staleMs > 2000, 'not before the heartbeat is stale');
+  assert.match((await routes.status())!.vips[0]!.reason, /stale/);
+});
