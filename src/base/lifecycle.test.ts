@@ -32,3 +32,21 @@ test('once() runs the wrapped function a single time', async () => {
   await close();
   assert.equal(calls, 1);
 });
+
+test('the first signal runs the shutdown; a second one during it forces exit 1', async () => {
+  const { EventEmitter } = await import('node:events');
+  const { exitOnSignals } = await import('./lifecycle.ts');
+  const exits: number[] = [];
+  const proc = Object.assign(new EventEmitter(), { exit: (code: number) => void exits.push(code), exitCode: undefined });
+  const sd = new Shutdown(createSilentLogger());
+  let release!: () => void;
+  sd.add('slow', () => new Promise<void>((r) => (release = r)));
+  exitOnSignals(sd, createSilentLogger(), proc as unknown as NodeJS.Process);
+  proc.emit('SIGTERM', 'SIGTERM');
+  assert.equal(sd.started, true);
+  proc.emit('SIGINT', 'SIGINT');
+  assert.deepEqual(exits, [1]);
+  while (!release) await new Promise((r) => setImmediate(r));
+  release();
+  assert.equal(await sd.finished, 'received SIGTERM');
+});
