@@ -1,7 +1,8 @@
 // Failover through the proxy with real TLS apiserver stand-ins: refused upstream retried, hung
 // upstream taken out by the active check, graceful shutdown drained without failed requests,
 // fail-open and recovery, and the jittered close of a dead upstream's connections.
-import { test, before } from 'node:test';
+import { test, before, after } from 'node:test';
+import { rm } from 'node:fs/promises';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
@@ -19,6 +20,7 @@ before(async () => {
   ca = await createTestCa();
   cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1']);
 });
+after(() => rm(ca.dir, { recursive: true, force: true }));
 
 async function standins(t: TestContext, n: number): Promise<ApiserverStandin[]> {
   const list = Array.from({ length: n }, (_, i) => new ApiserverStandin({ cert: cert.cert, key: cert.key, name: `api-${i}` }));

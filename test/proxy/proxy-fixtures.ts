@@ -98,8 +98,8 @@ export function upstreamState(proxy: ProxyHandle, upstream: HostPort | string, f
   return u;
 }
 
-export function waitForState(proxy: ProxyHandle, upstream: HostPort, state: UpstreamState, timeoutMs = 5000): Promise<unknown> {
-  return waitFor(() => upstreamState(proxy, upstream).state === state, { timeoutMs, intervalMs: 10, what: `upstream ${upstream.port} ${state}` });
+export function waitForState(proxy: ProxyHandle, upstream: HostPort, state: UpstreamState, timeoutMs = 5000, frontend = 'test'): Promise<unknown> {
+  return waitFor(() => upstreamState(proxy, upstream, frontend).state === state, { timeoutMs, intervalMs: 10, what: `upstream ${upstream.port} ${state}` });
 }
 
 /** Connects through the proxy and resolves with the socket and the upstream's greeting. */

@@ -1,0 +1,71 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { parse as parseYaml } from 'yaml';
+import { checkProxyConfig, proxyFields, resolveProxyConfig } from './proxy-config.ts';
+
+const schema = z.strictObject(proxyFields);
+const parse = (raw: unknown) => schema.parse(raw);
+
+test('flags alone make one frontend named default, listening on loopback 6443 unless told otherwise', () => {
+  const c = resolveProxyConfig(parse({ upstream: ['10.0.0.1:6443', '10.0.0.2:6443'] }));
+  assert.equal(c.frontends.length, 1);
+  const f = c.frontends[0]!;
+  assert.deepEqual([f.name, f.listen, f.upstreams.length], ['default', [{ host: '127.0.0.1', port: 6443 }], 2]);
+  assert.deepEqual(
+    [f.healthCheck.type, f.healthCheck.path, f.healthCheck.intervalMs, f.healthCheck.timeoutMs, f.healthCheck.rise, f.healthCheck.fall],
+    ['readyz', '/readyz', 1000, 1000, 2, 2],
+  );
+  assert.deepEqual([f.connectTimeoutMs, f.idleTimeoutMs, f.maxRetries, f.drainSpreadMs, c.shutdownGraceMs], [1000, 600_000, undefined, 5000, 30_000]);
+});
+
+test('top-level keys are defaults for every frontend and a frontend overrides them', () => {
+  const yaml = `
+interval: 2s
+caFile: /etc/kubernetes/pki/ca.crt
+drainSpread: 3s
+frontends:
+  - name: apiserver
+    listen: ["127.0.0.1:6443", "[::1]:6443"]
+    upstreams: ["10.0.0.1:6443"]
+    healthCheck: {type: readyz, path: /readyz, insecureSkipTlsVerify: true}
+    connectTimeout: 1s
+    idleTimeout: 10m
+  - name: etcd
+    listen: ["127.0.0.1:2379"]
+    upstreams: ["10.0.0.1:2379"]
+    healthCheck: {type: readyz, path: /health, caFile: /etc/ssl/etcd/ca.pem, clientCert: /c.pem, clientKey: /k.pem, interval: 500ms}
+    drainSpread: 0s
+`;
+  const c = resolveProxyConfig(parse(parseYaml(yaml)));
+  const [api, etcd] = c.frontends;
+  assert.deepEqual([api!.listen[1], api!.healthCheck.caFile, api!.healthCheck.insecureSkipTlsVerify, api!.healthCheck.intervalMs, api!.drainSpreadMs], [{ host: '::1', port: 6443 }, '/etc/kubernetes/pki/ca.crt', true, 2000, 3000]);
+  assert.deepEqual([etcd!.healthCheck.path, etcd!.healthCheck.caFile, etcd!.healthCheck.intervalMs, etcd!.drainSpreadMs], ['/health', '/etc/ssl/etcd/ca.pem', 500, 0]);
+  assert.equal(checkProxyConfig(parse(parseYaml(yaml))), undefined);
+});
+
+const problems: { name: string; raw: unknown; want: RegExp }[] = [
+  { name: 'nothing to proxy', raw: {}, want: /nothing to proxy/ },
+  { name: '--listen without --upstream', raw: { listen: ['127.0.0.1:1'] }, want: /--listen needs at least one --upstream/ },
+  { name: 'the same listen address in two frontends', raw: { frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] }, { name: 'b', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] }] }, want: /^frontends\[1\]\.listen: 127\.0\.0\.1:1 is also the listen address of frontend "a"/ },
+  { name: 'the flags frontend and a file frontend on one address', raw: { upstream: ['1.1.1.1:1'], frontends: [{ name: 'a', listen: ['127.0.0.1:6443'], upstreams: ['1.1.1.1:1'] }] }, want: /^frontends\[0\]\.listen: 127\.0\.0\.1:6443 is also the listen address of frontend "default"/ },
+  { name: 'two frontends with one name', raw: { frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] }, { name: 'a', listen: ['127.0.0.1:2'], upstreams: ['1.1.1.1:1'] }] }, want: /^frontends\[1\]\.name: .*used twice/ },
+  { name: 'an upstream listed twice', raw: { upstream: ['1.1.1.1:1', '1.1.1.1:1'] }, want: /^--upstream: 1\.1\.1\.1:1 is listed twice/ },
+  { name: 'a client certificate without its key', raw: { upstream: ['1.1.1.1:1'], clientCert: '/c.pem' }, want: /--client-cert\/--client-key: give both or neither/ },
+];
+
+for (const p of problems) {
+  test(`a config with ${p.name} is refused with the key named`, () => {
+    assert.match(checkProxyConfig(parse(p.raw)) ?? 'accepted', p.want);
+  });
+}
+
+test('port 0 (tests, ephemeral) may repeat', () => {
+  assert.equal(checkProxyConfig(parse({ listen: ['127.0.0.1:0', '127.0.0.1:0'], upstream: ['1.1.1.1:1'] })), undefined);
+});
+
+test('the schema refuses an unknown check type, an empty upstream list and unknown keys', () => {
+  assert.equal(schema.safeParse({ healthCheck: 'http' }).success, false);
+  assert.equal(schema.safeParse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: [] }] }).success, false);
+  assert.equal(schema.safeParse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'], healthCheck: { kind: 'tcp' } }] }).success, false);
+});
