@@ -2,7 +2,7 @@
 // again"; every look is a full read, so a missed or merged event costs nothing but latency, and
 // the periodic resync covers what inotify cannot see (the directory replaced, events dropped).
 import { watch, type FSWatcher } from 'node:fs';
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';
@@ -16,8 +16,6 @@ export class StateDirReader {
   readonly #onChange: () => void;
   readonly #log: Logger;
   #watcher: FSWatcher | undefined;
-  /** Inode of the watched directory: a directory deleted and made again needs a new watch. */
-  #ino: number | undefined;
   #closed = false;
 
   constructor(dir: string, onChange: () => void, log: Logger) {
@@ -31,15 +29,16 @@ export class StateDirReader {
     return this.#watcher !== undefined;
   }
 
-  /** Creates the directory if missing and (re)starts watching it; safe to call again. */
+  /**
+   * Creates the directory if missing and starts a fresh watch on it. Called before every full read:
+   * a directory deleted and made again (even with the same inode number) is then watched again, and
+   * anything that changed in between is seen by the read that follows.
+   */
   async ensureWatching(): Promise<void> {
     if (this.#closed) return;
     await mkdir(this.dir, { recursive: true, mode: 0o755 });
-    const ino = (await stat(this.dir)).ino;
-    if (this.#watcher && ino === this.#ino) return;
     this.#watcher?.close();
     this.#watcher = undefined;
-    this.#ino = ino;
     try {
       const w = watch(this.dir, { persistent: false }, () => this.#onChange());
       w.on('error', (err) => {
