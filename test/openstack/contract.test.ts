@@ -94,6 +94,16 @@ for (const target of contractTargets(process.env)) {
         }
       });
 
+      test('a new router starts at revision 1 and attaching an interface bumps it', async () => {
+        const other = await fx.network('10.78.0.0/24');
+        const created = await fx.call<{ router: { id: string; revision_number: number; routes: unknown[] } }>('network', { method: 'POST', path: '/routers', body: { router: { name: `${fx.prefix}-r2` } } });
+        assert.deepEqual([created.router.revision_number, created.router.routes], [1, []]);
+        await fx.call('network', { method: 'PUT', path: `/routers/${created.router.id}/add_router_interface`, body: { subnet_id: other.subnetId } });
+        assert.equal((await s.admin.neutron.getRouter(created.router.id))!.revision_number, 2);
+        await fx.call('network', { method: 'PUT', path: `/routers/${created.router.id}/remove_router_interface`, body: { subnet_id: other.subnetId } });
+        await fx.call('network', { method: 'DELETE', path: `/routers/${created.router.id}` });
+      });
+
       test('a full-list update replaces the routes, returns them sorted by destination and bumps revision_number by one', async () => {
         const before = (await s.admin.neutron.getRouter(router))!;
         const given = [{ destination: '172.100.10.0/24', nexthop: hostIn(net, 5) }, { destination: '172.100.1.0/24', nexthop: hostIn(net, 5) }, { destination: '172.100.0.0/24', nexthop: hostIn(net, 6) }];
@@ -153,11 +163,14 @@ for (const target of contractTargets(process.env)) {
         await rejectsWith(raw, 500, 'HTTPInternalServerError');
       });
 
-      test('If-Match with a stale revision is 412 RevisionNumberConstraintFailed (E_CONFLICT); the current one succeeds', async () => {
+      test('If-Match with a stale revision is 412 RevisionNumberConstraintFailed (E_CONFLICT) when the update changes something', async () => {
         const r = (await s.admin.neutron.getRouter(router))!;
-        const err = await rejectsWith(s.admin.neutron.updateRoutes(router, [], { ifRevision: r.revision_number - 1 }), 412, 'RevisionNumberConstraintFailed', new RegExp(`current revision is ${r.revision_number}`));
+        const change = [{ destination: '172.102.0.0/24', nexthop: hostIn(net, 5) }];
+        const err = await rejectsWith(s.admin.neutron.updateRoutes(router, change, { ifRevision: r.revision_number - 1 }), 412, 'RevisionNumberConstraintFailed', new RegExp(`Constrained to ${r.revision_number - 1}, but current revision is ${r.revision_number}`));
         assert.equal(err.code, 'E_CONFLICT');
-        const ok = await s.admin.neutron.updateRoutes(router, [{ destination: '172.102.0.0/24', nexthop: hostIn(net, 5) }], { ifRevision: r.revision_number });
+        const unchanged = await s.admin.neutron.updateRoutes(router, r.routes, { ifRevision: r.revision_number - 1 });
+        assert.equal(unchanged.revision_number, r.revision_number, 'a stale If-Match on an update that changes nothing is not checked');
+        const ok = await s.admin.neutron.updateRoutes(router, change, { ifRevision: r.revision_number });
         assert.equal(ok.revision_number, r.revision_number + 1);
         await s.admin.neutron.updateRoutes(router, []);
       });
@@ -315,7 +328,11 @@ for (const target of contractTargets(process.env)) {
         await s.admin.nova.addSecurityGroup(serverB, g.name);
         const names = (await s.admin.nova.getServer(serverB))!.security_groups!.map((x) => x.name).sort();
         assert.deepEqual(names, ['default', g.name].sort());
-        await rejectsWith(s.admin.nova.addSecurityGroup(serverB, `${fx.prefix}-no-such-group`), 404, 'itemNotFound');
+        await rejectsWith(s.admin.nova.addSecurityGroup(serverB, g.name), 400, 'badRequest', /Duplicate items in the list/);
+        await rejectsWith(s.admin.nova.addSecurityGroup(serverB, `${fx.prefix}-no-such-group`), 404, 'itemNotFound', /is not found for project/);
+        const other = await fx.securityGroup('other');
+        const remove = s.admin.http.request('compute', { method: 'POST', path: `/servers/${serverB}/action`, body: { removeSecurityGroup: { name: other.name } } });
+        await rejectsWith(remove, 404, 'itemNotFound', /not associated with the instance/);
       });
 
       test('a soft reboot shows REBOOT, refuses a second soft one with 409, and ends ACTIVE', async (t) => {
@@ -327,6 +344,10 @@ for (const target of contractTargets(process.env)) {
           await rejectsWith(s.admin.nova.reboot(serverB, 'SOFT'), 409, 'conflictingRequest', /while it is in task_state rebooting/);
         }
         await waitFor(async () => (await s.admin.nova.getServer(serverB))?.status === 'ACTIVE', { timeoutMs: 30_000, intervalMs: 200, what: 'ACTIVE after reboot' });
+        await s.admin.nova.reboot(serverB, 'HARD');
+        const hard = (await s.admin.nova.getServer(serverB))!;
+        if (hard.status === 'HARD_REBOOT') await rejectsWith(s.admin.nova.reboot(serverB, 'SOFT'), 409, 'conflictingRequest', /task_state rebooting_hard/);
+        await waitFor(async () => (await s.admin.nova.getServer(serverB))?.status === 'ACTIVE', { timeoutMs: 30_000, intervalMs: 200, what: 'ACTIVE after hard reboot' });
         const bogus = s.admin.http.request('compute', { method: 'POST', path: `/servers/${serverB}/action`, body: { reboot: { type: 'BOGUS' } } });
         await rejectsWith(bogus, 400, 'badRequest', /'BOGUS' is not one of/);
       });
@@ -336,13 +357,20 @@ for (const target of contractTargets(process.env)) {
         assert.equal(await s.admin.nova.getServer('00000000-0000-4000-8000-00000000beef'), undefined);
         await rejectsWith(s.admin.nova.reboot('00000000-0000-4000-8000-00000000beef', 'HARD'), 404, 'itemNotFound', /could not be found/);
         const raw = s.admin.http.request('compute', { method: 'GET', path: '/servers', headers: { 'openstack-api-version': 'compute 2.999', 'x-openstack-nova-api-version': '2.999' } });
-        await rejectsWith(raw, 406, undefined, /not supported by the API/);
+        await rejectsWith(raw, 406, 'computeFault', /not supported by the API/);
+        const marker = s.admin.http.request('compute', { method: 'GET', path: '/servers/detail', query: { marker: 'no-such-marker' } });
+        await rejectsWith(marker, 400, 'badRequest', /marker \[no-such-marker\] not found/);
       });
 
       test('a deleted server is gone after a while; deleting it again finds it absent', async (t) => {
         if (!s.hasNova) return t.skip('Nova is not in the catalog');
         const id = await fx.server('c', net.networkId);
         assert.equal(await s.admin.nova.deleteServer(id), 'deleted');
+        const deleting = await s.admin.nova.getServer(id);
+        if (deleting) {
+          assert.deepEqual([deleting.status, deleting['OS-EXT-STS:task_state']], ['ACTIVE', 'deleting']);
+          await rejectsWith(s.admin.nova.reboot(id, 'HARD'), 409, 'conflictingRequest', /task_state deleting/);
+        }
         await waitFor(async () => (await s.admin.nova.getServer(id)) === undefined, { timeoutMs: 30_000, intervalMs: 200, what: 'server gone' });
         assert.equal(await s.admin.nova.deleteServer(id), 'absent');
       });

@@ -211,7 +211,7 @@ function createRule(store: EmulatorStore, ctx: Ctx, getSg: (ctx: Ctx, id: string
   const rule: RuleRec = {
     ...stamps(store, g.project_id), security_group_id: g.id, direction, ethertype, protocol, port_range_min: min, port_range_max: max,
     remote_ip_prefix: prefix, normalized_cidr: normalized, remote_group_id: typeof b.remote_group_id === 'string' ? b.remote_group_id : null,
-    description: String(b.description ?? ''),
+    description: String(b.description ?? ''), revision_number: 0,
   };
   const same = [...store.rules.values()].find((r) => r.security_group_id === g.id && r.direction === direction && r.ethertype === ethertype && r.protocol === protocol
     && r.port_range_min === min && r.port_range_max === max && r.normalized_cidr === normalized && r.remote_group_id === rule.remote_group_id);

@@ -19,7 +19,7 @@ export function mustGet<T extends { project_id: string }>(ctx: Ctx, map: Map<str
 
 export function stamps(store: EmulatorStore, projectId: string): { id: string; project_id: string; created_at: number; updated_at: number; revision_number: number } {
   const now = store.clock.now();
-  return { id: store.newId(), project_id: projectId, created_at: now, updated_at: now, revision_number: 0 };
+  return { id: store.newId(), project_id: projectId, created_at: now, updated_at: now, revision_number: 1 };
 }
 
 /** Neutron bumps revision_number (and updated_at) on every change to an object. */
@@ -95,7 +95,7 @@ export function addRule(store: EmulatorStore, sg: SgRec, r: { direction: 'ingres
   const rule = {
     ...stamps(store, sg.project_id),
     security_group_id: sg.id, direction: r.direction, ethertype: r.ethertype, protocol: null, port_range_min: null, port_range_max: null,
-    remote_ip_prefix: null, normalized_cidr: null, remote_group_id: r.remote_group_id ?? null, description: '',
+    remote_ip_prefix: null, normalized_cidr: null, remote_group_id: r.remote_group_id ?? null, description: '', revision_number: 0,
   };
   store.rules.set(rule.id, rule);
 }

@@ -71,9 +71,11 @@ export function checkIfMatch(ctx: Ctx, rec: { revision_number: number }): void {
   }
 }
 
+const sameRoutes = (a: RouteRec[], b: RouteRec[]) => a.length === b.length && a.every((r) => b.some((o) => sameRoute(o, r)));
+
 function setRoutes(store: EmulatorStore, router: RouterRec, routes: RouteRec[]): void {
   checkRoutes(store, router, routes);
-  const changed = routes.length !== router.routes.length || routes.some((r) => !router.routes.some((o) => sameRoute(o, r)));
+  const changed = !sameRoutes(routes, router.routes);
   router.routes = routes;
   if (changed) bump(store, router);
 }
@@ -98,11 +100,13 @@ export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
   t.add('PUT', '/routers/:id', (ctx) => {
     const router = get(ctx);
     const b = wrapped(ctx, 'router');
-    checkIfMatch(ctx, router);
     const routes = 'routes' in b ? parseRoutes(b.routes) : undefined;
+    const renamed = typeof b.name === 'string' && b.name !== router.name;
+    // Neutron checks If-Match when it writes: an update that changes nothing succeeds even when stale.
+    if (renamed || (routes && !sameRoutes(routes, router.routes))) checkIfMatch(ctx, router);
     if (routes) setRoutes(store, router, routes);
-    if (typeof b.name === 'string' && b.name !== router.name) {
-      router.name = b.name;
+    if (renamed) {
+      router.name = String(b.name);
       bump(store, router);
     }
     return ok({ router: routerView(router) });

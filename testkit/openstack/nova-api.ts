@@ -203,7 +203,7 @@ function findGroup(store: EmulatorStore, ctx: Ctx, projectId: string, nameOrId: 
   if (byId && byId.project_id === projectId) return byId.id;
   const named = [...store.securityGroups.values()].filter((g) => g.project_id === projectId && g.name === nameOrId);
   if (named.length > 1) throw new ApiFault(409, 'conflictingRequest', `Multiple security group matches found for name '${nameOrId}', use an ID to be more specific.`);
-  if (named.length === 0) throw new ApiFault(404, 'itemNotFound', `Security group ${nameOrId} not found for project ${projectId}.`);
+  if (named.length === 0) throw new ApiFault(404, 'itemNotFound', `Security group ${nameOrId} is not found for project ${projectId}`);
   return named[0]!.id;
 }
 
@@ -261,10 +261,11 @@ function serverAction(store: EmulatorStore, ctx: Ctx, s: ServerRec) {
     const ports = [...store.ports.values()].filter((p) => p.device_id === s.id);
     const has = ports.some((p) => p.security_groups.includes(groupId));
     if (action === 'addSecurityGroup') {
-      if (has) throw new ApiFault(400, 'badRequest', `Security group ${name} is already associated with the instance ${s.id}`);
+      // Nova passes the doubled list to Neutron and relays its validation error.
+      if (has) throw new ApiFault(400, 'badRequest', `Invalid input for security_groups. Reason: Duplicate items in the list: '${groupId}'.`);
       for (const p of ports) p.security_groups = [...p.security_groups, groupId];
     } else {
-      if (!has) throw new ApiFault(400, 'badRequest', `Security group ${name} not associated with the instance ${s.id}`);
+      if (!has) throw new ApiFault(404, 'itemNotFound', `Security group ${name} not associated with the instance ${s.id}`);
       for (const p of ports) p.security_groups = p.security_groups.filter((g) => g !== groupId);
     }
     return noContent(202);
