@@ -1,0 +1,149 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decideRouteGc, ownRoutes, refusalReason, routeKey, type RouteGcInput, type RouteGcMemory } from './decide-routegc.ts';
+import { inst, node, r } from './routegc-fixtures.test-helpers.ts';
+
+const OPTS = { clusterCidr: '100.100.0.0/16', routeLimit: 30 };
+const fresh: RouteGcMemory = { suspects: [] };
+
+/** Runs the decision twice on the same observation, as two cycles would. */
+function twoCycles(input: Omit<RouteGcInput, 'memory'>, opts = OPTS) {
+  const first = decideRouteGc({ ...input, memory: fresh }, opts);
+  const second = decideRouteGc({ ...input, memory: first.memory }, opts);
+  return { first, second };
+}
+
+const keys = (fs: { route: { destination: string; nexthop: string } }[]) => fs.map((f) => `${f.route.destination}>${f.route.nexthop}`);
+
+test('R1: only the in-CIDR route with an unknown next hop is orphaned; wider and foreign prefixes are never ours', () => {
+  const input = {
+    routes: [r('100.100.1.0/24', '10.0.0.11'), r('100.100.2.0/24', '10.0.0.99'), r('100.100.3.0/24', '172.24.4.5'), r('10.200.0.0/16', '10.0.0.99'), r('100.100.0.0/15', '10.0.0.99')],
+    instances: [inst('s1', ['10.0.0.11']), inst('s2', ['10.0.0.12', '172.24.4.5'])],
+    nodes: [node('s1', ['10.0.0.11']), node('s2', ['10.0.0.12'])],
+  };
+  const { first, second } = twoCycles(input);
+  assert.deepEqual(keys(first.pending), ['100.100.2.0/24>10.0.0.99'], 'first sighting waits');
+  assert.deepEqual(first.remove, []);
+  assert.deepEqual(keys(second.remove), ['100.100.2.0/24>10.0.0.99'], 'second sighting removes');
+  assert.deepEqual(second.counts, { seen: 5, ours: 3, orphaned: 1, duplicate: 0 });
+});
+
+test('R2: a router without routes of the cluster gives nothing to do and keeps the instance count it had', () => {
+  const d = decideRouteGc({ routes: [r('10.200.0.0/16', '10.0.0.99')], instances: [], nodes: [node('n', ['10.0.0.1'])], memory: { suspects: ['x'], lastInstanceCount: 4 } }, OPTS);
+  assert.equal(d.refusal, undefined, 'no cluster routes: the empty list is not looked at');
+  assert.deepEqual([d.remove, d.pending, d.memory], [[], [], { suspects: [], lastInstanceCount: 4 }]);
+});
+
+test('R5: of two routes for one pod CIDR, the one not reaching the Node that owns it goes after two cycles', () => {
+  const input = {
+    routes: [r('100.100.4.0/24', '10.0.0.11'), r('100.100.4.0/24', '10.0.0.12')],
+    instances: [inst('id-1', ['10.0.0.11'], { name: 's1' }), inst('id-2', ['10.0.0.12'], { name: 's2' })],
+    nodes: [node('s1', ['10.0.0.11'], ['100.100.1.0/24'], 'id-1'), node('s2', ['10.0.0.12'], ['100.100.4.0/24'], 'id-2')],
+  };
+  const { first, second } = twoCycles(input);
+  assert.deepEqual(keys(first.pending), ['100.100.4.0/24>10.0.0.11']);
+  assert.deepEqual(keys(second.remove), ['100.100.4.0/24>10.0.0.11']);
+  assert.equal(second.remove[0]!.reason, 'duplicate');
+  assert.equal(second.counts.duplicate, 1);
+});
+
+test('duplicates nobody can settle are reported, not removed', () => {
+  const cases = [
+    { name: 'no Node owns the pod CIDR', nodes: [node('s1', ['10.0.0.11']), node('s2', ['10.0.0.12'])], why: /no Node owns/ },
+    { name: 'the owner is reached by neither route', nodes: [node('s1', ['10.0.0.11']), node('s2', ['10.0.0.12']), node('s3', ['10.0.0.13'], ['100.100.4.0/24'])], why: /none of the next hops is Node s3/ },
+  ];
+  for (const c of cases) {
+    const input = { routes: [r('100.100.4.0/24', '10.0.0.11'), r('100.100.4.0/24', '10.0.0.12')], instances: [inst('s1', ['10.0.0.11']), inst('s2', ['10.0.0.12']), inst('s3', ['10.0.0.13'])], nodes: c.nodes };
+    const { second } = twoCycles(input);
+    assert.deepEqual(second.remove, [], c.name);
+    assert.equal(second.unresolved.length, 2, c.name);
+    assert.match(second.unresolved[0]!.detail, c.why, c.name);
+  }
+});
+
+test('an orphan and a live route for one destination: the orphan goes as orphaned, no duplicate is left to settle', () => {
+  const { second } = twoCycles({ routes: [r('100.100.4.0/24', '10.0.0.11'), r('100.100.4.0/24', '10.0.0.99')], instances: [inst('s1', ['10.0.0.11'])], nodes: [node('s1', ['10.0.0.11'])] });
+  assert.deepEqual(keys(second.remove), ['100.100.4.0/24>10.0.0.99']);
+  assert.equal(second.remove[0]!.reason, 'orphaned');
+  assert.deepEqual(second.unresolved, []);
+});
+
+test('R7: an empty instance list while Nodes exist refuses the cycle and forgets earlier suspicions', () => {
+  const d = decideRouteGc({ routes: [r('100.100.1.0/24', '10.0.0.11')], instances: [], nodes: [node('s1', ['10.0.0.11'])], memory: { suspects: ['100.100.1.0/24>x'], lastInstanceCount: 3 } }, OPTS);
+  assert.match(d.refusal ?? '', /empty while 1 Node/);
+  assert.deepEqual([d.remove, d.pending, d.memory.suspects], [[], [], []]);
+});
+
+test('the refusal rule: empty or shrunk by more than the allowed fraction, only while Nodes exist', () => {
+  const cases: [number, number, number | undefined, string | undefined][] = [
+    [0, 3, undefined, 'empty'],
+    [0, 0, 5, undefined],
+    [4, 3, 10, 'shrank from 10 to 4'],
+    [5, 3, 10, undefined],
+    [1, 3, 3, 'shrank from 3 to 1'],
+    [12, 3, 10, undefined],
+    [1, 1, undefined, undefined],
+  ];
+  for (const [instances, nodes, last, want] of cases) {
+    const got = refusalReason(instances, nodes, last, 0.5);
+    if (want === undefined) assert.equal(got, undefined, `${instances}/${nodes}/${last}`);
+    else assert.match(got ?? '', new RegExp(want), `${instances}/${nodes}/${last}`);
+  }
+});
+
+test('a shrink that persists is accepted one cycle after the refusal, then needs two sightings again', () => {
+  const routes = [r('100.100.1.0/24', '10.0.0.11'), r('100.100.9.0/24', '10.0.0.19')];
+  const nodes = [node('s1', ['10.0.0.11'])];
+  const big = Array.from({ length: 10 }, (_, i) => inst(`s${i + 1}`, [`10.0.0.${11 + i}`]));
+  let memory: RouteGcMemory = { suspects: [], lastInstanceCount: big.length };
+  const small = [big[0]!];
+  const refused = decideRouteGc({ routes, instances: small, nodes, memory }, OPTS);
+  assert.ok(refused.refusal);
+  memory = refused.memory;
+  const next = decideRouteGc({ routes, instances: small, nodes, memory }, OPTS);
+  assert.equal(next.refusal, undefined);
+  assert.deepEqual(keys(next.pending), ['100.100.9.0/24>10.0.0.19']);
+  const last = decideRouteGc({ routes, instances: small, nodes, memory: next.memory }, OPTS);
+  assert.deepEqual(keys(last.remove), ['100.100.9.0/24>10.0.0.19']);
+});
+
+test('an orphan that disappears or recovers between cycles is not removed', () => {
+  const routes = [r('100.100.2.0/24', '10.0.0.12')];
+  const nodes = [node('s1', ['10.0.0.11'])];
+  const first = decideRouteGc({ routes, instances: [inst('s1', ['10.0.0.11'])], nodes, memory: fresh }, OPTS);
+  assert.equal(first.pending.length, 1);
+  const recovered = decideRouteGc({ routes, instances: [inst('s1', ['10.0.0.11']), inst('s2', ['10.0.0.12'])], nodes, memory: first.memory }, OPTS);
+  assert.deepEqual([recovered.remove, recovered.pending, recovered.memory.suspects], [[], [], []]);
+});
+
+test('next hops resolve against Node addresses too, unless the Node\'s providerID names a server that is gone', () => {
+  const routes = [r('100.100.1.0/24', '10.0.0.21'), r('100.100.2.0/24', '10.0.0.22')];
+  const nodes = [node('bare-metal', ['10.0.0.21']), node('gone', ['10.0.0.22'], [], 'deleted-uuid'), node('s1', ['10.0.0.11'])];
+  const { second } = twoCycles({ routes, instances: [inst('s1', ['10.0.0.11'])], nodes });
+  assert.deepEqual(keys(second.remove), ['100.100.2.0/24>10.0.0.22']);
+});
+
+test('IPv6 cluster CIDRs and next hops in other spellings are handled by value', () => {
+  const opts = { clusterCidr: 'fd00:100::/56', routeLimit: 30 };
+  const routes = [r('fd00:100:0:1::/64', 'fd00::0:11'), r('fd00:100:0:2::/64', 'fd00::99'), r('fd00:200::/64', 'fd00::99')];
+  const { second } = twoCycles({ routes, instances: [inst('s1', ['fd00::11'])], nodes: [node('s1', ['fd00::11'])] }, opts);
+  assert.deepEqual(keys(second.remove), ['fd00:100:0:2::/64>fd00::99']);
+});
+
+test('the route-limit warning starts when fewer than the headroom are left', () => {
+  const routes = (n: number) => Array.from({ length: n }, (_, i) => r(`100.100.${i}.0/24`, '10.0.0.11'));
+  const run = (n: number, limit: number) => decideRouteGc({ routes: routes(n), instances: [inst('s1', ['10.0.0.11'])], nodes: [], memory: fresh }, { ...OPTS, routeLimit: limit }).routeLimit;
+  assert.deepEqual(run(26, 30), { count: 26, limit: 30, approaching: false });
+  assert.deepEqual(run(27, 30), { count: 27, limit: 30, approaching: true });
+  assert.equal(run(27, 100).approaching, false, 'a raised limit is honoured');
+});
+
+test('memory keys survive Neutron reordering and a bad cluster CIDR is a programming error', () => {
+  assert.equal(routeKey(r('100.100.1.0/24', 'fd00::1')), routeKey(r('100.100.1.0/24', 'fd00:0::1')));
+  assert.throws(() => decideRouteGc({ routes: [], instances: [], nodes: [], memory: fresh }, { clusterCidr: '', routeLimit: 30 }), /not a CIDR/);
+});
+
+test('termination clean-up takes every route inside the cluster CIDR and nothing else', () => {
+  const routes = [r('100.100.1.0/24', '10.0.0.11'), r('10.200.0.0/16', '10.0.0.99'), r('100.100.0.0/15', '10.0.0.99'), r('100.100.2.0/24', '10.0.0.99')];
+  assert.deepEqual(ownRoutes(routes, '100.100.0.0/16').map((x) => x.destination), ['100.100.1.0/24', '100.100.2.0/24']);
+});
