@@ -36,7 +36,10 @@ export function serverView(store: EmulatorStore, s: ServerRec, ctx: Ctx): Obj {
   const view: Obj = {
     id: s.id, name: s.name, status: serverStatus(s), tenant_id: s.project_id, user_id: s.user_id, metadata: s.metadata,
     hostId: s.host ? 'f0e1d2c3b4a5' : '', image: { id: s.imageId, links: [] },
-    flavor: { vcpus: flavor?.vcpus ?? 1, ram: flavor?.ram ?? 64, disk: flavor?.disk ?? 1, ephemeral: 0, swap: 0, original_name: flavor?.name ?? s.flavorId, extra_specs: {} },
+    // Microversion 2.47 embeds the flavor; older ones only link to it.
+    flavor: atLeast(ctx, 47)
+      ? { vcpus: flavor?.vcpus ?? 1, ram: flavor?.ram ?? 64, disk: flavor?.disk ?? 1, ephemeral: 0, swap: 0, original_name: flavor?.name ?? s.flavorId, extra_specs: {} }
+      : { id: s.flavorId, links: [] },
     created: isoSeconds(s.created), updated: isoSeconds(s.updated), addresses, accessIPv4: '', accessIPv6: '',
     links: [{ rel: 'self', href: `${ctx.baseUrl}/compute/v2.1/servers/${s.id}` }], 'OS-DCF:diskConfig': 'MANUAL', progress: 0,
     'OS-EXT-AZ:availability_zone': 'nova', config_drive: '', key_name: s.key_name,
