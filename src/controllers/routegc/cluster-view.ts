@@ -26,6 +26,8 @@ export interface ClusterNode {
   /** spec.podCIDRs, or spec.podCIDR when only that is set. */
   podCidrs: string[];
   uid?: string;
+  /** NetworkUnavailable is True, or the node carries the kubeward.io/pod-network-broken annotation. */
+  podNetworkBroken?: boolean;
 }
 
 /**

@@ -1,0 +1,75 @@
+// Repairs 3 and 4 (pure): instances that never became Nodes get a soft reboot, then a hard reboot,
+// then deletion; errored instances are deleted. Deletions share a per-round budget and never happen
+// without a readable Node list; an instance whose Node existed once is left alone.
+import { mapInstancesToNodes, type ClusterInstance, type ClusterNode } from '../routegc/cluster-view.ts';
+import { REGISTERED_METADATA_KEY, type FlightAction, type FlightFinding, type FlightMemory, type FlightOptions } from './flight-types.ts';
+import { isErroring, isRunning, isStarting, isStopping } from './instance-state.ts';
+
+export type TimelineOptions = Pick<FlightOptions, 'softRebootAfterMs' | 'hardRebootAfterMs' | 'deleteAfterMs' | 'rebootBeforeDelete' | 'maxDeletionsPerRound'>;
+
+export interface UnregisteredDecision {
+  actions: FlightAction[];
+  findings: FlightFinding[];
+  memory: FlightMemory;
+}
+
+type Step = { kind: 'wait' } | { kind: 'reboot'; type: 'SOFT' | 'HARD' } | { kind: 'delete' };
+
+/** Where one never-registered instance stands on the soft → hard → delete timeline. */
+export function nextStep(inst: ClusterInstance, nowMs: number, memory: FlightMemory, o: TimelineOptions): Step {
+  const age = nowMs - inst.createdMs;
+  const total = o.softRebootAfterMs + o.hardRebootAfterMs + o.deleteAfterMs;
+  // Reboots of a building instance are refused by Nova; one stuck that long is deleted.
+  if (!o.rebootBeforeDelete || isStarting(inst)) return age >= total ? { kind: 'delete' } : { kind: 'wait' };
+  const soft = memory.softRebootAtMs[inst.id];
+  const hard = memory.hardRebootAtMs[inst.id];
+  if (hard !== undefined) return nowMs - hard >= o.deleteAfterMs ? { kind: 'delete' } : { kind: 'wait' };
+  if (soft !== undefined) return nowMs - soft >= o.hardRebootAfterMs ? { kind: 'reboot', type: 'HARD' } : { kind: 'wait' };
+  if (age < o.softRebootAfterMs) return { kind: 'wait' };
+  // Nova refuses a soft reboot of a server that is not running (SHUTOFF, PAUSED): go hard at once.
+  return { kind: 'reboot', type: isRunning(inst) ? 'SOFT' : 'HARD' };
+}
+
+export function decideUnregistered(instances: readonly ClusterInstance[], nodes: readonly ClusterNode[] | undefined, nowMs: number, memory: FlightMemory, o: TimelineOptions): UnregisteredDecision {
+  if (nodes === undefined) {
+    const n = instances.filter((i) => isErroring(i)).length;
+    return { actions: [], findings: [{ repair: 'unregistered-instances', reason: 'NodesUnreadable', message: `the cluster's Node list cannot be read: no reboots or deletions this round${n ? ` (${n} errored instance(s) wait)` : ''}` }], memory };
+  }
+  const map = mapInstancesToNodes(instances, nodes);
+  const registered = new Set(memory.registered.filter((id) => instances.some((i) => i.id === id)));
+  for (const i of instances) if (map.nodeOf.has(i.id) || i.metadata[REGISTERED_METADATA_KEY]) registered.add(i.id);
+  const next: FlightMemory = { softRebootAtMs: {}, hardRebootAtMs: {}, registered: [...registered] };
+  const deletions: FlightAction[] = instances.filter(isErroring).map((i) => ({ kind: 'delete-instance', instanceId: i.id, instanceName: i.name, why: 'errored' }));
+  const actions: FlightAction[] = [];
+  const findings: FlightFinding[] = [];
+  for (const i of instances) {
+    if (registered.has(i.id) || isErroring(i) || (isStopping(i) && !isStarting(i)) || i.taskState === 'deleting') continue;
+    if (map.nodeOf.has(i.id)) continue;
+    const step = nextStep(i, nowMs, memory, o);
+    const soft = memory.softRebootAtMs[i.id];
+    const hard = memory.hardRebootAtMs[i.id];
+    if (soft !== undefined) next.softRebootAtMs[i.id] = soft;
+    if (hard !== undefined) next.hardRebootAtMs[i.id] = hard;
+    if (step.kind === 'reboot') {
+      actions.push({ kind: 'reboot', instanceId: i.id, instanceName: i.name, type: step.type, ageMs: nowMs - i.createdMs });
+      // Recorded as decided; the executor drops the record again when the reboot call fails.
+      if (step.type === 'SOFT') next.softRebootAtMs[i.id] = nowMs;
+      else next.hardRebootAtMs[i.id] = nowMs;
+    } else if (step.kind === 'delete') {
+      deletions.push({ kind: 'delete-instance', instanceId: i.id, instanceName: i.name, why: 'unregistered' });
+    }
+  }
+  const allowed = Math.max(0, o.maxDeletionsPerRound);
+  actions.push(...deletions.slice(0, allowed));
+  const deferred = deletions.slice(allowed);
+  if (deferred.length) {
+    const names = deferred.map((d) => (d.kind === 'delete-instance' ? d.instanceName : '')).join(', ');
+    findings.push({ repair: 'unregistered-instances', reason: 'DeletionsDeferred', message: `at most ${allowed} deletion(s) per round: ${deferred.length} wait (${names})` });
+  }
+  for (const i of instances) {
+    if (registered.has(i.id) && !map.nodeOf.has(i.id) && !isErroring(i)) {
+      findings.push({ repair: 'unregistered-instances', reason: 'NodeGone', message: `instance ${i.name} had a Node that was deleted; left alone` });
+    }
+  }
+  return { actions, findings, memory: next };
+}
