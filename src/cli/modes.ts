@@ -6,6 +6,8 @@ import { demoCommand } from './demo.ts';
 import { routesCommand } from './routes.ts';
 import { planCommand } from './plan.ts';
 import { checkCertCommand } from './check-cert.ts';
+import { operatorCommand } from './operator.ts';
+import { deorbitCommand } from './deorbit.ts';
 
 export function modeCommands(): Command[] {
   return [
@@ -15,5 +17,7 @@ export function modeCommands(): Command[] {
     routesCommand(),
     planCommand(),
     checkCertCommand(),
+    operatorCommand(),
+    deorbitCommand(),
   ];
 }

@@ -1,0 +1,99 @@
+// kubeward deorbit: the composition root of single-cluster deorbit. Cleans up one cluster's
+// LoadBalancer Services, Cinder-backed claims and VolumeSnapshots, waits until Octavia and Cinder
+// show them gone, prints progress, and exits 0 when clean or 1 on timeout with the leftovers.
+import { homedir } from 'node:os';
+import { z } from 'zod';
+import { systemClock } from '../base/clock.ts';
+import { duration } from '../config/fields.ts';
+import { createKubeApi } from '../clients/kube/kube-api.ts';
+import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
+import { openStackClientFor } from '../clients/openstack/create-openstack-client.ts';
+import { openStackDeorbitCloud } from '../controllers/deorbit/deorbit-cloud.ts';
+import { runDeorbitOnce } from '../controllers/deorbit/deorbit-once.ts';
+import { kubeDeorbitSatellite } from '../controllers/deorbit/deorbit-satellite.ts';
+import { DEFAULT_DEORBIT_SETTINGS, type DeorbitSettings } from '../controllers/deorbit/deorbit-types.ts';
+import { buildModeCommand, type ModeFlag } from './mode-command.ts';
+
+/** Deorbit timings and volume selection, shared with `kubeward operator` (prefixed there). */
+export const deorbitTuningFields = {
+  pollInterval: duration({ min: 100 }).prefault('15s'),
+  attemptTimeout: duration({ min: 1000 }).prefault('10m'),
+  apiUnavailableTimeout: duration({ min: 1000 }).prefault('2m'),
+  legacyServiceGrace: duration().prefault('5m'),
+  csiDriver: z.array(z.string().min(1)).default([...DEFAULT_DEORBIT_SETTINGS.csiDrivers]),
+};
+
+export const deorbitTuningFlags: ModeFlag[] = [
+  { key: 'pollInterval', value: '<duration>', help: 'time between looks while waiting for volumes and load balancers to go', defaultText: '15s' },
+  { key: 'attemptTimeout', value: '<duration>', help: 'one attempt waits at most this long, then starts over (re-issuing deletes)', defaultText: '10m' },
+  { key: 'apiUnavailableTimeout', value: '<duration>', help: "give up when the cluster's API fails without a single success for this long", defaultText: '2m' },
+  { key: 'legacyServiceGrace', value: '<duration>', help: 'clusters before 1.17: LB Services count as gone this long after deletion', defaultText: '5m' },
+  { key: 'csiDriver', value: '<name>', help: 'CSI driver whose volumes are Cinder volumes', defaultText: 'cinder.csi.openstack.org', repeatable: true },
+];
+
+const fields = {
+  kubeconfig: z.string().min(1, 'give the path of the cluster\'s kubeconfig'),
+  context: z.string().min(1).optional(),
+  osCloud: z.string().min(1).optional(),
+  timeout: duration({ min: 1000 }).prefault('30m'),
+  lbClusterName: z.string().min(1).default('kubernetes'),
+  clusterVersion: z.string().min(1).optional(),
+  ...deorbitTuningFields,
+};
+
+export function deorbitCommand() {
+  return buildModeCommand({
+    name: 'deorbit',
+    summary: 'clean up one cluster\'s load balancers and Cinder volumes before it is deleted, then exit',
+    helpAfter: `Deletes every VolumeSnapshot, every Bound claim on a Cinder volume (in-tree or the CSI drivers
+given) and every LoadBalancer Service, then waits until the snapshots are gone, Cinder no longer has
+the volumes, and Octavia no longer has the cluster's load balancers. Retain-policy and unclaimed
+volumes are reported and not waited for. Exit 0: clean; 1: timeout or the cluster's API stayed
+unavailable (what is left is printed); 2: bad usage.
+
+Example:
+  kubeward deorbit --kubeconfig ./k1.kubeconfig --os-cloud k1 --lb-cluster-name k1 --timeout 20m`,
+    flags: [
+      { key: 'kubeconfig', value: '<file>', help: 'kubeconfig of the cluster to clean up (required)' },
+      { key: 'context', value: '<name>', help: 'kubeconfig context (default: its current-context)' },
+      { key: 'osCloud', value: '<name>', help: 'cloud entry in clouds.yaml (default: $OS_CLOUD, or the OS_* variables alone)' },
+      { key: 'timeout', value: '<duration>', help: 'give up after this long and list the leftovers', defaultText: '30m' },
+      { key: 'lbClusterName', value: '<name>', help: "the cloud controller's --cluster-name (names its load balancers)", defaultText: 'kubernetes' },
+      { key: 'clusterVersion', value: '<version>', help: "the cluster's Kubernetes version (default: asked from its API)" },
+      ...deorbitTuningFlags,
+    ],
+    fields,
+    adminPort: null,
+    run: async (cfg, ctx) => {
+      const clock = systemClock;
+      const api = createKubeApi(loadKubeConfig({ kind: 'file', path: cfg.kubeconfig, context: cfg.context }), { timeoutMs: 30_000 });
+      const satellite = kubeDeorbitSatellite(api);
+      const os = await openStackClientFor(cfg.osCloud, { env: process.env, cwd: process.cwd(), homeDir: homedir() }, { log: ctx.log, clock });
+      const abort = new AbortController();
+      ctx.shutdown.add('deorbit loop', () => abort.abort(new Error('interrupted')));
+      const settings: DeorbitSettings = {
+        pollIntervalMs: cfg.pollInterval,
+        attemptTimeoutMs: cfg.attemptTimeout,
+        hangTimeoutMs: cfg.timeout,
+        apiUnavailableTimeoutMs: cfg.apiUnavailableTimeout,
+        legacyServiceGraceMs: cfg.legacyServiceGrace,
+        csiDrivers: cfg.csiDriver,
+      };
+      const version = cfg.clusterVersion ?? (await satellite.version().catch(() => undefined));
+      const print = (line: string): void => void process.stdout.write(line + '\n');
+      print(`deorbiting ${api.client.server} (Kubernetes ${version ?? 'version unknown'}), cloud ${cfg.osCloud ?? process.env.OS_CLOUD ?? 'from OS_* variables'}`);
+      const result = await runDeorbitOnce({
+        ports: { satellite, cloud: openStackDeorbitCloud(os) },
+        settings,
+        target: { deletionStartedMs: clock.now(), version, loadBalancerClusterName: cfg.lbClusterName },
+        clock,
+        print,
+        signal: abort.signal,
+      }).catch((err: unknown) => {
+        if (abort.signal.aborted) return { code: 1 as const };
+        throw err;
+      });
+      return result.code;
+    },
+  });
+}

@@ -1,0 +1,149 @@
+// kubeward operator: the composition root of the controllers that run for every ManagedCluster of
+// a management cluster (deorbit now; routegc and flight with issue 7). Several replicas may run:
+// one leads through a coordination.k8s.io Lease, the others wait with a warm cache.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { systemClock } from '../base/clock.ts';
+import { UsageError } from '../base/errors.ts';
+import { boolean, duration, integer } from '../config/fields.ts';
+import { createKubeApi } from '../clients/kube/kube-api.ts';
+import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube-config.ts';
+import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
+import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
+import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
+import { deorbitTuningFields, deorbitTuningFlags } from './deorbit.ts';
+import { buildModeCommand } from './mode-command.ts';
+
+const KNOWN: readonly ControllerName[] = ['deorbit', 'routegc', 'flight'];
+
+const prefixed = Object.fromEntries(Object.entries(deorbitTuningFields).map(([k, v]) => [`deorbit${k[0]!.toUpperCase()}${k.slice(1)}`, v])) as {
+  deorbitPollInterval: typeof deorbitTuningFields.pollInterval;
+  deorbitAttemptTimeout: typeof deorbitTuningFields.attemptTimeout;
+  deorbitApiUnavailableTimeout: typeof deorbitTuningFields.apiUnavailableTimeout;
+  deorbitLegacyServiceGrace: typeof deorbitTuningFields.legacyServiceGrace;
+  deorbitCsiDriver: typeof deorbitTuningFields.csiDriver;
+};
+
+const fields = {
+  kubeconfig: z.string().min(1).optional(),
+  context: z.string().min(1).optional(),
+  namespace: z.string().min(1).optional(),
+  controllers: z.string().default('deorbit,routegc,flight'),
+  leaderElect: boolean.default(true),
+  leaseNamespace: z.string().min(1).optional(),
+  leaseName: z.string().min(1).default('kubeward-operator'),
+  leaseDuration: duration({ min: 1000 }).prefault('15s'),
+  renewDeadline: duration({ min: 500 }).prefault('10s'),
+  retryPeriod: duration({ min: 100 }).prefault('2s'),
+  identity: z.string().min(1).optional(),
+  workers: integer(1, 64).default(4),
+  resync: duration({ min: 1000 }).prefault('5m'),
+  deorbitHangTimeout: duration({ min: 1000 }).prefault('24h'),
+  ...prefixed,
+};
+
+/** "deorbit,routegc" → the names; unknown names are a usage error. */
+export function parseControllers(text: string): ControllerName[] {
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const n of names) {
+    if (!KNOWN.includes(n as ControllerName)) throw new UsageError(`--controllers: unknown controller "${n}"; choose from ${KNOWN.join(', ')}`);
+  }
+  if (names.length === 0) throw new UsageError('--controllers: name at least one controller, e.g. deorbit');
+  return [...new Set(names)] as ControllerName[];
+}
+
+export function operatorCommand() {
+  return buildModeCommand({
+    name: 'operator',
+    summary: 'run the cluster controllers (deorbit, routegc, flight) for every ManagedCluster',
+    helpAfter: `Watches kubeward.io/v1alpha1 ManagedClusters (deploy/operator/ has the CRD, RBAC and a Deployment).
+Inside a pod it uses the service account; elsewhere give --kubeconfig of the management cluster.
+
+Example:
+  kubeward operator --kubeconfig ./mgmt.kubeconfig --controllers deorbit --lease-namespace kubeward-system`,
+    flags: [
+      { key: 'kubeconfig', value: '<file>', help: 'management cluster kubeconfig (default: in-cluster service account)' },
+      { key: 'context', value: '<name>', help: 'kubeconfig context' },
+      { key: 'namespace', value: '<ns>', help: 'only ManagedClusters of this namespace (default: all)' },
+      { key: 'controllers', value: '<list>', help: 'comma-separated controllers to run', defaultText: 'deorbit,routegc,flight' },
+      { key: 'leaderElect', help: 'elect one active replica through a Lease', negatable: true, defaultText: 'on' },
+      { key: 'leaseNamespace', value: '<ns>', help: 'namespace of the Lease', defaultText: '$POD_NAMESPACE or kubeward-system' },
+      { key: 'leaseName', value: '<name>', help: 'name of the Lease', defaultText: 'kubeward-operator' },
+      { key: 'leaseDuration', value: '<duration>', help: 'a silent leader keeps the lease this long', defaultText: '15s' },
+      { key: 'renewDeadline', value: '<duration>', help: 'a leader that cannot renew for this long steps down', defaultText: '10s' },
+      { key: 'retryPeriod', value: '<duration>', help: 'time between lease attempts', defaultText: '2s' },
+      { key: 'identity', value: '<name>', help: 'this replica in the Lease', defaultText: '$POD_NAME or host name + random' },
+      { key: 'workers', value: '<n>', help: 'clusters reconciled in parallel per controller', defaultText: '4' },
+      { key: 'resync', value: '<duration>', help: 'every cluster is looked at again at least this often', defaultText: '5m' },
+      { key: 'deorbitHangTimeout', value: '<duration>', help: 'deorbit gives up (records the debris, removes its finalizer) this long after deletion', defaultText: '24h' },
+      ...deorbitTuningFlags.map((f) => ({ ...f, key: `deorbit${f.key[0]!.toUpperCase()}${f.key.slice(1)}` })),
+    ],
+    fields,
+    adminPort: 9453,
+    check: (cfg) => {
+      try {
+        parseControllers(cfg.controllers);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return cfg.leaderElect && cfg.renewDeadline >= cfg.leaseDuration ? '--renew-deadline must be shorter than --lease-duration' : undefined;
+    },
+    run: async (cfg, ctx) => {
+      const wanted = parseControllers(cfg.controllers);
+      const missing = wanted.filter((c) => !AVAILABLE_CONTROLLERS.includes(c));
+      if (missing.length) ctx.log.warn({ controllers: missing }, 'controllers not yet available in this build; running the others');
+      const running = wanted.filter((c) => AVAILABLE_CONTROLLERS.includes(c));
+      if (running.length === 0) throw new UsageError(`--controllers: none of ${wanted.join(', ')} is available yet; this build has ${AVAILABLE_CONTROLLERS.join(', ')}`);
+      const source: KubeConfigSource = cfg.kubeconfig
+        ? { kind: 'file', path: cfg.kubeconfig, context: cfg.context }
+        : inClusterSource();
+      const clock = systemClock;
+      const api = createKubeApi(loadKubeConfig(source));
+      const identity = cfg.identity ?? process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
+      const op = new Operator({
+        api,
+        namespace: cfg.namespace,
+        controllers: running,
+        leaderElection: cfg.leaderElect
+          ? {
+              namespace: cfg.leaseNamespace ?? process.env.POD_NAMESPACE ?? 'kubeward-system',
+              name: cfg.leaseName,
+              identity,
+              leaseDurationMs: cfg.leaseDuration,
+              renewDeadlineMs: cfg.renewDeadline,
+              retryPeriodMs: cfg.retryPeriod,
+            }
+          : undefined,
+        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(ctx.log, clock) }),
+        deorbit: {
+          pollIntervalMs: cfg.deorbitPollInterval,
+          attemptTimeoutMs: cfg.deorbitAttemptTimeout,
+          hangTimeoutMs: cfg.deorbitHangTimeout,
+          apiUnavailableTimeoutMs: cfg.deorbitApiUnavailableTimeout,
+          legacyServiceGraceMs: cfg.deorbitLegacyServiceGrace,
+          csiDrivers: cfg.deorbitCsiDriver,
+        },
+        clock,
+        log: ctx.log,
+        metrics: createControllerMetrics(ctx.registry),
+        workers: cfg.workers,
+        resyncMs: cfg.resync,
+      });
+      op.start();
+      ctx.shutdown.add('operator', () => op.stop());
+      return {
+        readiness: () => op.readiness(),
+        status: () => ({ identity, notYetAvailable: missing, ...(op.status() as object) }),
+        finished: op.lostLeadership,
+      };
+    },
+  });
+}
+
+function inClusterSource(): KubeConfigSource {
+  const host = process.env.KUBERNETES_SERVICE_HOST;
+  const port = process.env.KUBERNETES_SERVICE_PORT;
+  if (!host || !port) throw new UsageError('--kubeconfig: not running inside a cluster; give the management cluster\'s kubeconfig');
+  return { kind: 'in-cluster', host, port };
+}

@@ -1,0 +1,63 @@
+// Single-cluster deorbit: the same passes as the operator, driven by a loop instead of a work queue,
+// with progress printed as it goes. Ends with 0 when the cluster is clean, 1 when the time is up
+// (or the cluster's API stayed unreachable) with the list of what is left.
+import type { Clock } from '../../base/clock.ts';
+import { listText } from './deorbit-events.ts';
+import { runDeorbitPass, type DeorbitPorts } from './deorbit-pass.ts';
+import { backoffDelayMs } from '../runtime/backoff.ts';
+import { INITIAL_PROGRESS, type DeorbitProgress, type DeorbitSettings, type DeorbitTarget } from './deorbit-types.ts';
+
+export interface DeorbitOnceOptions {
+  ports: DeorbitPorts;
+  /** hangTimeoutMs is the command's --timeout. */
+  settings: DeorbitSettings;
+  target: DeorbitTarget;
+  clock: Clock;
+  print: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface DeorbitOnceResult {
+  code: 0 | 1;
+  progress: DeorbitProgress;
+}
+
+export async function runDeorbitOnce(o: DeorbitOnceOptions): Promise<DeorbitOnceResult> {
+  let progress = structuredClone(INITIAL_PROGRESS);
+  let failures = 0;
+  let lastSummary = '';
+  const stamp = (): string => `[+${Math.round((o.clock.now() - o.target.deletionStartedMs) / 1000)}s]`;
+  for (;;) {
+    const { decision, events } = await runDeorbitPass({ nowMs: o.clock.now(), settings: o.settings, target: o.target, progress, ports: o.ports });
+    progress = decision.progress;
+    for (const ev of events) o.print(`${stamp()} ${ev.type === 'Warning' ? 'WARNING ' : ''}${ev.reason}: ${ev.message}`);
+    const r = progress.remaining;
+    const summary = `step ${progress.step}, attempt ${progress.attempt}: snapshots ${r.snapshots}, LB services ${r.services}, volumes ${r.volumes}, load balancers ${r.loadBalancers}`;
+    if (summary !== lastSummary && decision.outcome === 'waiting') o.print(`${stamp()} ${summary}`);
+    lastSummary = summary;
+    if (decision.outcome === 'done') {
+      o.print(`${stamp()} done: the cluster's volumes and load balancers are gone${progress.retainedVolumes.length ? `; retained volumes ${listText(progress.retainedVolumes)}` : ''}`);
+      return { code: 0, progress };
+    }
+    if (decision.outcome === 'self-destruct') {
+      const l = progress.leftovers;
+      o.print(`${stamp()} gave up (${progress.selfDestructReason === 'DeorbitHanging' ? 'timeout' : 'cluster API unavailable'}); left over:`);
+      o.print(`  volumes ${listText(l.volumes)}`);
+      o.print(`  load balancers ${listText(l.loadBalancers)}`);
+      o.print(`  floating IPs ${listText(l.floatingIps)}`);
+      if (progress.retainedVolumes.length) o.print(`  retained volumes ${listText(progress.retainedVolumes)}`);
+      if (progress.lastError) o.print(`  last error: ${progress.lastError}`);
+      return { code: 1, progress };
+    }
+    let waitMs = decision.requeueAfterMs ?? o.settings.pollIntervalMs;
+    if (decision.outcome === 'failed' || decision.outcome === 'attempt-failed') {
+      failures++;
+      // Errors retry sooner than the poll at first, never later than it.
+      waitMs = Math.min(o.settings.pollIntervalMs, backoffDelayMs(failures, { baseMs: 1000, maxMs: o.settings.pollIntervalMs }));
+      if (progress.lastError) o.print(`${stamp()} retrying in ${Math.round(waitMs / 1000)}s after: ${progress.lastError}`);
+    } else {
+      failures = 0;
+    }
+    await o.clock.sleep(waitMs, o.signal);
+  }
+}

@@ -1,0 +1,102 @@
+// Pure: what the deorbit controller does with a ManagedCluster at its current point of life, and
+// how deorbit progress maps to and from the resource's status (conditions included).
+import type { Condition } from '../../clients/kube/kube-types.ts';
+import { listText } from '../deorbit/deorbit-events.ts';
+import { INITIAL_PROGRESS, type DeorbitProgress } from '../deorbit/deorbit-types.ts';
+import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type DeorbitStatus, type ManagedCluster } from './managed-cluster.ts';
+
+export type DeorbitLifecycle =
+  | 'add-finalizer' // Running (or no phase: a cluster registered by hand) and not being deleted
+  | 'protected' // being deleted, but termination protection is on: wait, touch nothing
+  | 'deorbit' // being deleted, our finalizer is there: clean up
+  | 'none'; // not Running yet, or our finalizer is gone (deleted before Running, or done)
+
+export function decideLifecycle(mc: ManagedCluster): DeorbitLifecycle {
+  const hasFinalizer = mc.metadata.finalizers?.includes(DEORBIT_FINALIZER) ?? false;
+  if (!mc.metadata.deletionTimestamp) {
+    const phase = mc.status?.phase;
+    // Finalizers cannot be added once deletion has started, so this is the only moment to do it.
+    return !hasFinalizer && (phase === undefined || phase === 'Running') ? 'add-finalizer' : 'none';
+  }
+  if (!hasFinalizer) return 'none';
+  return mc.spec.terminationProtection ? 'protected' : 'deorbit';
+}
+
+const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
+const ms = (text: string | undefined): number | undefined => (text === undefined ? undefined : Date.parse(text));
+
+export function progressFromStatus(s: DeorbitStatus | undefined): DeorbitProgress {
+  if (!s) return structuredClone(INITIAL_PROGRESS);
+  return {
+    attempt: s.attempt ?? 0,
+    attemptStartedMs: ms(s.attemptStartedAt),
+    step: (s.step ?? 'deleting') as DeorbitProgress['step'],
+    apiFailingSinceMs: ms(s.apiFailingSince),
+    lastError: s.lastError,
+    remaining: { ...INITIAL_PROGRESS.remaining, ...s.remaining },
+    retainedVolumes: s.retainedVolumes ?? [],
+    trackedLoadBalancers: s.trackedLoadBalancers ?? [],
+    leftovers: { ...INITIAL_PROGRESS.leftovers, ...s.leftovers },
+    selfDestructReason: s.selfDestructReason as DeorbitProgress['selfDestructReason'],
+    finishedMs: ms(s.finishedAt),
+  };
+}
+
+export function statusFromProgress(p: DeorbitProgress): DeorbitStatus {
+  return {
+    step: p.step,
+    attempt: p.attempt,
+    attemptStartedAt: iso(p.attemptStartedMs),
+    apiFailingSince: iso(p.apiFailingSinceMs),
+    lastError: p.lastError,
+    remaining: p.remaining,
+    retainedVolumes: p.retainedVolumes,
+    trackedLoadBalancers: p.trackedLoadBalancers,
+    leftovers: p.leftovers,
+    selfDestructReason: p.selfDestructReason,
+    finishedAt: iso(p.finishedMs),
+    summary: summarize(p),
+  };
+}
+
+/** One line for `kubectl get managedclusters`. */
+export function summarize(p: DeorbitProgress): string {
+  if (p.step === 'done') return 'clean';
+  if (p.step === 'self-destructed') {
+    const l = p.leftovers;
+    return `gave up (${p.selfDestructReason}): ${l.volumes.length} volumes, ${l.loadBalancers.length} LBs, ${l.floatingIps.length} FIPs left`;
+  }
+  const r = p.remaining;
+  const left = `snapshots ${r.snapshots}, services ${r.services}, volumes ${r.volumes}, LBs ${r.loadBalancers}`;
+  return `attempt ${p.attempt}: ${left}${p.lastError ? `; error: ${p.lastError}` : ''}`;
+}
+
+const STEP_REASON: Record<DeorbitProgress['step'], string> = {
+  deleting: 'Deleting',
+  snapshots: 'WaitingForSnapshots',
+  volumes: 'WaitingForVolumes',
+  loadbalancers: 'WaitingForLoadBalancers',
+  done: 'Completed',
+  'self-destructed': 'SelfDestructed',
+};
+
+/** The DeorbitComplete condition for progress (or for a protected cluster). */
+export function deorbitCondition(p: DeorbitProgress | 'protected', nowMs: number, previous?: Condition): Condition {
+  let status: Condition['status'];
+  let reason: string;
+  let message: string;
+  if (p === 'protected') {
+    [status, reason, message] = ['False', 'TerminationProtected', 'termination protection is on: nothing is cleaned up until spec.terminationProtection is false'];
+  } else {
+    status = p.step === 'done' || p.step === 'self-destructed' ? 'True' : 'False';
+    reason = p.lastError && status === 'False' ? 'Retrying' : STEP_REASON[p.step];
+    message = p.step === 'volumes' && p.leftovers.volumes.length > 0 ? `${summarize(p)}; waiting for ${listText(p.leftovers.volumes)}` : summarize(p);
+  }
+  const transition = previous && previous.status === status ? previous.lastTransitionTime : new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { type: DEORBIT_CONDITION, status, reason, message, lastTransitionTime: transition };
+}
+
+/** Replaces the condition of the same type, keeping the others. */
+export function setCondition(conditions: Condition[] | undefined, c: Condition): Condition[] {
+  return [...(conditions ?? []).filter((x) => x.type !== c.type), c];
+}

@@ -1,0 +1,126 @@
+// The deorbit controller's reconcile for one ManagedCluster: add the finalizer while Running; once
+// deleted, run one deorbit pass, record its events and progress (status, conditions), and remove
+// the finalizer when the cluster is clean or deorbit gave up.
+import type { Clock } from '../../base/clock.ts';
+import { KubewardError, describeError } from '../../base/errors.ts';
+import type { Logger } from '../../base/logger.ts';
+import type { EventSink } from '../../clients/kube/event-recorder.ts';
+import { KubeApiError, isConflict, isNotFound } from '../../clients/kube/kube-api-error.ts';
+import type { ResourceClient } from '../../clients/kube/resource-client.ts';
+import { SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
+import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.ts';
+import type { DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
+import type { ReconcileResult } from '../runtime/controller.ts';
+import type { ClusterConnector } from './cluster-connector.ts';
+import { decideLifecycle, deorbitCondition, progressFromStatus, setCondition, statusFromProgress } from './deorbit-lifecycle.ts';
+import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
+
+export interface DeorbitReconcilerDeps {
+  clusters: ResourceClient<ManagedCluster>;
+  connector: ClusterConnector;
+  events: EventSink;
+  settings: DeorbitSettings;
+  clock: Clock;
+  log: Logger;
+}
+
+export function targetOf(mc: ManagedCluster): DeorbitTarget {
+  return {
+    deletionStartedMs: Date.parse(mc.metadata.deletionTimestamp!),
+    version: mc.spec.version,
+    loadBalancerClusterName: mc.spec.openstack?.loadBalancerClusterName || 'kubernetes',
+  };
+}
+
+export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string) => Promise<ReconcileResult> {
+  return async (key) => {
+    const [namespace, name] = key.split('/') as [string, string];
+    let mc: ManagedCluster;
+    try {
+      mc = await deps.clusters.get(namespace, name);
+    } catch (err) {
+      if (isNotFound(err)) return {};
+      throw err;
+    }
+    switch (decideLifecycle(mc)) {
+      case 'none':
+        return {};
+      case 'add-finalizer':
+        await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER]);
+        return {};
+      case 'protected':
+        await writeStatus(deps, mc, 'protected');
+        return {};
+      case 'deorbit':
+        return deorbit(deps, mc);
+    }
+  };
+}
+
+async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster): Promise<ReconcileResult> {
+  const progress = progressFromStatus(mc.status?.deorbit);
+  let ports: DeorbitPassInput['ports'];
+  try {
+    ports = await deps.connector.connect(mc);
+  } catch (err) {
+    // Our own API failing is not the cluster's problem: retry without counting it against the cluster.
+    if (err instanceof KubeApiError) throw err;
+    ports = { failure: { ok: false, source: 'credentials', kind: 'other', message: describeError(err) } };
+  }
+  const { decision, events } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports });
+  const p = decision.progress;
+  const finishing = decision.outcome === 'done' || decision.outcome === 'self-destruct';
+  // Events of a self-destruct wait until the finalizer is really gone.
+  for (const ev of finishing && decision.outcome === 'self-destruct' ? [] : events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
+  const written = await writeStatus(deps, mc, p);
+  if (finishing) {
+    try {
+      await patchFinalizers(deps, written, (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER));
+    } catch (err) {
+      if (decision.outcome === 'self-destruct') await deps.events.record(mc, 'Warning', SELF_DESTRUCT_FAILED_REASON, `could not remove the finalizer: ${describeError(err)}`);
+      throw err;
+    }
+    if (decision.outcome === 'self-destruct') for (const ev of events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
+    deps.connector.forget(mc.metadata.uid ?? '');
+    deps.log.info({ cluster: mc.metadata.name, outcome: decision.outcome, reason: p.selfDestructReason }, 'deorbit finished');
+    return {};
+  }
+  if (decision.outcome === 'waiting') return { requeueAfterMs: decision.requeueAfterMs };
+  throw new KubewardError('E_STATE', `deorbit of ${mc.metadata.namespace}/${mc.metadata.name}: ${p.lastError ?? decision.outcome}`);
+}
+
+/** Writes phase, deorbit progress and the condition; retries once on a stale resourceVersion. */
+async function writeStatus(deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected'): Promise<ManagedCluster> {
+  for (let attempt = 0; ; attempt++) {
+    const prev = mc.status?.conditions?.find((c) => c.type === DEORBIT_CONDITION);
+    const condition = deorbitCondition(p, deps.clock.now(), prev);
+    const status = {
+      ...mc.status,
+      phase: 'Terminating' as const,
+      conditions: setCondition(mc.status?.conditions, condition),
+      ...(p === 'protected' ? {} : { deorbit: statusFromProgress(p) }),
+    };
+    if (JSON.stringify(status) === JSON.stringify(mc.status)) return mc;
+    try {
+      return await deps.clusters.replaceStatus({ ...mc, status });
+    } catch (err) {
+      if (!isConflict(err) || attempt > 0) throw err;
+      mc = await deps.clusters.get(mc.metadata.namespace, mc.metadata.name);
+    }
+  }
+}
+
+/** JSON patch guarded by a test of the current list, so a concurrent change to finalizers is never lost. */
+async function patchFinalizers(deps: DeorbitReconcilerDeps, mc: ManagedCluster, finalizers: string[]): Promise<void> {
+  const patch = [
+    { op: 'test', path: '/metadata/resourceVersion', value: mc.metadata.resourceVersion },
+    { op: mc.metadata.finalizers ? 'replace' : 'add', path: '/metadata/finalizers', value: finalizers },
+  ];
+  try {
+    await deps.clusters.patch(mc.metadata.namespace, mc.metadata.name, patch, 'json');
+  } catch (err) {
+    // 422 from the failed test, or 409: someone wrote first; the next reconcile sees the new state.
+    if (err instanceof KubeApiError && (err.status === 422 || err.status === 409)) throw new KubewardError('E_CONFLICT', `${mc.metadata.name} changed meanwhile; retrying`, { cause: err });
+    throw err;
+  }
+}

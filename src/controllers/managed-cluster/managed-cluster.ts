@@ -1,0 +1,62 @@
+// The ManagedCluster custom resource (kubeward.io/v1alpha1, namespaced): one customer cluster on
+// OpenStack, with references to its kubeconfig and cloud credentials in Secrets of its namespace.
+import type { Condition, KubeObject } from '../../clients/kube/kube-types.ts';
+
+export type ClusterPhase = 'Pending' | 'Creating' | 'Running' | 'Upgrading' | 'Terminating';
+
+export interface SecretKeyRef {
+  name: string;
+  /** Key inside the Secret; each reference documents its default. */
+  key?: string;
+}
+
+export interface ManagedClusterSpec {
+  /** Secret with the cluster's kubeconfig (key default "kubeconfig"). */
+  kubeconfigSecretRef: SecretKeyRef;
+  /** Secret with a clouds.yaml (key default "clouds.yaml") and the cloud entry to use. */
+  cloudCredentialsSecretRef: SecretKeyRef & { cloud: string };
+  /** Kubernetes version of the cluster ("1.30.2"); below 1.17 the LB Service wait is time-based. */
+  version?: string;
+  clusterCIDR?: string;
+  openstack?: {
+    routerID?: string;
+    securityGroupName?: string;
+    /** The OCCM --cluster-name that names its load balancers (default "kubernetes"). */
+    loadBalancerClusterName?: string;
+  };
+  nodePools?: { name: string; size?: number }[];
+  /** While true, deletion waits and nothing is cleaned up. */
+  terminationProtection?: boolean;
+  /** A cluster without cloud resources: nothing to clean up in OpenStack. */
+  noCloud?: boolean;
+}
+
+/** status.deorbit: DeorbitProgress with times as RFC 3339, plus a one-line summary for kubectl. */
+export interface DeorbitStatus {
+  step: string;
+  attempt: number;
+  attemptStartedAt?: string;
+  apiFailingSince?: string;
+  lastError?: string;
+  remaining: { snapshots: number; pvcs: number; services: number; volumes: number; loadBalancers: number };
+  retainedVolumes: string[];
+  trackedLoadBalancers: string[];
+  leftovers: { volumes: string[]; loadBalancers: string[]; floatingIps: string[] };
+  selfDestructReason?: string;
+  finishedAt?: string;
+  summary: string;
+}
+
+export interface ManagedClusterStatus {
+  phase?: ClusterPhase;
+  conditions?: Condition[];
+  deorbit?: DeorbitStatus;
+}
+
+export interface ManagedCluster extends KubeObject {
+  spec: ManagedClusterSpec;
+  status?: ManagedClusterStatus;
+}
+
+export const DEORBIT_FINALIZER = 'kubeward.io/deorbit';
+export const DEORBIT_CONDITION = 'DeorbitComplete';
