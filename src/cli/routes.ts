@@ -43,7 +43,9 @@ const cidr = z.string().refine(
 );
 
 const fields = {
-  provider: z.enum(['gcp', 'azure'], { error: 'expected gcp or azure' }),
+  provider: z.enum(['gcp', 'azure'], {
+    error: (iss) => (iss.input === undefined ? 'required: give --provider gcp or --provider azure' : 'expected gcp or azure'),
+  }),
   backend: z.enum(['nftables', 'iptables'], { error: 'expected nftables or iptables' }).prefault('nftables'),
   stateDir: z.string().min(1).prefault('/run/cloud-routes'),
   vip: z.array(ipAddress).prefault([]),

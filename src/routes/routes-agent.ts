@@ -182,7 +182,9 @@ export class RoutesAgent {
     this.#d.metrics.metadataReads.inc({ result: r.error ? 'error' : 'ok' });
     if (r.error) this.#d.log.warn({ err: r.error, keeping: this.#d.vipSource!.vips }, 'metadata read failed; keeping the last good VIPs');
     if (r.changed) {
-      this.#d.log.info({ vips: this.#d.vipSource!.vips }, 'forwarded IPs from metadata changed');
+      const ranges = this.#d.vipSource!.status.lastGood?.ranges ?? [];
+      this.#d.log.info({ vips: this.#d.vipSource!.vips, ranges }, 'forwarded IPs from metadata changed');
+      if (ranges.length) this.#d.log.warn({ ranges }, 'forwarded ranges are not managed (no single VIP to match); give --vip for the address clients use');
       this.requestSync('full');
     }
   }
