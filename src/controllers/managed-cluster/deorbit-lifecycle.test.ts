@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decideLifecycle, deorbitCondition, progressFromStatus, statusFromProgress } from './deorbit-lifecycle.ts';
+import { DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
+import { INITIAL_PROGRESS } from '../deorbit/deorbit-types.ts';
+
+function mc(opts: { phase?: 'Pending' | 'Creating' | 'Running' | 'Upgrading' | 'Terminating'; finalizer?: boolean; deleting?: boolean; protectedOn?: boolean }): ManagedCluster {
+  return {
+    metadata: {
+      name: 'k1',
+      namespace: 't',
+      finalizers: opts.finalizer ? ['other', DEORBIT_FINALIZER] : ['other'],
+      deletionTimestamp: opts.deleting ? '2024-01-01T00:00:00Z' : undefined,
+    },
+    spec: { kubeconfigSecretRef: { name: 'k' }, cloudCredentialsSecretRef: { name: 'c', cloud: 'x' }, terminationProtection: opts.protectedOn },
+    status: opts.phase ? { phase: opts.phase } : undefined,
+  };
+}
+
+test('what deorbit does at each point of a cluster\'s life', () => {
+  const cases: [string, ManagedCluster, string][] = [
+    ['Running without the finalizer: add it', mc({ phase: 'Running' }), 'add-finalizer'],
+    ['no phase (registered by hand): add it', mc({}), 'add-finalizer'],
+    ['Running with the finalizer: nothing', mc({ phase: 'Running', finalizer: true }), 'none'],
+    ['Creating: not yet', mc({ phase: 'Creating' }), 'none'],
+    ['Upgrading: not now', mc({ phase: 'Upgrading' }), 'none'],
+    ['deleted before it ever ran (no finalizer): nothing', mc({ phase: 'Pending', deleting: true }), 'none'],
+    ['deleted with the finalizer: deorbit', mc({ phase: 'Terminating', finalizer: true, deleting: true }), 'deorbit'],
+    ['deleted while Running (phase not yet Terminating): deorbit', mc({ phase: 'Running', finalizer: true, deleting: true }), 'deorbit'],
+    ['deleted but protected (D2): wait, touch nothing', mc({ phase: 'Terminating', finalizer: true, deleting: true, protectedOn: true }), 'protected'],
+    ['protection on a running cluster still gets the finalizer', mc({ phase: 'Running', protectedOn: true }), 'add-finalizer'],
+  ];
+  for (const [name, cluster, want] of cases) assert.equal(decideLifecycle(cluster), want, name);
+});
+
+test('progress survives the round trip through status', () => {
+  const p = { ...INITIAL_PROGRESS, attempt: 2, attemptStartedMs: Date.UTC(2024, 0, 1), step: 'volumes' as const, apiFailingSinceMs: Date.UTC(2024, 0, 1, 0, 1), lastError: 'x', retainedVolumes: ['v9'] };
+  const back = progressFromStatus(JSON.parse(JSON.stringify(statusFromProgress(p))));
+  assert.deepEqual(back, { ...p, finishedMs: undefined, selfDestructReason: undefined });
+  assert.deepEqual(progressFromStatus(undefined), INITIAL_PROGRESS);
+});
+
+test('the condition says where deorbit stands and keeps its transition time while the status holds', () => {
+  const waiting = deorbitCondition({ ...INITIAL_PROGRESS, attempt: 1, step: 'volumes', leftovers: { volumes: ['vol-1'], loadBalancers: [], floatingIps: [] } }, 1000);
+  assert.equal(waiting.status, 'False');
+  assert.equal(waiting.reason, 'WaitingForVolumes');
+  assert.match(waiting.message, /vol-1/);
+  const later = deorbitCondition({ ...INITIAL_PROGRESS, attempt: 1, step: 'loadbalancers' }, 99_000, waiting);
+  assert.equal(later.lastTransitionTime, waiting.lastTransitionTime);
+  const done = deorbitCondition({ ...INITIAL_PROGRESS, step: 'done' }, 120_000, later);
+  assert.equal(done.status, 'True');
+  assert.equal(done.reason, 'Completed');
+  assert.notEqual(done.lastTransitionTime, later.lastTransitionTime);
+  assert.equal(deorbitCondition('protected', 0).reason, 'TerminationProtected');
+});
