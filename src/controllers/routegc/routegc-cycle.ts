@@ -1,0 +1,159 @@
+// One routegc cycle for one cluster: observe (router, then the cluster's instances and Nodes only if
+// the router has routes of the cluster), decide (pure), remove the confirmed routes, report.
+// Nothing is half-done: a failure before the write changes nothing, and the write is one call.
+import type { Clock } from '../../base/clock.ts';
+import { KubewardError, describeError } from '../../base/errors.ts';
+import type { Logger } from '../../base/logger.ts';
+import type { Router } from '../../clients/openstack/openstack-types.ts';
+import type { ClusterInstance } from './cluster-view.ts';
+import { selectClusterInstances } from './cluster-view.ts';
+import type { ClusterNodes } from './cluster-adapters.ts';
+import type { EmitEvent } from './cluster-events.ts';
+import { decideRouteGc, ownRoutes, type RouteFinding, type RouteGcDecision, type RouteGcMemory } from './decide-routegc.ts';
+import type { RouteGcMetrics } from './routegc-metrics.ts';
+import type { RouteWriteResult } from './route-writer.ts';
+
+export interface RouteGcCloud {
+  getRouter(id: string, signal?: AbortSignal): Promise<Router | undefined>;
+  /** Every server of the project (the cluster's are picked from them). */
+  listServers(signal?: AbortSignal): Promise<ClusterInstance[]>;
+}
+
+export interface RouteGcWriter {
+  remove(routerId: string, routes: RouteFinding['route'][], signal?: AbortSignal): Promise<RouteWriteResult>;
+}
+
+export interface RouteGcTarget {
+  cluster: string;
+  routerId: string;
+  clusterCidr: string;
+  /** Name prefixes of the cluster's instances ("kks-k1-"). */
+  namePrefixes: string[];
+  routeLimit: number;
+  routeLimitHeadroom?: number;
+  maxShrinkFraction?: number;
+  dryRun: boolean;
+}
+
+export interface RouteGcDeps {
+  cloud: RouteGcCloud;
+  writer: RouteGcWriter;
+  nodes: ClusterNodes;
+  emit: EmitEvent;
+  metrics: RouteGcMetrics;
+  log: Logger;
+}
+
+export interface RouteGcCycleResult {
+  decision?: RouteGcDecision;
+  /** Routes removed now (or that a dry run would remove). */
+  removed: RouteFinding[];
+  conflicts: number;
+  skipped?: string;
+}
+
+export class RouteGcRunner {
+  readonly #d: RouteGcDeps;
+  readonly #t: RouteGcTarget;
+  #memory: RouteGcMemory = { suspects: [] };
+  #limitWarned = false;
+  last: RouteGcCycleResult | undefined;
+
+  constructor(deps: RouteGcDeps, target: RouteGcTarget) {
+    this.#d = deps;
+    this.#t = target;
+  }
+
+  get memory(): RouteGcMemory {
+    return this.#memory;
+  }
+
+  async cycle(signal?: AbortSignal): Promise<RouteGcCycleResult> {
+    const { metrics, log } = this.#d;
+    const labels = { cluster: this.#t.cluster };
+    try {
+      const result = await this.#cycle(labels, signal);
+      this.last = result;
+      return result;
+    } catch (err) {
+      metrics.failedCycles.inc(labels);
+      log.warn({ cluster: this.#t.cluster, err: describeError(err) }, 'routegc cycle failed; nothing was changed by the failed step, the next cycle starts over');
+      throw err;
+    }
+  }
+
+  async #cycle(labels: { cluster: string }, signal?: AbortSignal): Promise<RouteGcCycleResult> {
+    const { cloud, nodes, metrics } = this.#d;
+    const router = await cloud.getRouter(this.#t.routerId, signal);
+    if (!router) throw new KubewardError('E_NOT_FOUND', `router ${this.#t.routerId} does not exist`);
+    metrics.routesSeen.set(labels, router.routes.length);
+    metrics.routeLimit.set(labels, this.#t.routeLimit);
+    const ours = ownRoutes(router.routes, this.#t.clusterCidr);
+    // No route of the cluster: nothing to resolve, so neither Nova nor the cluster's API is asked (R2).
+    const nodeList = ours.length ? await nodes.list(signal) : [];
+    const servers = ours.length ? await cloud.listServers(signal) : [];
+    const instances = selectClusterInstances(servers, nodeList, this.#t.namePrefixes);
+    const decision = decideRouteGc({ routes: router.routes, instances, nodes: nodeList, memory: this.#memory }, this.#t);
+    this.#memory = decision.memory;
+    metrics.routesOrphaned.set(labels, decision.counts.orphaned);
+    metrics.routesDuplicate.set(labels, decision.counts.duplicate);
+    await this.#reportLimit(decision);
+    if (decision.refusal) {
+      metrics.refused.inc(labels);
+      await this.#d.emit({ type: 'Warning', reason: 'RouteGCRefused', message: `not removing routes: ${decision.refusal}` });
+      return { decision, removed: [], conflicts: 0, skipped: decision.refusal };
+    }
+    for (const u of decision.unresolved) await this.#d.emit({ type: 'Warning', reason: 'RouteDuplicateUnresolved', message: `${u.route.destination} via ${u.route.nexthop}: ${u.detail}` });
+    for (const p of decision.pending) this.#d.log.info({ cluster: this.#t.cluster, route: p.route, reason: p.reason, detail: p.detail }, 'route suspect; removed next cycle if still so');
+    if (decision.remove.length === 0) return { decision, removed: [], conflicts: 0 };
+    if (this.#t.dryRun) {
+      for (const f of decision.remove) {
+        metrics.wouldRemove.inc({ ...labels, reason: f.reason });
+        await this.#d.emit({ type: 'Normal', reason: 'RouteWouldBeRemoved', message: `dry run: would remove ${f.route.destination} via ${f.route.nexthop} (${f.detail})` });
+      }
+      return { decision, removed: decision.remove, conflicts: 0 };
+    }
+    const write = await this.#d.writer.remove(this.#t.routerId, decision.remove.map((f) => f.route), signal);
+    metrics.conflicts.inc(labels, write.conflicts);
+    const removed = decision.remove.filter((f) => write.changed.some((c) => c.destination === f.route.destination && c.nexthop === f.route.nexthop));
+    for (const f of removed) {
+      metrics.removed.inc({ ...labels, reason: f.reason });
+      await this.#d.emit({ type: 'Normal', reason: f.reason === 'orphaned' ? 'RemovedOrphanedRoute' : 'RemovedDuplicateRoute', message: `removed ${f.route.destination} via ${f.route.nexthop} (${f.detail}; ${write.method})` });
+    }
+    return { decision, removed, conflicts: write.conflicts };
+  }
+
+  async #reportLimit(d: RouteGcDecision): Promise<void> {
+    const { count, limit, approaching } = d.routeLimit;
+    // One event when the router crosses into the warning zone, not one per cycle.
+    if (approaching && !this.#limitWarned) {
+      await this.#d.emit({ type: 'Warning', reason: 'RouteLimitApproaching', message: `the router holds ${count} of at most ${limit} routes (Neutron max_routes); every Node needs one, so the cluster cannot grow much further` });
+    }
+    this.#limitWarned = approaching;
+  }
+
+  /**
+   * Termination: removes every route in the cluster CIDR and polls until the router shows none, or
+   * the timeout passes. Returns the routes still there (empty when done).
+   */
+  async removeAll(clock: Clock, opts: { timeoutMs: number; pollMs: number; signal?: AbortSignal }): Promise<RouteFinding['route'][]> {
+    const deadline = clock.now() + opts.timeoutMs;
+    for (;;) {
+      const router = await this.#d.cloud.getRouter(this.#t.routerId, opts.signal);
+      const left = router ? ownRoutes(router.routes, this.#t.clusterCidr) : [];
+      if (left.length === 0 || clock.now() >= deadline) return left;
+      if (this.#t.dryRun) {
+        for (const r of left) await this.#d.emit({ type: 'Normal', reason: 'RouteWouldBeRemoved', message: `dry run: termination would remove ${r.destination} via ${r.nexthop}` });
+        return left;
+      }
+      try {
+        const write = await this.#d.writer.remove(this.#t.routerId, left, opts.signal);
+        this.#d.metrics.removed.inc({ cluster: this.#t.cluster, reason: 'termination' }, write.changed.length);
+        this.#d.metrics.conflicts.inc({ cluster: this.#t.cluster }, write.conflicts);
+      } catch (err) {
+        this.#d.log.warn({ cluster: this.#t.cluster, err: describeError(err) }, 'termination route clean-up failed; retrying');
+      }
+      await clock.sleep(opts.pollMs, opts.signal);
+    }
+  }
+}
