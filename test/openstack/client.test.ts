@@ -281,3 +281,28 @@ test('the admin API drives faults and delays over HTTP too', async (t) => {
   assert.equal(s.count('/auth/tokens', 'POST'), 2);
 });
 
+
+test('floating IPs: found by port, shown as floating addresses on the server, released with the LB or deleted', async (t) => {
+  const s = await setup(t, { timings: { serverBuildMs: 0, lbCreateMs: 0, lbDeleteMs: 0 } });
+  const http = s.client.http;
+  const post = async <T>(service: 'network' | 'compute' | 'load-balancer', path: string, body: unknown) => (await http.request<T>(service, { method: 'POST', path, body })).body;
+  const ext = (await post<{ network: { id: string } }>('network', '/networks', { network: { name: 'public', 'router:external': true } })).network.id;
+  await post('network', '/subnets', { subnet: { network_id: ext, cidr: '203.0.113.0/24', ip_version: 4 } });
+  const net = (await post<{ network: { id: string } }>('network', '/networks', { network: { name: 'nodes' } })).network.id;
+  const sub = (await post<{ subnet: { id: string } }>('network', '/subnets', { subnet: { network_id: net, cidr: '10.7.0.0/24', ip_version: 4 } })).subnet.id;
+  const server = (await post<{ server: { id: string } }>('compute', '/servers', { server: { name: 'n1', flavorRef: '1', imageRef: '00000000-0000-4000-8000-000000000001', networks: [{ uuid: net }] } })).server.id;
+  const [port] = await s.client.neutron.listPorts({ deviceId: server });
+  const fip = (await post<{ floatingip: { id: string; floating_ip_address: string } }>('network', '/floatingips', { floatingip: { floating_network_id: ext, port_id: port!.id } })).floatingip;
+  assert.deepEqual((await s.client.neutron.listFloatingIps({ portId: port!.id })).map((f) => f.id), [fip.id]);
+  const addrs = Object.values((await s.client.nova.getServer(server))!.addresses).flat();
+  assert.deepEqual(addrs.map((a) => a['OS-EXT-IPS:type']).sort(), ['fixed', 'floating']);
+  assert.equal(await s.client.neutron.deleteFloatingIp(fip.id), 'deleted');
+  assert.equal(await s.client.neutron.deleteFloatingIp(fip.id), 'absent');
+
+  const lb = (await post<{ loadbalancer: { id: string; vip_port_id: string } }>('load-balancer', '/lbaas/loadbalancers', { loadbalancer: { name: 'svc', vip_subnet_id: sub } })).loadbalancer;
+  const lbFip = (await post<{ floatingip: { id: string } }>('network', '/floatingips', { floatingip: { floating_network_id: ext, port_id: lb.vip_port_id } })).floatingip;
+  assert.equal(await s.client.octavia.deleteLoadBalancer(lb.id, { cascade: true }), 'deleted');
+  await s.client.octavia.getLoadBalancer(lb.id);
+  const [left] = await s.client.neutron.listFloatingIps({ projectId: 'project-admin' });
+  assert.deepEqual([left?.id, left?.port_id], [lbFip.id, null], 'the floating IP outlives its LB, detached: debris to report');
+});
