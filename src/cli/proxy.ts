@@ -19,7 +19,7 @@ Examples:
 
   # apiserver on 6443 and etcd on 2379 from one file (frontends: name, listen, upstreams,
   # healthCheck {type, path, caFile, clientCert, clientKey, ...}, connectTimeout, idleTimeout,
-  # maxRetries, drainSpread); top-level keys are defaults for every frontend
+  # maxRetries, drainSpread, slowStart, rebalance*); top-level keys are defaults for every frontend
   kubeward proxy --config /etc/kubeward/proxy.yaml
 
 Admin (loopback only): POST /upstreams/<frontend>/<host:port>/drain and /undrain.
@@ -49,6 +49,11 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
     { key: 'idleTimeout', value: '<duration>', help: 'close a connection after this long without a byte either way; 0 for never', defaultText: DEFAULTS.idleTimeout },
     { key: 'maxRetries', value: '<n>', help: 'further upstreams tried for one client connection after a failed connect', defaultText: 'each upstream once' },
     { key: 'drainSpread', value: '<duration>', help: 'window over which the connections of a dead or drained upstream are closed', defaultText: DEFAULTS.drainSpread },
+    { key: 'slowStart', value: '<duration>', help: "how long a recovered upstream's share of new connections ramps up (from 10%); 0 for off", defaultText: DEFAULTS.slowStart },
+    { key: 'rebalance', negatable: true, help: 'close the oldest connections of the busiest healthy upstream, one per --rebalance-interval, while connection counts differ by more than --rebalance-threshold', defaultText: 'on' },
+    { key: 'rebalanceThreshold', value: '<n>', help: 'difference in connections between healthy upstreams that is left alone', defaultText: String(DEFAULTS.rebalanceThreshold) },
+    { key: 'rebalanceInterval', value: '<duration>', help: 'at most one rebalancing close per interval per frontend, jittered ±50%', defaultText: DEFAULTS.rebalanceInterval },
+    { key: 'rebalanceMinAge', value: '<duration>', help: 'connections younger than this are never closed for rebalancing', defaultText: DEFAULTS.rebalanceMinAge },
     { key: 'shutdownGrace', value: '<duration>', help: 'on SIGTERM, how long open connections may finish', defaultText: DEFAULTS.shutdownGrace },
   ],
   check: (config) => checkProxyConfig(config),

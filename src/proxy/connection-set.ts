@@ -60,6 +60,26 @@ export class ConnectionSet {
     return totals;
   }
 
+  /** Connections to the upstream that started at or before `cutoff` (ms): the long-lived load. */
+  settledCount(upstreamKey: string, cutoff: number): number {
+    let n = 0;
+    // A Set iterates in insertion order, which is start order: stop at the first young one.
+    for (const c of this.#byUpstream.get(upstreamKey) ?? []) {
+      if (c.startedAt > cutoff) break;
+      n++;
+    }
+    return n;
+  }
+
+  /** The upstream's oldest open connection, if it started at or before `cutoff`. */
+  oldest(upstreamKey: string, cutoff: number): ForwardedConnection | undefined {
+    for (const c of this.#byUpstream.get(upstreamKey) ?? []) {
+      if (c.startedAt > cutoff) return undefined;
+      if (!c.client.destroyed || !c.upstream.destroyed) return c;
+    }
+    return undefined;
+  }
+
   /**
    * Closes the upstream's current connections, oldest first, each at a jittered point of the
    * spread window. Connections that end by themselves before their turn are skipped. Returns how

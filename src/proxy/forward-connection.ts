@@ -8,6 +8,8 @@ export interface ForwardOptions {
   idleTimeoutMs: number;
   /** Called once, after both sockets have closed. */
   onClose: (conn: ForwardedConnection) => void;
+  /** Start time (ms) from the caller's clock; default Date.now(). */
+  startedAt?: number;
 }
 
 /**
@@ -28,7 +30,7 @@ export class ForwardedConnection {
     this.client = client;
     this.upstream = upstream;
     this.upstreamKey = upstreamKey;
-    this.startedAt = Date.now();
+    this.startedAt = opts.startedAt ?? Date.now();
     const abort = () => this.destroy();
     const closed = () => {
       if (--this.#open === 0) opts.onClose(this);

@@ -13,8 +13,9 @@ import { connectUpstream } from './connect-upstream.ts';
 import { ForwardedConnection } from './forward-connection.ts';
 import { HealthChecker } from './health-checker.ts';
 import { pickUpstream } from './pick-upstream.ts';
-import type { FrontendConfig, LoadedHealthCheck } from './proxy-config.ts';
+import { herdSettings, type FrontendConfig, type LoadedHealthCheck } from './proxy-config.ts';
 import type { FrontendSample, ProxyMetrics } from './proxy-metrics.ts';
+import { RebalanceLoop } from './rebalance-loop.ts';
 import { UpstreamList, type TransitionCause, type UpstreamEvent } from './upstream-list.ts';
 import { probeUpstream } from './upstream-probe.ts';
 
@@ -33,12 +34,14 @@ export interface FrontendCounters {
   retries: number;
   failOpen: number;
   closedByProxy: number;
+  /** Connections closed to move their clients to a less loaded upstream (included in closedByProxy). */
+  rebalanced: number;
 }
 
 export class Frontend {
   readonly config: FrontendConfig;
   readonly list: UpstreamList;
-  readonly counters: FrontendCounters = { accepted: 0, failed: 0, retries: 0, failOpen: 0, closedByProxy: 0 };
+  readonly counters: FrontendCounters = { accepted: 0, failed: 0, retries: 0, failOpen: 0, closedByProxy: 0, rebalanced: 0 };
   readonly conns = new ConnectionSet();
   /** Bound listen addresses (port 0 resolved). */
   readonly addresses: HostPort[] = [];
@@ -46,6 +49,9 @@ export class Frontend {
   readonly #check: LoadedHealthCheck;
   readonly #targets: Map<string, HostPort>;
   readonly #checker: HealthChecker;
+  readonly #rebalancer: RebalanceLoop;
+  /** Slow start and rebalancing with defaults filled in, resolved once (not per connection). */
+  #herd: ReturnType<typeof herdSettings>;
   readonly #servers: Server[] = [];
   #destroyed = false;
 
@@ -53,6 +59,7 @@ export class Frontend {
     this.config = config;
     this.#deps = deps;
     this.#check = check;
+    this.#herd = herdSettings(config);
     this.#targets = new Map(config.upstreams.map((u) => [formatHostPort(u), u]));
     const members = [...this.#targets].map(([key, u]) => ({ key, local: deps.isLocal(u.host) }));
     this.list = new UpstreamList(members, { rise: check.rise, fall: check.fall });
@@ -63,6 +70,25 @@ export class Frontend {
       probe: (key, signal) => probeUpstream(this.#targets.get(key)!, this.#check, signal),
       onResult: (key, result) => this.#onCheck(key, result),
     });
+    this.#rebalancer = new RebalanceLoop({
+      list: this.list,
+      conns: this.conns,
+      clock: deps.clock,
+      random: deps.random,
+      settings: () => this.#herd,
+      onClose: (d) => {
+        this.counters.closedByProxy++;
+        this.counters.rebalanced++;
+        this.#deps.metrics.closedByProxy.inc({ frontend: this.name, upstream: d.from, why: 'rebalance' });
+        // At most one per interval: not the hot path.
+        this.#deps.log.info({ frontend: this.name, from: d.from, to: d.to, spread: d.spread }, 'rebalancing: closed the oldest connection of the busiest upstream');
+      },
+    });
+  }
+
+  /** One rebalancing round now (tests and callers that drive it themselves). */
+  rebalanceOnce(): ReturnType<RebalanceLoop['step']> {
+    return this.#rebalancer.step();
   }
 
   get name(): string {
@@ -72,6 +98,7 @@ export class Frontend {
   /** Starts the health checks and the listeners; a listen failure is a usage error naming the address. */
   async start(): Promise<void> {
     this.#checker.sync([...this.#targets.keys()]);
+    this.#rebalancer.start();
     for (const addr of this.config.listen) {
       const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => this.#accept(client));
       await new Promise<void>((resolve, reject) => {
@@ -100,7 +127,7 @@ export class Frontend {
     const maxAttempts = (config.maxRetries ?? list.all().length - 1) + 1;
     const tried = new Set<string>();
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      const pick = pickUpstream(list.all(), tried, this.#deps.random);
+      const pick = pickUpstream(list.all(), tried, this.#deps.random, { now: this.#deps.clock.now(), slowStartMs: this.#herd.slowStartMs });
       if (!pick) break;
       tried.add(pick.key);
       if (attempt > 0) this.#count('retries');
@@ -121,6 +148,7 @@ export class Frontend {
         client.removeAllListeners('error');
         const conn = new ForwardedConnection(client, out.socket, pick.key, {
           idleTimeoutMs: config.idleTimeoutMs,
+          startedAt: this.#deps.clock.now(),
           onClose: (c) => {
             list.release(c.upstreamKey);
             this.conns.remove(c);
@@ -178,7 +206,7 @@ export class Frontend {
 
   /** Operator drain (true) or undrain (false). Returns undefined for an unknown upstream. */
   setDrained(key: string, drained: boolean): { closing: number } | undefined {
-    const event = this.list.setDrained(key, drained);
+    const event = this.list.setDrained(key, drained, this.#deps.clock.now());
     if (!event) return undefined;
     this.#deps.log.warn({ frontend: this.name, upstream: key, drained }, drained ? 'upstream drained by operator' : 'upstream undrained by operator');
     return { closing: event.evict ? this.#closeConnections(key, 'drained') : 0 };
@@ -202,7 +230,7 @@ export class Frontend {
     await this.conns.waitIdle(graceMs);
     if (this.conns.size > 0) this.#deps.log.warn({ frontend: this.name, connections: this.conns.size }, 'shutdown grace over: closing the remaining connections');
     this.destroy();
-    await Promise.all([closed, this.#checker.close()]);
+    await Promise.all([closed, this.#checker.close(), this.#rebalancer.close()]);
   }
 
   /** Abortive: every listener, connection and check now. */
@@ -211,5 +239,6 @@ export class Frontend {
     for (const s of this.#servers) s.close();
     this.conns.destroyAll();
     void this.#checker.close();
+    void this.#rebalancer.close();
   }
 }

@@ -4,7 +4,10 @@ import type { Upstream } from './upstream-list.ts';
 import { latencyTier, pickUpstream } from './pick-upstream.ts';
 
 function up(key: string, over: Partial<Upstream> = {}): Upstream {
-  return { key, local: false, state: 'up', drained: false, score: 2, latencyMs: 0.5, lastUpAt: 100, active: 0, evicted: false, lastCheck: undefined, transitions: [], ...over };
+  return {
+    key, local: false, backup: false, state: 'up', drained: false, score: 2, latencyMs: 0.5, lastUpAt: 100, active: 0,
+    evicted: false, slowStartFrom: undefined, joined: false, lastCheck: undefined, transitions: [], ...over,
+  };
 }
 
 const cases: { name: string; pool: Upstream[]; tried?: string[]; want: string | undefined; failOpen?: boolean }[] = [
@@ -20,6 +23,9 @@ const cases: { name: string; pool: Upstream[]; tried?: string[]; want: string | 
   { name: 'when all are down it fails open to the most recently up', pool: [up('a', { state: 'down', lastUpAt: 5 }), up('b', { state: 'down', lastUpAt: 50 }), up('c', { state: 'down', lastUpAt: undefined })], want: 'b', failOpen: true },
   { name: 'fail-open goes on down the list as attempts fail', pool: [up('a', { state: 'down', lastUpAt: 5 }), up('b', { state: 'down', lastUpAt: 50 })], tried: ['b'], want: 'a', failOpen: true },
   { name: 'fail-open never uses a drained upstream', pool: [up('a', { state: 'down', drained: true, lastUpAt: 99 }), up('b', { state: 'down', lastUpAt: 1 })], want: 'b', failOpen: true },
+  { name: 'a backup is not used while another upstream is usable, even unknown', pool: [up('a', { backup: true }), up('b', { state: 'unknown', active: 9 })], want: 'b' },
+  { name: 'a backup is used before failing open', pool: [up('a', { state: 'down', lastUpAt: 99 }), up('b', { backup: true })], want: 'b', failOpen: false },
+  { name: 'fail-open tries backups last', pool: [up('a', { state: 'down', backup: true, lastUpAt: 99 }), up('b', { state: 'down', lastUpAt: 1 })], want: 'b', failOpen: true },
   { name: 'nothing left to try gives undefined', pool: [up('a', { drained: true }), up('b')], tried: ['b'], want: undefined },
 ];
 
@@ -45,4 +51,35 @@ test('ties are broken uniformly at random', () => {
 
 test('latency tiers group nearby latencies and separate decades', () => {
   assert.deepEqual([undefined, 0.1, 0.9, 1, 2.9, 9, 29, 99, 299, 999, 5000].map(latencyTier), [0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7]);
+});
+
+function seeded(seed: number): () => number {
+  return () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+}
+
+test('a recovered upstream takes only its slow-start share of new connections, growing over the window', () => {
+  const share = (elapsedMs: number): number => {
+    // The recovered upstream has no connections, so least-connections alone would give it all of them.
+    const pool = [up('a', { active: 20 }), up('b', { active: 20 }), up('r', { slowStartFrom: 0 })];
+    const random = seeded(7);
+    let toR = 0;
+    for (let i = 0; i < 4000; i++) if (pickUpstream(pool, new Set(), random, { now: elapsedMs, slowStartMs: 30_000 })!.key === 'r') toR++;
+    return toR / 4000;
+  };
+  const shares = [0, 7500, 15_000, 22_500, 30_000].map(share);
+  assert.ok(Math.abs(shares[0]! - 0.1) < 0.03, `at 0 s: ${shares[0]}`);
+  assert.ok(Math.abs(shares[1]! - 0.25) < 0.03, `at 7.5 s: ${shares[1]}`);
+  assert.ok(Math.abs(shares[2]! - 0.5) < 0.03, `at 15 s: ${shares[2]}`);
+  assert.ok(Math.abs(shares[3]! - 0.75) < 0.03, `at 22.5 s: ${shares[3]}`);
+  assert.equal(shares[4], 1, 'after the window least-connections decides alone');
+});
+
+test('an upstream in slow start still takes a connection when nothing else is usable', () => {
+  const pool = [up('a', { state: 'down' }), up('r', { slowStartFrom: 0 }), up('s', { backup: true })];
+  for (let i = 0; i < 50; i++) assert.equal(pickUpstream(pool, new Set(), seeded(i + 1), { now: 0, slowStartMs: 30_000 })!.key, 'r');
+});
+
+test('without slow-start options the recovery time is ignored', () => {
+  const pool = [up('a', { active: 20 }), up('r', { slowStartFrom: 0 })];
+  assert.equal(pickUpstream(pool, new Set(), () => 0.99)!.key, 'r');
 });

@@ -1,5 +1,6 @@
 // Chooses the upstream for one connection attempt. Pure: a linear scan, no allocation, so it can
 // run for every accepted connection.
+import { slowStartShare } from './slow-start.ts';
 import type { Upstream } from './upstream-list.ts';
 
 export interface Pick {
@@ -21,18 +22,31 @@ export function latencyTier(latencyMs: number | undefined): number {
   return i === -1 ? TIER_BOUNDS_MS.length : i;
 }
 
+export interface SlowStart {
+  now: number;
+  /** 0 or less: off. */
+  slowStartMs: number;
+}
+
 /**
  * Order among usable upstreams (up or unknown, not drained, not yet tried for this connection):
- * up before unknown, local before remote, fewest active connections, lower latency tier, then
- * uniformly at random. When none is usable, fail open: try the down ones, most recently up first,
- * rather than refuse the client (nginx's "no live upstreams"). Drained upstreams are never picked.
- * Returns undefined when nothing is left to try.
+ * non-backup before backup, up before unknown, local before remote, fewest active connections,
+ * lower latency tier, then uniformly at random. An upstream in slow start takes part only with
+ * probability equal to its share; when it sits out it is still the choice if nothing else is
+ * usable. When none is usable, fail open: try the down ones (backups last), most recently up
+ * first, rather than refuse the client (nginx's "no live upstreams"). Drained upstreams are never
+ * picked. Returns undefined when nothing is left to try.
  */
-export function pickUpstream(upstreams: readonly Upstream[], tried: ReadonlySet<string>, random: () => number = Math.random): Pick | undefined {
+export function pickUpstream(upstreams: readonly Upstream[], tried: ReadonlySet<string>, random: () => number = Math.random, slowStart?: SlowStart): Pick | undefined {
   let best: Upstream | undefined;
   let ties = 0;
+  let sitOut: Upstream | undefined;
   for (const u of upstreams) {
     if (u.drained || u.state === 'down' || tried.has(u.key)) continue;
+    if (slowStart && u.slowStartFrom !== undefined && random() >= slowStartShare(u.slowStartFrom, slowStart.now, slowStart.slowStartMs)) {
+      if (sitOut === undefined || compareUsable(u, sitOut) < 0) sitOut = u;
+      continue;
+    }
     const cmp = best === undefined ? -1 : compareUsable(u, best);
     if (cmp < 0) {
       best = u;
@@ -41,6 +55,8 @@ export function pickUpstream(upstreams: readonly Upstream[], tried: ReadonlySet<
       best = u; // reservoir sampling: each of the tied upstreams wins with probability 1/ties
     }
   }
+  // A slow-starting upstream that sat out still beats a worse rank (a backup, or unknown behind up).
+  if (sitOut && (!best || rankState(sitOut) < rankState(best))) best = sitOut;
   if (best) return { key: best.key, failOpen: false };
   return pickFailOpen(upstreams, tried, random);
 }
@@ -50,7 +66,7 @@ function pickFailOpen(upstreams: readonly Upstream[], tried: ReadonlySet<string>
   let ties = 0;
   for (const u of upstreams) {
     if (u.drained || tried.has(u.key)) continue;
-    const cmp = best === undefined ? -1 : (best.lastUpAt ?? -1) - (u.lastUpAt ?? -1);
+    const cmp = best === undefined ? -1 : Number(u.backup) - Number(best.backup) || (best.lastUpAt ?? -1) - (u.lastUpAt ?? -1);
     if (cmp < 0) {
       best = u;
       ties = 1;
@@ -72,5 +88,5 @@ function compareUsable(a: Upstream, b: Upstream): number {
 }
 
 function rankState(u: Upstream): number {
-  return u.state === 'up' ? 0 : 1;
+  return (u.backup ? 2 : 0) + (u.state === 'up' ? 0 : 1);
 }

@@ -43,6 +43,20 @@ export interface FrontendConfig {
   /** Further upstreams tried for one client connection after a failed connect; undefined: each upstream once. */
   maxRetries?: number;
   drainSpreadMs: number;
+  /** How long a recovered upstream's share of new connections ramps up; 0 turns slow start off. Absent: DEFAULTS.slowStart. */
+  slowStartMs?: number;
+  /** Absent: on, with the defaults. */
+  rebalance?: RebalanceConfig;
+}
+
+export interface RebalanceConfig {
+  enabled: boolean;
+  /** Largest difference in connections between healthy upstreams that is left alone. */
+  thresholdConnections: number;
+  /** At most one connection closed per interval (jittered ±50%) per frontend. */
+  intervalMs: number;
+  /** Connections younger than this are never closed (requests in flight, clients that just moved). */
+  minAgeMs: number;
 }
 
 export interface ProxyConfig {
@@ -62,6 +76,11 @@ export const DEFAULTS = {
   idleTimeout: '10m',
   drainSpread: '5s',
   shutdownGrace: '30s',
+  slowStart: '30s',
+  rebalance: true,
+  rebalanceThreshold: 2,
+  rebalanceInterval: '1s',
+  rebalanceMinAge: '30s',
 } as const;
 
 const checkType = z.enum(HEALTH_CHECK_TYPES, { error: 'expected readyz, tls or tcp' });
@@ -78,6 +97,11 @@ const tuning = {
   idleTimeout: duration().optional(),
   maxRetries: integer(0, 100).optional(),
   drainSpread: duration().optional(),
+  slowStart: duration().optional(),
+  rebalance: boolean.optional(),
+  rebalanceThreshold: integer(0, 100_000).optional(),
+  rebalanceInterval: duration({ min: 10 }).optional(),
+  rebalanceMinAge: duration().optional(),
 };
 
 const healthCheckObject = z.strictObject({
@@ -104,6 +128,11 @@ const frontendObject = z.strictObject({
   idleTimeout: tuning.idleTimeout,
   maxRetries: tuning.maxRetries,
   drainSpread: tuning.drainSpread,
+  slowStart: tuning.slowStart,
+  rebalance: tuning.rebalance,
+  rebalanceThreshold: tuning.rebalanceThreshold,
+  rebalanceInterval: tuning.rebalanceInterval,
+  rebalanceMinAge: tuning.rebalanceMinAge,
 });
 
 export const proxyFields = {
@@ -161,6 +190,26 @@ function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'ups
     idleTimeoutMs: f.idleTimeout ?? top.idleTimeout ?? ms(DEFAULTS.idleTimeout),
     maxRetries: f.maxRetries ?? top.maxRetries,
     drainSpreadMs: f.drainSpread ?? top.drainSpread ?? ms(DEFAULTS.drainSpread),
+    slowStartMs: f.slowStart ?? top.slowStart ?? ms(DEFAULTS.slowStart),
+    rebalance: {
+      enabled: f.rebalance ?? top.rebalance ?? DEFAULTS.rebalance,
+      thresholdConnections: f.rebalanceThreshold ?? top.rebalanceThreshold ?? DEFAULTS.rebalanceThreshold,
+      intervalMs: f.rebalanceInterval ?? top.rebalanceInterval ?? ms(DEFAULTS.rebalanceInterval),
+      minAgeMs: f.rebalanceMinAge ?? top.rebalanceMinAge ?? ms(DEFAULTS.rebalanceMinAge),
+    },
+  };
+}
+
+/** The frontend's slow start and rebalancing settings, with the defaults for what an in-process caller left out. */
+export function herdSettings(f: FrontendConfig): { slowStartMs: number; rebalance: RebalanceConfig } {
+  return {
+    slowStartMs: f.slowStartMs ?? ms(DEFAULTS.slowStart),
+    rebalance: f.rebalance ?? {
+      enabled: DEFAULTS.rebalance,
+      thresholdConnections: DEFAULTS.rebalanceThreshold,
+      intervalMs: ms(DEFAULTS.rebalanceInterval),
+      minAgeMs: ms(DEFAULTS.rebalanceMinAge),
+    },
   };
 }
 

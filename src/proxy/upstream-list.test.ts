@@ -92,3 +92,25 @@ test('active counts never go below zero', () => {
   list.release('a:1');
   assert.equal(list.get('a:1')!.active, 0);
 });
+
+test('slow start begins when an upstream comes back, not when the pool first comes up', () => {
+  const list = new UpstreamList(members, { rise: 1, fall: 1 });
+  list.recordCheck('a:1', ok, 10);
+  assert.equal(list.get('a:1')!.slowStartFrom, undefined, 'first up at start: nothing to protect it from');
+  list.recordCheck('a:1', fail('refused'), 20);
+  list.recordCheck('a:1', ok, 30);
+  assert.equal(list.get('a:1')!.slowStartFrom, 30, 'down to up');
+  list.reconcile([...members, { key: 'c:1', local: false }]);
+  list.recordCheck('c:1', ok, 40);
+  assert.equal(list.get('c:1')!.slowStartFrom, 40, 'joined a running pool');
+  list.setDrained('b:1', true, 50);
+  list.setDrained('b:1', false, 60);
+  assert.equal(list.get('b:1')!.slowStartFrom, 60, 'undrained');
+});
+
+test('reconcile updates the backup and local flags of upstreams that stay', () => {
+  const list = new UpstreamList([{ key: 'a:1', local: false, backup: true }], { rise: 1, fall: 1 });
+  list.recordCheck('a:1', ok, 1);
+  list.reconcile([{ key: 'a:1', local: false }]);
+  assert.deepEqual([list.get('a:1')!.backup, list.get('a:1')!.state], [false, 'up']);
+});

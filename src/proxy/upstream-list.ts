@@ -19,7 +19,9 @@ export interface Transition {
 export interface Upstream {
   readonly key: string;
   /** Runs on this node (loopback or a local interface address): preferred when healthy. */
-  readonly local: boolean;
+  local: boolean;
+  /** A last resort (a configured seed that discovery did not list): used only when no other upstream is usable. */
+  backup: boolean;
   state: UpstreamState;
   /** Taken out by an operator: no new connections, not even in fail-open. */
   drained: boolean;
@@ -33,6 +35,10 @@ export interface Upstream {
   active: number;
   /** Its connections were ordered closed since it last went down; reset when it comes back up. */
   evicted: boolean;
+  /** When it came back (down to up, undrained, or first up after joining a running pool): the slow start's origin. */
+  slowStartFrom: number | undefined;
+  /** Joined a running pool and has not been up yet: its first rise starts a slow start too. */
+  joined: boolean;
   lastCheck: (ProbeResult & { at: number }) | undefined;
   /** Most recent first, at most TRANSITIONS_KEPT. */
   transitions: Transition[];
@@ -63,13 +69,26 @@ export function isDeadReason(reason: ProbeReason): boolean {
   return reason !== 'ok' && reason !== 'http-status';
 }
 
-export class UpstreamList {
-  readonly #policy: HealthPolicy;
-  #upstreams: Upstream[] = [];
+export interface UpstreamMember {
+  key: string;
+  local: boolean;
+  backup?: boolean;
+}
 
-  constructor(members: readonly { key: string; local: boolean }[], policy: HealthPolicy) {
+export class UpstreamList {
+  #policy: HealthPolicy;
+  #upstreams: Upstream[] = [];
+  #started = false;
+
+  constructor(members: readonly UpstreamMember[], policy: HealthPolicy) {
     this.#policy = policy;
     this.reconcile(members);
+    this.#started = true;
+  }
+
+  /** New rise/fall counts (a reload); scores so far are kept. */
+  setPolicy(policy: HealthPolicy): void {
+    this.#policy = policy;
   }
 
   all(): readonly Upstream[] {
@@ -80,10 +99,18 @@ export class UpstreamList {
     return this.#upstreams.find((u) => u.key === key);
   }
 
-  /** Sets the membership; upstreams that stay keep their state, counts and history. */
-  reconcile(members: readonly { key: string; local: boolean }[]): { added: string[]; removed: string[] } {
+  /**
+   * Sets the membership; upstreams that stay keep their state, counts and history (and take the
+   * member's local/backup flags). Upstreams that join a running pool slow-start on their first rise.
+   */
+  reconcile(members: readonly UpstreamMember[]): { added: string[]; removed: string[] } {
     const old = new Map(this.#upstreams.map((u) => [u.key, u]));
-    const next = members.map((m) => old.get(m.key) ?? newUpstream(m.key, m.local));
+    const next = members.map((m) => {
+      const u = old.get(m.key) ?? newUpstream(m.key, m.local, this.#started);
+      u.local = m.local;
+      u.backup = m.backup ?? false;
+      return u;
+    });
     const keys = new Set(next.map((u) => u.key));
     this.#upstreams = next;
     return {
@@ -101,7 +128,11 @@ export class UpstreamList {
       u.score = Math.max(u.score, 0) + 1;
       u.latencyMs = u.latencyMs === undefined ? result.latencyMs : u.latencyMs + LATENCY_WEIGHT * (result.latencyMs - u.latencyMs);
       const rises = u.state === 'unknown' || (u.state === 'down' && u.score >= this.#policy.rise);
-      if (rises) u.evicted = false;
+      if (rises) {
+        u.evicted = false;
+        if (u.state === 'down' || u.joined) u.slowStartFrom = now;
+        u.joined = false;
+      }
       const transition = rises ? moveTo(u, 'up', 'check', result, now) : undefined;
       if (u.state === 'up') u.lastUpAt = now;
       return { transition, evict: false };
@@ -126,11 +157,15 @@ export class UpstreamList {
     return { transition: moveTo(u, 'down', 'connect', { ...failure, latencyMs: 0, status: 0, ok: false }, now), evict: false };
   }
 
-  /** Drain (true) or undrain (false); draining asks for the upstream's connections to be closed. */
-  setDrained(key: string, drained: boolean): UpstreamEvent | undefined {
+  /**
+   * Drain (true) or undrain (false); draining asks for the upstream's connections to be closed,
+   * undraining starts a slow start (when `now` is given).
+   */
+  setDrained(key: string, drained: boolean, now?: number): UpstreamEvent | undefined {
     const u = this.get(key);
     if (!u) return undefined;
     const evict = drained && !u.drained;
+    if (!drained && u.drained && now !== undefined) u.slowStartFrom = now;
     u.drained = drained;
     return { evict };
   }
@@ -151,8 +186,11 @@ export class UpstreamList {
   }
 }
 
-function newUpstream(key: string, local: boolean): Upstream {
-  return { key, local, state: 'unknown', drained: false, score: 0, latencyMs: undefined, lastUpAt: undefined, active: 0, evicted: false, lastCheck: undefined, transitions: [] };
+function newUpstream(key: string, local: boolean, joined: boolean): Upstream {
+  return {
+    key, local, backup: false, state: 'unknown', drained: false, score: 0, latencyMs: undefined, lastUpAt: undefined,
+    active: 0, evicted: false, slowStartFrom: undefined, joined, lastCheck: undefined, transitions: [],
+  };
 }
 
 function moveTo(u: Upstream, to: UpstreamState, cause: TransitionCause, evidence: ProbeResult, now: number): Transition {

@@ -63,6 +63,8 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
     '--listen', `127.0.0.1:${port}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
     '--health-check', 'tcp', '--interval', '200ms', '--drain-spread', '300ms', '--shutdown-grace', '1s',
     '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json',
+    // Undraining starts a slow start; off here so the undrained upstream is picked deterministically.
+    '--slow-start', '0s',
   ]);
   const base = `http://127.0.0.1:${admin}`;
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `proxy ready; stderr: ${out.stderr.slice(-500)}` });

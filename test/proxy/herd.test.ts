@@ -1,0 +1,116 @@
+// Herd control with real sockets: a recovered upstream gets only its slow-start share of new
+// connections, and rebalancing moves long-lived connections onto it after a recovery, then stops.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
+import type { TestContext } from 'node:test';
+import { Registry } from 'prom-client';
+import { startProxy, type ProxyHandle } from '../../src/proxy/start-proxy.ts';
+import type { FrontendConfig } from '../../src/proxy/proxy-config.ts';
+import { waitFor } from '../../testkit/wait-for.ts';
+import { frontendConfig, listenPort, openGreeted, startUpstreams, upstreamState, waitForState } from './proxy-fixtures.ts';
+
+function seeded(seed: number): () => number {
+  return () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+}
+
+async function start(t: TestContext, fc: FrontendConfig, registry = new Registry()): Promise<ProxyHandle> {
+  const proxy = await startProxy({ frontends: [fc], shutdownGraceMs: 500 }, { random: seeded(42), registry });
+  t.after(() => proxy.destroy());
+  return proxy;
+}
+
+const fast = { intervalMs: 100, timeoutMs: 200, rise: 1, fall: 1 };
+
+test('a recovered upstream gets only its slow-start share of new connections, then its full share', async (t) => {
+  const ups = await startUpstreams(t, ['a', 'b', 'c']);
+  const slowStartMs = 3000;
+  const proxy = await start(t, frontendConfig(ups.map((u) => u.address), { slowStartMs, rebalance: { enabled: false, thresholdConnections: 2, intervalMs: 1000, minAgeMs: 0 } }, fast));
+  for (const u of ups) await waitForState(proxy, u.address, 'up');
+  const c = ups[2]!;
+  await c.close();
+  await waitForState(proxy, c.address, 'down');
+  const held: Socket[] = [];
+  t.after(() => held.forEach((s) => s.destroy()));
+  const open = async (n: number) => {
+    const names: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const g = await openGreeted(listenPort(proxy));
+      held.push(g.socket);
+      names.push(g.upstream);
+    }
+    return names;
+  };
+  await open(20);
+  await c.listen();
+  await waitForState(proxy, c.address, 'up');
+  const recoveredAt = performance.now();
+  // Least connections alone would send all 20 to c, which has none.
+  const early = await open(20);
+  const earlyMs = performance.now() - recoveredAt;
+  const toC = early.filter((n) => n === 'c').length;
+  t.diagnostic(`first 20 connections in ${Math.round(earlyMs)} ms after recovery: ${toC} to c`);
+  assert.ok(earlyMs < slowStartMs / 3, 'measured early in the window');
+  assert.ok(toC <= 8, `c took ${toC} of 20 while its share was at most ~${Math.round((0.1 + earlyMs / slowStartMs) * 100)}%`);
+  assert.ok(early.filter((n) => n !== 'c').length >= 12, 'the peers took the rest');
+  await waitFor(() => performance.now() - recoveredAt > slowStartMs + 200, { timeoutMs: slowStartMs + 1000, intervalMs: 100, what: 'slow start over' });
+  const late = await open(10);
+  assert.deepEqual(late, Array(10).fill('c'), 'after the window least connections sends everything to the emptiest');
+});
+
+/** A client that holds one connection and reconnects through the proxy when it is closed (bounded). */
+function stickyClient(port: number) {
+  const state = { upstream: '', reconnects: 0, stopped: false, socket: undefined as Socket | undefined, errors: 0 };
+  const connect = async (): Promise<void> => {
+    try {
+      const g = await openGreeted(port);
+      state.socket = g.socket;
+      state.upstream = g.upstream;
+      g.socket.once('close', () => {
+        state.upstream = '';
+        if (state.stopped || state.reconnects >= 20) return;
+        state.reconnects++;
+        void connect();
+      });
+    } catch {
+      state.errors++;
+    }
+  };
+  return { state, ready: connect(), stop: () => ((state.stopped = true), state.socket?.destroy()) };
+}
+
+test('rebalancing moves long-lived connections onto a recovered upstream at a bounded rate and stops when balanced', async (t) => {
+  const ups = await startUpstreams(t, ['a', 'b', 'c']);
+  const registry = new Registry();
+  const intervalMs = 100;
+  const proxy = await start(t, frontendConfig(ups.map((u) => u.address), { slowStartMs: 300, rebalance: { enabled: true, thresholdConnections: 2, intervalMs, minAgeMs: 0 } }, fast), registry);
+  for (const u of ups) await waitForState(proxy, u.address, 'up');
+  const c = ups[2]!;
+  await c.close();
+  await waitForState(proxy, c.address, 'down');
+  const clients = Array.from({ length: 30 }, () => stickyClient(listenPort(proxy)));
+  t.after(() => clients.forEach((cl) => cl.stop()));
+  await Promise.all(clients.map((cl) => cl.ready));
+  const on = (name: string) => clients.filter((cl) => cl.state.upstream === name).length;
+  assert.deepEqual([on('a'), on('b'), on('c')], [15, 15, 0], 'with c down everything sits on a and b');
+  await c.listen();
+  const recovered = performance.now();
+  await waitForState(proxy, c.address, 'up');
+  const spread = () => Math.max(on('a'), on('b'), on('c')) - Math.min(on('a'), on('b'), on('c'));
+  await waitFor(() => spread() <= 2 && on('a') + on('b') + on('c') === 30, { timeoutMs: 8000, what: 'c filled to within the threshold' });
+  const tookMs = performance.now() - recovered;
+  const moved = proxy.stats()[0]!.rebalanced;
+  t.diagnostic(`balanced after ${Math.round(tookMs)} ms with ${moved} closes: a=${on('a')} b=${on('b')} c=${on('c')}`);
+  // Bounded rate: one close per interval (jittered down to half of it), after slow start.
+  assert.ok(moved <= Math.ceil(tookMs / (intervalMs / 2)) + 1, `${moved} closes in ${Math.round(tookMs)} ms`);
+  assert.ok(moved >= 8 && moved <= 12, `moved ${moved}`);
+  const active = proxy.stats()[0]!.upstreams.map((u) => u.active);
+  assert.ok(Math.max(...active) - Math.min(...active) <= 2, `active ${active.join('/')}`);
+  // Ten more rounds: balanced, so nothing else is closed.
+  const before = proxy.stats()[0]!.rebalanced;
+  await new Promise((r) => setTimeout(r, intervalMs * 10));
+  assert.equal(proxy.stats()[0]!.rebalanced, before, 'no churn once balanced');
+  assert.equal(clients.reduce((n, cl) => n + cl.state.errors, 0), 0, 'every client reconnected through the proxy');
+  assert.equal(upstreamState(proxy, c.address).active, on('c'));
+  assert.match(await registry.metrics(), new RegExp(`kubeward_proxy_closed_connections_total\\{frontend="test",upstream="127\\.0\\.0\\.1:\\d+",why="rebalance"\\} \\d+`));
+});
