@@ -306,3 +306,15 @@ test('floating IPs: found by port, shown as floating addresses on the server, re
   const [left] = await s.client.neutron.listFloatingIps({ projectId: 'project-admin' });
   assert.deepEqual([left?.id, left?.port_id], [lbFip.id, null], 'the floating IP outlives its LB, detached: debris to report');
 });
+
+test('a caller that gives up during a shared authentication does not fail the others', async (t) => {
+  const s = await setup(t);
+  s.emu.addFault({ service: 'identity', method: 'POST', path: '^/auth/tokens$', latencyMs: 300, times: 1 });
+  const ac = new AbortController();
+  const impatient = s.client.nova.listServers({}, { signal: ac.signal });
+  const patient = s.client.neutron.listExtensions();
+  setTimeout(() => ac.abort(new Error('gave up')), 50);
+  await assert.rejects(impatient, /gave up/);
+  assert.ok((await patient).length > 0);
+  assert.equal(s.count('/auth/tokens', 'POST'), 1);
+});

@@ -72,10 +72,11 @@ export class KeystoneSession {
   async token(signal?: AbortSignal): Promise<SessionToken> {
     const t = this.#token;
     if (t && !needsRenewal(this.#opts.deps.clock.now(), t, this.#opts.renewBeforeMs ?? 300_000)) return t;
-    this.#pending ??= this.#authenticate(signal).finally(() => {
+    // Shared by every caller, so one caller's abort must not fail the others: each only stops waiting.
+    this.#pending ??= this.#authenticate().finally(() => {
       this.#pending = undefined;
     });
-    return this.#pending;
+    return signal ? untilAborted(this.#pending, signal) : this.#pending;
   }
 
   /** Forgets the token if it is still the one a service rejected (a newer one is kept). */
@@ -89,7 +90,7 @@ export class KeystoneSession {
     return findEndpoint(t.info.catalog, { service, interface: this.#opts.config.interface, region: this.#opts.config.regionName });
   }
 
-  async #authenticate(signal?: AbortSignal): Promise<SessionToken> {
+  async #authenticate(): Promise<SessionToken> {
     const { deps, config } = this.#opts;
     const url = new URL(`${this.identityUrl}/auth/tokens`);
     const res = await sendWithRetries(deps, {
@@ -99,7 +100,6 @@ export class KeystoneSession {
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(buildAuthBody(config.auth)),
       idempotent: true,
-      signal,
     });
     const value = res.headers.get('x-subject-token');
     if (res.status !== 201 || !value) {
@@ -135,4 +135,13 @@ export class KeystoneSession {
     this.#token = token;
     return token;
   }
+}
+
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
