@@ -1,0 +1,60 @@
+// Pure arithmetic of the benchmark: medians over rounds and ratios between peers. No I/O.
+
+/** The programs compared; "direct" is the client talking to the backend with no proxy (the limit). */
+export const PEERS = ['kubeward', 'nginx', 'haproxy', 'direct'] as const;
+export type Peer = (typeof PEERS)[number];
+export type ProxyPeer = Exclude<Peer, 'direct'>;
+export const PROXY_PEERS: readonly ProxyPeer[] = ['kubeward', 'nginx', 'haproxy'];
+
+/** One measurement of one peer in one round; a metric that does not apply (CPU of "direct") is absent. */
+export interface Sample {
+  peer: Peer;
+  round: number;
+  metrics: Record<string, number>;
+}
+
+/** Median of the finite values; undefined for none. Even counts take the mean of the middle two. */
+export function median(values: readonly number[]): number | undefined {
+  const xs = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (xs.length === 0) return undefined;
+  const mid = xs.length >> 1;
+  return xs.length % 2 === 1 ? xs[mid] : ((xs[mid - 1] as number) + (xs[mid] as number)) / 2;
+}
+
+/** a / b, undefined when either is missing or b is zero (a ratio against nothing says nothing). */
+export function ratio(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined || b === undefined || b === 0) return undefined;
+  return a / b;
+}
+
+export type Medians = Record<string, Partial<Record<Peer, number>>>;
+
+/** metric → peer → median over that peer's rounds. */
+export function mediansOf(samples: readonly Sample[]): Medians {
+  const byMetric = new Map<string, Map<Peer, number[]>>();
+  for (const s of samples) {
+    for (const [metric, value] of Object.entries(s.metrics)) {
+      const byPeer = byMetric.get(metric) ?? new Map<Peer, number[]>();
+      byMetric.set(metric, byPeer);
+      byPeer.set(s.peer, [...(byPeer.get(s.peer) ?? []), value]);
+    }
+  }
+  const out: Medians = {};
+  for (const [metric, byPeer] of byMetric) {
+    const row: Partial<Record<Peer, number>> = {};
+    for (const [peer, values] of byPeer) {
+      const m = median(values);
+      if (m !== undefined) row[peer] = m;
+    }
+    out[metric] = row;
+  }
+  return out;
+}
+
+/** The order peers are measured in round r: rotated each round so no peer always runs first or last. */
+export function peerOrder<T>(peers: readonly T[], round: number): T[] {
+  const n = peers.length;
+  if (n === 0) return [];
+  const k = ((round % n) + n) % n;
+  return [...peers.slice(k), ...peers.slice(0, k)];
+}

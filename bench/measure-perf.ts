@@ -1,0 +1,93 @@
+// The four load measurements of one peer in one round: keep-alive rate and latency, new-connection
+// rate, bulk throughput (all with the proxy's CPU time), and memory per idle connection.
+import { execFile } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { promisify } from 'node:util';
+import { waitFor } from '../testkit/wait-for.ts';
+import { parseWrkOutput, type WrkResult } from './parse-wrk.ts';
+import { readTreeUsage } from './proc-stats.ts';
+
+const run = promisify(execFile);
+
+export interface LoadSettings {
+  durationS: number;
+  connections: number;
+  threads: number;
+}
+
+/** wrk against url; hard-killed if it runs 20 s past its duration. */
+export async function runWrk(url: string, s: LoadSettings, headers: readonly string[] = []): Promise<WrkResult> {
+  const args = [`-t${s.threads}`, `-c${s.connections}`, `-d${s.durationS}s`, '--latency', ...headers.flatMap((h) => ['-H', h]), url];
+  const { stdout } = await run('wrk', args, { timeout: (s.durationS + 20) * 1000, killSignal: 'SIGKILL' });
+  return parseWrkOutput(stdout);
+}
+
+/** wrk with the proxy's CPU time (its whole process tree) read before and after; pid undefined for direct. */
+export async function measureWrk(url: string, pid: number | undefined, s: LoadSettings, headers: readonly string[] = []): Promise<{ wrk: WrkResult; cpuUsPerRequest?: number }> {
+  const before = pid === undefined ? undefined : readTreeUsage(pid).cpuSeconds;
+  const wrk = await runWrk(url, s, headers);
+  if (pid === undefined || before === undefined) return { wrk };
+  const cpu = readTreeUsage(pid).cpuSeconds - before;
+  return { wrk, cpuUsPerRequest: wrk.requests > 0 ? (cpu * 1e6) / wrk.requests : undefined };
+}
+
+/** MB/s (10^6 bytes) over `times` sequential downloads of url with curl to /dev/null. */
+export async function measureBulk(url: string, times: number): Promise<number> {
+  let bytes = 0;
+  let seconds = 0;
+  for (let i = 0; i < times; i++) {
+    const { stdout } = await run('curl', ['-sS', '--fail', '-o', '/dev/null', '--max-time', '60', '-w', '%{size_download} %{time_total}', url], { timeout: 70_000 });
+    const [size, time] = stdout.trim().split(' ').map(Number);
+    if (!size || !time) throw new Error(`curl: unexpected output "${stdout}"`);
+    bytes += size;
+    seconds += time;
+  }
+  return bytes / seconds / 1e6;
+}
+
+/** Established TCP connections whose local port is port (the backend's side), from ss. */
+export async function establishedTo(port: number): Promise<number> {
+  const { stdout } = await run('ss', ['-Htn', 'state', 'established', `( sport = :${port} )`], { maxBuffer: 64 * 1024 * 1024 });
+  return stdout.split('\n').filter((l) => l.trim() !== '').length;
+}
+
+export interface IdleResult {
+  restRssBytes: number;
+  heldRssBytes: number;
+  bytesPerConnection: number;
+}
+
+/**
+ * Opens `count` TCP connections through the proxy (batches of 250), waits until the backend holds
+ * them all, reads the proxy tree's RSS, then closes them and waits until the backend has let go.
+ */
+export async function measureIdle(proxyPort: number, backendPort: number, pid: number, count: number): Promise<IdleResult> {
+  const base = await establishedTo(backendPort);
+  const restRssBytes = readTreeUsage(pid).rssBytes;
+  const sockets: Socket[] = [];
+  try {
+    for (let i = 0; i < count; i += 250) {
+      const batch = Array.from({ length: Math.min(250, count - i) }, () => openIdle(proxyPort));
+      sockets.push(...(await Promise.all(batch)));
+    }
+    await waitFor(async () => (await establishedTo(backendPort)) >= base + count, { timeoutMs: 20_000, intervalMs: 200, what: `${count} connections at the backend` });
+    await new Promise((r) => setTimeout(r, 1000)); // let lazily allocated buffers settle before reading RSS
+    const heldRssBytes = readTreeUsage(pid).rssBytes;
+    return { restRssBytes, heldRssBytes, bytesPerConnection: (heldRssBytes - restRssBytes) / count };
+  } finally {
+    for (const s of sockets) s.destroy();
+    await waitFor(async () => (await establishedTo(backendPort)) <= base, { timeoutMs: 20_000, intervalMs: 200, what: 'idle connections to close' }).catch(() => undefined);
+  }
+}
+
+function openIdle(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.setTimeout(10_000, () => s.destroy(new Error('idle connection: connect timed out')));
+    s.once('connect', () => {
+      s.setTimeout(0);
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+}

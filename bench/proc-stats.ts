@@ -1,0 +1,63 @@
+// CPU time and resident memory of a process and its descendants, read from /proc (Linux only).
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** /proc reports utime and stime in USER_HZ ticks, which Linux fixes at 100 per second. */
+const TICKS_PER_SECOND = 100;
+const PAGE_BYTES = 4096;
+
+interface Stat {
+  ppid: number;
+  cpuTicks: number;
+  rssPages: number;
+}
+
+/** Fields of /proc/<pid>/stat after the command name, which may itself contain spaces and parentheses. */
+function readStat(pid: number): Stat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // After the name: state(0) ppid(1) ... utime(11) stime(12) ... rss(21).
+  return { ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]), rssPages: Number(fields[21]) };
+}
+
+/** root and every living descendant. */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = readStat(Number(name));
+    if (st) children.set(st.ppid, [...(children.get(st.ppid) ?? []), Number(name)]);
+  }
+  const out: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift() as number;
+    if (pid !== root || readStat(root)) out.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+export interface TreeUsage {
+  cpuSeconds: number;
+  rssBytes: number;
+  processes: number;
+}
+
+/** CPU (user + system) and RSS summed over root's tree. RSS of a tree counts shared pages once per process. */
+export function readTreeUsage(root: number): TreeUsage {
+  let ticks = 0;
+  let pages = 0;
+  const pids = processTree(root);
+  for (const pid of pids) {
+    const st = readStat(pid);
+    if (!st) continue;
+    ticks += st.cpuTicks;
+    pages += st.rssPages;
+  }
+  return { cpuSeconds: ticks / TICKS_PER_SECOND, rssBytes: pages * PAGE_BYTES, processes: pids.length };
+}

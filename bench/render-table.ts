@@ -1,0 +1,100 @@
+// Markdown tables of the benchmark's medians and ratios. Pure: results in, text out.
+import { PROXY_PEERS, ratio, type Medians, type Peer } from './bench-stats.ts';
+import { medianStop, type FailoverSample, type Scenario } from './failover-analysis.ts';
+
+export interface MetricSpec {
+  key: string;
+  label: string;
+  digits: number;
+  /** Measured on the proxy process (CPU, memory): there is no such number for "direct". */
+  proxyOnly?: boolean;
+}
+
+export const METRICS: readonly MetricSpec[] = [
+  { key: 'kaRps', label: 'keep-alive requests/s (64 conns)', digits: 0 },
+  { key: 'kaP50Ms', label: 'keep-alive p50 latency (ms)', digits: 2 },
+  { key: 'kaP99Ms', label: 'keep-alive p99 latency (ms)', digits: 2 },
+  { key: 'kaCpuUsPerReq', label: 'proxy CPU per keep-alive request (µs)', digits: 1, proxyOnly: true },
+  { key: 'ncRps', label: 'new connections/s (1 request each)', digits: 0 },
+  { key: 'ncCpuUsPerConn', label: 'proxy CPU per new connection (µs)', digits: 1, proxyOnly: true },
+  { key: 'ncErrors', label: 'new-connection socket errors per round', digits: 0 },
+  { key: 'bulkMBps', label: 'bulk 100 MB response (MB/s)', digits: 0 },
+  { key: 'restRssMB', label: 'proxy RSS at rest (MiB)', digits: 1, proxyOnly: true },
+  { key: 'idleKBPerConn', label: 'proxy RSS per idle connection, 5,000 held (KiB)', digits: 2, proxyOnly: true },
+];
+
+const NAMES: Record<Peer, string> = { kubeward: 'kubeward', nginx: 'nginx', haproxy: 'HAProxy', direct: 'direct' };
+const DASH = '—';
+
+/** A number with a fixed count of decimals and thousands separators; a dash for none. */
+export function formatNumber(value: number | undefined, digits: number): string {
+  if (value === undefined || Number.isNaN(value)) return DASH;
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function formatRatio(value: number | undefined): string {
+  return value === undefined ? DASH : `${value.toFixed(2)}x`;
+}
+
+/** Medians per metric and peer, then kubeward/nginx, kubeward/HAProxy and each proxy/direct. */
+export function renderMedianTable(medians: Medians, metrics: readonly MetricSpec[] = METRICS): string {
+  const head = ['metric (median of rounds)', ...(['kubeward', 'nginx', 'haproxy', 'direct'] as const).map((p) => NAMES[p]),
+    'kubeward / nginx', 'kubeward / HAProxy', ...PROXY_PEERS.map((p) => `${NAMES[p]} / direct`)];
+  const lines = [row(head), row(head.map((_, i) => (i === 0 ? '---' : '---:')))];
+  for (const spec of metrics) {
+    const m = medians[spec.key];
+    if (!m) continue;
+    const values = (['kubeward', 'nginx', 'haproxy', 'direct'] as const).map((p) => formatNumber(m[p], spec.digits));
+    const vsDirect = PROXY_PEERS.map((p) => formatRatio(spec.proxyOnly ? undefined : ratio(m[p], m.direct)));
+    lines.push(row([spec.label, ...values, formatRatio(ratio(m.kubeward, m.nginx)), formatRatio(ratio(m.kubeward, m.haproxy)), ...vsDirect]));
+  }
+  return lines.join('\n');
+}
+
+const SCENARIO_LABELS: Record<Scenario, string> = {
+  kill: 'backend killed (SIGKILL)',
+  hang: 'backend hangs (SIGSTOP: accepts, never answers)',
+  'readyz-503': 'backend /readyz 503, still serving',
+};
+
+/** One line per scenario and proxy: failed requests and when new connections stopped reaching the backend. */
+export function renderFailoverTable(samples: readonly FailoverSample[]): string {
+  const head = ['scenario', 'proxy', 'rounds', 'failed requests (median)', 'slow > 1 s (median)', 'new connections stop reaching it after (median)', 'proxy marked it down after (median)'];
+  const lines = [row(head), row(['---', '---', '---:', '---:', '---:', '---:', '---:'])];
+  for (const scenario of Object.keys(SCENARIO_LABELS) as Scenario[]) {
+    for (const peer of PROXY_PEERS) {
+      const mine = samples.filter((s) => s.scenario === scenario && s.peer === peer);
+      if (mine.length === 0) continue;
+      lines.push(row([SCENARIO_LABELS[scenario], NAMES[peer], String(mine.length),
+        formatNumber(medianOf(mine.map((s) => s.failed)), 0), formatNumber(medianOf(mine.map((s) => s.slow)), 0), formatStop(mine), formatMarkedDown(mine)]));
+    }
+  }
+  return lines.join('\n');
+}
+
+function medianOf(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+function formatStop(samples: readonly FailoverSample[]): string {
+  const stop = medianStop(samples);
+  if (stop === undefined) return DASH;
+  if (stop === 'none') return 'no connection affected';
+  if (stop === 'not-within-window') return `not within ${((samples[0]?.windowMs ?? 0) / 1000).toFixed(0)} s`;
+  return `${(stop / 1000).toFixed(2)} s`;
+}
+
+/** Rounds where the proxy never said so count as "not marked"; the median decides. Only kubeward reports it. */
+function formatMarkedDown(samples: readonly FailoverSample[]): string {
+  if (samples[0]?.peer !== 'kubeward') return 'not reported';
+  const sorted = samples.map((s) => s.markedDownMs ?? Infinity).sort((a, b) => a - b);
+  const mid = sorted[(sorted.length - 1) >> 1] as number;
+  return Number.isFinite(mid) ? `${(mid / 1000).toFixed(2)} s` : 'not marked down';
+}
+
+function row(cells: readonly string[]): string {
+  return `| ${cells.join(' | ')} |`;
+}
+

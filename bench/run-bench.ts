@@ -1,0 +1,195 @@
+// npm run bench: kubeward proxy against nginx stream and HAProxy (as kubespray configures them) and
+// a direct connection, interleaved over rounds on this machine. Writes bench/results/<date>.json
+// and <date>.md (medians and ratios) and prints the tables. Options: --help.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createTestCa } from '../testkit/certs.ts';
+import { freePort } from '../testkit/wait-for.ts';
+import { mediansOf, peerOrder, PEERS, type Peer, type Sample } from './bench-stats.ts';
+import { SCENARIOS, type FailoverSample } from './failover-analysis.ts';
+import { measureBulk, measureIdle, measureWrk, runWrk, type LoadSettings } from './measure-perf.ts';
+import { NGINX_STREAM_MODULE } from './peer-configs.ts';
+import { ProcessGroup } from './process-group.ts';
+import { readTreeUsage } from './proc-stats.ts';
+import { renderFailoverTable, renderMedianTable } from './render-table.ts';
+import { runFailoverRound, type BackendCert, type FailoverSettings } from './run-failover.ts';
+import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
+
+const HELP = `usage: npm run bench -- [--rounds N] [--duration S] [--idle-connections N] [--failover-rounds N]
+  [--failover-window S] [--skip-perf] [--skip-failover] [--kubeward-arg ARG]... [--out DIR]`;
+
+const { values: opt } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    'idle-connections': { type: 'string', default: '5000' },
+    'failover-rounds': { type: 'string', default: '3' },
+    'failover-window': { type: 'string', default: '15' },
+    'skip-perf': { type: 'boolean', default: false },
+    'skip-failover': { type: 'boolean', default: false },
+    'kubeward-arg': { type: 'string', multiple: true, default: [] },
+    out: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (opt.help) {
+  process.stdout.write(`${HELP}\n`);
+  process.exit(0);
+}
+
+const repo = resolve(dirname(new URL(import.meta.url).pathname), '..');
+const rounds = positive('rounds', opt.rounds);
+const load: LoadSettings = { durationS: positive('duration', opt.duration), connections: 64, threads: 2 };
+/** 100 MB takes a fraction of a second on loopback: several downloads per round steady the figure. */
+const BULK_TIMES = 5;
+const idleConnections = positive('idle-connections', opt['idle-connections']);
+const failover: FailoverSettings = { windowMs: positive('failover-window', opt['failover-window']) * 1000, warmupMs: 3000, intervalMs: 20, timeoutMs: 3000, hangTimeoutMs: 1000 };
+
+function positive(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) {
+    process.stderr.write(`bench: --${name} must be a positive integer, got "${text}"\n${HELP}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+function checkTools(): void {
+  const missing = ['wrk', 'curl', 'nginx', 'haproxy', 'ss'].filter((t) => {
+    try {
+      execFileSync('sh', ['-c', `command -v ${t}`], { stdio: 'ignore' });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (!existsSync(NGINX_STREAM_MODULE)) missing.push(`${NGINX_STREAM_MODULE} (Debian: libnginx-mod-stream)`);
+  if (missing.length > 0) {
+    process.stderr.write(`bench: missing ${missing.join(', ')}; Debian: apt-get install wrk curl nginx-light libnginx-mod-stream haproxy iproute2\n`);
+    process.exit(2);
+  }
+}
+
+function say(text: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+}
+
+function machine(): Record<string, string | number> {
+  const version = (cmd: string, args: string[]): string => {
+    try {
+      return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]?.trim() ?? '';
+    } catch (err) {
+      return String((err as { stderr?: string }).stderr ?? err).split('\n')[0]?.trim() ?? '';
+    }
+  };
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    kernel: release(),
+    node: process.version,
+    nginx: version('sh', ['-c', 'nginx -v 2>&1']),
+    haproxy: version('haproxy', ['-v']),
+    wrk: version('sh', ['-c', 'wrk -v 2>&1 | head -1']),
+    kubewardCommit: version('git', ['-C', repo, 'rev-parse', '--short', 'HEAD']),
+    kubewardProxyDirty: version('git', ['-C', repo, 'status', '--porcelain', '--', 'src/proxy']) === '' ? 'no' : 'yes',
+  };
+}
+
+async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { port: number; checkPort: number }): Promise<Sample> {
+  const metrics: Record<string, number> = {};
+  const proxy = peer === 'direct' ? undefined : await startProxy(env, peer, { upstreamPorts: [backend.port], tlsUpstreams: false, haproxyCheckPort: backend.checkPort }, `r${round}`);
+  const pid = proxy?.process.pid;
+  try {
+    const port = proxy?.port ?? backend.port;
+    const url = `http://127.0.0.1:${port}/`;
+    if (pid !== undefined) {
+      // Memory first, on the fresh process: after load a heap's high-water mark would hide the cost.
+      metrics.restRssMB = readTreeUsage(pid).rssBytes / 2 ** 20;
+      const idle = await measureIdle(port, backend.port, pid, idleConnections);
+      metrics.idleKBPerConn = idle.bytesPerConnection / 1024;
+    }
+    await runWrk(url, { ...load, durationS: 1 }); // warm-up: JIT, buffers, worker start
+    const ka = await measureWrk(url, pid, load);
+    Object.assign(metrics, { kaRps: ka.wrk.requestsPerSec, kaP50Ms: ka.wrk.p50Ms, kaP99Ms: ka.wrk.p99Ms, kaErrors: ka.wrk.socketErrors + ka.wrk.badResponses });
+    if (ka.cpuUsPerRequest !== undefined) metrics.kaCpuUsPerReq = ka.cpuUsPerRequest;
+    const nc = await measureWrk(url, pid, load, ['Connection: close']);
+    Object.assign(metrics, { ncRps: nc.wrk.requestsPerSec, ncErrors: nc.wrk.socketErrors + nc.wrk.badResponses });
+    if (nc.cpuUsPerRequest !== undefined) metrics.ncCpuUsPerConn = nc.cpuUsPerRequest;
+    metrics.bulkMBps = await measureBulk(`${url}files/100m.bin`, BULK_TIMES);
+    say(`round ${round} ${peer}: ${Object.entries(metrics).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ')}`);
+    return { peer, round, metrics };
+  } finally {
+    if (proxy) await env.group.stop(proxy.process);
+  }
+}
+
+async function main(group: ProcessGroup): Promise<void> {
+  checkTools();
+  const startedAt = new Date();
+  const dir = await mkdtemp(join(tmpdir(), 'kw-bench-'));
+  const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'src/cli/main.ts'), nodeBin: process.execPath, kubewardExtraArgs: opt['kubeward-arg'] };
+  try {
+    const ca = await createTestCa('kubeward-bench-ca', dir);
+    const server = await ca.issueServer('backend', ['IP:127.0.0.1', 'DNS:localhost']);
+    const cert: BackendCert = { caFile: ca.certFile, ca: ca.cert, certFile: server.certFile, keyFile: server.keyFile };
+    const samples: Sample[] = [];
+    if (!opt['skip-perf']) {
+      const filesDir = join(dir, 'files');
+      await mkdir(filesDir);
+      await writeFile(join(filesDir, '100m.bin'), '');
+      await truncate(join(filesDir, '100m.bin'), 100 * 1e6); // sparse: served from memory, no disk in the measurement
+      const backend = { port: await freePort(), checkPort: await freePort() };
+      await startBackend(env, { port: backend.port, checkPort: backend.checkPort, name: 'perf', tls: cert, filesDir, readyzDownFlag: join(dir, 'never') });
+      for (let round = 1; round <= rounds; round++) {
+        for (const peer of peerOrder(PEERS, round - 1)) samples.push(await measurePeer(env, peer, round, backend));
+      }
+    }
+    const failovers: FailoverSample[] = [];
+    if (!opt['skip-failover']) {
+      const n = positive('failover-rounds', opt['failover-rounds']);
+      for (let round = 1; round <= n; round++) {
+        for (const scenario of peerOrder(SCENARIOS, round - 1)) {
+          const got = await runFailoverRound(env, scenario, round, failover, cert);
+          say(`failover ${scenario} round ${round}: ${got.map((g) => `${g.peer} failed=${g.failed} slow=${g.slow} stop=${g.stopMs}`).join('; ')}`);
+          failovers.push(...got);
+        }
+      }
+    }
+    await report(startedAt, samples, failovers);
+  } finally {
+    await group.stopAll();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function report(startedAt: Date, samples: Sample[], failovers: FailoverSample[]): Promise<void> {
+  const date = startedAt.toISOString().slice(0, 10);
+  const medians = mediansOf(samples);
+  const m = machine();
+  const perfTable = samples.length > 0 ? renderMedianTable(medians) : '';
+  const failoverTable = failovers.length > 0 ? renderFailoverTable(failovers) : '';
+  const settings = { rounds, load, idleConnections, failover, bulk: `${BULK_TIMES} x 100 MB per round with curl (MB = 10^6 bytes)`, kubewardExtraArgs: opt['kubeward-arg'] };
+  const outDir = opt.out ?? join(repo, 'bench/results');
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, `${date}.json`), `${JSON.stringify({ date: startedAt.toISOString(), machine: m, settings, medians, samples, failovers }, null, 2)}\n`);
+  const md = [`Measured ${startedAt.toISOString()} on ${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}; ${m.nginx}, ${m.haproxy}, Node ${m.node}, kubeward ${m.kubewardCommit}.`,
+    '', perfTable, '', failoverTable, ''].join('\n');
+  await writeFile(join(outDir, `${date}.md`), md);
+  process.stdout.write(`${md}\nwritten: ${join(outDir, `${date}.json`)} and ${date}.md\n`);
+}
+
+const group = new ProcessGroup();
+process.on('exit', () => group.killAllNow());
+process.once('SIGINT', () => {
+  say('interrupted: stopping every process started');
+  void group.stopAll().finally(() => process.exit(130));
+});
+main(group).catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
