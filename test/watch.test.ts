@@ -146,7 +146,7 @@ describe('files', () => {
     const s = await standin();
     const dir = await stateDir();
     // A generous timeout: with --fall 1 a single slow probe on a busy machine would flip the state early.
-    watch(s, dir, ['--vip', '10.9.9.9', '--fall', '1', '--interval', '50ms', '--timeout', '3s']);
+    watch(s, dir, ['--vip', '10.9.9.9', '--fall', '1', '--interval', '100ms', '--timeout', '3s']);
     await waitFor(hasFiles(dir, ['10.9.9.9.up']), { what: '.up', timeoutMs: 15_000 });
     let flips = 0;
     let reads = 0;
