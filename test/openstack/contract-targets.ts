@@ -1,5 +1,5 @@
 // The two targets of the OpenStack contract suite: the emulator (always) and the real Keystone, Neutron
-// and Nova from /work/shared/openstack (only when KUBEWARD_OPENSTACK_REAL=1 and OS_* point at them).
+// and Nova from ../shared/openstack (only when KUBEWARD_OPENSTACK_REAL=1 and OS_* point at them).
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { resolveCloudConfig, type CloudConfig } from '../../src/clients/openstack/cloud-config.ts';
 import { createOpenStackClient, type OpenStackClientHandle } from '../../src/clients/openstack/create-openstack-client.ts';
@@ -72,7 +72,7 @@ export function contractTargets(env: Readonly<Record<string, string | undefined>
       name: 'real',
       skip: realOn && env.OS_AUTH_URL
         ? false
-        : 'real OpenStack is off: run `sudo OS_IT_NOVA=1 bash /work/shared/openstack/setup.sh`, then `. /tmp/openstack-it/openrc` and set KUBEWARD_OPENSTACK_REAL=1 (.ci/run does this)',
+        : 'real OpenStack is off: run `sudo OS_IT_NOVA=1 bash ../shared/openstack/setup.sh`, then `. /tmp/openstack-it/openrc` and set KUBEWARD_OPENSTACK_REAL=1 (.ci/run does this)',
       open: () => session(resolveCloudConfig({ env: { ...env, OS_CLOUD: undefined } }), Number(env.KUBEWARD_OPENSTACK_REAL_MAX_ROUTES ?? 30), null),
     },
   ];
