@@ -343,11 +343,11 @@ for (const target of contractTargets(process.env)) {
           assert.equal(during['OS-EXT-STS:task_state'], 'rebooting');
           await rejectsWith(s.admin.nova.reboot(serverB, 'SOFT'), 409, 'conflictingRequest', /while it is in task_state rebooting/);
         }
-        await waitFor(async () => (await s.admin.nova.getServer(serverB))?.status === 'ACTIVE', { timeoutMs: 30_000, intervalMs: 200, what: 'ACTIVE after reboot' });
+        await waitFor(async () => (await s.admin.nova.getServer(serverB))?.status === 'ACTIVE', { timeoutMs: 60_000, intervalMs: 200, what: 'ACTIVE after reboot' });
         await s.admin.nova.reboot(serverB, 'HARD');
         const hard = (await s.admin.nova.getServer(serverB))!;
         if (hard.status === 'HARD_REBOOT') await rejectsWith(s.admin.nova.reboot(serverB, 'SOFT'), 409, 'conflictingRequest', /task_state rebooting_hard/);
-        await waitFor(async () => (await s.admin.nova.getServer(serverB))?.status === 'ACTIVE', { timeoutMs: 30_000, intervalMs: 200, what: 'ACTIVE after hard reboot' });
+        await waitFor(async () => (await s.admin.nova.getServer(serverB))?.status === 'ACTIVE', { timeoutMs: 60_000, intervalMs: 200, what: 'ACTIVE after hard reboot' });
         const bogus = s.admin.http.request('compute', { method: 'POST', path: `/servers/${serverB}/action`, body: { reboot: { type: 'BOGUS' } } });
         await rejectsWith(bogus, 400, 'badRequest', /'BOGUS' is not one of/);
       });
@@ -371,7 +371,7 @@ for (const target of contractTargets(process.env)) {
           assert.deepEqual([deleting.status, deleting['OS-EXT-STS:task_state']], ['ACTIVE', 'deleting']);
           await rejectsWith(s.admin.nova.reboot(id, 'HARD'), 409, 'conflictingRequest', /task_state deleting/);
         }
-        await waitFor(async () => (await s.admin.nova.getServer(id)) === undefined, { timeoutMs: 30_000, intervalMs: 200, what: 'server gone' });
+        await waitFor(async () => (await s.admin.nova.getServer(id)) === undefined, { timeoutMs: 60_000, intervalMs: 200, what: 'server gone' });
         assert.equal(await s.admin.nova.deleteServer(id), 'absent');
       });
     });
