@@ -90,7 +90,8 @@ export function deorbitCondition(p: DeorbitProgress | 'protected', nowMs: number
   } else {
     status = p.step === 'done' || p.step === 'self-destructed' ? 'True' : 'False';
     reason = p.lastError && status === 'False' ? 'Retrying' : STEP_REASON[p.step];
-    message = p.step === 'volumes' && p.leftovers.volumes.length > 0 ? `${summarize(p)}; waiting for ${listText(p.leftovers.volumes)}` : summarize(p);
+    const waitingFor = status === 'False' ? [...p.leftovers.volumes, ...p.leftovers.loadBalancers] : [];
+    message = waitingFor.length > 0 ? `${summarize(p)}; waiting for ${listText(waitingFor)}` : summarize(p);
   }
   const transition = previous && previous.status === status ? previous.lastTransitionTime : new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
   return { type: DEORBIT_CONDITION, status, reason, message, lastTransitionTime: transition };

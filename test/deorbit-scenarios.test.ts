@@ -1,0 +1,250 @@
+// Deorbit scenarios D1-D10 of the Kubernikus reference note, against two real kube-apiservers
+// (management and customer cluster) and the OpenStack emulator, in controller time (a manual clock).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { kubeApiserverMissing } from '../testkit/kube/kube-test-server.ts';
+import { Scenario, startHarness, type Harness, type ScenarioOptions } from '../testkit/kube/deorbit-harness.ts';
+import { createBoundClaim, createPendingClaim, createService, ensureNamespace, installCrd, removeCrd, resetSatellite, VOLUME_SNAPSHOT_CRD } from '../testkit/kube/kube-objects.ts';
+import { startKubeFaultProxy } from '../testkit/kube/kube-fault-proxy.ts';
+import { parse } from 'yaml';
+
+const missing = kubeApiserverMissing();
+const CSI = 'cinder.csi.openstack.org';
+const S = 1000;
+const MIN = 60 * S;
+
+describe('deorbit scenarios against a real kube-apiserver and the OpenStack emulator', { skip: missing }, () => {
+  let h: Harness;
+  let current: Scenario | undefined;
+
+  before(async () => {
+    h = await startHarness();
+    await ensureNamespace(h.sat, 'apps');
+    await ensureNamespace(h.sat, 'data');
+  });
+  after(async () => {
+    await current?.close();
+    await h?.stop();
+  });
+
+  /** A scenario with a Running cluster whose finalizer is in place, on a clean satellite. */
+  async function scenario(o: ScenarioOptions): Promise<Scenario> {
+    await current?.close();
+    await resetSatellite(h.sat, ['apps', 'data'], 'v1').catch(() => resetSatellite(h.sat, ['apps', 'data']));
+    current = await Scenario.create(h, o);
+    await current.createCluster();
+    await current.reconcileNow();
+    assert.equal(await current.hasFinalizer(), true, 'the finalizer is added while Running, within one reconcile');
+    return current;
+  }
+
+  const svcNames = async () => (await h.sat.services.list('apps')).items.map((s) => s.metadata.name).sort();
+  const pvcNames = async () => (await h.sat.pvcs.list()).items.map((c) => c.metadata.name).sort();
+  const finalizerGone = (s: Scenario) => async () => !(await s.hasFinalizer());
+
+  test('D1 happy path: snapshots, Cinder claims and LB Services go; the rest stays; done between T0+60s and T0+90s', async () => {
+    const s = await scenario({ name: 'd1' });
+    s.volume('vol-1');
+    s.volume('vol-2');
+    s.loadBalancer('lb-web', 'kube_service_k1_apps_web');
+    s.loadBalancer('lb-api', 'kube_service_k1_apps_api');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-1', source: { csi: { driver: CSI, volumeHandle: 'vol-1' } } });
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-1', pvName: 'pv-2', source: { csi: { driver: CSI, volumeHandle: 'vol-2' } } });
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'shared', pvName: 'pv-nfs', source: { nfs: { server: 'nfs.example', path: '/x' } } });
+    await createPendingClaim(h.sat, 'apps', 'pending');
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    await createService(h.sat, 'apps', 'api', 'LoadBalancer', { finalizer: true });
+    await createService(h.sat, 'apps', 'internal', 'ClusterIP');
+    await h.sat.volumeSnapshots('v1').create({ metadata: { name: 'snap-1', namespace: 'apps' }, spec: { source: { persistentVolumeClaimName: 'data-0' } } });
+
+    const t0 = await s.terminate();
+    const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
+    assert.ok(doneAt - t0 >= 60 * S, `finished ${(doneAt - t0) / 1000}s after deletion, not before the CCM's 60 s`);
+    assert.ok(doneAt - t0 <= 90 * S, `finished ${(doneAt - t0) / 1000}s after deletion, within ~90 s`);
+    assert.deepEqual(await pvcNames(), ['pending', 'shared'], 'NFS and Pending claims untouched');
+    assert.deepEqual(await svcNames(), ['internal'], 'the ClusterIP Service untouched');
+    assert.deepEqual((await h.sat.volumeSnapshots('v1').list()).items, []);
+    assert.equal(s.emu.store.volumes.size, 0, 'Cinder volumes gone');
+    assert.equal(s.emu.store.loadBalancers.size, 0, 'Octavia load balancers gone');
+    const reasons = s.events.map((e) => e.reason);
+    assert.deepEqual(reasons, [
+      'SuccessfulDeorbitSnapshot',
+      'SuccessfulDeorbitPVC',
+      'SuccessfulDeorbitPVC',
+      'SuccessfulDeorbitService',
+      'SuccessfulDeorbitService',
+      'WaitingForDeorbitSnapshots',
+      'SuccessfulDeorbitSnapshots',
+      'WaitingForDeorbitPVs',
+      'SuccessfulDeorbitPVs',
+      'WaitingForDeorbitLoadBalancers',
+      'SuccessfulDeorbitLoadBalancers',
+    ]);
+    const mc = (await s.get())!;
+    assert.equal(mc.status?.phase, 'Terminating');
+    assert.equal(mc.status?.deorbit?.step, 'done');
+    assert.equal(mc.status?.conditions?.find((c) => c.type === 'DeorbitComplete')?.status, 'True');
+    const apiEvents = (await h.mgmt.events.list(s.ns)).items.filter((e) => e.involvedObject.name === 'k1');
+    assert.equal(apiEvents.length, reasons.length, 'every event is also in the API');
+  });
+
+  test('D2 termination protection: nothing is deleted, the finalizer stays, no events', async () => {
+    const s = await scenario({ name: 'd2', spec: { terminationProtection: true } });
+    s.volume('vol-1');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-1', source: { csi: { driver: CSI, volumeHandle: 'vol-1' } } });
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    await s.terminate();
+    await s.drive(async () => false, { maxVirtualMs: 10 * MIN, maxStepMs: 30 * S }).catch(() => undefined);
+    assert.equal(await s.hasFinalizer(), true);
+    assert.deepEqual(await pvcNames(), ['data-0']);
+    assert.deepEqual(await svcNames(), ['web']);
+    assert.deepEqual(s.events, []);
+    const cond = (await s.get())!.status?.conditions?.find((c) => c.type === 'DeorbitComplete');
+    assert.equal(cond?.reason, 'TerminationProtected');
+  });
+
+  test('D3 stuck volume: attempts end after 10 min and retry; at T0+24h the finalizer goes and the volume is named as debris', async () => {
+    const s = await scenario({ name: 'd3', settings: { pollIntervalMs: 5 * MIN } });
+    s.volume('vol-1');
+    s.emu.addDelay({ kind: 'volume-delete', id: 'vol-1', stuck: true });
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-1', source: { csi: { driver: CSI, volumeHandle: 'vol-1' } } });
+    const t0 = await s.terminate();
+    const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 25 * 60 * MIN, maxStepMs: 5 * MIN });
+    assert.ok(doneAt - t0 >= 24 * 60 * MIN, 'not before the hang timeout');
+    assert.ok(doneAt - t0 <= 24 * 60 * MIN + 6 * MIN, `soon after it (${(doneAt - t0) / MIN} min)`);
+    const failed = s.events.filter((e) => e.reason === 'FailedDeorbitPVs');
+    assert.ok(failed.length >= 100, `attempts kept failing and retrying (${failed.length})`);
+    assert.ok(failed[1]!.atMs - failed[0]!.atMs <= 11 * MIN, 'about one attempt per 10 minutes');
+    const last = s.events.at(-1)!;
+    assert.equal(last.reason, 'SuccessfulDeorbitSelfDestruct');
+    assert.match(last.message, /DeorbitHanging.*vol-1/);
+    assert.equal(s.emu.store.volumes.get('vol-1')?.status, 'deleting', 'the volume is still there (debris)');
+    const st = (await s.get())!.status!.deorbit!;
+    assert.equal(st.selfDestructReason, 'DeorbitHanging');
+    assert.deepEqual(st.leftovers.volumes, ['vol-1']);
+    // Emulator tokens live 1 h of controller time: the client met 401s and authenticated again.
+    const unauthorized = s.emu.requests.filter((r) => r.status === 401 && !r.path.includes('/auth/tokens'));
+    assert.ok(unauthorized.length > 0, 'expired tokens were met');
+    assert.ok(s.emu.requests.filter((r) => r.path.includes('/auth/tokens') && r.status === 201).length > 10, 'and renewed');
+  });
+
+  test('D4 volume already gone: a PV whose Cinder volume does not exist does not block', async () => {
+    const s = await scenario({ name: 'd4' });
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-9', source: { csi: { driver: CSI, volumeHandle: 'vol-9' } } });
+    const t0 = await s.terminate();
+    const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
+    assert.ok(doneAt - t0 <= 15 * S, `done in one or two passes (${(doneAt - t0) / 1000}s)`);
+    assert.deepEqual(await pvcNames(), []);
+  });
+
+  test('D5 Failed PV: ignored even though its volume exists', async () => {
+    const s = await scenario({ name: 'd5' });
+    s.volume('vol-5');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-5', source: { csi: { driver: CSI, volumeHandle: 'vol-5' } }, pvPhase: 'Failed' });
+    const t0 = await s.terminate();
+    const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN, fixtures: false });
+    assert.ok(doneAt - t0 <= 15 * S);
+    assert.ok(s.emu.store.volumes.has('vol-5'));
+  });
+
+  test('D6 API failures: a 60 s run of ServerTimeout is retried; plain-text 500s sustained for 2 min end in APIUnavailable', async () => {
+    const cfg = parseKubeconfig(h.satKubeconfig);
+    const proxy = await startKubeFaultProxy({ server: cfg.server, ca: cfg.ca });
+    try {
+      const s = await scenario({ name: 'd6', satKubeconfig: proxy.kubeconfig(cfg.token), ccmDelayMs: 24 * 60 * MIN });
+      s.loadBalancer('lb-web', 'kube_service_k1_apps_web');
+      await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+      const t0 = await s.terminate();
+      await s.drive(async () => s.clock.now() - t0 >= 20 * S, { maxVirtualMs: MIN });
+      proxy.mode = 'status-timeout';
+      await s.drive(async () => s.clock.now() - t0 >= 80 * S, { maxVirtualMs: 2 * MIN });
+      assert.ok(proxy.faulted > 0);
+      assert.ok(s.errors.some((e) => /ServerTimeout|cannot complete/.test(e)), 'the failures were seen');
+      proxy.mode = 'pass';
+      await s.drive(async () => s.clock.now() - t0 >= 200 * S, { maxVirtualMs: 3 * MIN });
+      assert.equal(await s.hasFinalizer(), true, 'a minute of failures long after deletion does not give up');
+      assert.equal((await s.get())!.status?.deorbit?.apiFailingSince, undefined, 'the streak ended with a success');
+      proxy.mode = 'text-500';
+      const failingFrom = s.clock.now();
+      const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 10 * MIN });
+      assert.ok(doneAt - failingFrom >= 120 * S, `gave up only after 2 min of failures (${(doneAt - failingFrom) / 1000}s)`);
+      assert.ok(doneAt - failingFrom <= 200 * S, `and soon after (${(doneAt - failingFrom) / 1000}s)`);
+      const st = (await s.get())!.status!.deorbit!;
+      assert.equal(st.selfDestructReason, 'APIUnavailable');
+      assert.deepEqual(st.leftovers.loadBalancers, ['lb-web'], 'the load balancer is recorded as debris');
+      assert.match(s.events.at(-1)!.message, /APIUnavailable.*lb-web/);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('D7 legacy cluster (1.16): the LB Service wait ends at T0+5min although its finalizer stays', async () => {
+    const s = await scenario({ name: 'd7', spec: { version: '1.16.15' }, ccmRemovesFinalizer: false, ccmDelayMs: 10 * S });
+    s.loadBalancer('lb-web', 'kube_service_k1_apps_web');
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    const t0 = await s.terminate();
+    const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 10 * MIN });
+    assert.ok(doneAt - t0 >= 5 * MIN, `not before 5 min (${(doneAt - t0) / 1000}s)`);
+    assert.ok(doneAt - t0 <= 5 * MIN + 20 * S, `right after (${(doneAt - t0) / 1000}s)`);
+    assert.deepEqual(await svcNames(), ['web'], 'the Service is still held by its finalizer');
+  });
+
+  test('D8 Retain PV: the claim is deleted, the volume stays, it is reported and does not block', async () => {
+    const s = await scenario({ name: 'd8' });
+    s.volume('vol-8');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-8', source: { csi: { driver: CSI, volumeHandle: 'vol-8' } }, reclaimPolicy: 'Retain' });
+    const t0 = await s.terminate();
+    const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
+    assert.ok(doneAt - t0 <= 20 * S, `not blocked (${(doneAt - t0) / 1000}s)`);
+    assert.deepEqual(await pvcNames(), []);
+    await s.csi.step();
+    assert.equal((await h.sat.pvs.get(undefined, 'pv-8')).status?.phase, 'Released');
+    assert.ok(s.emu.store.volumes.has('vol-8'));
+    assert.deepEqual((await s.get())!.status!.deorbit!.retainedVolumes, ['vol-8']);
+    assert.ok(s.events.some((e) => e.reason === 'RetainedDeorbitVolumes' && e.message.includes('vol-8')));
+  });
+
+  test('D10 Octavia check: a Service gone but its load balancer stuck in PENDING_DELETE or ERROR keeps deorbit waiting and is reported', async () => {
+    const s = await scenario({ name: 'd10', settings: { hangTimeoutMs: 30 * MIN } });
+    s.loadBalancer('lb-stuck', 'renamed-by-someone', { fip: 'fip-1' });
+    s.emu.addDelay({ kind: 'lb-delete', id: 'lb-stuck', stuck: true });
+    s.loadBalancer('lb-error', 'kube_service_k1_apps_old', { status: 'ERROR' });
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { lbId: 'lb-stuck' });
+    await s.os.octavia.deleteLoadBalancer('lb-stuck', { cascade: true });
+    const t0 = await s.terminate();
+    await s.drive(async () => s.clock.now() - t0 >= 10 * MIN, { maxVirtualMs: 11 * MIN });
+    assert.equal(await s.hasFinalizer(), true, 'still waiting after 10 min');
+    assert.deepEqual(await svcNames(), [], 'the Service itself is long gone');
+    const mc = (await s.get())!;
+    assert.deepEqual(mc.status!.deorbit!.leftovers.loadBalancers, ['lb-error', 'lb-stuck']);
+    assert.match(mc.status!.conditions!.find((c) => c.type === 'DeorbitComplete')!.message, /lb-error, lb-stuck/);
+    await s.drive(finalizerGone(s), { maxVirtualMs: 30 * MIN });
+    assert.match(s.events.at(-1)!.message, /load balancers 2: lb-error, lb-stuck; floating IPs 1: fip-1/);
+  });
+
+  test('D9 no VolumeSnapshot API: nothing to delete, deorbit finishes normally', async () => {
+    await removeCrd(h.sat, 'volumesnapshots.snapshot.storage.k8s.io', 'snapshot.storage.k8s.io');
+    try {
+      const s = await scenario({ name: 'd9' });
+      s.volume('vol-1');
+      await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-1', source: { csi: { driver: CSI, volumeHandle: 'vol-1' } } });
+      const t0 = await s.terminate();
+      const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
+      assert.ok(doneAt - t0 <= 60 * S);
+      assert.ok(s.events.some((e) => e.reason === 'SuccessfulDeorbitSnapshots'));
+      assert.match(s.events.find((e) => e.reason === 'WaitingForDeorbitSnapshots')!.message, /no VolumeSnapshot API/);
+      assert.deepEqual(s.errors.filter((e) => /snapshot/i.test(e)), [], 'the missing API never failed an attempt');
+    } finally {
+      await installCrd(h.sat, VOLUME_SNAPSHOT_CRD);
+    }
+  });
+});
+
+function parseKubeconfig(text: string): { server: string; ca: string; token: string } {
+  const doc = parse(text) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[]; users: { user: { token: string } }[] };
+  return {
+    server: doc.clusters[0]!.cluster.server,
+    ca: Buffer.from(doc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString('utf8'),
+    token: doc.users[0]!.user.token,
+  };
+}

@@ -1,0 +1,75 @@
+// A real kube-apiserver (with etcd) for integration tests, started with the shared scripts in
+// ../shared/kube-apiserver on free loopback ports and a state directory of its own.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../wait-for.ts';
+
+const run = promisify(execFile);
+
+export interface KubeTestEnv {
+  /** Where build.sh put the binaries' parent (bin/kube-apiserver below it). */
+  home: string;
+  scripts: string;
+}
+
+/** Reads the environment once (tests only): KUBE_TEST_HOME and KUBE_TEST_SCRIPTS. */
+export function kubeTestEnv(env: NodeJS.ProcessEnv = process.env): KubeTestEnv {
+  return {
+    home: env.KUBE_TEST_HOME ?? '/opt/kube-test',
+    scripts: env.KUBE_TEST_SCRIPTS ?? join(import.meta.dirname, '../../../shared/kube-apiserver'),
+  };
+}
+
+/** Why tests that need the apiserver cannot run here, or undefined when they can. */
+export function kubeApiserverMissing(env = kubeTestEnv()): string | undefined {
+  if (!existsSync(join(env.home, 'bin/kube-apiserver'))) {
+    return `no kube-apiserver in ${env.home}/bin; build it with "bash ../shared/kube-apiserver/build.sh" (or set KUBE_TEST_HOME)`;
+  }
+  if (!existsSync(join(env.scripts, 'start.sh'))) return `no start.sh in ${env.scripts}; set KUBE_TEST_SCRIPTS`;
+  return undefined;
+}
+
+export interface KubeTestServer {
+  kubeconfigPath: string;
+  stateDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startKubeApiserver(env = kubeTestEnv()): Promise<KubeTestServer> {
+  const stateDir = await mkdtemp(join(tmpdir(), 'kw-kube-'));
+  let etcdPort = await freePort();
+  // The etcd peer port is the client port + 10; find a pair that is free.
+  for (let i = 0; i < 10 && !(await isFree(etcdPort + 10)); i++) etcdPort = await freePort();
+  const vars = {
+    ...process.env,
+    KUBE_TEST_HOME: env.home,
+    KUBE_TEST_STATE: stateDir,
+    KUBE_TEST_PORT: String(await freePort()),
+    KUBE_TEST_ETCD_PORT: String(etcdPort),
+  };
+  const stop = async (): Promise<void> => {
+    await run('bash', [join(env.scripts, 'stop.sh')], { env: vars }).catch(() => undefined);
+    await rm(stateDir, { recursive: true, force: true });
+  };
+  try {
+    const { stdout } = await run('bash', [join(env.scripts, 'start.sh')], { env: vars, timeout: 90_000 });
+    const kubeconfigPath = stdout.trim().split('\n').pop()!;
+    return { kubeconfigPath, stateDir, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function isFree(port: number): Promise<boolean> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
