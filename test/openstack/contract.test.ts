@@ -72,6 +72,28 @@ for (const target of contractTargets(process.env)) {
         assert.match(res.headers.get('www-authenticate') ?? '', /^Keystone uri=/);
       });
 
+      test('an application credential authenticates by ID, and by name with its user; a wrong secret is 401', async () => {
+        const info = await s.admin.keystone.tokenInfo();
+        const name = `${fx.prefix}-appcred`;
+        const created = await fx.call<{ application_credential: { id: string; secret: string } }>('identity', {
+          method: 'POST', path: `/users/${info.userId}/application_credentials`, body: { application_credential: { name } },
+        });
+        const cred = created.application_credential;
+        try {
+          const viaId = createOpenStackClient({ config: { ...s.adminConfig, auth: { type: 'applicationCredential', id: cred.id, secret: cred.secret } }, log: createSilentLogger() });
+          const tok = await viaId.keystone.tokenInfo();
+          assert.deepEqual([tok.projectId, tok.userId], [info.projectId, info.userId]);
+          assert.ok(tok.catalog.some((e) => e.type === 'network'));
+          assert.ok((await viaId.neutron.listExtensions()).length > 0);
+          const byName = { type: 'applicationCredential' as const, name, secret: cred.secret, username: 'admin', userDomainName: 'Default' };
+          assert.equal((await createOpenStackClient({ config: { ...s.adminConfig, auth: byName }, log: createSilentLogger() }).keystone.tokenInfo()).projectId, info.projectId);
+          const wrong = createOpenStackClient({ config: { ...s.adminConfig, auth: { type: 'applicationCredential', id: cred.id, secret: 'not-the-secret' } }, log: createSilentLogger() });
+          await rejectsWith(wrong.keystone.tokenInfo(), 401, 'Unauthorized');
+        } finally {
+          await s.admin.http.request('identity', { method: 'DELETE', path: `/users/${info.userId}/application_credentials/${cred.id}` });
+        }
+      });
+
       test('role names, the Default domain and the admin user can be looked up', async () => {
         const roles = (await s.admin.keystone.listRoles()).map((r) => r.name);
         assert.ok(['admin', 'member', 'reader'].every((r) => roles.includes(r)), roles.join());

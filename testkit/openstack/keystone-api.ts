@@ -162,6 +162,14 @@ export function keystoneRoutes(store: EmulatorStore): RouteTable {
     store.appCreds.set(id, { id, name: String(c.name ?? id), secret, userId: ctx.params.u!, projectId: ctx.projectId, roleIds });
     return ok({ application_credential: { id, name: c.name, secret, project_id: ctx.projectId, roles: roleIds.map((r) => store.roles.get(r)), unrestricted: false } }, 201);
   });
+  t.add('DELETE', '/users/:u/application_credentials/:id', (ctx) => {
+    if (ctx.params.u !== ctx.userId) requireAdmin(ctx);
+    const cred = store.appCreds.get(ctx.params.id!);
+    if (!cred || cred.userId !== ctx.params.u) throw new ApiFault(404, 'Not Found', `Could not find Application Credential: ${ctx.params.id}.`);
+    store.appCreds.delete(cred.id);
+    for (const [value, tok] of store.tokens) if (tok.methods.includes('application_credential') && tok.userId === cred.userId) store.tokens.delete(value);
+    return noContent();
+  });
   return t;
 }
 
