@@ -180,9 +180,11 @@ for (const target of contractTargets(process.env)) {
         await s.admin.neutron.updateRoutes(router, []);
       });
 
-      test('a body without the router wrapper makes add_extraroutes fail with 500, as upstream does', async () => {
+      test('a body without the router wrapper, or a removal without nexthop, is a 500, as upstream does', async () => {
         const raw = s.admin.http.request('network', { method: 'PUT', path: `/routers/${router}/add_extraroutes`, body: { routes: [] } });
         await rejectsWith(raw, 500, 'HTTPInternalServerError');
+        const noNexthop = s.admin.http.request('network', { method: 'PUT', path: `/routers/${router}/remove_extraroutes`, body: { router: { routes: [{ destination: '172.104.0.0/24' }] } } });
+        await rejectsWith(noNexthop, 500, 'HTTPInternalServerError');
       });
 
       test('If-Match with a stale revision is 412 RevisionNumberConstraintFailed (E_CONFLICT) when the update changes something', async () => {

@@ -81,9 +81,12 @@ function setRoutes(store: EmulatorStore, router: RouterRec, routes: RouteRec[]):
 }
 
 /** add_extraroutes/remove_extraroutes read body.router.routes without checks: anything else is a 500 upstream. */
-function atomicRoutes(ctx: Ctx): RouteRec[] {
+function atomicRoutes(ctx: Ctx, action: string): RouteRec[] {
   const routes = ((ctx.body as Obj | undefined)?.router as Obj | undefined)?.routes;
-  if (routes === undefined) throw new ApiFault(500, 'HTTPInternalServerError', 'Request Failed: internal server error while processing your request.');
+  const serverError = () => new ApiFault(500, 'HTTPInternalServerError', 'Request Failed: internal server error while processing your request.');
+  if (routes === undefined) throw serverError();
+  // Upstream's remove_extraroutes indexes route['nexthop'] before validating: a KeyError, so a 500.
+  if (action === 'remove_extraroutes' && Array.isArray(routes) && routes.some((r) => !(r && typeof r === 'object' && 'nexthop' in r))) throw serverError();
   return parseRoutes(routes);
 }
 
@@ -120,7 +123,7 @@ export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
   for (const action of ['add_extraroutes', 'remove_extraroutes'] as const) {
     t.add('PUT', `/routers/:id/${action}`, (ctx) => {
       const router = get(ctx);
-      const given = atomicRoutes(ctx);
+      const given = atomicRoutes(ctx, action);
       const next = action === 'add_extraroutes'
         ? [...router.routes, ...given.filter((g) => !router.routes.some((o) => sameRoute(o, g)))]
         : router.routes.filter((o) => !given.some((g) => sameRoute(o, g)));
