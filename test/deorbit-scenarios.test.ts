@@ -238,6 +238,37 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
       await installCrd(h.sat, VOLUME_SNAPSHOT_CRD);
     }
   });
+
+  test('OpenStack 5xx: Cinder failing for 5 min fails passes (recorded) but never gives up; the cluster finishes once Cinder is back', async () => {
+    const s = await scenario({ name: 'os5xx' });
+    s.volume('vol-1');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-1', source: { csi: { driver: CSI, volumeHandle: 'vol-1' } } });
+    const fault = s.emu.addFault({ service: 'volume', path: '^/[^/]+/volumes/detail', status: 503, message: 'cinder is down' });
+    const t0 = await s.terminate();
+    await s.drive(async () => s.clock.now() - t0 >= 5 * MIN, { maxVirtualMs: 6 * MIN, fixtures: false });
+    assert.equal(await s.hasFinalizer(), true, 'a cloud outage is not a reason to give up');
+    assert.match((await s.get())!.status!.deorbit!.lastError!, /cloud: .*503/);
+    assert.ok(fault.hits >= 5, `Cinder was asked again and again (${fault.hits})`);
+    s.emu.faults.remove(fault.id);
+    const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 10 * MIN });
+    assert.ok(doneAt > t0 + 5 * MIN);
+    assert.equal((await s.get())!.status!.deorbit!.step, 'done');
+  });
+
+  test('OpenStack hang and revoked tokens: a hung Octavia call is timed out and retried, a revoked token is renewed', async () => {
+    const s = await scenario({ name: 'oshang', ccmDelayMs: 20 * S });
+    s.loadBalancer('lb-web', 'kube_service_k1_apps_web');
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    s.emu.addFault({ service: 'load-balancer', method: 'GET', path: '^/lbaas/loadbalancers$', hang: true, times: 1 });
+    const t0 = await s.terminate();
+    await s.drive(async () => s.clock.now() - t0 >= 10 * S, { maxVirtualMs: MIN });
+    s.emu.revokeTokens();
+    const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
+    assert.ok(doneAt - t0 <= 60 * S, `finished normally (${(doneAt - t0) / 1000}s)`);
+    assert.ok(s.emu.requests.some((r) => r.status === 'hang'), 'the hang happened');
+    assert.ok(s.emu.requests.some((r) => r.status === 401), 'the revoked token was refused');
+    assert.deepEqual(s.errors, [], 'neither failed a pass: the client retried and re-authenticated');
+  });
 });
 
 function parseKubeconfig(text: string): { server: string; ca: string; token: string } {
