@@ -34,13 +34,17 @@ export interface DaemonHandle {
   finished?: Promise<number>;
 }
 
-export interface ModeContext {
+export interface ModeContext<C = unknown> {
   log: Logger;
   registry: Registry;
   /** Add close steps here, in the order they must run. The admin listener closes after them. */
   shutdown: Shutdown;
   /** The admin listener's bound address, if any (some modes report it). */
   adminAddress?: HostPort;
+  /** The --config file, if one was given (modes that reload watch it). */
+  configPath?: string;
+  /** Reads the config again (file under the same flags) and checks it; throws UsageError. For reloads. */
+  reloadConfig?: () => Promise<C>;
 }
 
 export interface CommonConfig {
@@ -62,7 +66,7 @@ export interface ModeSpec<F extends z.ZodRawShape> {
   /** Checks that involve several keys; returns the problem, naming the keys and the fix. */
   check?: (config: ModeConfig<F>) => string | undefined;
   /** Daemons return a handle; one-shot modes return their exit code. */
-  run: (config: ModeConfig<F>, ctx: ModeContext) => Promise<DaemonHandle | number>;
+  run: (config: ModeConfig<F>, ctx: ModeContext<ModeConfig<F>>) => Promise<DaemonHandle | number>;
 }
 
 export function buildModeCommand<F extends z.ZodRawShape>(spec: ModeSpec<F>): Command {
@@ -124,7 +128,9 @@ async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConf
           throw new UsageError(`--admin-address ${where}: cannot listen (${describeError(err)}); pick a free port or "off"`, { cause: err });
         });
   try {
-    const result = await spec.run(config, { log, registry, shutdown, adminAddress: admin?.address });
+    const configPath = typeof opts.config === 'string' ? opts.config : undefined;
+    const reloadConfig = () => loadModeConfig(spec, opts, adminDefault);
+    const result = await spec.run(config, { log, registry, shutdown, adminAddress: admin?.address, configPath, reloadConfig });
     if (typeof result === 'number') {
       await shutdown.run('finished');
       await admin?.close();

@@ -1,9 +1,11 @@
 // kubeward proxy: the composition root of the node-local L4 load balancer (flags and file → typed
 // config → startProxy → admin routes and shutdown steps).
 import type { Command } from 'commander';
-import { buildModeCommand, type ModeSpec } from './mode-command.ts';
+import { buildModeCommand, type ModeContext, type ModeConfig, type ModeSpec } from './mode-command.ts';
+import { UsageError, describeError } from '../base/errors.ts';
 import { checkProxyConfig, DEFAULTS, proxyFields, resolveProxyConfig } from '../proxy/proxy-config.ts';
-import { startProxy } from '../proxy/start-proxy.ts';
+import { startProxy, type ProxyHandle } from '../proxy/start-proxy.ts';
+import { watchConfigFile } from '../proxy/watch-config-file.ts';
 
 const HELP = `
 Forwards TCP (TLS stays end to end) from each listen address to a healthy upstream: least
@@ -21,6 +23,10 @@ Examples:
   # healthCheck {type, path, caFile, clientCert, clientKey, ...}, connectTimeout, idleTimeout,
   # maxRetries, drainSpread, slowStart, rebalance*); top-level keys are defaults for every frontend
   kubeward proxy --config /etc/kubeward/proxy.yaml
+
+Reload: SIGHUP (or a change of the --config file with --watch-config) re-reads the config and
+applies it in place; established connections stay. A config that does not load is logged and the
+running one stays. Log and admin settings are read at start only.
 
 Admin (loopback only): POST /upstreams/<frontend>/<host:port>/drain and /undrain.
 The frontend made from --listen/--upstream is named "default".`;
@@ -54,12 +60,16 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
     { key: 'rebalanceThreshold', value: '<n>', help: 'difference in connections between healthy upstreams that is left alone', defaultText: String(DEFAULTS.rebalanceThreshold) },
     { key: 'rebalanceInterval', value: '<duration>', help: 'at most one rebalancing close per interval per frontend, jittered ±50%', defaultText: DEFAULTS.rebalanceInterval },
     { key: 'rebalanceMinAge', value: '<duration>', help: 'connections younger than this are never closed for rebalancing', defaultText: DEFAULTS.rebalanceMinAge },
+    { key: 'watchConfig', help: 'reload when the --config file changes (as on SIGHUP)' },
     { key: 'shutdownGrace', value: '<duration>', help: 'on SIGTERM, how long open connections may finish', defaultText: DEFAULTS.shutdownGrace },
   ],
   check: (config) => checkProxyConfig(config),
   run: async (config, ctx) => {
+    if (config.watchConfig && !ctx.configPath) throw new UsageError('--watch-config needs --config FILE to watch');
     const proxyConfig = resolveProxyConfig(config);
     const proxy = await startProxy(proxyConfig, { log: ctx.log, registry: ctx.registry });
+    const stopReloads = await enableReloads(proxy, config, ctx);
+    ctx.shutdown.add('proxy: stop reloading', stopReloads);
     // The step's own bound is the grace plus time to close what is left.
     ctx.shutdown.add('proxy: stop accepting, let connections finish', () => proxy.close(), proxyConfig.shutdownGraceMs + 5000);
     return { readiness: () => proxy.readiness(), status: () => proxy.status(), adminRoutes: proxy.adminRoutes };
@@ -68,4 +78,27 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
 
 export function proxyCommand(): Command {
   return buildModeCommand(proxyMode);
+}
+
+type ProxyModeConfig = ModeConfig<typeof proxyFields>;
+
+/** SIGHUP, and with --watch-config a change of the file, reload the config; returns the undo. */
+async function enableReloads(proxy: ProxyHandle, config: ProxyModeConfig, ctx: ModeContext<ProxyModeConfig>): Promise<() => void> {
+  const { log } = ctx;
+  const reload = async (trigger: string): Promise<void> => {
+    try {
+      const next = resolveProxyConfig(await ctx.reloadConfig!());
+      const summary = await proxy.reload(next);
+      log.info({ trigger, frontends: summary }, 'config reloaded; established connections kept');
+    } catch (err) {
+      log.error({ trigger, err: describeError(err) }, 'config reload rejected; the running config stays');
+    }
+  };
+  const onHup = (): void => void reload('SIGHUP');
+  process.on('SIGHUP', onHup);
+  const watcher = config.watchConfig && ctx.configPath ? await watchConfigFile(ctx.configPath, () => void reload('config file changed')) : undefined;
+  return () => {
+    process.off('SIGHUP', onHup);
+    watcher?.close();
+  };
 }

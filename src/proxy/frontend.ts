@@ -1,22 +1,22 @@
 // One frontend: its listeners, upstream pool, health checks and connections. Accepts a client,
 // picks an upstream, retries a failed connect on the next one inside the same client connection,
 // then hands both sockets to the forwarder. Acts on the upstream list's verdicts (log, evict).
-import { createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Clock } from '../base/clock.ts';
 import type { Logger } from '../base/logger.ts';
-import { UsageError, describeError } from '../base/errors.ts';
+import { describeError } from '../base/errors.ts';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 import { ConnectionSet } from './connection-set.ts';
 import { connectUpstream } from './connect-upstream.ts';
 import { ForwardedConnection } from './forward-connection.ts';
 import { HealthChecker } from './health-checker.ts';
+import { ListenerSet } from './listener-set.ts';
 import { pickUpstream } from './pick-upstream.ts';
 import { herdSettings, type FrontendConfig, type LoadedHealthCheck } from './proxy-config.ts';
 import type { FrontendSample, ProxyMetrics } from './proxy-metrics.ts';
 import { RebalanceLoop } from './rebalance-loop.ts';
-import { UpstreamList, type TransitionCause, type UpstreamEvent } from './upstream-list.ts';
+import { UpstreamList, type TransitionCause, type UpstreamEvent, type UpstreamMember } from './upstream-list.ts';
 import { probeUpstream } from './upstream-probe.ts';
 
 export interface FrontendDeps {
@@ -25,7 +25,10 @@ export interface FrontendDeps {
   clock: Clock;
   random: () => number;
   isLocal: (host: string) => boolean;
+  reusePort?: boolean;
 }
+
+export type CloseWhy = 'dead' | 'drained' | 'removed';
 
 export interface FrontendCounters {
   accepted: number;
@@ -39,30 +42,35 @@ export interface FrontendCounters {
 }
 
 export class Frontend {
-  readonly config: FrontendConfig;
+  #config: FrontendConfig;
   readonly list: UpstreamList;
   readonly counters: FrontendCounters = { accepted: 0, failed: 0, retries: 0, failOpen: 0, closedByProxy: 0, rebalanced: 0 };
   readonly conns = new ConnectionSet();
-  /** Bound listen addresses (port 0 resolved). */
-  readonly addresses: HostPort[] = [];
   readonly #deps: FrontendDeps;
-  readonly #check: LoadedHealthCheck;
-  readonly #targets: Map<string, HostPort>;
+  #check: LoadedHealthCheck;
+  #targets = new Map<string, HostPort>();
+  /** The last good list from discovery; undefined while there is none (the seeds serve alone). */
+  #discovered: HostPort[] | undefined;
+  readonly #listeners: ListenerSet;
   readonly #checker: HealthChecker;
   readonly #rebalancer: RebalanceLoop;
   /** Slow start and rebalancing with defaults filled in, resolved once (not per connection). */
   #herd: ReturnType<typeof herdSettings>;
-  readonly #servers: Server[] = [];
   #destroyed = false;
 
-  constructor(config: FrontendConfig, check: LoadedHealthCheck, deps: FrontendDeps) {
-    this.config = config;
+  constructor(config: FrontendConfig, check: LoadedHealthCheck, deps: FrontendDeps, discovered?: HostPort[]) {
+    this.#config = config;
     this.#deps = deps;
     this.#check = check;
     this.#herd = herdSettings(config);
-    this.#targets = new Map(config.upstreams.map((u) => [formatHostPort(u), u]));
-    const members = [...this.#targets].map(([key, u]) => ({ key, local: deps.isLocal(u.host) }));
-    this.list = new UpstreamList(members, { rise: check.rise, fall: check.fall });
+    this.#discovered = discovered?.length ? discovered : undefined;
+    this.list = new UpstreamList(this.#members(), { rise: check.rise, fall: check.fall });
+    this.#listeners = new ListenerSet({
+      name: config.name,
+      reusePort: deps.reusePort,
+      onConnection: (client) => this.#accept(client),
+      onError: (err) => this.#deps.log.error({ frontend: this.name, err: describeError(err) }, 'listener error'),
+    });
     this.#checker = new HealthChecker({
       intervalMs: check.intervalMs,
       clock: deps.clock,
@@ -92,28 +100,92 @@ export class Frontend {
   }
 
   get name(): string {
-    return this.config.name;
+    return this.#config.name;
+  }
+
+  get config(): FrontendConfig {
+    return this.#config;
+  }
+
+  /** Bound listen addresses (port 0 resolved). */
+  get addresses(): HostPort[] {
+    return this.#listeners.addresses;
+  }
+
+  /** Upstreams from discovery (or the cache), or undefined while only the seeds are used. */
+  get discovered(): readonly HostPort[] | undefined {
+    return this.#discovered;
+  }
+
+  /**
+   * Seeds alone, or the discovered list with the seeds it does not name kept as backups: the last
+   * resort when every discovered upstream is unusable (a control plane that moved).
+   */
+  #members(): UpstreamMember[] {
+    const seeds = this.#config.upstreams;
+    const primary = this.#discovered ?? seeds;
+    const targets = new Map(primary.map((u) => [formatHostPort(u), u]));
+    const members: UpstreamMember[] = [...targets].map(([key, u]) => ({ key, local: this.#deps.isLocal(u.host) }));
+    for (const u of seeds) {
+      const key = formatHostPort(u);
+      if (targets.has(key)) continue;
+      targets.set(key, u);
+      members.push({ key, local: this.#deps.isLocal(u.host), backup: true });
+    }
+    this.#targets = targets;
+    return members;
   }
 
   /** Starts the health checks and the listeners; a listen failure is a usage error naming the address. */
   async start(): Promise<void> {
     this.#checker.sync([...this.#targets.keys()]);
     this.#rebalancer.start();
-    for (const addr of this.config.listen) {
-      const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => this.#accept(client));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen({ host: addr.host, port: addr.port, ipv6Only: addr.host.includes(':') }, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      }).catch((err: unknown) => {
-        throw new UsageError(`frontend "${this.name}": cannot listen on ${formatHostPort(addr)} (${describeError(err)}); free the port or pick another`, { cause: err });
-      });
-      server.on('error', (err) => this.#deps.log.error({ frontend: this.name, err: describeError(err) }, 'listener error'));
-      this.#servers.push(server);
-      this.addresses.push({ host: addr.host, port: (server.address() as AddressInfo).port });
-    }
+    await this.#listeners.open(this.#config.listen);
+  }
+
+  /** Opens listen addresses the next config adds (before it is committed); returns an undo. */
+  async openAddedListeners(next: FrontendConfig): Promise<() => void> {
+    const opened = await this.#listeners.open(next.listen);
+    return () => void this.#listeners.close(opened);
+  }
+
+  /**
+   * Applies a new config in place: listeners no longer listed stop accepting, upstreams and checks
+   * follow, timeouts apply to new connections. Established connections are left alone, except
+   * those of upstreams that left the list, which are closed spread over drainSpread.
+   */
+  update(next: FrontendConfig, check: LoadedHealthCheck): void {
+    const keep = new Set(next.listen.map(formatHostPort));
+    void this.#listeners.close(this.#listeners.keys().filter((k) => !keep.has(k)));
+    this.#config = next;
+    this.#check = check;
+    this.#herd = herdSettings(next);
+    this.list.setPolicy({ rise: check.rise, fall: check.fall });
+    this.#checker.setInterval(check.intervalMs);
+    this.#applyMembers();
+  }
+
+  /** A new list from discovery (never empty: the caller filters that out). */
+  setDiscovered(upstreams: readonly HostPort[]): { added: string[]; removed: string[] } {
+    this.#discovered = [...upstreams];
+    return this.#applyMembers();
+  }
+
+  #applyMembers(): { added: string[]; removed: string[] } {
+    const diff = this.list.reconcile(this.#members());
+    // A key that comes back while its old connections are still being closed keeps counting them.
+    for (const key of diff.added) for (let i = this.conns.countFor(key); i > 0; i--) this.list.acquire(key);
+    this.#checker.sync([...this.#targets.keys()]);
+    for (const key of diff.removed) this.#closeConnections(key, 'removed');
+    if (diff.added.length || diff.removed.length) this.#deps.log.info({ frontend: this.name, added: diff.added, removed: diff.removed }, 'upstream list changed');
+    return diff;
+  }
+
+  /** Stops accepting and checking, and leaves established connections to end by themselves (a frontend removed by a reload). */
+  retire(): void {
+    void this.#listeners.closeAll();
+    void this.#checker.close();
+    void this.#rebalancer.close();
   }
 
   #accept(client: Socket): void {
@@ -194,7 +266,7 @@ export class Frontend {
     if (event.evict) this.#closeConnections(key, 'dead');
   }
 
-  #closeConnections(key: string, why: 'dead' | 'drained'): number {
+  #closeConnections(key: string, why: CloseWhy): number {
     const labels = { frontend: this.name, upstream: key, why };
     const n = this.conns.closeSpread(key, this.config.drainSpreadMs, () => {
       this.counters.closedByProxy++;
@@ -226,7 +298,7 @@ export class Frontend {
   async close(graceMs: number): Promise<void> {
     // server.close() stops accepting at once; its callback would wait for every connection, so
     // the grace period is enforced here instead.
-    const closed = Promise.all(this.#servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    const closed = this.#listeners.closeAll();
     await this.conns.waitIdle(graceMs);
     if (this.conns.size > 0) this.#deps.log.warn({ frontend: this.name, connections: this.conns.size }, 'shutdown grace over: closing the remaining connections');
     this.destroy();
@@ -236,7 +308,7 @@ export class Frontend {
   /** Abortive: every listener, connection and check now. */
   destroy(): void {
     this.#destroyed = true;
-    for (const s of this.#servers) s.close();
+    void this.#listeners.closeAll();
     this.conns.destroyAll();
     void this.#checker.close();
     void this.#rebalancer.close();

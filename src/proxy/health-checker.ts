@@ -18,7 +18,12 @@ export class HealthChecker {
   readonly #loops = new Map<string, { abort: AbortController; done: Promise<void> }>();
 
   constructor(opts: HealthCheckerOptions) {
-    this.#opts = opts;
+    this.#opts = { ...opts };
+  }
+
+  /** A new interval, used from each loop's next wait on (a reload). */
+  setInterval(intervalMs: number): void {
+    this.#opts.intervalMs = intervalMs;
   }
 
   /** Starts loops for new upstreams and stops those of removed ones. */
@@ -45,8 +50,9 @@ export class HealthChecker {
   }
 
   async #run(key: string, signal: AbortSignal): Promise<void> {
-    const { clock, intervalMs, probe, onResult, random } = this.#opts;
+    const { clock, probe, onResult, random } = this.#opts;
     while (!signal.aborted) {
+      const { intervalMs } = this.#opts;
       const started = clock.now();
       const result = await probe(key, signal);
       if (signal.aborted) return;

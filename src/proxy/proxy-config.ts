@@ -147,6 +147,7 @@ export const proxyFields = {
   insecureSkipTlsVerify: boolean.optional(),
   ...tuning,
   shutdownGrace: duration().optional(),
+  watchConfig: boolean.optional(),
   frontends: z.array(frontendObject, { error: 'expected a list of frontends (name, listen, upstreams, ...)' }).optional(),
 };
 

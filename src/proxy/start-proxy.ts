@@ -5,11 +5,12 @@ import { Registry } from 'prom-client';
 import { systemClock, type Clock } from '../base/clock.ts';
 import { createSilentLogger, type Logger } from '../base/logger.ts';
 import { once } from '../base/lifecycle.ts';
+import { KubewardError, describeError } from '../base/errors.ts';
 import type { AdminRoute, Readiness } from '../admin/admin-server.ts';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
 import { Frontend } from './frontend.ts';
 import { proxyAdminRoutes } from './proxy-admin-routes.ts';
-import { loadHealthCheck, type ProxyConfig } from './proxy-config.ts';
+import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './proxy-config.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
 
@@ -19,6 +20,14 @@ export interface StartProxyOptions {
   registry?: Registry;
   clock?: Clock;
   random?: () => number;
+  /** Listen with SO_REUSEPORT, so several proxy processes can share the listen addresses (Linux). */
+  reusePort?: boolean;
+}
+
+export interface ReloadSummary {
+  added: string[];
+  removed: string[];
+  updated: string[];
 }
 
 export interface ProxyHandle {
@@ -29,6 +38,14 @@ export interface ProxyHandle {
   stats(): FrontendStats[];
   readonly adminRoutes: AdminRoute[];
   setDrained(frontend: string, upstream: string, drained: boolean): { closing: number } | 'no-frontend' | 'no-upstream';
+  /**
+   * Applies a new config in place, without dropping established connections: frontends are added,
+   * updated (listen addresses, upstreams, checks, timeouts) or retired (they stop accepting and
+   * their connections end by themselves). All or nothing: a config whose files cannot be read or
+   * whose new addresses cannot be bound is rejected (UsageError) and the running one stays.
+   * Reloads run one at a time.
+   */
+  reload(config: ProxyConfig): Promise<ReloadSummary>;
   /** Graceful: stop accepting, let connections finish for up to shutdownGrace, close the rest. Idempotent. */
   close(): Promise<void>;
   /** Abortive: everything now. */
@@ -37,17 +54,26 @@ export interface ProxyHandle {
 
 export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = {}): Promise<ProxyHandle> {
   const log = opts.log ?? createSilentLogger();
-  const frontends: Frontend[] = [];
+  let current = config;
+  let frontends: Frontend[] = [];
+  /** Frontends removed by a reload whose connections have not all ended yet. */
+  let retired: Frontend[] = [];
   const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => frontends.map((f) => f.sample()));
   const local = localHostTest();
-  const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local };
-  try {
-    for (const fc of config.frontends) {
-      const f = new Frontend(fc, await loadHealthCheck(fc), deps);
-      frontends.push(f);
+  const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local, reusePort: opts.reusePort };
+  const startFrontend = async (fc: ProxyConfig['frontends'][number], check: LoadedHealthCheck): Promise<Frontend> => {
+    const f = new Frontend(fc, check, deps);
+    try {
       await f.start();
-      log.info({ frontend: f.name, listen: f.addresses.map(formatHostPort), upstreams: fc.upstreams.map(formatHostPort), check: fc.healthCheck.type }, 'frontend listening');
+    } catch (err) {
+      f.destroy();
+      throw err;
     }
+    log.info({ frontend: f.name, listen: f.addresses.map(formatHostPort), upstreams: fc.upstreams.map(formatHostPort), check: fc.healthCheck.type }, 'frontend listening');
+    return f;
+  };
+  try {
+    for (const fc of config.frontends) frontends.push(await startFrontend(fc, await loadHealthCheck(fc)));
   } catch (err) {
     for (const f of frontends) f.destroy();
     throw err;
@@ -68,19 +94,66 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
     if (!f) return 'no-frontend';
     return f.setDrained(upstream, drained) ?? 'no-upstream';
   };
+  const reloadNow = async (next: ProxyConfig): Promise<ReloadSummary> => {
+    // Prepare: everything that can fail, before anything changes.
+    const checks = await Promise.all(next.frontends.map((fc) => loadHealthCheck(fc)));
+    const undo: (() => void)[] = [];
+    const started: Frontend[] = [];
+    try {
+      for (const [i, fc] of next.frontends.entries()) {
+        const f = frontends.find((x) => x.name === fc.name);
+        if (f) undo.push(await f.openAddedListeners(fc));
+        else started.push(await startFrontend(fc, checks[i]!));
+      }
+    } catch (err) {
+      for (const u of undo) u();
+      for (const f of started) f.destroy();
+      throw err;
+    }
+    // Commit: nothing below can fail.
+    const summary: ReloadSummary = { added: started.map((f) => f.name), removed: [], updated: [] };
+    const nextFrontends = next.frontends.map((fc, i) => {
+      const f = frontends.find((x) => x.name === fc.name);
+      if (!f) return started.find((x) => x.name === fc.name)!;
+      f.update(fc, checks[i]!);
+      summary.updated.push(f.name);
+      return f;
+    });
+    for (const f of frontends) {
+      if (nextFrontends.includes(f)) continue;
+      f.retire();
+      retired.push(f);
+      summary.removed.push(f.name);
+    }
+    retired = retired.filter((f) => f.conns.size > 0);
+    frontends = nextFrontends;
+    current = next;
+    return summary;
+  };
+  let reloading: Promise<unknown> = Promise.resolve();
+  const reload = (next: ProxyConfig): Promise<ReloadSummary> => {
+    const run = reloading.then(() => reloadNow(next));
+    reloading = run.catch(() => undefined);
+    return run.catch((err: unknown) => {
+      throw err instanceof KubewardError ? err : new KubewardError('E_CONFIG', `reload failed: ${describeError(err)}`, { cause: err });
+    });
+  };
   return {
-    addresses: new Map(frontends.map((f) => [f.name, f.addresses])),
+    get addresses() {
+      return new Map(frontends.map((f) => [f.name, f.addresses]));
+    },
     readiness: () => proxyReadiness(views()),
     status: () => proxyStatus(views(), formatHostPort),
     stats: () => proxyStats(views()),
     adminRoutes: proxyAdminRoutes(setDrained),
     setDrained,
+    reload,
     close: once(async () => {
-      log.info({ graceMs: config.shutdownGraceMs }, 'proxy closing: no new connections, waiting for open ones');
-      await Promise.all(frontends.map((f) => f.close(config.shutdownGraceMs)));
+      log.info({ graceMs: current.shutdownGraceMs }, 'proxy closing: no new connections, waiting for open ones');
+      await Promise.all([...frontends, ...retired].map((f) => f.close(current.shutdownGraceMs)));
     }),
     destroy: () => {
-      for (const f of frontends) f.destroy();
+      for (const f of [...frontends, ...retired]) f.destroy();
     },
   };
 }

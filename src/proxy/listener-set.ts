@@ -1,0 +1,89 @@
+// A frontend's listening sockets by address, so a reload can open new addresses before it commits
+// and close removed ones without touching established connections (they are separate sockets).
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { UsageError, describeError } from '../base/errors.ts';
+import { formatHostPort, type HostPort } from '../config/fields.ts';
+
+export interface ListenerSetOptions {
+  /** Frontend name, for error messages. */
+  name: string;
+  onConnection: (client: Socket) => void;
+  onError: (err: Error) => void;
+  /** SO_REUSEPORT: several processes share the address and the kernel spreads connections (Linux). */
+  reusePort?: boolean;
+}
+
+export class ListenerSet {
+  readonly #opts: ListenerSetOptions;
+  /** Keyed by the configured address (port 0 stays 0), valued with the bound one. */
+  readonly #servers = new Map<string, { server: Server; bound: HostPort }>();
+
+  constructor(opts: ListenerSetOptions) {
+    this.#opts = opts;
+  }
+
+  /** Bound addresses, in the order they were opened. */
+  get addresses(): HostPort[] {
+    return [...this.#servers.values()].map((s) => s.bound);
+  }
+
+  keys(): string[] {
+    return [...this.#servers.keys()];
+  }
+
+  /**
+   * Opens the addresses not open yet. All or nothing: on a failure the ones opened by this call are
+   * closed again and a UsageError names the address. Returns the keys it opened.
+   */
+  async open(addrs: readonly HostPort[]): Promise<string[]> {
+    const opened: string[] = [];
+    try {
+      for (const addr of addrs) {
+        const key = formatHostPort(addr);
+        if (this.#servers.has(key)) continue;
+        const server = await this.#listen(addr);
+        this.#servers.set(key, { server, bound: { host: addr.host, port: (server.address() as AddressInfo).port } });
+        opened.push(key);
+      }
+    } catch (err) {
+      this.close(opened);
+      throw err;
+    }
+    return opened;
+  }
+
+  /** Stops accepting on these addresses; resolves when their servers have closed. */
+  close(keys: readonly string[]): Promise<void> {
+    const closing: Promise<void>[] = [];
+    for (const key of keys) {
+      const s = this.#servers.get(key);
+      if (!s) continue;
+      this.#servers.delete(key);
+      // server.close()'s callback waits for connections the server handed out; the proxy's own
+      // ConnectionSet decides about those, so only stop accepting here.
+      closing.push(new Promise<void>((resolve) => s.server.close(() => resolve())));
+    }
+    return Promise.all(closing).then(() => undefined);
+  }
+
+  closeAll(): Promise<void> {
+    return this.close(this.keys());
+  }
+
+  async #listen(addr: HostPort): Promise<Server> {
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, this.#opts.onConnection);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host: addr.host, port: addr.port, ipv6Only: addr.host.includes(':'), reusePort: this.#opts.reusePort }, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      throw new UsageError(`frontend "${this.#opts.name}": cannot listen on ${formatHostPort(addr)} (${describeError(err)}); free the port or pick another`, { cause: err });
+    }
+    server.on('error', this.#opts.onError);
+    return server;
+  }
+}
