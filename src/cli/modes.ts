@@ -8,6 +8,8 @@ import { planCommand } from './plan.ts';
 import { checkCertCommand } from './check-cert.ts';
 import { operatorCommand } from './operator.ts';
 import { deorbitCommand } from './deorbit.ts';
+import { routegcCommand } from './routegc.ts';
+import { flightCommand } from './flight.ts';
 
 export function modeCommands(): Command[] {
   return [
@@ -19,5 +21,7 @@ export function modeCommands(): Command[] {
     checkCertCommand(),
     operatorCommand(),
     deorbitCommand(),
+    routegcCommand(),
+    flightCommand(),
   ];
 }
