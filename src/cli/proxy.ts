@@ -60,6 +60,11 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
     { key: 'rebalanceThreshold', value: '<n>', help: 'difference in connections between healthy upstreams that is left alone', defaultText: String(DEFAULTS.rebalanceThreshold) },
     { key: 'rebalanceInterval', value: '<duration>', help: 'at most one rebalancing close per interval per frontend, jittered ±50%', defaultText: DEFAULTS.rebalanceInterval },
     { key: 'rebalanceMinAge', value: '<duration>', help: 'connections younger than this are never closed for rebalancing', defaultText: DEFAULTS.rebalanceMinAge },
+    { key: 'discovery', value: '<static|kubernetes>', help: 'kubernetes: follow the default/kubernetes EndpointSlices (or Endpoints), read through this proxy; the --upstream list stays as the last resort', defaultText: DEFAULTS.discovery },
+    { key: 'kubeconfig', value: '<file>', help: 'credentials for --discovery kubernetes (its server is replaced by the listen address); default: the pod service account' },
+    { key: 'discoveryDebounce', value: '<duration>', help: 'endpoint changes closer together than this are applied as one', defaultText: DEFAULTS.discoveryDebounce },
+    { key: 'cacheFile', value: '<file>', help: 'the last good discovered list, written atomically and read at start before discovery', defaultText: DEFAULTS.cacheFile },
+    { key: 'reusePort', help: 'listen with SO_REUSEPORT so several proxy processes share the listen addresses (Linux)' },
     { key: 'watchConfig', help: 'reload when the --config file changes (as on SIGHUP)' },
     { key: 'shutdownGrace', value: '<duration>', help: 'on SIGTERM, how long open connections may finish', defaultText: DEFAULTS.shutdownGrace },
   ],
@@ -67,7 +72,7 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
   run: async (config, ctx) => {
     if (config.watchConfig && !ctx.configPath) throw new UsageError('--watch-config needs --config FILE to watch');
     const proxyConfig = resolveProxyConfig(config);
-    const proxy = await startProxy(proxyConfig, { log: ctx.log, registry: ctx.registry });
+    const proxy = await startProxy(proxyConfig, { log: ctx.log, registry: ctx.registry, reusePort: config.reusePort });
     const stopReloads = await enableReloads(proxy, config, ctx);
     ctx.shutdown.add('proxy: stop reloading', stopReloads);
     // The step's own bound is the grace plus time to close what is left.

@@ -47,6 +47,18 @@ export interface FrontendConfig {
   slowStartMs?: number;
   /** Absent: on, with the defaults. */
   rebalance?: RebalanceConfig;
+  /** Absent: the upstream list is the configured one (static). */
+  discovery?: DiscoveryConfig;
+}
+
+export interface DiscoveryConfig {
+  type: 'kubernetes';
+  /** Credentials; absent: the pod's service account (in-cluster). The server is always this frontend. */
+  kubeconfig?: string;
+  /** Changes closer together than this are applied as one. */
+  debounceMs: number;
+  /** Where the last good list is kept across restarts. */
+  cacheFile: string;
 }
 
 export interface RebalanceConfig {
@@ -81,7 +93,12 @@ export const DEFAULTS = {
   rebalanceThreshold: 2,
   rebalanceInterval: '1s',
   rebalanceMinAge: '30s',
+  discovery: 'static',
+  discoveryDebounce: '1s',
+  cacheFile: '/var/lib/kubeward/proxy-upstreams.json',
 } as const;
+
+export const DISCOVERY_TYPES = ['static', 'kubernetes'] as const;
 
 const checkType = z.enum(HEALTH_CHECK_TYPES, { error: 'expected readyz, tls or tcp' });
 const path = z.string().regex(/^\//, 'expected a path starting with /, like /readyz');
@@ -102,6 +119,10 @@ const tuning = {
   rebalanceThreshold: integer(0, 100_000).optional(),
   rebalanceInterval: duration({ min: 10 }).optional(),
   rebalanceMinAge: duration().optional(),
+  discovery: z.enum(DISCOVERY_TYPES, { error: 'expected static or kubernetes' }).optional(),
+  kubeconfig: z.string().min(1, 'expected a file path').optional(),
+  discoveryDebounce: duration().optional(),
+  cacheFile: z.string().min(1, 'expected a file path').optional(),
 };
 
 const healthCheckObject = z.strictObject({
@@ -133,6 +154,10 @@ const frontendObject = z.strictObject({
   rebalanceThreshold: tuning.rebalanceThreshold,
   rebalanceInterval: tuning.rebalanceInterval,
   rebalanceMinAge: tuning.rebalanceMinAge,
+  discovery: tuning.discovery,
+  kubeconfig: tuning.kubeconfig,
+  discoveryDebounce: tuning.discoveryDebounce,
+  cacheFile: tuning.cacheFile,
 });
 
 export const proxyFields = {
@@ -148,6 +173,7 @@ export const proxyFields = {
   ...tuning,
   shutdownGrace: duration().optional(),
   watchConfig: boolean.optional(),
+  reusePort: boolean.optional(),
   frontends: z.array(frontendObject, { error: 'expected a list of frontends (name, listen, upstreams, ...)' }).optional(),
 };
 
@@ -198,6 +224,15 @@ function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'ups
       intervalMs: f.rebalanceInterval ?? top.rebalanceInterval ?? ms(DEFAULTS.rebalanceInterval),
       minAgeMs: f.rebalanceMinAge ?? top.rebalanceMinAge ?? ms(DEFAULTS.rebalanceMinAge),
     },
+    discovery:
+      (f.discovery ?? top.discovery ?? DEFAULTS.discovery) === 'kubernetes'
+        ? {
+            type: 'kubernetes',
+            kubeconfig: f.kubeconfig ?? top.kubeconfig,
+            debounceMs: f.discoveryDebounce ?? top.discoveryDebounce ?? ms(DEFAULTS.discoveryDebounce),
+            cacheFile: f.cacheFile ?? top.cacheFile ?? DEFAULTS.cacheFile,
+          }
+        : undefined,
   };
 }
 

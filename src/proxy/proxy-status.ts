@@ -10,6 +10,8 @@ export interface FrontendView {
   listen: readonly HostPort[];
   counters: FrontendCounters;
   upstreams: readonly Upstream[];
+  /** Discovery's state, for frontends that discover their upstreams. */
+  discovery?: unknown;
   /** Established connections and their totals, by upstream key. */
   connections: (key: string) => { established: number; total: number; bytesToUpstream: number; bytesToClient: number };
 }
@@ -55,12 +57,14 @@ export function proxyStatus(frontends: readonly FrontendView[], formatAddress: (
       name: f.name,
       listen: f.listen.map(formatAddress),
       counters: f.counters,
+      discovery: f.discovery,
       upstreams: f.upstreams.map((u) => {
         const c = f.connections(u.key);
         return {
           upstream: u.key,
           state: u.state,
           drained: u.drained,
+          backup: u.backup,
           local: u.local,
           reason: u.lastCheck ? `${u.lastCheck.reason}: ${u.lastCheck.detail}` : 'not checked yet',
           score: u.score,

@@ -12,6 +12,8 @@ import { Frontend } from './frontend.ts';
 import { proxyAdminRoutes } from './proxy-admin-routes.ts';
 import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './proxy-config.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
+import { KubernetesDiscovery } from './kubernetes-discovery.ts';
+import { readUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
 
 export interface StartProxyOptions {
@@ -61,16 +63,57 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
   const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => frontends.map((f) => f.sample()));
   const local = localHostTest();
   const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local, reusePort: opts.reusePort };
+  const discoveries = new Map<string, { d: KubernetesDiscovery; key: string }>();
   const startFrontend = async (fc: ProxyConfig['frontends'][number], check: LoadedHealthCheck): Promise<Frontend> => {
-    const f = new Frontend(fc, check, deps);
+    const cached = fc.discovery ? await loadCachedList(fc.name, fc.discovery.cacheFile, log) : undefined;
+    const f = new Frontend(fc, check, deps, cached);
     try {
       await f.start();
     } catch (err) {
       f.destroy();
       throw err;
     }
-    log.info({ frontend: f.name, listen: f.addresses.map(formatHostPort), upstreams: fc.upstreams.map(formatHostPort), check: fc.healthCheck.type }, 'frontend listening');
+    log.info({ frontend: f.name, listen: f.addresses.map(formatHostPort), upstreams: f.list.all().map((u) => u.key), check: fc.healthCheck.type, fromCache: cached !== undefined }, 'frontend listening');
     return f;
+  };
+  /** Writes the discovered lists of every frontend that shares this cache file. */
+  const saveCache = async (path: string): Promise<void> => {
+    const lists = new Map<string, readonly HostPort[]>();
+    for (const f of frontends) if (f.config.discovery?.cacheFile === path && f.discovered) lists.set(f.name, f.discovered);
+    await writeUpstreamCache(path, lists).catch((err: unknown) => log.warn({ cacheFile: path, err: describeError(err) }, 'cannot write the upstream cache file; discovery goes on'));
+  };
+  /** Starts, restarts or stops each frontend's discovery to match its config. */
+  const syncDiscoveries = async (): Promise<void> => {
+    for (const [name, { d, key }] of discoveries) {
+      const f = frontends.find((x) => x.name === name);
+      if (f && JSON.stringify(f.config.discovery) === key) continue;
+      discoveries.delete(name);
+      await d.stop();
+    }
+    for (const f of frontends) {
+      const dc = f.config.discovery;
+      if (!dc || discoveries.has(f.name)) continue;
+      const d = new KubernetesDiscovery({
+        frontend: f.name,
+        config: dc,
+        server: f.addresses[0]!,
+        clock: deps.clock,
+        log,
+        onList: (list) => {
+          const diff = f.setDiscovered(list);
+          log.info({ frontend: f.name, upstreams: list.map(formatHostPort), ...diff }, 'discovery: new upstream list applied');
+          void saveCache(dc.cacheFile);
+        },
+      });
+      if (f.discovered) d.seed(f.discovered);
+      discoveries.set(f.name, { d, key: JSON.stringify(dc) });
+      d.start();
+    }
+  };
+  const stopDiscoveries = async (): Promise<void> => {
+    const all = [...discoveries.values()];
+    discoveries.clear();
+    await Promise.all(all.map((x) => x.d.stop()));
   };
   try {
     for (const fc of config.frontends) frontends.push(await startFrontend(fc, await loadHealthCheck(fc)));
@@ -78,12 +121,14 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
     for (const f of frontends) f.destroy();
     throw err;
   }
+  await syncDiscoveries();
   const views = (): FrontendView[] =>
     frontends.map((f) => ({
       name: f.name,
       listen: f.addresses,
       counters: f.counters,
       upstreams: f.list.all(),
+      discovery: discoveries.get(f.name)?.d.status,
       connections: (key) => {
         const b = f.conns.bytesFor(key);
         return { established: f.conns.countFor(key), total: f.conns.totalFor(key), bytesToUpstream: b.toUpstream, bytesToClient: b.toClient };
@@ -128,6 +173,7 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
     retired = retired.filter((f) => f.conns.size > 0);
     frontends = nextFrontends;
     current = next;
+    await syncDiscoveries();
     return summary;
   };
   let reloading: Promise<unknown> = Promise.resolve();
@@ -150,12 +196,27 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
     reload,
     close: once(async () => {
       log.info({ graceMs: current.shutdownGraceMs }, 'proxy closing: no new connections, waiting for open ones');
+      await stopDiscoveries();
       await Promise.all([...frontends, ...retired].map((f) => f.close(current.shutdownGraceMs)));
     }),
     destroy: () => {
+      void stopDiscoveries();
       for (const f of [...frontends, ...retired]) f.destroy();
     },
   };
+}
+
+/** The cached list of one frontend, or undefined; a corrupt or foreign file is reported, never fatal. */
+async function loadCachedList(frontend: string, path: string, log: Logger): Promise<HostPort[] | undefined> {
+  const r = await readUpstreamCache(path);
+  if (!r.ok) {
+    if (r.missing) log.info({ frontend, cacheFile: path }, 'no upstream cache file yet: starting from the configured upstreams');
+    else log.warn({ frontend, cacheFile: path, problem: r.problem }, 'upstream cache file ignored: starting from the configured upstreams');
+    return undefined;
+  }
+  const list = r.lists.get(frontend);
+  if (list) log.info({ frontend, cacheFile: path, upstreams: list.map(formatHostPort) }, 'upstreams loaded from the cache file, before discovery');
+  return list;
 }
 
 /** Loopback, localhost, or an address of one of this node's interfaces (read once at start). */

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { waitFor } from '../../testkit/wait-for.ts';
+import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { startProxy } from '../../src/proxy/start-proxy.ts';
 import { frontendConfig, listenPort, openGreeted, startTestProxy, startUpstreams, upstreamState, waitForState } from './proxy-fixtures.ts';
 
 const sha = (b: Buffer | Buffer[]) => createHash('sha256').update(Array.isArray(b) ? Buffer.concat(b) : b).digest('hex');
@@ -147,4 +148,20 @@ test('shutdown stops accepting at once, lets connections finish within the grace
   await closing;
   const ms = await lingeringClosed;
   assert.ok(ms >= 700 && ms < 2000, `the last connection was closed at the end of the 800 ms grace (${Math.round(ms)} ms)`);
+});
+
+test('with reusePort two proxies share one listen address and both forward', async (t) => {
+  const ups = await startUpstreams(t, ['a']);
+  const port = await freePort();
+  const fc = frontendConfig([ups[0]!.address], { listen: [{ host: '127.0.0.1', port }] });
+  const opts = { reusePort: true };
+  const one = await startProxy({ frontends: [fc], shutdownGraceMs: 100 }, opts);
+  t.after(() => one.destroy());
+  const two = await startProxy({ frontends: [fc], shutdownGraceMs: 100 }, opts);
+  t.after(() => two.destroy());
+  const conns = await Promise.all(Array.from({ length: 40 }, () => openGreeted(port)));
+  conns.forEach((c) => c.socket.destroy());
+  const [n1, n2] = [one.stats()[0]!.accepted, two.stats()[0]!.accepted];
+  assert.equal(n1 + n2, 40);
+  assert.ok(n1 > 0 && n2 > 0, `the kernel spread the connections: ${n1} and ${n2}`);
 });
