@@ -138,21 +138,26 @@ export class RouteGcRunner {
    */
   async removeAll(clock: Clock, opts: { timeoutMs: number; pollMs: number; signal?: AbortSignal }): Promise<RouteFinding['route'][]> {
     const deadline = clock.now() + opts.timeoutMs;
-    for (;;) {
+    const left = async () => {
       const router = await this.#d.cloud.getRouter(this.#t.routerId, opts.signal);
-      const left = router ? ownRoutes(router.routes, this.#t.clusterCidr) : [];
-      if (left.length === 0 || clock.now() >= deadline) return left;
+      return router ? ownRoutes(router.routes, this.#t.clusterCidr) : [];
+    };
+    for (;;) {
+      const routes = await left();
+      if (routes.length === 0) return routes;
       if (this.#t.dryRun) {
-        for (const r of left) await this.#d.emit({ type: 'Normal', reason: 'RouteWouldBeRemoved', message: `dry run: termination would remove ${r.destination} via ${r.nexthop}` });
-        return left;
+        for (const r of routes) await this.#d.emit({ type: 'Normal', reason: 'RouteWouldBeRemoved', message: `dry run: termination would remove ${r.destination} via ${r.nexthop}` });
+        return routes;
       }
       try {
-        const write = await this.#d.writer.remove(this.#t.routerId, left, opts.signal);
+        const write = await this.#d.writer.remove(this.#t.routerId, routes, opts.signal);
         this.#d.metrics.removed.inc({ cluster: this.#t.cluster, reason: 'termination' }, write.changed.length);
         this.#d.metrics.conflicts.inc({ cluster: this.#t.cluster }, write.conflicts);
       } catch (err) {
         this.#d.log.warn({ cluster: this.#t.cluster, err: describeError(err) }, 'termination route clean-up failed; retrying');
       }
+      // A zero timeout is one pass: write once, report what is still there.
+      if (clock.now() >= deadline) return left();
       await clock.sleep(opts.pollMs, opts.signal);
     }
   }

@@ -1,0 +1,89 @@
+// routegc's and flight's operator reconcilers against a real kube-apiserver (management and cluster
+// in one) and the OpenStack emulator: clients from the ManagedCluster's Secrets, events on the
+// ManagedCluster, skips outside Running, and the termination clean-up once the cluster is being deleted.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { systemClock } from '../../src/base/clock.ts';
+import { createSilentLogger } from '../../src/base/logger.ts';
+import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
+import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
+import type { Node } from '../../src/clients/kube/kube-types.ts';
+import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
+import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
+import { secretClusterClients, type ManagedClusterView } from '../../src/controllers/routegc/cluster-clients.ts';
+import { routeGcReconciler } from '../../src/controllers/routegc/routegc-reconciler.ts';
+import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
+import { flightReconciler } from '../../src/controllers/flight/flight-reconciler.ts';
+import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
+import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
+import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { openCloud } from './routegc-fixture.ts';
+
+const missing = kubeApiserverMissing();
+const NS = 'tenant-a';
+
+describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserver, emulator)', { skip: missing }, () => {
+  let kube: KubeTestServer;
+  let api: KubeApi;
+  let kubeconfigText: string;
+  before(async () => {
+    kube = await startKubeApiserver();
+    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
+    kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
+    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await ensureNamespace(api, NS);
+  });
+  after(async () => {
+    await kube?.stop();
+  });
+
+  test('a Running cluster is collected and repaired; its deletion removes all its routes; events land on the ManagedCluster', async (t) => {
+    const c = await openCloud(t);
+    const s1 = await c.server('a');
+    for (const n of (await api.nodes.list()).items) await api.nodes.delete(undefined, n.metadata.name);
+    const node = await api.nodes.create({ metadata: { name: 'node-a' }, spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` } } as Node);
+    await api.nodes.replaceStatus({ ...node, status: { addresses: [{ type: 'InternalIP', address: s1.ip }] } });
+    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    await api.secrets.create({ metadata: { name: 'k1-kubeconfig', namespace: NS }, data: { kubeconfig: b64(kubeconfigText) } });
+    await api.secrets.create({ metadata: { name: 'k1-cloud', namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
+    const clusters = api.resource<ManagedClusterView>(KINDS.managedCluster);
+    const mc = await clusters.create({
+      metadata: { name: 'k1', namespace: NS, finalizers: ['test.kubeward.io/keep'] },
+      spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-cloud', cloud: 'emu' }, clusterCIDR: '100.100.0.0/16', openstack: { routerID: c.routerId, securityGroupName: 'default' }, nodePools: [{ name: 'small' }] },
+    });
+    const log = createSilentLogger();
+    const events = new EventRecorder({ events: api.events, component: 'kubeward-operator', clock: systemClock, log });
+    const clients = secretClusterClients({ secrets: api.secrets, log, clock: systemClock });
+    const registry = new Registry();
+    const gc = routeGcReconciler({ clusters, clients, events, metrics: createRouteGcMetrics(registry), clock: systemClock, log, intervalMs: 300_000, random: () => 0, cleanupPollMs: 100 });
+    const fl = flightReconciler({ clusters, clients, events, metrics: createFlightMetrics(registry), clock: systemClock, log, intervalMs: 300_000, random: () => 0 });
+    const signal = new AbortController().signal;
+    const key = `${NS}/k1`;
+
+    c.emu.requests = [];
+    assert.deepEqual(await gc(key, signal), { requeueAfterMs: 300_000 }, 'R4: no phase yet: skipped, looked at again later');
+    assert.deepEqual(await fl(key, signal), { requeueAfterMs: 300_000 }, 'F8: skipped too');
+    assert.equal(c.emu.requests.length, 0, 'zero OpenStack calls while not Running');
+
+    await clusters.replaceStatus({ ...(await clusters.get(NS, 'k1')), status: { phase: 'Running' } });
+    await gc(key, signal);
+    await gc(key, signal);
+    assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99', `100.100.1.0/24>${s1.ip}`]);
+    const flight = await fl(key, signal);
+    assert.deepEqual(flight, { requeueAfterMs: 300_000 });
+    assert.equal((await c.os.nova.getServer(s1.id))!.metadata['kubeward:node'], 'node-a', 'flight marked the registered instance');
+    const onMc = (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === 'k1' && e.involvedObject.uid === mc.metadata.uid).map((e) => e.reason);
+    assert.ok(onMc.includes('RemovedOrphanedRoute'), onMc.join(','));
+    assert.ok(onMc.includes('FlightRepaired'), onMc.join(','));
+
+    await clusters.delete(NS, 'k1');
+    assert.deepEqual(await gc(key, signal), {}, 'deleting: routes removed in one pass, nothing left');
+    assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99'], 'termination removes every route in the cluster CIDR, and only those');
+    assert.deepEqual(await fl(key, signal), {}, 'flight leaves a cluster being deleted alone');
+    await clusters.patch(NS, 'k1', { metadata: { finalizers: null } });
+  });
+});
