@@ -132,6 +132,10 @@ async function main(group: ProcessGroup): Promise<void> {
   checkTools();
   const startedAt = new Date();
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-'));
+  process.once('SIGINT', () => {
+    say('interrupted: stopping every process started');
+    void group.stopAll().then(() => rm(dir, { recursive: true, force: true })).finally(() => process.exit(130));
+  });
   const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'src/cli/main.ts'), nodeBin: process.execPath, kubewardExtraArgs: opt['kubeward-arg'] };
   try {
     const ca = await createTestCa('kubeward-bench-ca', dir);
@@ -185,10 +189,6 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
 
 const group = new ProcessGroup();
 process.on('exit', () => group.killAllNow());
-process.once('SIGINT', () => {
-  say('interrupted: stopping every process started');
-  void group.stopAll().finally(() => process.exit(130));
-});
 main(group).catch((err: unknown) => {
   process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exitCode = 1;
