@@ -6,14 +6,15 @@ import { modeCommands } from './modes.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-export function buildProgram(): Command {
+/** The program with every mode, or only the one about to run (see modes.ts). */
+export async function buildProgram(onlyMode?: string): Promise<Command> {
   const program = new Command('kubeward')
     .description('Keeps the Kubernetes API reachable and the cloud network under a cluster honest.')
     .version(pkg.version, '--version', 'print the version and exit')
     .helpCommand(false)
     .showSuggestionAfterError(true)
     .addHelpText('after', '\nRun "kubeward <mode> --help" for the flags of a mode. Exit codes: 0 done, 1 failed, 2 bad usage or config.');
-  for (const cmd of modeCommands()) program.addCommand(cmd);
+  for (const cmd of await modeCommands(onlyMode)) program.addCommand(cmd);
   applyExitOverride(program);
   return program;
 }
@@ -31,7 +32,7 @@ export function usageLine(err: CommanderError, commandPath: string): string {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
+  const program = await buildProgram(argv[0]);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

@@ -12,7 +12,7 @@ import { Frontend } from './frontend.ts';
 import { proxyAdminRoutes } from './proxy-admin-routes.ts';
 import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './proxy-config.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
-import { KubernetesDiscovery } from './kubernetes-discovery.ts';
+import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
 import { readUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
 
@@ -93,6 +93,8 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
     for (const f of frontends) {
       const dc = f.config.discovery;
       if (!dc || discoveries.has(f.name)) continue;
+      // Loaded on first use: the Kubernetes client costs tens of MB that a static proxy never needs.
+      const { KubernetesDiscovery } = await import('./kubernetes-discovery.ts');
       const d = new KubernetesDiscovery({
         frontend: f.name,
         config: dc,
