@@ -1,0 +1,207 @@
+// kubeward operator and kubeward deorbit as processes, against real kube-apiservers and the
+// OpenStack emulator on real time: a crash (SIGKILL) in the middle of a deorbit and a restart that
+// resumes it, two replicas with leader election and a take-over, and the one-shot command's exits.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { systemClock } from '../src/base/clock.ts';
+import { KINDS } from '../src/clients/kube/resource-kinds.ts';
+import { isNotFound } from '../src/clients/kube/kube-api-error.ts';
+import { DEORBIT_FINALIZER, type ManagedCluster } from '../src/controllers/managed-cluster/managed-cluster.ts';
+import { kubeApiserverMissing } from '../testkit/kube/kube-test-server.ts';
+import { emulatorClient, startHarness, type Harness } from '../testkit/kube/deorbit-harness.ts';
+import { FakeCcm, FakeCsi } from '../testkit/kube/cloud-fixtures.ts';
+import { createBoundClaim, createService, ensureNamespace, resetSatellite } from '../testkit/kube/kube-objects.ts';
+import { OpenStackEmulator } from '../testkit/openstack/openstack-emulator.ts';
+import { freePort, waitFor } from '../testkit/wait-for.ts';
+
+const missing = kubeApiserverMissing();
+const NODE = join(import.meta.dirname, '../node_modules/.bin/node');
+const MAIN = join(import.meta.dirname, '../src/cli/main.ts');
+const CSI = 'cinder.csi.openstack.org';
+
+describe('kubeward operator and deorbit processes', { skip: missing }, () => {
+  let h: Harness;
+  let emu: OpenStackEmulator;
+  let dir: string;
+  const procs: ChildProcess[] = [];
+  let fixtures: { stop: boolean; done?: Promise<void> } | undefined;
+
+  before(async () => {
+    h = await startHarness();
+    emu = new OpenStackEmulator();
+    await emu.start();
+    dir = await mkdtemp(join(tmpdir(), 'kw-op-'));
+    await writeFile(join(dir, 'mgmt.kubeconfig'), await import('node:fs/promises').then((f) => f.readFile(h.satServers[0]!.kubeconfigPath, 'utf8')));
+    await writeFile(join(dir, 'sat.kubeconfig'), h.satKubeconfig);
+    await writeFile(join(dir, 'clouds.yaml'), emu.cloudsYaml('k1', 'demo'));
+    await ensureNamespace(h.sat, 'apps');
+  });
+  after(async () => {
+    for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+    if (fixtures) {
+      fixtures.stop = true;
+      await fixtures.done;
+    }
+    await emu?.close();
+    await h?.stop();
+  });
+
+  async function runFixtures(csiDelayMs: number, ccmDelayMs: number): Promise<void> {
+    if (fixtures) {
+      fixtures.stop = true;
+      await fixtures.done;
+    }
+    const os = emulatorClient(emu);
+    const csi = new FakeCsi({ api: h.sat, cinder: os.cinder, clock: systemClock, delayMs: csiDelayMs });
+    const ccm = new FakeCcm({ api: h.sat, octavia: os.octavia, clock: systemClock, clusterName: 'k1', delayMs: ccmDelayMs });
+    const state: { stop: boolean; done?: Promise<void> } = { stop: false };
+    state.done = (async () => {
+      for (let i = 0; i < 3000 && !state.stop; i++) {
+        await csi.step().catch(() => undefined);
+        await ccm.step().catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    })();
+    fixtures = state;
+  }
+
+  async function operator(identity: string): Promise<{ proc: ChildProcess; admin: string }> {
+    const port = await freePort();
+    const proc = spawn(NODE, [
+      MAIN, 'operator', '--kubeconfig', join(dir, 'mgmt.kubeconfig'), '--controllers', 'deorbit', '--identity', identity,
+      '--lease-namespace', 'default', '--lease-duration', '2s', '--renew-deadline', '1500ms', '--retry-period', '200ms',
+      '--deorbit-poll-interval', '300ms', '--resync', '10s', '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn',
+    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    procs.push(proc);
+    return { proc, admin: `http://127.0.0.1:${port}` };
+  }
+
+  const leaderOf = async (admin: string): Promise<boolean | undefined> => {
+    const res = await fetch(`${admin}/status`).catch(() => undefined);
+    return res?.ok ? ((await res.json()) as { leader: boolean }).leader : undefined;
+  };
+
+  const clusters = () => h.mgmt.resource<ManagedCluster>(KINDS.managedCluster);
+
+  async function createCluster(ns: string): Promise<void> {
+    await ensureNamespace(h.mgmt, ns);
+    const secret = (name: string, key: string, text: string) => h.mgmt.secrets.create({ metadata: { name, namespace: ns }, data: { [key]: Buffer.from(text).toString('base64') } });
+    await secret('k1-kubeconfig', 'kubeconfig', h.satKubeconfig);
+    await secret('k1-openstack', 'clouds.yaml', emu.cloudsYaml('k1', 'demo'));
+    await clusters().create({
+      metadata: { name: 'k1', namespace: ns, finalizers: ['test.kubeward.io/keep'] },
+      spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-openstack', cloud: 'k1' }, openstack: { loadBalancerClusterName: 'k1' } },
+    });
+  }
+  const get = (ns: string) => clusters().get(ns, 'k1').catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+  const hasFinalizer = async (ns: string) => (await get(ns))?.metadata.finalizers?.includes(DEORBIT_FINALIZER) ?? false;
+
+  function volume(id: string): void {
+    const now = Date.now();
+    emu.store.volumes.set(id, { id, name: id, project_id: 'project-demo', user_id: 'user-demo', size: 1, status: 'available', created_at: now, updated_at: now, description: null, metadata: {}, attachments: [], volume_type: '__DEFAULT__' });
+  }
+  function loadBalancer(id: string, name: string): void {
+    const now = Date.now();
+    emu.store.loadBalancers.set(id, { id, name, description: '', project_id: 'project-demo', provisioning_status: 'ACTIVE', operating_status: 'ONLINE', vip_address: '10.0.0.9', vip_port_id: `port-${id}`, vip_subnet_id: 's', vip_network_id: 'n', created_at: now, updated_at: now, tags: [] });
+  }
+
+  test('an operator killed in the middle of a deorbit is replaced; the new one resumes and deletes nothing twice', async () => {
+    await resetSatellite(h.sat, ['apps']);
+    await runFixtures(2000, 4000);
+    const a = await operator('replica-a');
+    await createCluster('crash');
+    await waitFor(() => hasFinalizer('crash'), { timeoutMs: 30_000, intervalMs: 100, what: 'the finalizer' });
+    for (const i of [1, 2]) {
+      volume(`vol-c${i}`);
+      await createBoundClaim(h.sat, { namespace: 'apps', name: `data-${i}`, pvName: `pv-c${i}`, source: { csi: { driver: CSI, volumeHandle: `vol-c${i}` } } });
+    }
+    loadBalancer('lb-c1', 'kube_service_k1_apps_web');
+    loadBalancer('lb-c2', 'kube_service_k1_apps_api');
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    await createService(h.sat, 'apps', 'api', 'LoadBalancer', { finalizer: true });
+    await clusters().delete('crash', 'k1');
+    await waitFor(async () => ['volumes', 'loadbalancers'].includes((await get('crash'))?.status?.deorbit?.step ?? ''), { timeoutMs: 30_000, intervalMs: 50, what: 'deorbit under way' });
+    a.proc.kill('SIGKILL');
+    await new Promise((r) => a.proc.once('exit', r));
+    const b = await operator('replica-b');
+    await waitFor(async () => !(await hasFinalizer('crash')), { timeoutMs: 60_000, intervalMs: 200, what: 'deorbit finished by the second replica' });
+    const st = (await get('crash'))!.status!.deorbit!;
+    assert.equal(st.step, 'done');
+    assert.equal(st.attempt, 1, 'the same attempt continued');
+    const events = (await h.mgmt.events.list('crash')).items;
+    const deletions = events.filter((e) => /^SuccessfulDeorbit(PVC|Service|Snapshot)$/.test(e.reason));
+    const perObject = new Map<string, number>();
+    for (const e of deletions) perObject.set(e.message, (perObject.get(e.message) ?? 0) + (e.count ?? 1));
+    assert.deepEqual([...perObject.values()], [1, 1, 1, 1], `each object deleted once: ${JSON.stringify([...perObject])}`);
+    const instances = new Set(events.map((e) => e.reportingInstance));
+    assert.ok(instances.has('replica-a') && instances.has('replica-b'), 'both replicas worked on it');
+    assert.equal(emu.store.volumes.size, 0);
+    b.proc.kill('SIGTERM');
+    await new Promise((r) => b.proc.once('exit', r));
+  });
+
+  test('two replicas: only the leader acts; the standby takes over within the lease time when the leader dies', async (t) => {
+    const c = await operator('replica-c');
+    const d = await operator('replica-d');
+    await waitFor(async () => ((await leaderOf(c.admin)) ?? false) !== ((await leaderOf(d.admin)) ?? false), { timeoutMs: 30_000, intervalMs: 100, what: 'one leader' });
+    for (let i = 0; i < 10; i++) {
+      const [lc, ld] = [await leaderOf(c.admin), await leaderOf(d.admin)];
+      assert.ok(!(lc && ld), 'never two leaders');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const [leader, standby] = (await leaderOf(c.admin)) ? [c, d] : [d, c];
+    const leaderId = leader === c ? 'replica-c' : 'replica-d';
+    await createCluster('le1');
+    await waitFor(() => hasFinalizer('le1'), { timeoutMs: 20_000, intervalMs: 100, what: 'the leader adds the finalizer' });
+    await clusters().delete('le1', 'k1');
+    await waitFor(async () => (await get('le1'))?.status?.deorbit?.step === 'done', { timeoutMs: 30_000, intervalMs: 100, what: 'le1 deorbited' });
+    const actors = new Set((await h.mgmt.events.list('le1')).items.map((e) => e.reportingInstance));
+    assert.deepEqual([...actors], [leaderId], 'only the leader recorded events');
+    const killedAt = Date.now();
+    leader.proc.kill('SIGKILL');
+    await waitFor(() => leaderOf(standby.admin), { timeoutMs: 10_000, intervalMs: 50, what: 'the standby to lead' });
+    const takeoverMs = Date.now() - killedAt;
+    t.diagnostic(`take-over after SIGKILL of the leader: ${takeoverMs} ms (lease 2 s, retry 200 ms)`);
+    assert.ok(takeoverMs <= 2000 + 200 + 1500, `took over in ${takeoverMs} ms (lease 2 s)`);
+    await createCluster('le2');
+    await waitFor(() => hasFinalizer('le2'), { timeoutMs: 20_000, intervalMs: 100, what: 'the new leader adds the finalizer' });
+    standby.proc.kill('SIGTERM');
+  });
+
+  test('kubeward deorbit exits 0 when the cluster is clean and 1 with the leftovers on timeout', async () => {
+    await resetSatellite(h.sat, ['apps']);
+    await runFixtures(500, 1000);
+    volume('vol-o1');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'one-1', pvName: 'pv-o1', source: { csi: { driver: CSI, volumeHandle: 'vol-o1' } } });
+    loadBalancer('lb-o1', 'kube_service_k1_apps_web');
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    const ok = await runOnce(['--timeout', '60s']);
+    assert.equal(ok.code, 0, ok.out);
+    assert.match(ok.out, /SuccessfulDeorbitPVC: deleted PersistentVolumeClaim apps\/one-1/);
+    assert.match(ok.out, /done: /);
+
+    volume('vol-o2');
+    emu.addDelay({ kind: 'volume-delete', id: 'vol-o2', stuck: true });
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'one-2', pvName: 'pv-o2', source: { csi: { driver: CSI, volumeHandle: 'vol-o2' } } });
+    const late = await runOnce(['--timeout', '4s']);
+    assert.equal(late.code, 1, late.out);
+    assert.match(late.out, /gave up \(timeout\)/);
+    assert.match(late.out, /volumes 1: vol-o2/);
+  });
+
+  function runOnce(extra: string[]): Promise<{ code: number | null; out: string }> {
+    const proc = spawn(NODE, [MAIN, 'deorbit', '--kubeconfig', join(dir, 'sat.kubeconfig'), '--os-cloud', 'k1', '--lb-cluster-name', 'k1', '--poll-interval', '300ms', '--log-level', 'warn', ...extra], {
+      env: { ...process.env, OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    procs.push(proc);
+    let out = '';
+    proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    return new Promise((resolve) => proc.once('exit', (code) => resolve({ code, out })));
+  }
+});
