@@ -16,11 +16,12 @@ export interface KubeTestEnv {
   scripts: string;
 }
 
-/** Reads the environment once (tests only): KUBE_TEST_HOME and KUBE_TEST_SCRIPTS. */
+/** Reads the environment once (tests only): KUBE_TEST_HOME, KUBE_TEST_SCRIPTS or KUBEWARD_SHARED_DIR. */
 export function kubeTestEnv(env: NodeJS.ProcessEnv = process.env): KubeTestEnv {
+  const shared = env.KUBEWARD_SHARED_DIR ?? join(import.meta.dirname, '../../../shared');
   return {
     home: env.KUBE_TEST_HOME ?? '/opt/kube-test',
-    scripts: env.KUBE_TEST_SCRIPTS ?? join(import.meta.dirname, '../../../shared/kube-apiserver'),
+    scripts: env.KUBE_TEST_SCRIPTS ?? join(shared, 'kube-apiserver'),
   };
 }
 
