@@ -39,19 +39,30 @@ export interface Harness {
 }
 
 export async function startHarness(): Promise<Harness> {
-  const [m, s] = await Promise.all([startKubeApiserver(), startKubeApiserver()]);
+  const started = await Promise.allSettled([startKubeApiserver(), startKubeApiserver()]);
+  const servers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const stopAll = () => Promise.all(servers.map((x) => x.stop())).then(() => undefined);
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) {
+    await stopAll();
+    throw failed.reason;
+  }
+  const [m, s] = servers as [KubeTestServer, KubeTestServer];
   const mgmt = createKubeApi(loadKubeConfig({ kind: 'file', path: m.kubeconfigPath }));
   const sat = createKubeApi(loadKubeConfig({ kind: 'file', path: s.kubeconfigPath }));
-  await installCrd(mgmt, await readFile(CRD_FILE, 'utf8'));
-  await installCrd(sat, VOLUME_SNAPSHOT_CRD);
+  try {
+    await installCrd(mgmt, await readFile(CRD_FILE, 'utf8'));
+    await installCrd(sat, VOLUME_SNAPSHOT_CRD);
+  } catch (err) {
+    await stopAll(); // a failed set-up must not leave apiservers running
+    throw err;
+  }
   return {
     mgmt,
     sat,
     satKubeconfig: await readFile(s.kubeconfigPath, 'utf8'),
     satServers: [m, s],
-    stop: async () => {
-      await Promise.all([m.stop(), s.stop()]);
-    },
+    stop: stopAll,
   };
 }
 
