@@ -1,6 +1,6 @@
 // kubeward operator: the composition root of the controllers that run for every ManagedCluster of
-// a management cluster (deorbit now; routegc and flight with issue 7). Several replicas may run:
-// one leads through a coordination.k8s.io Lease, the others wait with a warm cache.
+// a management cluster (deorbit, routegc, flight). Several replicas may run: one leads through a
+// coordination.k8s.io Lease, the others wait with a warm cache.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
@@ -12,6 +12,11 @@ import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube
 import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
 import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
+import { secretClusterClients } from '../controllers/routegc/cluster-clients.ts';
+import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
+import { createFlightMetrics } from '../controllers/flight/flight-metrics.ts';
+import { DEFAULT_FLIGHT_SETTINGS } from '../controllers/flight/flight-reconciler.ts';
+import type { ModeFlag } from './mode-command.ts';
 import { deorbitTuningFields, deorbitTuningFlags } from './deorbit.ts';
 import { buildModeCommand } from './mode-command.ts';
 
@@ -41,7 +46,37 @@ const fields = {
   resync: duration({ min: 1000 }).prefault('5m'),
   deorbitHangTimeout: duration({ min: 1000 }).prefault('24h'),
   ...prefixed,
+  routegcInterval: duration({ min: 1000 }).prefault('5m'),
+  routegcDryRun: boolean.prefault(false),
+  routeLimit: integer(1, 100_000).prefault(30),
+  routeLimitHeadroom: integer(0, 1000).prefault(3),
+  flightInterval: duration({ min: 1000 }).prefault('5m'),
+  flightDryRun: boolean.prefault(false),
+  flightRepairMissingRoutes: boolean.prefault(false),
+  flightForceSecurityGroupResync: boolean.prefault(false),
+  flightMaxDeletionsPerRound: integer(0, 1000).prefault(1),
+  flightSoftRebootAfter: duration().prefault('10m'),
+  flightHardRebootAfter: duration().prefault('5m'),
+  flightDeleteAfter: duration().prefault('15m'),
+  flightRebootBeforeDelete: boolean.prefault(true),
 };
+
+/** routegc's and flight's operator-wide flags; a cluster's own router, CIDR, group and pools come from its spec. */
+const routegcFlightFlags: ModeFlag[] = [
+  { key: 'routegcInterval', value: '<duration>', help: 'routegc: time between cycles of one cluster (plus 0-50 % jitter)', defaultText: '5m' },
+  { key: 'routegcDryRun', help: 'routegc: record what would be removed (events RouteWouldBeRemoved), remove nothing; termination does not wait for routes then' },
+  { key: 'routeLimit', value: '<n>', help: "routegc and flight: Neutron's max_routes per router (flight learns the real one from RoutesExhausted)", defaultText: '30' },
+  { key: 'routeLimitHeadroom', value: '<n>', help: 'routegc: warn (RouteLimitApproaching) when fewer free route slots than this remain', defaultText: '3' },
+  { key: 'flightInterval', value: '<duration>', help: 'flight: time between rounds of one cluster (plus 0-50 % jitter)', defaultText: '5m' },
+  { key: 'flightDryRun', help: 'flight: record the repairs (events FlightWouldRepair), change nothing' },
+  { key: 'flightRepairMissingRoutes', help: "flight: add the route of a Node whose pod CIDR has none on the cluster's router" },
+  { key: 'flightForceSecurityGroupResync', help: 'flight: touch the group when a Node reports broken pod traffic' },
+  { key: 'flightMaxDeletionsPerRound', value: '<n>', help: 'flight: instance deletions per cluster and round', defaultText: '1' },
+  { key: 'flightSoftRebootAfter', value: '<duration>', help: 'flight: an instance that never became a Node is soft-rebooted at this age', defaultText: '10m' },
+  { key: 'flightHardRebootAfter', value: '<duration>', help: 'flight: then hard-rebooted this long after', defaultText: '5m' },
+  { key: 'flightDeleteAfter', value: '<duration>', help: 'flight: then deleted this long after', defaultText: '15m' },
+  { key: 'flightRebootBeforeDelete', help: 'flight: reboot before deleting', negatable: true, defaultText: 'on' },
+];
 
 /** "deorbit,routegc" → the names; unknown names are a usage error. */
 export function parseControllers(text: string): ControllerName[] {
@@ -60,8 +95,14 @@ export function operatorCommand() {
     helpAfter: `Watches kubeward.io/v1alpha1 ManagedClusters (deploy/operator/ has the CRD, RBAC and a Deployment).
 Inside a pod it uses the service account; elsewhere give --kubeconfig of the management cluster.
 
+deorbit cleans up a deleted cluster's load balancers and Cinder volumes (then, when routegc runs,
+removes its routes and waits for them before the finalizer goes); routegc removes orphaned and
+duplicate routes of Running clusters; flight repairs their known OpenStack failure modes. The
+--deorbit-*, --routegc-*, --route-limit* and --flight-* flags apply to every cluster; each cluster's
+router, CIDR, security group and node pools come from its spec.
+
 Example:
-  kubeward operator --kubeconfig ./mgmt.kubeconfig --controllers deorbit --lease-namespace kubeward-system`,
+  kubeward operator --kubeconfig ./mgmt.kubeconfig --controllers deorbit,routegc,flight --lease-namespace kubeward-system`,
     flags: [
       { key: 'kubeconfig', value: '<file>', help: 'management cluster kubeconfig (default: in-cluster service account)' },
       { key: 'context', value: '<name>', help: 'kubeconfig context' },
@@ -78,6 +119,7 @@ Example:
       { key: 'resync', value: '<duration>', help: 'every cluster is looked at again at least this often', defaultText: '5m' },
       { key: 'deorbitHangTimeout', value: '<duration>', help: 'deorbit gives up (records the debris, removes its finalizer) this long after deletion', defaultText: '24h' },
       ...deorbitTuningFlags.map((f) => ({ ...f, key: `deorbit${f.key[0]!.toUpperCase()}${f.key.slice(1)}` })),
+      ...routegcFlightFlags,
     ],
     fields,
     adminPort: 9453,
@@ -116,6 +158,28 @@ Example:
             }
           : undefined,
         connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(ctx.log, clock) }),
+        clients: secretClusterClients({ secrets: api.secrets, log: ctx.log, clock, kubeTimeoutMs: 30_000 }),
+        routegc: running.includes('routegc')
+          ? { metrics: createRouteGcMetrics(ctx.registry), intervalMs: cfg.routegcInterval, dryRun: cfg.routegcDryRun, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom }
+          : undefined,
+        flight: running.includes('flight')
+          ? {
+              metrics: createFlightMetrics(ctx.registry),
+              intervalMs: cfg.flightInterval,
+              settings: {
+                ...DEFAULT_FLIGHT_SETTINGS,
+                dryRun: cfg.flightDryRun,
+                repairMissingRoutes: cfg.flightRepairMissingRoutes,
+                forceSecurityGroupResync: cfg.flightForceSecurityGroupResync,
+                maxDeletionsPerRound: cfg.flightMaxDeletionsPerRound,
+                softRebootAfterMs: cfg.flightSoftRebootAfter,
+                hardRebootAfterMs: cfg.flightHardRebootAfter,
+                deleteAfterMs: cfg.flightDeleteAfter,
+                rebootBeforeDelete: cfg.flightRebootBeforeDelete,
+                routeLimit: cfg.routeLimit,
+              },
+            }
+          : undefined,
         deorbit: {
           pollIntervalMs: cfg.deorbitPollInterval,
           attemptTimeoutMs: cfg.deorbitAttemptTimeout,

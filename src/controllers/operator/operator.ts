@@ -1,6 +1,6 @@
-// The operator: one informer on ManagedClusters feeding one work queue per controller, started
-// only while this replica holds the leader Lease (standbys keep their cache warm so a take-over
-// starts at once). Losing the lease stops the controllers and ends the process' run.
+// The operator: one informer on ManagedClusters feeding one work queue per controller (deorbit,
+// routegc, flight), started only while this replica holds the leader Lease (standbys keep their
+// cache warm so a take-over starts at once). Losing the lease stops the controllers and ends the run.
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import { EventRecorder } from '../../clients/kube/event-recorder.ts';
@@ -10,14 +10,15 @@ import { LeaderElector } from '../../clients/kube/leader-elector.ts';
 import { KINDS } from '../../clients/kube/resource-kinds.ts';
 import type { DeorbitSettings } from '../deorbit/deorbit-types.ts';
 import type { ClusterConnector } from '../managed-cluster/cluster-connector.ts';
-import { deorbitReconciler } from '../managed-cluster/deorbit-reconciler.ts';
 import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
-import { Controller } from '../runtime/controller.ts';
+import type { ClusterClientSource } from '../routegc/cluster-clients.ts';
+import type { Controller } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
+import { buildControllers, type ControllerName, type FlightOperatorSettings, type OperatorController, type RouteGcOperatorSettings } from './operator-controllers.ts';
 
-export type ControllerName = 'deorbit' | 'routegc' | 'flight';
-/** The controllers this build has; routegc and flight arrive with issue 7. */
-export const AVAILABLE_CONTROLLERS: readonly ControllerName[] = ['deorbit'];
+export type { ControllerName } from './operator-controllers.ts';
+/** The controllers this build has. */
+export const AVAILABLE_CONTROLLERS: readonly ControllerName[] = ['deorbit', 'routegc', 'flight'];
 
 export interface LeaderElectionSettings {
   namespace: string;
@@ -37,16 +38,23 @@ export interface OperatorOptions {
   leaderElection?: LeaderElectionSettings;
   connector: ClusterConnector;
   deorbit: DeorbitSettings;
+  /** Needed when routegc or flight runs: their clients, from the ManagedCluster's Secrets. */
+  clients?: ClusterClientSource;
+  routegc?: RouteGcOperatorSettings;
+  flight?: FlightOperatorSettings;
   clock: Clock;
   log: Logger;
   metrics: ControllerMetrics;
   workers?: number;
   resyncMs?: number;
+  /** Jitter source of routegc's and flight's intervals (tests). */
+  random?: () => number;
 }
 
 export class Operator {
   readonly #informer: Informer<ManagedCluster>;
-  readonly #controllers: Controller[] = [];
+  readonly #controllers: Controller[];
+  readonly #wired: OperatorController[];
   readonly #elector: LeaderElector | undefined;
   #leading = false;
   #lost!: (code: number) => void;
@@ -57,15 +65,14 @@ export class Operator {
     const clusters = opts.api.resource<ManagedCluster>(KINDS.managedCluster);
     this.#informer = new Informer({ name: 'managedclusters', source: resourceSource(clusters, opts.namespace), clock: opts.clock, log: opts.log });
     const events = new EventRecorder({ events: opts.api.events, component: 'kubeward-operator', instance: opts.leaderElection?.identity, clock: opts.clock, log: opts.log });
-    const enqueueAll = (obj: ManagedCluster): void => {
-      if (this.#leading) for (const c of this.#controllers) c.enqueue(objectKey(obj));
-    };
-    this.#informer.on('add', enqueueAll).on('update', enqueueAll).on('delete', enqueueAll);
     const listKeys = (): string[] => this.#informer.list().map(objectKey);
-    if (opts.controllers.includes('deorbit')) {
-      const reconcile = deorbitReconciler({ clusters, connector: opts.connector, events, settings: opts.deorbit, clock: opts.clock, log: opts.log.child({ controller: 'deorbit' }) });
-      this.#controllers.push(new Controller({ name: 'deorbit', reconcile, clock: opts.clock, log: opts.log, metrics: opts.metrics, workers: opts.workers, resyncMs: opts.resyncMs ?? 300_000, listKeys }));
-    }
+    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys });
+    this.#controllers = this.#wired.map((w) => w.controller);
+    const enqueue = (obj: ManagedCluster, old?: ManagedCluster): void => {
+      if (!this.#leading) return;
+      for (const w of this.#wired) if (w.wants(obj, old)) w.controller.enqueue(objectKey(obj));
+    };
+    this.#informer.on('add', enqueue).on('update', enqueue).on('delete', (obj) => enqueue(obj));
     const le = opts.leaderElection;
     if (le) {
       this.#elector = new LeaderElector({

@@ -1,6 +1,6 @@
-// The clients routegc and flight need for one ManagedCluster, from the Secrets its spec names (the
-// cluster's kubeconfig and its clouds.yaml), cached per cluster until a Secret changes. A narrow
-// twin of managed-cluster's connector, which hands out deorbit's ports only.
+// Clients for one ManagedCluster, from the Secrets its spec names (the cluster's kubeconfig and its
+// clouds.yaml), cached per cluster until a Secret changes. One reader serves every controller:
+// deorbit builds its ports on it (managed-cluster/cluster-connector.ts), routegc and flight the clients.
 import { parse } from 'yaml';
 import type { Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
@@ -27,15 +27,24 @@ export interface ManagedClusterView extends KubeObject {
   status?: { phase?: string };
 }
 
-export interface ClusterClients {
+/** What the Secrets hold, parsed: the cluster's API, and its clouds.yaml unless the cluster has no cloud. */
+export interface ClusterSecrets {
   kube: KubeApi;
-  openstack: OpenStackClient;
+  clouds?: { doc: Record<string, unknown>; cloudName: string; source: string };
 }
 
-export type ClusterClientSource = (mc: ManagedClusterView) => Promise<ClusterClients>;
+export interface ClusterSource<T> {
+  /** Throws a KubewardError with code E_CONFIG or E_NOT_FOUND when a Secret is missing or unusable. */
+  get(mc: ManagedClusterView): Promise<T>;
+  forget(uid: string): void;
+}
 
-export function secretClusterClients(opts: { secrets: ResourceClient<Secret>; log: Logger; clock: Clock; kubeTimeoutMs?: number }): ClusterClientSource {
-  const cache = new Map<string, { fingerprint: string; clients: ClusterClients }>();
+/**
+ * Reads the two Secrets on every call (cheap, and a rotated credential is seen at once) and builds
+ * T only when one of them changed, so a controller polling every 15 s keeps its Keystone token.
+ */
+export function secretClusterSource<T>(opts: { secrets: ResourceClient<Secret>; build: (s: ClusterSecrets) => T; kubeTimeoutMs?: number }): ClusterSource<T> {
+  const cache = new Map<string, { fingerprint: string; value: T }>();
   const read = async (ns: string, name: string, key: string): Promise<{ text: string; rv: string }> => {
     const secret = await opts.secrets.get(ns, name).catch((err: unknown) => {
       throw isNotFound(err) ? new KubewardError('E_NOT_FOUND', `Secret ${ns}/${name} does not exist`) : err;
@@ -44,30 +53,59 @@ export function secretClusterClients(opts: { secrets: ResourceClient<Secret>; lo
     if (b64 === undefined) throw new KubewardError('E_CONFIG', `Secret ${ns}/${name} has no key "${key}"`);
     return { text: Buffer.from(b64, 'base64').toString('utf8'), rv: secret.metadata.resourceVersion ?? '' };
   };
+  return {
+    async get(mc) {
+      const ns = mc.metadata.namespace ?? 'default';
+      const kref = mc.spec.kubeconfigSecretRef;
+      const cref = mc.spec.cloudCredentialsSecretRef;
+      const kube = await read(ns, kref.name, kref.key ?? 'kubeconfig');
+      const clouds = mc.spec.noCloud ? undefined : await read(ns, cref.name, cref.key ?? 'clouds.yaml');
+      const fingerprint = `${kube.rv}/${clouds?.rv ?? '-'}/${cref.cloud}`;
+      const uid = mc.metadata.uid ?? `${ns}/${mc.metadata.name}`;
+      const hit = cache.get(uid);
+      if (hit?.fingerprint === fingerprint) return hit.value;
+      const api = createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), { timeoutMs: opts.kubeTimeoutMs });
+      const source = `Secret ${ns}/${cref.name} key ${cref.key ?? 'clouds.yaml'}`;
+      const value = opts.build({ kube: api, clouds: clouds && { doc: parseClouds(clouds.text, source), cloudName: cref.cloud, source } });
+      cache.set(uid, { fingerprint, value });
+      return value;
+    },
+    forget: (uid) => void cache.delete(uid),
+  };
+}
+
+function parseClouds(text: string, source: string): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch (err) {
+    throw new KubewardError('E_CONFIG', `${source}: not YAML (${describeError(err)})`, { cause: err });
+  }
+  if (!doc || typeof doc !== 'object') throw new KubewardError('E_CONFIG', `${source}: expected a clouds.yaml mapping`);
+  return doc as Record<string, unknown>;
+}
+
+export interface ClusterClients {
+  kube: KubeApi;
+  openstack: OpenStackClient;
+}
+
+export type ClusterClientSource = (mc: ManagedClusterView) => Promise<ClusterClients>;
+
+/** The cluster's API and OpenStack client; a noCloud cluster has no OpenStack client (E_CONFIG). */
+export function secretClusterClients(opts: { secrets: ResourceClient<Secret>; log: Logger; clock: Clock; kubeTimeoutMs?: number }): ClusterClientSource {
+  const source = secretClusterSource({
+    secrets: opts.secrets,
+    kubeTimeoutMs: opts.kubeTimeoutMs,
+    build: ({ kube, clouds }) => {
+      if (!clouds) return { kube, openstack: undefined };
+      const config = resolveCloudConfig({ cloudName: clouds.cloudName, env: {}, clouds: { path: clouds.source, doc: clouds.doc } });
+      return { kube, openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock }) };
+    },
+  });
   return async (mc) => {
-    const ns = mc.metadata.namespace ?? 'default';
-    const kref = mc.spec.kubeconfigSecretRef;
-    const cref = mc.spec.cloudCredentialsSecretRef;
-    const kube = await read(ns, kref.name, kref.key ?? 'kubeconfig');
-    const clouds = await read(ns, cref.name, cref.key ?? 'clouds.yaml');
-    const fingerprint = `${kube.rv}/${clouds.rv}/${cref.cloud}`;
-    const uid = mc.metadata.uid ?? `${ns}/${mc.metadata.name}`;
-    const hit = cache.get(uid);
-    if (hit?.fingerprint === fingerprint) return hit.clients;
-    const source = `Secret ${ns}/${cref.name} key ${cref.key ?? 'clouds.yaml'}`;
-    let doc: unknown;
-    try {
-      doc = parse(clouds.text);
-    } catch (err) {
-      throw new KubewardError('E_CONFIG', `${source}: not YAML (${describeError(err)})`, { cause: err });
-    }
-    if (!doc || typeof doc !== 'object') throw new KubewardError('E_CONFIG', `${source}: expected a clouds.yaml mapping`);
-    const config = resolveCloudConfig({ cloudName: cref.cloud, env: {}, clouds: { path: source, doc: doc as Record<string, unknown> } });
-    const clients = {
-      kube: createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), { timeoutMs: opts.kubeTimeoutMs }),
-      openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock }),
-    };
-    cache.set(uid, { fingerprint, clients });
-    return clients;
+    const { kube, openstack } = await source.get(mc);
+    if (!openstack) throw new KubewardError('E_CONFIG', `ManagedCluster ${mc.metadata.namespace ?? 'default'}/${mc.metadata.name} has spec.noCloud: it has no OpenStack credentials`);
+    return { kube, openstack };
   };
 }

@@ -26,6 +26,8 @@ export interface RouteGcReconcilerOptions {
   intervalMs: number;
   dryRun?: boolean;
   routeLimit?: number;
+  /** Warn when fewer free route slots than this remain (default 3). */
+  routeLimitHeadroom?: number;
   /** Poll interval of the termination clean-up (default 15 s). */
   cleanupPollMs?: number;
   random?: () => number;
@@ -77,7 +79,7 @@ export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
         metrics: o.metrics,
         log: o.log,
       },
-      { cluster: key, routerId, clusterCidr, namePrefixes: [`kks-${mc.metadata.name}-`], routeLimit: o.routeLimit ?? 30, dryRun: o.dryRun ?? false },
+      { cluster: key, routerId, clusterCidr, namePrefixes: [`kks-${mc.metadata.name}-`], routeLimit: o.routeLimit ?? 30, routeLimitHeadroom: o.routeLimitHeadroom, dryRun: o.dryRun ?? false },
     );
     runners.set(id, { fingerprint, runner });
     return runner;

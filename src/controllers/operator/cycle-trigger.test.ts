@@ -1,0 +1,24 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ManagedClusterView } from '../routegc/cluster-clients.ts';
+import { isCycleTrigger } from './cycle-trigger.ts';
+
+function mc(o: { generation?: number; deleting?: boolean; phase?: string; rv?: string; conditions?: number } = {}): ManagedClusterView {
+  return {
+    metadata: { name: 'k1', namespace: 't', generation: o.generation ?? 1, resourceVersion: o.rv ?? '1', deletionTimestamp: o.deleting ? '2024-01-01T00:00:00Z' : undefined },
+    spec: { kubeconfigSecretRef: { name: 'k' }, cloudCredentialsSecretRef: { name: 'c', cloud: 'x' } },
+    status: { phase: o.phase, ...(o.conditions ? { conditions: Array.from({ length: o.conditions }, () => ({})) } : {}) },
+  } as ManagedClusterView;
+}
+
+test('which ManagedCluster changes start an early routegc or flight cycle', () => {
+  const cases: [string, ManagedClusterView, ManagedClusterView | undefined, boolean][] = [
+    ['a cluster seen for the first time', mc(), undefined, true],
+    ['a spec change (new generation)', mc({ generation: 2 }), mc(), true],
+    ['deletion starting', mc({ deleting: true }), mc(), true],
+    ['the cluster becoming Running', mc({ phase: 'Running' }), mc({ phase: 'Creating' }), true],
+    ['a status write that keeps the phase (conditions, progress)', mc({ phase: 'Running', rv: '2', conditions: 2 }), mc({ phase: 'Running' }), false],
+    ['a metadata-only change (labels, finalizers)', mc({ rv: '3' }), mc(), false],
+  ];
+  for (const [name, obj, old, want] of cases) assert.equal(isCycleTrigger(obj, old), want, name);
+});

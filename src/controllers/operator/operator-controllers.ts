@@ -1,0 +1,98 @@
+// The operator's controllers, built from its options: deorbit, routegc and flight, each a runtime
+// Controller with its own work queue on the shared ManagedCluster informer, and a rule for which
+// informer events enqueue it.
+import { KubewardError } from '../../base/errors.ts';
+import type { Clock } from '../../base/clock.ts';
+import type { Logger } from '../../base/logger.ts';
+import type { EventSink } from '../../clients/kube/event-recorder.ts';
+import type { ResourceClient } from '../../clients/kube/resource-client.ts';
+import type { DeorbitSettings } from '../deorbit/deorbit-types.ts';
+import { flightReconciler, type FlightSettings } from '../flight/flight-reconciler.ts';
+import type { FlightMetrics } from '../flight/flight-metrics.ts';
+import type { ClusterConnector } from '../managed-cluster/cluster-connector.ts';
+import { deorbitReconciler } from '../managed-cluster/deorbit-reconciler.ts';
+import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
+import type { ClusterClientSource } from '../routegc/cluster-clients.ts';
+import { routeGcReconciler } from '../routegc/routegc-reconciler.ts';
+import type { RouteGcMetrics } from '../routegc/routegc-metrics.ts';
+import { Controller, type Reconciler } from '../runtime/controller.ts';
+import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
+import { isCycleTrigger } from './cycle-trigger.ts';
+
+export type ControllerName = 'deorbit' | 'routegc' | 'flight';
+
+export interface RouteGcOperatorSettings {
+  metrics: RouteGcMetrics;
+  /** Time between cycles of one cluster (plus 0-50 % jitter). */
+  intervalMs: number;
+  dryRun: boolean;
+  routeLimit: number;
+  routeLimitHeadroom: number;
+  /** Poll interval of the termination clean-up when routegc does it alone (default 15 s). */
+  cleanupPollMs?: number;
+}
+
+export interface FlightOperatorSettings {
+  metrics: FlightMetrics;
+  intervalMs: number;
+  settings: Partial<FlightSettings>;
+}
+
+export interface ControllerDeps {
+  clusters: ResourceClient<ManagedCluster>;
+  events: EventSink;
+  clock: Clock;
+  log: Logger;
+  metrics: ControllerMetrics;
+  workers?: number;
+  resyncMs?: number;
+  listKeys: () => string[];
+  /** deorbit's ports. */
+  connector: ClusterConnector;
+  deorbit: DeorbitSettings;
+  /** routegc's and flight's clients (one cache, one Keystone session per cluster between them). */
+  clients?: ClusterClientSource;
+  routegc?: RouteGcOperatorSettings;
+  flight?: FlightOperatorSettings;
+  random?: () => number;
+}
+
+export interface OperatorController {
+  controller: Controller;
+  /** Whether an informer event for this object enqueues it. */
+  wants: (obj: ManagedCluster, old?: ManagedCluster) => boolean;
+}
+
+export function buildControllers(names: readonly ControllerName[], d: ControllerDeps): OperatorController[] {
+  const out: OperatorController[] = [];
+  const make = (name: ControllerName, reconcile: Reconciler, resyncMs: number) =>
+    new Controller({ name, reconcile, clock: d.clock, log: d.log, metrics: d.metrics, workers: d.workers, resyncMs, listKeys: d.listKeys });
+  if (names.includes('deorbit')) {
+    const reconcile = deorbitReconciler({ clusters: d.clusters, connector: d.connector, events: d.events, settings: d.deorbit, clock: d.clock, log: d.log.child({ controller: 'deorbit' }) });
+    out.push({ controller: make('deorbit', reconcile, d.resyncMs ?? 300_000), wants: () => true });
+  }
+  // routegc and flight requeue themselves every interval, so they need no resync, and only changes
+  // that matter to them start a cycle early (see cycle-trigger.ts).
+  if (names.includes('routegc')) {
+    const s = required(d.routegc, 'routegc');
+    const reconcile = routeGcReconciler({
+      clusters: d.clusters, clients: required(d.clients, 'routegc'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'routegc' }),
+      intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, cleanupPollMs: s.cleanupPollMs, random: d.random,
+    });
+    out.push({ controller: make('routegc', reconcile, 0), wants: isCycleTrigger });
+  }
+  if (names.includes('flight')) {
+    const s = required(d.flight, 'flight');
+    const reconcile = flightReconciler({
+      clusters: d.clusters, clients: required(d.clients, 'flight'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'flight' }),
+      intervalMs: s.intervalMs, settings: s.settings, random: d.random,
+    });
+    out.push({ controller: make('flight', reconcile, 0), wants: isCycleTrigger });
+  }
+  return out;
+}
+
+function required<T>(v: T | undefined, controller: ControllerName): T {
+  if (v === undefined) throw new KubewardError('E_CONFIG', `the ${controller} controller needs its settings and the cluster clients`);
+  return v;
+}
