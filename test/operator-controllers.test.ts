@@ -1,0 +1,134 @@
+// kubeward operator running deorbit, routegc and flight together as one process, with leader
+// election on, against a real kube-apiserver (management cluster and the cluster's own API in one)
+// and the OpenStack emulator: routegc removes an orphaned route of a Running cluster, flight repairs
+// a missing security group, and the settings of both come from operator flags and the config file.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createKubeApi, type KubeApi } from '../src/clients/kube/kube-api.ts';
+import type { Node } from '../src/clients/kube/kube-types.ts';
+import { loadKubeConfig } from '../src/clients/kube/load-kube-config.ts';
+import { KINDS } from '../src/clients/kube/resource-kinds.ts';
+import type { ManagedCluster } from '../src/controllers/managed-cluster/managed-cluster.ts';
+import { ensureNamespace, installCrd } from '../testkit/kube/kube-objects.ts';
+import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../testkit/kube/kube-test-server.ts';
+import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
+import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { openCloud, type Cloud } from './routegc/routegc-fixture.ts';
+
+const missing = kubeApiserverMissing();
+const NS = 'tenant-op';
+
+test('operator flags of routegc and flight are config keys too, and a bad value names the key', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-opcfg-'));
+  try {
+    await writeFile(join(dir, 'op.yaml'), 'kubeconfig: /nonexistent\nrouteLimit: 30\nflightSoftRebootAfter: soon\n');
+    const bad = await runKubeward(['operator', '--config', join(dir, 'op.yaml'), '--admin-address', 'off']);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /flightSoftRebootAfter/);
+    const flag = await runKubeward(['operator', '--kubeconfig', '/nonexistent', '--routegc-interval', 'often', '--admin-address', 'off']);
+    assert.equal(flag.code, 2, flag.stderr);
+    assert.match(flag.stderr, /--routegc-interval/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apiserver, emulator)', { skip: missing }, () => {
+  let kube: KubeTestServer;
+  let api: KubeApi;
+  let kubeconfigText: string;
+  let dir: string;
+  const procs: KubewardProcess[] = [];
+
+  before(async () => {
+    kube = await startKubeApiserver();
+    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
+    kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
+    await installCrd(api, await readFile(join(import.meta.dirname, '../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await ensureNamespace(api, NS);
+    dir = await mkdtemp(join(tmpdir(), 'kw-opctl-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop();
+    await kube?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const clusters = () => api.resource<ManagedCluster>(KINDS.managedCluster);
+
+  /** A Running ManagedCluster k1 on the emulator's router, one Node on server "a", and its Secrets. */
+  async function runningCluster(c: Cloud, name: string): Promise<{ ip: string; id: string; sgId: string }> {
+    const s1 = await c.server('a');
+    for (const n of (await api.nodes.list()).items) await api.nodes.delete(undefined, n.metadata.name);
+    const node = await api.nodes.create({ metadata: { name: 'node-a' }, spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` } } as Node);
+    await api.nodes.replaceStatus({ ...node, status: { addresses: [{ type: 'InternalIP', address: s1.ip }] } });
+    const sg = await c.fx.call<{ security_group: { id: string } }>('network', { method: 'POST', path: '/security-groups', body: { security_group: { name: `${name}-sg` } } });
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    await api.secrets.create({ metadata: { name: `${name}-kubeconfig`, namespace: NS }, data: { kubeconfig: b64(kubeconfigText) } });
+    await api.secrets.create({ metadata: { name: `${name}-cloud`, namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
+    const mc = await clusters().create({
+      metadata: { name, namespace: NS, finalizers: ['test.kubeward.io/keep'] },
+      spec: {
+        kubeconfigSecretRef: { name: `${name}-kubeconfig` },
+        cloudCredentialsSecretRef: { name: `${name}-cloud`, cloud: 'emu' },
+        clusterCIDR: '100.100.0.0/16',
+        openstack: { routerID: c.routerId, securityGroupName: `${name}-sg`, loadBalancerClusterName: name },
+        nodePools: [{ name: 'small' }],
+      },
+    });
+    await clusters().replaceStatus({ ...mc, status: { phase: 'Running' } });
+    return { ...s1, sgId: sg.security_group.id };
+  }
+
+  async function operator(extra: string[] = []): Promise<{ proc: KubewardProcess; admin: string }> {
+    const port = await freePort();
+    const proc = new KubewardProcess([
+      'operator', '--kubeconfig', kube.kubeconfigPath, '--controllers', 'deorbit,routegc,flight', '--identity', 'replica-1',
+      '--lease-namespace', 'default', '--lease-duration', '2s', '--renew-deadline', '1500ms', '--retry-period', '200ms',
+      '--routegc-interval', '1s', '--flight-interval', '1s', '--deorbit-poll-interval', '300ms',
+      '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn', ...extra,
+    ]);
+    procs.push(proc);
+    return { proc, admin: `http://127.0.0.1:${port}` };
+  }
+
+  const eventReasons = async (name: string): Promise<string[]> => (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
+  const metric = async (admin: string, pattern: RegExp): Promise<number> => {
+    const text = await (await fetch(`${admin}/metrics`)).text();
+    return text.split('\n').filter((l) => pattern.test(l)).reduce((s, l) => s + Number(l.split(' ').pop()), 0);
+  };
+
+  test('the leader removes the orphaned route of a Running cluster and adds its missing security group', async (t) => {
+    const c = await openCloud(t);
+    const s1 = await runningCluster(c, 'k1');
+    await c.os.neutron.updateRoutes(c.routerId, [
+      { destination: '100.100.1.0/24', nexthop: s1.ip },
+      { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+      { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
+    ]);
+    assert.ok(!(await c.os.nova.getServer(s1.id))!.security_groups?.some((g) => g.name === 'k1-sg'), 'the server starts without the cluster\'s group');
+    const { proc, admin } = await operator();
+
+    await waitFor(async () => (await c.routes()).length === 2, { timeoutMs: 30_000, intervalMs: 200, what: `the orphaned route removed; stderr: ${proc.stderr.slice(-400)}` });
+    assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99', `100.100.1.0/24>${s1.ip}`], 'only the orphan went: the Node\'s route and a foreign route stay');
+    await waitFor(async () => (await c.os.nova.getServer(s1.id))!.security_groups?.some((g) => g.name === 'k1-sg'), { timeoutMs: 30_000, intervalMs: 200, what: 'flight added k1-sg to the server' });
+    const group = await c.os.neutron.getSecurityGroup(s1.sgId);
+    assert.deepEqual(group!.security_group_rules.filter((r) => r.remote_ip_prefix === '100.100.0.0/16').map((r) => r.protocol).sort(), ['icmp', 'tcp', 'udp'], 'pod-CIDR rules created');
+
+    await waitFor(async () => {
+      const reasons = await eventReasons('k1');
+      return reasons.includes('RemovedOrphanedRoute') && reasons.includes('FlightRepaired');
+    }, { timeoutMs: 15_000, intervalMs: 200, what: 'events on the ManagedCluster' });
+    const status = (await (await fetch(`${admin}/status`)).json()) as { leader: boolean; controllers: { name: string; running: boolean }[] };
+    assert.equal(status.leader, true);
+    assert.deepEqual(status.controllers.map((x) => [x.name, x.running]), [['deorbit', true], ['routegc', true], ['flight', true]]);
+    assert.ok((await metric(admin, /^kubeward_routegc_routes_removed_total\{.*reason="orphaned"/)) >= 1, 'routegc metric on the operator\'s registry');
+    assert.ok((await metric(admin, /^kubeward_flight_repairs_total\{.*action="add-security-group".*result="done"/)) >= 1, 'flight metric on the operator\'s registry');
+    assert.ok((await metric(admin, /^kubeward_controller_reconciles_total\{controller="routegc"/)) >= 2, 'routegc reconciles counted');
+    assert.equal((await clusters().get(NS, 'k1')).metadata.finalizers?.includes('kubeward.io/deorbit'), true, 'deorbit added its finalizer meanwhile');
+    await proc.stop();
+  });
+});
