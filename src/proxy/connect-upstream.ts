@@ -1,7 +1,8 @@
 // Dials one upstream for one client connection, with a hard connect timeout. The outcome is a
 // value: a connected socket with its handshake latency, or the reason it failed.
-import { connect, type Socket } from 'node:net';
+import { connect, type OnReadOpts, type Socket } from 'node:net';
 import { classifyProbeError, type ProbeReason } from '../probe/probe-result.ts';
+import { UPSTREAM_KEEPALIVE } from './forward-connection.ts';
 
 export type ConnectOutcome =
   | { ok: true; socket: Socket; latencyMs: number }
@@ -12,6 +13,8 @@ export interface ConnectOptions {
   port: number;
   /** Longest wait for the TCP handshake; 0 or less means the OS default (minutes: avoid). */
   timeoutMs: number;
+  /** Read into this buffer and hand each chunk to this callback (see Relay); the socket starts paused. */
+  onread?: OnReadOpts;
 }
 
 export function connectUpstream(opts: ConnectOptions): Promise<ConnectOutcome> {
@@ -19,7 +22,11 @@ export function connectUpstream(opts: ConnectOptions): Promise<ConnectOutcome> {
   const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
   return new Promise((resolve) => {
     // allowHalfOpen: the forwarder passes each FIN on itself instead of Node ending the other way.
-    const socket = connect({ host: opts.host, port: opts.port, allowHalfOpen: true, noDelay: true });
+    const socket = connect({ host: opts.host, port: opts.port, allowHalfOpen: true, noDelay: true, onread: opts.onread });
+    // Set before the handle exists, so Node applies both with the connect itself; paused, so no
+    // byte is read before the forwarder is wired.
+    socket.setKeepAlive(UPSTREAM_KEEPALIVE);
+    socket.pause();
     let timer: NodeJS.Timeout | undefined;
     const onError = (err: Error) => {
       clearTimeout(timer);

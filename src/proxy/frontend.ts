@@ -9,7 +9,8 @@ import { formatHostPort, type HostPort } from '../config/fields.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 import { ConnectionSet } from './connection-set.ts';
 import { connectUpstream } from './connect-upstream.ts';
-import { ForwardedConnection } from './forward-connection.ts';
+import { adoptAccepted } from './adopt-socket.ts';
+import { ForwardedConnection, Relay } from './forward-connection.ts';
 import { HealthChecker } from './health-checker.ts';
 import { ListenerSet } from './listener-set.ts';
 import { pickUpstream } from './pick-upstream.ts';
@@ -17,6 +18,7 @@ import { herdSettings, type FrontendConfig, type LoadedHealthCheck } from './pro
 import type { FrontendSample, ProxyMetrics } from './proxy-metrics.ts';
 import { RebalanceLoop } from './rebalance-loop.ts';
 import { UpstreamList, type TransitionCause, type UpstreamEvent, type UpstreamMember } from './upstream-list.ts';
+import type { ReadBufferPool } from './read-buffer-pool.ts';
 import { probeUpstream } from './upstream-probe.ts';
 
 export interface FrontendDeps {
@@ -26,6 +28,8 @@ export interface FrontendDeps {
   random: () => number;
   isLocal: (host: string) => boolean;
   reusePort?: boolean;
+  /** Read slices for every socket of the process's frontends. */
+  buffers: ReadBufferPool;
 }
 
 export type CloseWhy = 'dead' | 'drained' | 'removed';
@@ -188,13 +192,35 @@ export class Frontend {
     void this.#rebalancer.close();
   }
 
-  #accept(client: Socket): void {
+  #accept(accepted: Socket): void {
     this.counters.accepted++;
+    const { buffers } = this.#deps;
+    const toUpstream = new Relay();
+    const slice = buffers.take();
+    let client: Socket;
+    try {
+      client = adoptAccepted(accepted, { buffer: slice, callback: toUpstream.onRead });
+    } catch {
+      buffers.give(slice);
+      accepted.destroy();
+      return;
+    }
     client.on('error', () => client.destroy()); // until the forwarder owns it
-    void this.#forward(client);
+    void this.#forward(client, toUpstream, slice).then((forwarded) => {
+      if (!forwarded) this.#giveWhenClosed(client, slice);
+    });
   }
 
-  async #forward(client: Socket): Promise<void> {
+  /** A read slice goes back to the pool once its socket is closed (no read can land in it any more). */
+  #giveWhenClosed(socket: Socket, slice: Buffer): void {
+    if (socket.closed) this.#deps.buffers.give(slice);
+    else socket.once('close', () => this.#deps.buffers.give(slice));
+  }
+
+  /** Connects the client to an upstream; false when it did not (the client is destroyed). */
+  async #forward(client: Socket, toUpstream: Relay, clientSlice: Buffer): Promise<boolean> {
+    const { buffers } = this.#deps;
+    const toClient = new Relay();
     const { list, config } = this;
     const maxAttempts = (config.maxRetries ?? list.all().length - 1) + 1;
     const tried = new Set<string>();
@@ -206,37 +232,55 @@ export class Frontend {
       if (pick.failOpen) this.#count('failOpen');
       const target = this.#targets.get(pick.key)!;
       list.acquire(pick.key);
-      const out = await connectUpstream({ host: target.host, port: target.port, timeoutMs: config.connectTimeoutMs });
+      const slice = buffers.take();
+      const out = await connectUpstream({ host: target.host, port: target.port, timeoutMs: config.connectTimeoutMs, onread: { buffer: slice, callback: toClient.onRead } });
+      if (!out.ok) buffers.give(slice); // never read into: the socket never connected
       const labels = { frontend: this.name, upstream: pick.key };
       this.#deps.metrics.connectSeconds.observe({ ...labels, result: out.ok ? 'ok' : out.reason }, out.latencyMs / 1000);
       if (out.ok) {
         if (client.destroyed || this.#destroyed) {
           list.release(pick.key);
           out.socket.destroy();
+          this.#giveWhenClosed(out.socket, slice);
           client.destroy();
-          return;
+          return false;
         }
         this.#deps.metrics.connections.inc(labels);
         client.removeAllListeners('error');
-        const conn = new ForwardedConnection(client, out.socket, pick.key, {
+        const conn = new ForwardedConnection(client, out.socket, pick.key, { toUpstream, toClient }, {
           idleTimeoutMs: config.idleTimeoutMs,
           startedAt: this.#deps.clock.now(),
+          firstByteTimeoutMs: config.firstByteTimeoutMs,
+          onNoAnswer: (c) => this.#onNoAnswer(c.upstreamKey, config.firstByteTimeoutMs!),
           onClose: (c) => {
+            // Both sockets are closed: no write refers to either slice any more.
+            buffers.give(clientSlice);
+            buffers.give(slice);
             list.release(c.upstreamKey);
             this.conns.remove(c);
           },
         });
         this.conns.add(conn);
-        return;
+        return true;
       }
       list.release(pick.key);
       if (out.reason === 'refused' || out.reason === 'timeout' || out.reason === 'unreachable') {
         this.#apply(pick.key, list.recordConnectFailure(pick.key, out, this.#deps.clock.now()), 'connect');
       }
-      if (client.destroyed) return;
+      if (client.destroyed) return false;
     }
     this.#count('failed');
     client.destroy();
+    return false;
+  }
+
+  /**
+   * The passive hang signal: a client spoke and the upstream said nothing. The client's bytes are
+   * already gone to it, so this connection is not retried; new ones avoid the upstream at once.
+   */
+  #onNoAnswer(key: string, ms: number): void {
+    const detail = `no byte from the upstream within ${ms} ms of the client's first bytes`;
+    this.#apply(key, this.list.recordConnectFailure(key, { reason: 'timeout', detail }, this.#deps.clock.now()), 'connect');
   }
 
   #count(what: 'retries' | 'failOpen' | 'failed'): void {

@@ -71,7 +71,9 @@ export class ListenerSet {
   }
 
   async #listen(addr: HostPort): Promise<Server> {
-    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, this.#opts.onConnection);
+    // noDelay and keepAlive are set by the server on each accepted handle in C++ (no JS call per
+    // socket); libuv then probes every 1 s, 10 times, after the 15 s idle delay.
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true, keepAlive: true, keepAliveInitialDelay: 15_000 }, this.#opts.onConnection);
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

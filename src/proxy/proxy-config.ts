@@ -40,6 +40,12 @@ export interface FrontendConfig {
   connectTimeoutMs: number;
   /** 0 means no idle timeout. */
   idleTimeoutMs: number;
+  /**
+   * A connection whose client has sent bytes but whose upstream sent none within this long marks
+   * the upstream down at once (a hung server: the kernel accepts, nothing answers). 0 or absent:
+   * off (in-process callers); the config file and flags resolve it per check type.
+   */
+  firstByteTimeoutMs?: number;
   /** Further upstreams tried for one client connection after a failed connect; undefined: each upstream once. */
   maxRetries?: number;
   drainSpreadMs: number;
@@ -86,6 +92,8 @@ export const DEFAULTS = {
   fall: 2,
   connectTimeout: '1s',
   idleTimeout: '10m',
+  /** For TLS upstreams (readyz and tls checks), whose handshake answers at once; off for tcp. */
+  firstByteTimeout: '1s',
   drainSpread: '5s',
   shutdownGrace: '30s',
   slowStart: '30s',
@@ -112,6 +120,7 @@ const tuning = {
   fall: integer(1, 100).optional(),
   connectTimeout: duration({ min: 10 }).optional(),
   idleTimeout: duration().optional(),
+  firstByteTimeout: duration().optional(),
   maxRetries: integer(0, 100).optional(),
   drainSpread: duration().optional(),
   slowStart: duration().optional(),
@@ -147,6 +156,7 @@ const frontendObject = z.strictObject({
   healthCheck: healthCheckObject.optional(),
   connectTimeout: tuning.connectTimeout,
   idleTimeout: tuning.idleTimeout,
+  firstByteTimeout: tuning.firstByteTimeout,
   maxRetries: tuning.maxRetries,
   drainSpread: tuning.drainSpread,
   slowStart: tuning.slowStart,
@@ -215,6 +225,9 @@ function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'ups
     },
     connectTimeoutMs: f.connectTimeout ?? top.connectTimeout ?? ms(DEFAULTS.connectTimeout),
     idleTimeoutMs: f.idleTimeout ?? top.idleTimeout ?? ms(DEFAULTS.idleTimeout),
+    // Only TLS upstreams are sure to answer a client's first bytes at once (the handshake); a plain
+    // TCP service may legitimately think for longer before its first byte.
+    firstByteTimeoutMs: f.firstByteTimeout ?? top.firstByteTimeout ?? (type === 'tcp' ? 0 : ms(DEFAULTS.firstByteTimeout)),
     maxRetries: f.maxRetries ?? top.maxRetries,
     drainSpreadMs: f.drainSpread ?? top.drainSpread ?? ms(DEFAULTS.drainSpread),
     slowStartMs: f.slowStart ?? top.slowStart ?? ms(DEFAULTS.slowStart),

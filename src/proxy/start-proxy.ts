@@ -12,6 +12,7 @@ import { Frontend } from './frontend.ts';
 import { proxyAdminRoutes } from './proxy-admin-routes.ts';
 import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './proxy-config.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
+import { ReadBufferPool } from './read-buffer-pool.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
 import { readUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
@@ -24,6 +25,8 @@ export interface StartProxyOptions {
   random?: () => number;
   /** Listen with SO_REUSEPORT, so several proxy processes can share the listen addresses (Linux). */
   reusePort?: boolean;
+  /** Largest read per socket (bytes); default 64 KiB. */
+  readBufferBytes?: number;
 }
 
 export interface ReloadSummary {
@@ -62,7 +65,7 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
   let retired: Frontend[] = [];
   const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => frontends.map((f) => f.sample()));
   const local = localHostTest();
-  const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local, reusePort: opts.reusePort };
+  const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local, reusePort: opts.reusePort, buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }) };
   const discoveries = new Map<string, { d: KubernetesDiscovery; key: string }>();
   const startFrontend = async (fc: ProxyConfig['frontends'][number], check: LoadedHealthCheck): Promise<Frontend> => {
     const cached = fc.discovery ? await loadCachedList(fc.name, fc.discovery.cacheFile, log) : undefined;

@@ -17,6 +17,8 @@ const cases: { name: string; steps: Step[]; state: UpstreamState; evictions: num
   { name: 'a success between failures resets the count', steps: [['check', ok], ['check', fail('timeout')], ['check', ok], ['check', fail('timeout')]], state: 'up', evictions: 0 },
   { name: 'not ready (503) takes it down but leaves its connections to the draining server', steps: [['check', ok], ['check', fail('http-status')], ['check', fail('http-status')]], state: 'down', evictions: 0 },
   { name: 'a not-ready upstream that then stops answering is evicted', steps: [['check', ok], ['check', fail('http-status')], ['check', fail('http-status')], ['check', fail('refused')]], state: 'down', evictions: 1 },
+  { name: 'a refused check takes an up upstream down at once, without evicting yet', steps: [['check', ok], ['check', fail('refused')]], state: 'down', evictions: 0 },
+  { name: 'a refused check followed by another failure evicts', steps: [['check', ok], ['check', fail('refused')], ['check', fail('timeout')]], state: 'down', evictions: 1 },
   { name: 'a refused connect takes an up upstream down at once', steps: [['check', ok], ['check', ok], ['connect', 'refused']], state: 'down', evictions: 0 },
   { name: 'a refused connect and one failed check confirm it dead', steps: [['check', ok], ['connect', 'refused'], ['check', fail('refused')]], state: 'down', evictions: 1 },
   { name: 'a down upstream needs rise successes to come back', steps: [['check', ok], ['connect', 'refused'], ['check', ok]], state: 'down', evictions: 0 },

@@ -138,7 +138,9 @@ export class UpstreamList {
       return { transition, evict: false };
     }
     u.score = Math.min(u.score, 0) - 1;
-    const falls = u.state === 'unknown' || (u.state === 'up' && -u.score >= this.#policy.fall);
+    // A refused check needs no confirmation: nothing listens, so no new connection can succeed
+    // (the data path's refused connect does the same). Eviction still waits for `fall` failures.
+    const falls = u.state === 'unknown' || (u.state === 'up' && (-u.score >= this.#policy.fall || result.reason === 'refused'));
     const transition = falls ? moveTo(u, 'down', 'check', result, now) : undefined;
     const evict = u.state === 'down' && -u.score >= this.#policy.fall && isDeadReason(result.reason) && !u.evicted;
     if (evict) u.evicted = true;
@@ -146,8 +148,9 @@ export class UpstreamList {
   }
 
   /**
-   * A refused or timed-out connect from the data path: down at once (nginx's max_fails=1), and it
-   * counts as one failure, so the next failed check confirms it.
+   * A refused or timed-out connect, or a connection the upstream never answered (firstByteTimeout),
+   * from the data path: down at once (nginx's max_fails=1), and it counts as one failure, so the
+   * next failed check confirms it.
    */
   recordConnectFailure(key: string, failure: { reason: ProbeReason; detail: string }, now: number): UpstreamEvent {
     const u = this.get(key);
