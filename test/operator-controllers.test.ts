@@ -1,7 +1,8 @@
 // kubeward operator running deorbit, routegc and flight together as one process, with leader
 // election on, against a real kube-apiserver (management cluster and the cluster's own API in one)
 // and the OpenStack emulator: routegc removes an orphaned route of a Running cluster, flight repairs
-// a missing security group, and the settings of both come from operator flags and the config file.
+// a missing security group, the settings of both come from operator flags and the config file, and
+// a deleted cluster's deorbit completes only once every route of its CIDR is gone.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -129,6 +130,37 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
     assert.ok((await metric(admin, /^kubeward_flight_repairs_total\{.*action="add-security-group".*result="done"/)) >= 1, 'flight metric on the operator\'s registry');
     assert.ok((await metric(admin, /^kubeward_controller_reconciles_total\{controller="routegc"/)) >= 2, 'routegc reconciles counted');
     assert.equal((await clusters().get(NS, 'k1')).metadata.finalizers?.includes('kubeward.io/deorbit'), true, 'deorbit added its finalizer meanwhile');
+    await proc.stop();
+    // Its cloud goes with this test: the next operator must not find it.
+    await clusters().patch(NS, 'k1', { metadata: { finalizers: null } });
+    await clusters().delete(NS, 'k1');
+  });
+
+  test('termination: deorbit finishes only after every route of the cluster CIDR is gone, and waits while Neutron refuses', async (t) => {
+    const c = await openCloud(t);
+    const s1 = await runningCluster(c, 'k2');
+    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+    const { proc } = await operator();
+    const deorbitFinalizer = async () => (await clusters().get(NS, 'k2')).metadata.finalizers?.includes('kubeward.io/deorbit') ?? false;
+    await waitFor(deorbitFinalizer, { timeoutMs: 30_000, intervalMs: 200, what: 'deorbit\'s finalizer on k2' });
+    const fault = c.emu.addFault({ service: 'network', method: 'PUT', path: '^/routers/', status: 503, message: 'router busy' });
+    await clusters().delete(NS, 'k2');
+    const waiting = await waitFor(async () => {
+      const cond = (await clusters().get(NS, 'k2')).status?.conditions?.find((x) => x.type === 'DeorbitComplete');
+      return cond?.reason === 'WaitingForRoutes' ? cond : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 200, what: `DeorbitComplete=False WaitingForRoutes; stderr: ${proc.stderr.slice(-400)}` });
+    assert.equal(waiting.status, 'False');
+    assert.match(waiting.message, /100\.100\.1\.0\/24/);
+    assert.ok(await deorbitFinalizer(), 'the finalizer stays while the route is there');
+    assert.ok((await c.routes()).includes(`100.100.1.0/24>${s1.ip}`), 'routegc did not remove it behind deorbit\'s back either');
+    c.emu.faults.remove(fault.id);
+    await waitFor(async () => !(await deorbitFinalizer()), { timeoutMs: 30_000, intervalMs: 200, what: 'deorbit finished once Neutron answers' });
+    assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99'], 'every route of the cluster CIDR went, the foreign one stayed');
+    const done = (await clusters().get(NS, 'k2')).status?.conditions?.find((x) => x.type === 'DeorbitComplete');
+    assert.equal(done?.status, 'True');
+    const reasons = await eventReasons('k2');
+    assert.ok(reasons.includes('WaitingForDeorbitRoutes') && reasons.includes('SuccessfulDeorbitRoutes'), reasons.join(','));
+    await clusters().patch(NS, 'k2', { metadata: { finalizers: null } });
     await proc.stop();
   });
 });

@@ -1,6 +1,7 @@
 // The deorbit controller's reconcile for one ManagedCluster: add the finalizer while Running; once
 // deleted, run one deorbit pass, record its events and progress (status, conditions), and remove
-// the finalizer when the cluster is clean or deorbit gave up.
+// the finalizer when the cluster is clean or deorbit gave up (after an optional last check, such as
+// the operator's route clean-up, which may keep it waiting).
 import type { Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
@@ -9,11 +10,18 @@ import { KubeApiError, isConflict, isNotFound } from '../../clients/kube/kube-ap
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import { SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
 import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.ts';
-import type { DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
+import type { DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { ClusterConnector } from './cluster-connector.ts';
 import { decideLifecycle, deorbitCondition, progressFromStatus, setCondition, statusFromProgress } from './deorbit-lifecycle.ts';
 import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
+
+/** What a last check before the finalizer goes decided: finish now, or wait and say why. */
+export type FinishCheck =
+  | { finish: true; events?: DeorbitEvent[] }
+  | { finish: false; events?: DeorbitEvent[]; requeueAfterMs: number; reason: string; message: string };
+
+export type BeforeFinish = (mc: ManagedCluster, outcome: 'done' | 'self-destruct', signal?: AbortSignal) => Promise<FinishCheck>;
 
 export interface DeorbitReconcilerDeps {
   clusters: ResourceClient<ManagedCluster>;
@@ -22,6 +30,8 @@ export interface DeorbitReconcilerDeps {
   settings: DeorbitSettings;
   clock: Clock;
   log: Logger;
+  /** Asked once deorbit is done or gave up, before the finalizer goes; undefined: finish at once. */
+  beforeFinish?: BeforeFinish;
 }
 
 export function targetOf(mc: ManagedCluster): DeorbitTarget {
@@ -32,8 +42,8 @@ export function targetOf(mc: ManagedCluster): DeorbitTarget {
   };
 }
 
-export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string) => Promise<ReconcileResult> {
-  return async (key) => {
+export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, signal?: AbortSignal) => Promise<ReconcileResult> {
+  return async (key, signal) => {
     const [namespace, name] = key.split('/') as [string, string];
     let mc: ManagedCluster;
     try {
@@ -52,12 +62,12 @@ export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string) =>
         await writeStatus(deps, mc, 'protected');
         return {};
       case 'deorbit':
-        return deorbit(deps, mc);
+        return deorbit(deps, mc, signal);
     }
   };
 }
 
-async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster): Promise<ReconcileResult> {
+async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
   const progress = progressFromStatus(mc.status?.deorbit);
   let ports: DeorbitPassInput['ports'];
   try {
@@ -72,6 +82,12 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster): Promise
   const finishing = decision.outcome === 'done' || decision.outcome === 'self-destruct';
   // Events of a self-destruct wait until the finalizer is really gone.
   for (const ev of finishing && decision.outcome === 'self-destruct' ? [] : events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
+  const check: FinishCheck = finishing && deps.beforeFinish ? await deps.beforeFinish(mc, decision.outcome as 'done' | 'self-destruct', signal) : { finish: true };
+  for (const ev of check.events ?? []) await deps.events.record(mc, ev.type, ev.reason, ev.message);
+  if (!check.finish) {
+    await writeStatus(deps, mc, p, { reason: check.reason, message: check.message });
+    return { requeueAfterMs: check.requeueAfterMs };
+  }
   const written = await writeStatus(deps, mc, p);
   if (finishing) {
     try {
@@ -90,10 +106,13 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster): Promise
 }
 
 /** Writes phase, deorbit progress and the condition; retries once on a stale resourceVersion. */
-async function writeStatus(deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected'): Promise<ManagedCluster> {
+/** `waiting`: the condition stays False with this reason although the pass itself is done. */
+async function writeStatus(deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected', waiting?: { reason: string; message: string }): Promise<ManagedCluster> {
   for (let attempt = 0; ; attempt++) {
     const prev = mc.status?.conditions?.find((c) => c.type === DEORBIT_CONDITION);
-    const condition = deorbitCondition(p, deps.clock.now(), prev);
+    const computed = deorbitCondition(p, deps.clock.now(), prev);
+    const transition = prev?.status === 'False' ? prev.lastTransitionTime : new Date(deps.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const condition = waiting ? { ...computed, status: 'False' as const, ...waiting, lastTransitionTime: transition } : computed;
     const status = {
       ...mc.status,
       phase: 'Terminating' as const,

@@ -1,6 +1,7 @@
 // The operator's controllers, built from its options: deorbit, routegc and flight, each a runtime
 // Controller with its own work queue on the shared ManagedCluster informer, and a rule for which
-// informer events enqueue it.
+// informer events enqueue it. With deorbit and routegc both running, a deleted cluster's routes are
+// removed as deorbit's last step (route-termination-gate.ts), and routegc leaves such a cluster alone.
 import { KubewardError } from '../../base/errors.ts';
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
@@ -11,13 +12,14 @@ import { flightReconciler, type FlightSettings } from '../flight/flight-reconcil
 import type { FlightMetrics } from '../flight/flight-metrics.ts';
 import type { ClusterConnector } from '../managed-cluster/cluster-connector.ts';
 import { deorbitReconciler } from '../managed-cluster/deorbit-reconciler.ts';
-import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
+import { DEORBIT_FINALIZER, type ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import type { ClusterClientSource } from '../routegc/cluster-clients.ts';
 import { routeGcReconciler } from '../routegc/routegc-reconciler.ts';
 import type { RouteGcMetrics } from '../routegc/routegc-metrics.ts';
 import { Controller, type Reconciler } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
 import { isCycleTrigger } from './cycle-trigger.ts';
+import { routeTerminationGate } from './route-termination-gate.ts';
 
 export type ControllerName = 'deorbit' | 'routegc' | 'flight';
 
@@ -47,6 +49,8 @@ export interface ControllerDeps {
   workers?: number;
   resyncMs?: number;
   listKeys: () => string[];
+  /** The informer's copy of a ManagedCluster, by key. */
+  cached: (key: string) => ManagedCluster | undefined;
   /** deorbit's ports. */
   connector: ClusterConnector;
   deorbit: DeorbitSettings;
@@ -67,8 +71,16 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
   const out: OperatorController[] = [];
   const make = (name: ControllerName, reconcile: Reconciler, resyncMs: number) =>
     new Controller({ name, reconcile, clock: d.clock, log: d.log, metrics: d.metrics, workers: d.workers, resyncMs, listKeys: d.listKeys });
+  const deorbitCleansRoutes = names.includes('deorbit') && names.includes('routegc');
   if (names.includes('deorbit')) {
-    const reconcile = deorbitReconciler({ clusters: d.clusters, connector: d.connector, events: d.events, settings: d.deorbit, clock: d.clock, log: d.log.child({ controller: 'deorbit' }) });
+    const log = d.log.child({ controller: 'deorbit' });
+    const beforeFinish = deorbitCleansRoutes
+      ? routeTerminationGate({
+          clients: required(d.clients, 'routegc'), events: d.events, metrics: required(d.routegc, 'routegc').metrics, dryRun: d.routegc!.dryRun,
+          routeLimit: d.routegc!.routeLimit, hangTimeoutMs: d.deorbit.hangTimeoutMs, pollMs: d.deorbit.pollIntervalMs, clock: d.clock, log,
+        })
+      : undefined;
+    const reconcile = deorbitReconciler({ clusters: d.clusters, connector: d.connector, events: d.events, settings: d.deorbit, clock: d.clock, log, beforeFinish });
     out.push({ controller: make('deorbit', reconcile, d.resyncMs ?? 300_000), wants: () => true });
   }
   // routegc and flight requeue themselves every interval, so they need no resync, and only changes
@@ -79,7 +91,14 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
       clusters: d.clusters, clients: required(d.clients, 'routegc'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'routegc' }),
       intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, cleanupPollMs: s.cleanupPollMs, random: d.random,
     });
-    out.push({ controller: make('routegc', reconcile, 0), wants: isCycleTrigger });
+    // A cluster deorbit is terminating (protected ones included) gets its routes removed by deorbit,
+    // after its LBs and volumes are gone; routegc alone would remove them at once.
+    const leftToDeorbit = (key: string): boolean => {
+      const mc = d.cached(key);
+      return deorbitCleansRoutes && mc?.metadata.deletionTimestamp !== undefined && (mc.metadata.finalizers?.includes(DEORBIT_FINALIZER) ?? false);
+    };
+    const gated: Reconciler = async (key, signal) => (leftToDeorbit(key) ? {} : reconcile(key, signal));
+    out.push({ controller: make('routegc', gated, 0), wants: isCycleTrigger });
   }
   if (names.includes('flight')) {
     const s = required(d.flight, 'flight');

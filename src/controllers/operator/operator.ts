@@ -66,7 +66,7 @@ export class Operator {
     this.#informer = new Informer({ name: 'managedclusters', source: resourceSource(clusters, opts.namespace), clock: opts.clock, log: opts.log });
     const events = new EventRecorder({ events: opts.api.events, component: 'kubeward-operator', instance: opts.leaderElection?.identity, clock: opts.clock, log: opts.log });
     const listKeys = (): string[] => this.#informer.list().map(objectKey);
-    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys });
+    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys, cached: (key) => this.#informer.get(key) });
     this.#controllers = this.#wired.map((w) => w.controller);
     const enqueue = (obj: ManagedCluster, old?: ManagedCluster): void => {
       if (!this.#leading) return;
