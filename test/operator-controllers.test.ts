@@ -152,7 +152,7 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
     assert.equal(waiting.status, 'False');
     assert.match(waiting.message, /100\.100\.1\.0\/24/);
     assert.ok(await deorbitFinalizer(), 'the finalizer stays while the route is there');
-    assert.ok((await c.routes()).includes(`100.100.1.0/24>${s1.ip}`), 'routegc did not remove it behind deorbit\'s back either');
+    assert.ok((await c.routes()).includes(`100.100.1.0/24>${s1.ip}`), 'the route is still there while Neutron refuses the write');
     c.emu.faults.remove(fault.id);
     await waitFor(async () => !(await deorbitFinalizer()), { timeoutMs: 30_000, intervalMs: 200, what: 'deorbit finished once Neutron answers' });
     assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99'], 'every route of the cluster CIDR went, the foreign one stayed');
