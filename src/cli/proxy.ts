@@ -1,11 +1,16 @@
 // kubeward proxy: the composition root of the node-local L4 load balancer (flags and file → typed
 // config → startProxy → admin routes and shutdown steps).
 import type { Command } from 'commander';
+import { availableParallelism } from 'node:os';
 import { buildModeCommand, type ModeContext, type ModeConfig, type ModeSpec } from './mode-command.ts';
 import { UsageError, describeError } from '../base/errors.ts';
 import { checkProxyConfig, DEFAULTS, proxyFields, resolveProxyConfig } from '../proxy/proxy-config.ts';
 import { startProxy, type ProxyHandle } from '../proxy/start-proxy.ts';
 import { watchConfigFile } from '../proxy/watch-config-file.ts';
+import { followPrimary, WorkerPool } from '../proxy/proxy-workers.ts';
+
+/** Set in the environment of the processes a primary forks (--workers): they serve, they do not fork. */
+const WORKER_ENV = 'KUBEWARD_PROXY_WORKER';
 
 const HELP = `
 Forwards TCP (TLS stays end to end) from each listen address to a healthy upstream: least
@@ -64,7 +69,9 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
     { key: 'kubeconfig', value: '<file>', help: 'credentials for --discovery kubernetes (its server is replaced by the listen address); default: the pod service account' },
     { key: 'discoveryDebounce', value: '<duration>', help: 'endpoint changes closer together than this are applied as one', defaultText: DEFAULTS.discoveryDebounce },
     { key: 'cacheFile', value: '<file>', help: 'the last good discovered list, written atomically and read at start before discovery', defaultText: DEFAULTS.cacheFile },
+    { key: 'firstByteTimeout', value: '<duration>', help: "mark an upstream down at once when a connection's client has sent bytes and the upstream none within this long; 0 for off", defaultText: `${DEFAULTS.firstByteTimeout} with readyz or tls checks, off with tcp` },
     { key: 'reusePort', help: 'listen with SO_REUSEPORT so several proxy processes share the listen addresses (Linux)' },
+    { key: 'workers', value: '<n|auto>', help: 'processes serving the listen addresses (SO_REUSEPORT), this one included, each with its own checks; auto: one per CPU', defaultText: String(DEFAULTS.workers) },
     { key: 'watchConfig', help: 'reload when the --config file changes (as on SIGHUP)' },
     { key: 'shutdownGrace', value: '<duration>', help: 'on SIGTERM, how long open connections may finish', defaultText: DEFAULTS.shutdownGrace },
   ],
@@ -72,11 +79,29 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
   run: async (config, ctx) => {
     if (config.watchConfig && !ctx.configPath) throw new UsageError('--watch-config needs --config FILE to watch');
     const proxyConfig = resolveProxyConfig(config);
-    const proxy = await startProxy(proxyConfig, { log: ctx.log, registry: ctx.registry, reusePort: config.reusePort });
-    const stopReloads = await enableReloads(proxy, config, ctx);
+    const isWorker = process.env[WORKER_ENV] === '1';
+    const processes = isWorker ? 1 : config.workers === 'auto' ? availableParallelism() : (config.workers ?? DEFAULTS.workers);
+    let pool: WorkerPool | undefined;
+    const proxy = await startProxy(proxyConfig, {
+      log: ctx.log,
+      registry: ctx.registry,
+      reusePort: config.reusePort || processes > 1 || isWorker,
+      onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
+    });
+    const stopReloads = await enableReloads(proxy, config, ctx, () => pool?.broadcast({ kind: 'kubeward-proxy:reload' }));
     ctx.shutdown.add('proxy: stop reloading', stopReloads);
+    if (isWorker) {
+      const reload = (): void => void process.emit('SIGHUP', 'SIGHUP');
+      ctx.shutdown.add('proxy: stop following the primary', followPrimary({ reload, drain: (f, u, d) => void proxy.setDrained(f, u, d) }));
+    } else if (processes > 1) {
+      // Workers get the same arguments; the admin listener stays with the primary, the port with all.
+      const args = [...process.argv.slice(2), '--admin-address', 'off', '--workers', '1', '--reuse-port'];
+      pool = new WorkerPool({ count: processes - 1, script: process.argv[1]!, args, execArgv: process.execArgv, env: { ...process.env, [WORKER_ENV]: '1' }, log: ctx.log });
+      ctx.log.info({ workers: processes - 1, pids: pool.pids }, 'proxy workers started');
+    }
     // The step's own bound is the grace plus time to close what is left.
-    ctx.shutdown.add('proxy: stop accepting, let connections finish', () => proxy.close(), proxyConfig.shutdownGraceMs + 5000);
+    // Workers close in parallel with this process, each within its own grace.
+    ctx.shutdown.add('proxy: stop accepting, let connections finish', () => Promise.all([proxy.close(), pool?.close()]).then(() => undefined), proxyConfig.shutdownGraceMs + 5000);
     return { readiness: () => proxy.readiness(), status: () => proxy.status(), adminRoutes: proxy.adminRoutes };
   },
 };
@@ -88,7 +113,7 @@ export function proxyCommand(): Command {
 type ProxyModeConfig = ModeConfig<typeof proxyFields>;
 
 /** SIGHUP, and with --watch-config a change of the file, reload the config; returns the undo. */
-async function enableReloads(proxy: ProxyHandle, config: ProxyModeConfig, ctx: ModeContext<ProxyModeConfig>): Promise<() => void> {
+async function enableReloads(proxy: ProxyHandle, config: ProxyModeConfig, ctx: ModeContext<ProxyModeConfig>, tellWorkers: () => void): Promise<() => void> {
   const { log } = ctx;
   const reload = async (trigger: string): Promise<void> => {
     try {
@@ -99,7 +124,10 @@ async function enableReloads(proxy: ProxyHandle, config: ProxyModeConfig, ctx: M
       log.error({ trigger, err: describeError(err) }, 'config reload rejected; the running config stays');
     }
   };
-  const onHup = (): void => void reload('SIGHUP');
+  const onHup = (): void => {
+    tellWorkers();
+    void reload('SIGHUP');
+  };
   process.on('SIGHUP', onHup);
   const watcher = config.watchConfig && ctx.configPath ? await watchConfigFile(ctx.configPath, () => void reload('config file changed')) : undefined;
   return () => {

@@ -104,6 +104,7 @@ export const DEFAULTS = {
   discovery: 'static',
   discoveryDebounce: '1s',
   cacheFile: '/var/lib/kubeward/proxy-upstreams.json',
+  workers: 1,
 } as const;
 
 export const DISCOVERY_TYPES = ['static', 'kubernetes'] as const;
@@ -184,6 +185,7 @@ export const proxyFields = {
   shutdownGrace: duration().optional(),
   watchConfig: boolean.optional(),
   reusePort: boolean.optional(),
+  workers: z.union([z.literal('auto'), integer(1, 64)], { error: 'expected a whole number from 1 to 64, or auto' }).optional(),
   frontends: z.array(frontendObject, { error: 'expected a list of frontends (name, listen, upstreams, ...)' }).optional(),
 };
 

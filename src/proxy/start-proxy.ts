@@ -25,6 +25,8 @@ export interface StartProxyOptions {
   random?: () => number;
   /** Listen with SO_REUSEPORT, so several proxy processes can share the listen addresses (Linux). */
   reusePort?: boolean;
+  /** Called after an operator drain or undrain through the admin routes succeeded (workers follow it). */
+  onOperatorDrain?: (frontend: string, upstream: string, drained: boolean) => void;
   /** Largest read per socket (bytes); default 64 KiB. */
   readBufferBytes?: number;
 }
@@ -196,7 +198,11 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
     readiness: () => proxyReadiness(views()),
     status: () => proxyStatus(views(), formatHostPort),
     stats: () => proxyStats(views()),
-    adminRoutes: proxyAdminRoutes(setDrained),
+    adminRoutes: proxyAdminRoutes((name, upstream, drained) => {
+      const r = setDrained(name, upstream, drained);
+      if (typeof r === 'object') opts.onOperatorDrain?.(name, upstream, drained);
+      return r;
+    }),
     setDrained,
     reload,
     close: once(async () => {

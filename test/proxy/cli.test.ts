@@ -11,6 +11,8 @@ import type { TestContext } from 'node:test';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
 
+type Greeted = Awaited<ReturnType<typeof openGreeted>>;
+
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function runCli(t: TestContext, args: string[]): { child: ChildProcess; out: { stderr: string }; exited: Promise<number | null> } {
@@ -102,3 +104,56 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
   const ms = performance.now() - started;
   assert.ok(ms > 800 && ms < 5000, `exited ${Math.round(ms)} ms after SIGTERM, once the 1 s grace for open connections was over`);
 });
+
+test('with --workers 2 two processes serve the listen address, both fail over, a drain reaches both, SIGTERM stops both', async (t) => {
+  const ups = await startUpstreams(t, ['a', 'b']);
+  const [port, admin] = [await freePort(), await freePort()];
+  const { child, out, exited } = runCli(t, [
+    '--listen', `127.0.0.1:${port}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
+    '--health-check', 'tcp', '--interval', '200ms', '--drain-spread', '200ms', '--shutdown-grace', '500ms',
+    '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json', '--slow-start', '0s', '--workers', '2',
+  ]);
+  const logs = () => out.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; upstream?: string; pids?: number[] });
+  const count = (msg: string, upstream?: string) => logs().filter((l) => l.msg === msg && (upstream === undefined || l.upstream === upstream)).length;
+  const base = `http://127.0.0.1:${admin}`;
+  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `proxy ready; stderr: ${out.stderr.slice(-500)}` });
+  await waitFor(() => count('frontend listening') === 2, { timeoutMs: 15_000, what: `the worker listening too; stderr: ${out.stderr.slice(-500)}` });
+  const workerPids = logs().find((l) => l.msg === 'proxy workers started')!.pids!;
+  assert.equal(workerPids.length, 1);
+  t.after(() => workerPids.forEach((pid) => { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }));
+
+  // The kernel spreads connections over both processes by their addresses: the primary (whose
+  // /status this is) sees only its share.
+  const first: Greeted[] = [];
+  for (let i = 0; i < 40; i++) first.push(await openGreeted(port));
+  t.after(() => first.forEach((c) => c.socket.destroy()));
+  const accepted = async () => ((await (await fetch(`${base}/status`)).json()) as { frontends: { counters: { accepted: number } }[] }).frontends[0]!.counters.accepted;
+  const byPrimary = await accepted();
+  assert.ok(byPrimary > 0 && byPrimary < 40, `the primary accepted ${byPrimary} of 40 connections; the worker the rest`);
+  first.forEach((c) => c.socket.destroy());
+
+  const b = `127.0.0.1:${ups[1]!.address.port}`;
+  await ups[1]!.close();
+  const afterDeath: Greeted[] = [];
+  for (let i = 0; i < 20; i++) afterDeath.push(await openGreeted(port));
+  t.after(() => afterDeath.forEach((c) => c.socket.destroy()));
+  assert.deepEqual(new Set(afterDeath.map((c) => c.upstream)), new Set(['a']), 'no client connection failed or reached the dead upstream');
+  await waitFor(() => count('upstream down', b) === 2, { timeoutMs: 5000, what: `both processes mark ${b} down; stderr: ${out.stderr.slice(-500)}` });
+
+  const a = `127.0.0.1:${ups[0]!.address.port}`;
+  assert.equal((await fetch(`${base}/upstreams/default/${a}/drain`, { method: 'POST' })).status, 200);
+  await waitFor(() => count('upstream drained by operator', a) === 2, { timeoutMs: 5000, what: 'the drain reaching the worker' });
+
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0);
+  await waitFor(() => workerPids.every((pid) => !isAlive(pid)), { timeoutMs: 5000, what: 'the worker gone with the primary' });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
