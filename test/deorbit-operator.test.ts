@@ -17,6 +17,7 @@ import { FakeCcm, FakeCsi } from '../testkit/kube/cloud-fixtures.ts';
 import { createBoundClaim, createService, ensureNamespace, resetSatellite } from '../testkit/kube/kube-objects.ts';
 import { OpenStackEmulator } from '../testkit/openstack/openstack-emulator.ts';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { envWithoutOpenStack } from '../testkit/kubeward-process.ts';
 
 const missing = kubeApiserverMissing();
 const NODE = join(import.meta.dirname, '../node_modules/.bin/node');
@@ -75,7 +76,7 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
       MAIN, 'operator', '--kubeconfig', join(dir, 'mgmt.kubeconfig'), '--controllers', 'deorbit', '--identity', identity,
       '--lease-namespace', 'default', '--lease-duration', '2s', '--renew-deadline', '1500ms', '--retry-period', '200ms',
       '--deorbit-poll-interval', '300ms', '--resync', '10s', '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn',
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    ], { stdio: ['ignore', 'ignore', 'pipe'], env: envWithoutOpenStack() });
     procs.push(proc);
     return { proc, admin: `http://127.0.0.1:${port}` };
   }
@@ -195,7 +196,7 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
 
   function runOnce(extra: string[]): Promise<{ code: number | null; out: string }> {
     const proc = spawn(NODE, [MAIN, 'deorbit', '--kubeconfig', join(dir, 'sat.kubeconfig'), '--os-cloud', 'k1', '--lb-cluster-name', 'k1', '--poll-interval', '300ms', '--log-level', 'warn', ...extra], {
-      env: { ...process.env, OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') },
+      env: envWithoutOpenStack({ OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     procs.push(proc);

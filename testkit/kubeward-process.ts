@@ -9,6 +9,16 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const NODE = process.execPath;
 export const MAIN = `${ROOT}src/cli/main.ts`;
 
+/**
+ * The test process's environment without OS_* variables. The OpenStack client lets OS_* override a
+ * clouds.yaml entry (as the openstack CLI does), so a child pointed at the emulator must not see the
+ * real cloud's variables that CI exports for the contract suite.
+ */
+export function envWithoutOpenStack(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OS_')));
+  return { ...env, ...extra };
+}
+
 export interface LogLine {
   level: number;
   msg: string;
@@ -24,7 +34,7 @@ export class KubewardProcess {
 
   constructor(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; prefix?: string[] } = {}) {
     const argv = [...(opts.prefix ?? []), NODE, MAIN, ...args];
-    this.child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd ?? ROOT, env: opts.env ?? envWithoutOpenStack(), stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (d: string) => (this.stdout += d));
     let partial = '';
     this.child.stderr!.setEncoding('utf8').on('data', (d: string) => {

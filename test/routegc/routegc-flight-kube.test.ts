@@ -10,7 +10,7 @@ import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts'
 import type { Node } from '../../src/clients/kube/kube-types.ts';
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
-import { KubewardProcess } from '../../testkit/kubeward-process.ts';
+import { KubewardProcess, envWithoutOpenStack } from '../../testkit/kubeward-process.ts';
 import { openCloud, type Cloud } from './routegc-fixture.ts';
 
 const missing = kubeApiserverMissing();
@@ -41,7 +41,7 @@ describe('routegc and flight against a real kube-apiserver and the OpenStack emu
   async function kubeward(c: Cloud, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const clouds = join(dir, `clouds-${c.emu.port}.yaml`);
     await writeFile(clouds, c.emu.cloudsYaml('emu'));
-    const p = new KubewardProcess([...args, '--kubeconfig', kube.kubeconfigPath, '--os-cloud', 'emu', '--log-level', 'warn'], { env: { ...process.env, OS_CLIENT_CONFIG_FILE: clouds, OS_CLOUD: '' } });
+    const p = new KubewardProcess([...args, '--kubeconfig', kube.kubeconfigPath, '--os-cloud', 'emu', '--log-level', 'warn'], { env: envWithoutOpenStack({ OS_CLIENT_CONFIG_FILE: clouds }) });
     const timer = setTimeout(() => p.child.kill('SIGKILL'), 30_000);
     const { code } = await p.exited;
     clearTimeout(timer);
