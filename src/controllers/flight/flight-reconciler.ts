@@ -8,13 +8,15 @@ import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import type { ReconcileResult, Reconciler } from '../runtime/controller.ts';
 import { kubeClusterNodes } from '../routegc/cluster-adapters.ts';
 import type { ClusterClientSource, ManagedClusterView } from '../routegc/cluster-clients.ts';
+import { flightConditions } from '../routegc/cluster-conditions.ts';
 import { eventEmitter } from '../routegc/cluster-events.ts';
+import { clusterConditionWriter } from '../routegc/cluster-status.ts';
 import { skipReason } from '../routegc/cluster-gate.ts';
 import { RouteWriter } from '../routegc/route-writer.ts';
 import { DEFAULT_FLIGHT_TIMING } from './decide-flight.ts';
 import { openStackFlightCloud } from './flight-cloud.ts';
 import type { FlightMetrics } from './flight-metrics.ts';
-import { FlightRunner, type FlightTarget } from './flight-round.ts';
+import { FlightRunner, type FlightRoundResult, type FlightTarget } from './flight-round.ts';
 
 /** Operator-wide settings; the cluster's own values come from its ManagedCluster. */
 export type FlightSettings = Omit<FlightTarget, 'clusterName' | 'clusterCidr' | 'securityGroupName' | 'pools' | 'routerId'>;
@@ -41,11 +43,14 @@ export interface FlightReconcilerOptions {
   intervalMs: number;
   settings?: Partial<FlightSettings>;
   random?: () => number;
+  /** Keep the FlightHealthy condition in the ManagedCluster's status (default true). */
+  conditions?: boolean;
 }
 
 export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
   const runners = new Map<string, { fingerprint: string; runner: FlightRunner }>();
   const next = (): ReconcileResult => ({ requeueAfterMs: Math.round(o.intervalMs * (1 + 0.5 * (o.random ?? Math.random)())) });
+  const writeConditions = o.conditions === false ? async () => {} : clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log });
   return async (key, signal) => {
     const [namespace, name] = key.includes('/') ? key.split('/', 2) as [string, string] : [undefined, key];
     let mc: ManagedClusterView;
@@ -61,7 +66,15 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
       o.log.debug({ cluster: key, reason: skip }, 'flight: skipped');
       return mc.metadata.deletionTimestamp ? {} : next();
     }
-    await (await runnerFor(mc, key)).round(signal);
+    const runner = await runnerFor(mc, key);
+    let r: FlightRoundResult;
+    try {
+      r = await runner.round(signal);
+    } catch (err) {
+      await writeConditions(mc, flightConditions({ error: err }));
+      throw err;
+    }
+    await writeConditions(mc, flightConditions({ round: { done: r.done, failed: r.failed, findings: r.plan.findings, nodeConditions: r.plan.conditions } }));
     return next();
   };
 

@@ -7,7 +7,7 @@ import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
 import { createKubeApi, type KubeApi } from '../../clients/kube/kube-api.ts';
 import { isNotFound } from '../../clients/kube/kube-api-error.ts';
-import type { KubeObject, Secret } from '../../clients/kube/kube-types.ts';
+import type { Condition, KubeObject, Secret } from '../../clients/kube/kube-types.ts';
 import { loadKubeConfig } from '../../clients/kube/load-kube-config.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import { resolveCloudConfig } from '../../clients/openstack/cloud-config.ts';
@@ -24,7 +24,7 @@ export interface ManagedClusterView extends KubeObject {
     nodePools?: { name: string }[];
     noCloud?: boolean;
   };
-  status?: { phase?: string };
+  status?: { phase?: string; conditions?: Condition[] };
 }
 
 /** What the Secrets hold, parsed: the cluster's API, and its clouds.yaml unless the cluster has no cloud. */

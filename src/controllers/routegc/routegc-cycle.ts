@@ -125,6 +125,7 @@ export class RouteGcRunner {
 
   async #reportLimit(d: RouteGcDecision): Promise<void> {
     const { count, limit, approaching } = d.routeLimit;
+    this.#d.metrics.routeLimitApproaching.set({ cluster: this.#t.cluster }, approaching ? 1 : 0);
     // One event when the router crosses into the warning zone, not one per cycle.
     if (approaching && !this.#limitWarned) {
       await this.#d.emit({ type: 'Warning', reason: 'RouteLimitApproaching', message: `the router holds ${count} of at most ${limit} routes (Neutron max_routes); every Node needs one, so the cluster cannot grow much further` });

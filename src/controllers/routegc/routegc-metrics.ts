@@ -6,6 +6,7 @@ export interface RouteGcMetrics {
   routesOrphaned: Gauge<'cluster'>;
   routesDuplicate: Gauge<'cluster'>;
   routeLimit: Gauge<'cluster'>;
+  routeLimitApproaching: Gauge<'cluster'>;
   removed: Counter<'cluster' | 'reason'>;
   wouldRemove: Counter<'cluster' | 'reason'>;
   conflicts: Counter<'cluster'>;
@@ -22,6 +23,7 @@ export function createRouteGcMetrics(registry: Registry): RouteGcMetrics {
     routesOrphaned: gauge('kubeward_routegc_routes_orphaned', 'Routes of the cluster whose next hop is no instance or Node of it.'),
     routesDuplicate: gauge('kubeward_routegc_routes_duplicate', 'Routes losing a duplicate destination to the Node owning the pod CIDR.'),
     routeLimit: gauge('kubeward_routegc_route_limit', 'Neutron max_routes for the router (configured or learned from RoutesExhausted).'),
+    routeLimitApproaching: gauge('kubeward_routegc_route_limit_approaching', '1 while fewer than the headroom of free route slots are left on the router (the RouteLimitApproaching warning), else 0.'),
     removed: counter('kubeward_routegc_routes_removed_total', 'Routes removed, by reason (orphaned, duplicate, termination).', ['cluster', 'reason']),
     wouldRemove: counter('kubeward_routegc_routes_would_remove_total', 'Routes a dry run would have removed.', ['cluster', 'reason']),
     conflicts: counter('kubeward_routegc_conflicts_total', 'Full-list route updates refused with 412 because the router changed meanwhile.', ['cluster']),

@@ -9,9 +9,11 @@ import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import type { ReconcileResult, Reconciler } from '../runtime/controller.ts';
 import { kubeClusterNodes, openStackRouteGcCloud } from './cluster-adapters.ts';
 import type { ClusterClientSource, ManagedClusterView } from './cluster-clients.ts';
+import { routeGcConditions } from './cluster-conditions.ts';
 import { eventEmitter } from './cluster-events.ts';
 import { skipReason } from './cluster-gate.ts';
-import { RouteGcRunner } from './routegc-cycle.ts';
+import { RouteGcRunner, type RouteGcCycleResult } from './routegc-cycle.ts';
+import { clusterConditionWriter } from './cluster-status.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
 import { RouteWriter } from './route-writer.ts';
 
@@ -31,11 +33,14 @@ export interface RouteGcReconcilerOptions {
   /** Poll interval of the termination clean-up (default 15 s). */
   cleanupPollMs?: number;
   random?: () => number;
+  /** Keep the RouteLimitApproaching and RouteGCHealthy conditions in the ManagedCluster's status (default true). */
+  conditions?: boolean;
 }
 
 export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
   const runners = new Map<string, { fingerprint: string; runner: RouteGcRunner }>();
   const next = (): ReconcileResult => ({ requeueAfterMs: Math.round(o.intervalMs * (1 + 0.5 * (o.random ?? Math.random)())) });
+  const writeConditions = o.conditions === false ? async () => {} : clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log });
   return async (key, signal) => {
     const [namespace, name] = key.includes('/') ? key.split('/', 2) as [string, string] : [undefined, key];
     let mc: ManagedClusterView;
@@ -59,7 +64,14 @@ export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
       const left = await runner.removeAll(o.clock, { timeoutMs: 0, pollMs: 0, signal });
       return left.length ? { requeueAfterMs: o.cleanupPollMs ?? 15_000 } : {};
     }
-    await runner.cycle(signal);
+    let result: RouteGcCycleResult;
+    try {
+      result = await runner.cycle(signal);
+    } catch (err) {
+      await writeConditions(mc, routeGcConditions({ error: err }, o.dryRun ?? false));
+      throw err;
+    }
+    await writeConditions(mc, routeGcConditions({ result }, o.dryRun ?? false));
     return next();
   };
 
