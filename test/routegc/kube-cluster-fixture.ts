@@ -53,15 +53,20 @@ export function countingNodes(inner: ClusterNodes): ClusterNodes & { lists: numb
   return out;
 }
 
-/** The same client, recording "service.method" for every typed call (any target: emulator or real). */
-export function recordCalls<T extends OpenStackClient>(os: T): { client: T; calls: string[] } {
+/** The same client, recording "service.method" (and its arguments in `log`) for every typed call, on any target. */
+export function recordCalls<T extends OpenStackClient>(os: T): { client: T; calls: string[]; log: { call: string; args: unknown[] }[] } {
   const calls: string[] = [];
+  const log: { call: string; args: unknown[] }[] = [];
   const wrap = (svc: string, api: object) =>
     new Proxy(api, {
       get: (target, prop) => {
         const v = Reflect.get(target, prop) as unknown;
         if (typeof v !== 'function') return v;
-        return (...args: unknown[]) => (calls.push(`${svc}.${String(prop)}`), (v as (...a: unknown[]) => unknown).apply(target, args));
+        return (...args: unknown[]) => {
+          calls.push(`${svc}.${String(prop)}`);
+          log.push({ call: `${svc}.${String(prop)}`, args });
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
       },
     });
   const client = new Proxy(os, {
@@ -70,7 +75,7 @@ export function recordCalls<T extends OpenStackClient>(os: T): { client: T; call
       return ['keystone', 'nova', 'neutron', 'cinder', 'octavia'].includes(String(prop)) ? wrap(String(prop), v as object) : v;
     },
   });
-  return { client, calls };
+  return { client, calls, log };
 }
 
 /** Server, CA and token of a kubeconfig the test server wrote (for the fault proxy). */

@@ -1,0 +1,329 @@
+// flight's reference scenarios F1-F9 end to end against a real kube-apiserver (real Nodes, their
+// conditions and events, ManagedClusters and their status) on both OpenStack targets: the emulator
+// always, the real Keystone/Neutron/Nova with KUBEWARD_OPENSTACK_REAL=1. Time is the controller's
+// injected clock, set relative to the servers' own `created`, so it runs the same on real Nova.
+// Instance states Nova cannot be asked for (error, building, deleting) are emulator only.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { ManualClock, systemClock, type Clock } from '../../src/base/clock.ts';
+import { createSilentLogger } from '../../src/base/logger.ts';
+import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
+import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
+import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
+import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
+import type { OpenStackClient } from '../../src/clients/openstack/openstack-client.ts';
+import { DEFAULT_FLIGHT_TIMING } from '../../src/controllers/flight/decide-flight.ts';
+import { openStackFlightCloud } from '../../src/controllers/flight/flight-cloud.ts';
+import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
+import { flightReconciler } from '../../src/controllers/flight/flight-reconciler.ts';
+import { FlightRunner, type FlightTarget } from '../../src/controllers/flight/flight-round.ts';
+import { isCycleTrigger } from '../../src/controllers/operator/cycle-trigger.ts';
+import { kubeClusterNodes, type ClusterNodes } from '../../src/controllers/routegc/cluster-adapters.ts';
+import type { ManagedClusterView } from '../../src/controllers/routegc/cluster-clients.ts';
+import { FLIGHT_CONDITION } from '../../src/controllers/routegc/cluster-conditions.ts';
+import { RouteWriter } from '../../src/controllers/routegc/route-writer.ts';
+import { startKubeFaultProxy } from '../../testkit/kube/kube-fault-proxy.ts';
+import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
+import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { waitFor } from '../../testkit/wait-for.ts';
+import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
+import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
+import { kubeconfigParts, nodeCondition, nodeEvents, recordCalls, recordingEmitter, setNodes } from '../routegc/kube-cluster-fixture.ts';
+
+const missing = kubeApiserverMissing();
+const MIN = 60_000;
+const CIDR = '100.100.0.0/16';
+const NS = 'flight-scenarios';
+const NO_NOVA = 'Nova is not in the catalog (setup.sh without OS_IT_NOVA=1)';
+
+describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing }, () => {
+  let kube: KubeTestServer;
+  let api: KubeApi;
+  let kubeconfigText: string;
+  before(async () => {
+    kube = await startKubeApiserver();
+    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
+    kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
+    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await ensureNamespace(api, NS);
+  });
+  after(async () => {
+    await kube?.stop();
+  });
+
+  for (const target of contractTargets(process.env)) {
+    describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
+      let s: TargetSession;
+      let fx: ContractFixture;
+      let net: TestNet;
+      let routerId: string;
+      before(async () => {
+        s = await target.open();
+        fx = new ContractFixture(s.admin);
+        net = await fx.network('10.0.0.0/24');
+        routerId = await fx.router(net);
+      });
+      after(async () => {
+        await fx?.cleanup();
+        await s?.close();
+      });
+
+      const server = async (name: string) => {
+        const id = await fx.server(name, net.networkId);
+        const got = (await s.admin.nova.getServer(id))!;
+        return { id, ip: Object.values(got.addresses).flat()[0]!.addr, createdMs: Date.parse(got.created) };
+      };
+      /** Server names carry the fixture's prefix; each scenario has a cluster (and pool prefix) of its own. */
+      const poolPrefix = (cluster: string) => `${fx.prefix}-kks-${cluster}-small-`;
+
+      function flight(cluster: string, o: { clock?: Clock; os?: OpenStackClient; admin?: OpenStackClient; nodes?: ClusterNodes; extra?: Partial<FlightTarget> } = {}) {
+        const registry = new Registry();
+        const log = createSilentLogger();
+        const { emit, events } = recordingEmitter(api, log);
+        const rec = recordCalls(o.os ?? s.admin);
+        const f = new FlightRunner(
+          { cloud: openStackFlightCloud(rec.client, o.admin), nodes: o.nodes ?? kubeClusterNodes(api), routes: new RouteWriter(rec.client.neutron), emit, metrics: createFlightMetrics(registry), log, clock: o.clock ?? systemClock },
+          {
+            clusterName: cluster, clusterCidr: CIDR, securityGroupName: `${fx.prefix}-${cluster}-sg`, pools: [{ name: 'small', prefix: poolPrefix(cluster) }], ...DEFAULT_FLIGHT_TIMING,
+            rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: s.maxRoutes, checkRoles: false, dryRun: false, ...o.extra,
+          },
+        );
+        const calls = (method: string, id?: string) => rec.log.filter((c) => c.call === method && (id === undefined || c.args[0] === id)).length;
+        const metric = async (name: string) => (await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? [];
+        return { f, events, calls, metric, rec };
+      }
+      /** Real Nova refuses a reboot while the last one runs: wait until the server settled. */
+      const settled = (id: string) => waitFor(async () => {
+        const x = await s.admin.nova.getServer(id);
+        return x === undefined || (x.status === 'ACTIVE' && !x['OS-EXT-STS:task_state']);
+      }, { timeoutMs: 60_000, intervalMs: 100, what: `server ${id} settled` });
+
+      test('F1 (Kubernikus\'s rule, no reboots): only the unregistered VM past 45 min is deleted; the younger one once it crosses 45 min; the registered one never', async (t) => {
+        if (!s.hasNova) return t.skip(NO_NOVA);
+        const abcde = await server('kks-f1-small-abcde');
+        // Nova's `created` has whole seconds: make the two ages differ by at least one.
+        await waitFor(() => Date.now() >= abcde.createdMs + 1500, { timeoutMs: 5000, intervalMs: 50, what: 'a second boundary' });
+        const fghjk = await server('kks-f1-small-fghjk');
+        const mnpqr = await server('kks-f1-small-mnpqr');
+        await setNodes(api, [{ name: 'f1-mnpqr', ip: mnpqr.ip, instanceId: mnpqr.id }]);
+        const clock = new ManualClock(abcde.createdMs + 45 * MIN);
+        const { f, calls } = flight('f1', { clock, extra: { rebootBeforeDelete: false, softRebootAfterMs: 45 * MIN, hardRebootAfterMs: 0, deleteAfterMs: 0 } });
+        await f.round();
+        assert.deepEqual([calls('nova.deleteServer', abcde.id), calls('nova.deleteServer', fghjk.id), calls('nova.deleteServer', mnpqr.id)], [1, 0, 0]);
+        clock.advance(fghjk.createdMs - abcde.createdMs - 1000);
+        await f.round();
+        assert.equal(calls('nova.deleteServer', fghjk.id), 0, 'a second short of 45 min it stays');
+        clock.advance(1000);
+        await f.round();
+        assert.deepEqual([calls('nova.deleteServer', fghjk.id), calls('nova.deleteServer', mnpqr.id), calls('nova.reboot')], [1, 0, 0]);
+      });
+
+      test('F2: an errored VM is deleted in the next round; one already deleting is left alone', async (t) => {
+        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!s.emulator) return t.skip('vm_state error and task_state deleting are set in the emulator: emulator only');
+        const bad = await server('kks-f2-small-bad');
+        const going = await server('kks-f2-small-going');
+        const store = s.emulator.store.servers;
+        store.get(bad.id)!.vm_state = 'error';
+        Object.assign(store.get(going.id)!, { vm_state: 'error', task_state: 'deleting' });
+        t.after(() => void Object.assign(store.get(going.id) ?? {}, { task_state: null }));
+        const { f, calls, events } = flight('f2', { extra: { maxDeletionsPerRound: 5 } });
+        await f.round();
+        assert.deepEqual([calls('nova.deleteServer', bad.id), calls('nova.deleteServer', going.id)], [1, 0]);
+        assert.ok(events.some((e) => e.reason === 'FlightRepaired' && e.message === `delete errored instance ${fx.prefix}-kks-f2-small-bad`));
+      });
+
+      test('F3: a running VM lacking the cluster\'s group gets it; a building one waits until it is active', async (t) => {
+        if (!s.hasNova) return t.skip(NO_NOVA);
+        const sg = await fx.securityGroup('f3-sg');
+        const vm = await server('kks-f3-small-run');
+        await setNodes(api, [{ name: 'f3-run', ip: vm.ip, instanceId: vm.id }]);
+        const building = s.emulator ? await server('kks-f3-small-build') : undefined;
+        if (building) s.emulator!.store.servers.get(building.id)!.vm_state = 'building';
+        const { f, calls } = flight('f3');
+        await f.round();
+        assert.equal(calls('nova.addSecurityGroup', vm.id), 1);
+        assert.ok((await s.admin.nova.getServer(vm.id))!.security_groups!.some((g) => g.name === sg.name));
+        if (!building) return;
+        assert.equal(calls('nova.addSecurityGroup', building.id), 0, 'building: untouched');
+        s.emulator!.store.servers.get(building.id)!.vm_state = 'active';
+        await f.round();
+        assert.equal(calls('nova.addSecurityGroup', building.id), 1, 'active now: assigned');
+      });
+
+      test('F4: only tcp from the pod CIDR → udp and icmp are created, then nothing; two groups of the name or no CIDR → no rule', async () => {
+        const sg = await fx.securityGroup('f4-sg');
+        await fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: CIDR } } });
+        const one = flight('f4');
+        await one.f.round();
+        assert.equal(one.calls('neutron.createSecurityGroupRule'), 2);
+        const protocols = (await s.admin.neutron.getSecurityGroup(sg.id))!.security_group_rules.filter((r) => r.remote_ip_prefix === CIDR).map((r) => r.protocol).sort();
+        assert.deepEqual(protocols, ['icmp', 'tcp', 'udp']);
+        await one.f.round();
+        assert.equal(one.calls('neutron.createSecurityGroupRule'), 2, 'second round: no POST');
+
+        await fx.securityGroup('f4b-sg');
+        await fx.securityGroup('f4b-sg');
+        const two = flight('f4b');
+        const r = await two.f.round();
+        assert.equal(two.calls('neutron.createSecurityGroupRule'), 0);
+        assert.ok(r.plan.findings.some((x) => x.reason === 'SecurityGroupAmbiguous'));
+
+        await fx.securityGroup('f4c-sg');
+        const noCidr = flight('f4c', { extra: { clusterCidr: '' } });
+        const r3 = await noCidr.f.round();
+        assert.equal(noCidr.calls('neutron.createSecurityGroupRule'), 0);
+        assert.ok(r3.plan.findings.length > 0, 'the empty CIDR is reported');
+      });
+
+      test('F5: while the cluster\'s API is down nothing is rebooted or deleted, however old; once it answers the timeline starts with a reboot', async (t) => {
+        if (!s.hasNova) return t.skip(NO_NOVA);
+        const old = await server('kks-f5-small-old');
+        const bad = s.emulator ? await server('kks-f5-small-bad') : undefined;
+        if (bad) s.emulator!.store.servers.get(bad.id)!.vm_state = 'error';
+        const parts = kubeconfigParts(kubeconfigText);
+        const proxy = await startKubeFaultProxy({ server: parts.server, ca: parts.ca });
+        t.after(() => proxy.close());
+        proxy.mode = 'unavailable-503';
+        const down = createKubeApi(loadKubeConfig({ kind: 'text', text: proxy.kubeconfig(parts.token), what: 'fault proxy' }), { timeoutMs: 3000 });
+        await setNodes(api, []);
+        const clock = new ManualClock(old.createdMs + 120 * MIN);
+        const { f, calls, events } = flight('f5', { clock, nodes: kubeClusterNodes(down), extra: { maxDeletionsPerRound: 5 } });
+        for (let i = 0; i < 3; i++) {
+          await f.round();
+          clock.advance(5 * MIN);
+        }
+        assert.deepEqual([calls('nova.reboot'), calls('nova.deleteServer')], [0, 0]);
+        assert.ok(proxy.faulted > 0);
+        assert.ok(events.some((e) => e.reason === 'NodesUnreadable'));
+        proxy.mode = 'pass';
+        await f.round();
+        assert.deepEqual([calls('nova.reboot', old.id), calls('nova.deleteServer', old.id)], [1, 0], 'the old one is rebooted first, not deleted');
+        if (bad) assert.equal(calls('nova.deleteServer', bad.id), 1, 'the errored one goes once Nodes can be read');
+      });
+
+      test('F6: the service user holding only member gets the missing role assigned once through the admin credentials', async (t) => {
+        const role = `${fx.prefix}-netadmin`;
+        if (s.emulator) {
+          s.emulator.store.roles.set(`role-${role}`, { id: `role-${role}`, name: role });
+        } else {
+          const created = await fx.call<{ role: { id: string } }>('identity', { method: 'POST', path: '/roles', body: { role: { name: role } } });
+          t.after(() => s.admin.http.requestOrAbsent('identity', { method: 'DELETE', path: `/roles/${created.role.id}` }));
+        }
+        await setNodes(api, []);
+        const { f, calls } = flight('f6', { os: s.demo, admin: s.admin, extra: { checkRoles: true, wantedRoles: ['member', role] } });
+        const first = await f.round();
+        assert.deepEqual(first.done, [{ kind: 'assign-role', role }]);
+        const second = await f.round();
+        assert.deepEqual(second.plan.actions, []);
+        assert.equal(calls('keystone.tokenInfo') > 0, true);
+      });
+
+      test('F7: a VM without tags gets three tag PUTs and one metadata POST; the second round sends none', async (t) => {
+        if (!s.hasNova) return t.skip(NO_NOVA);
+        const vm = await server('kks-f7-small-tags');
+        await setNodes(api, [{ name: 'f7-tags', ip: vm.ip, instanceId: vm.id }]);
+        const { f, calls } = flight('f7');
+        await f.round();
+        assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [3, 1]);
+        const got = (await s.admin.nova.getServer(vm.id))!;
+        assert.deepEqual([...got.tags!].sort(), ['kubeward', 'kubeward:cluster=f7', 'kubeward:nodepool=small']);
+        assert.equal(got.metadata['kubeward:node'], 'f7-tags');
+        await f.round();
+        assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [3, 1]);
+      });
+
+      test('F8 and the condition: Upgrading, Terminating and noCloud clusters cost zero OpenStack calls; a Running one is repaired and gets FlightHealthy without a cycle of its own', async () => {
+        const name = `f8-${target.name}`;
+        await setNodes(api, []);
+        const sg = await fx.securityGroup(`${name}-sg`);
+        const clusters = api.resource<ManagedClusterView>(KINDS.managedCluster);
+        await clusters.create({
+          metadata: { name, namespace: NS },
+          spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { securityGroupName: sg.name }, nodePools: [{ name: 'small' }] },
+        });
+        const rec = recordCalls(s.admin);
+        let asked = 0;
+        const log = createSilentLogger();
+        const fl = flightReconciler({
+          clusters, clients: async () => (asked++, { kube: api, openstack: rec.client }), events: new EventRecorder({ events: api.events, component: 'kubeward-operator', clock: systemClock, log }),
+          metrics: createFlightMetrics(new Registry()), clock: systemClock, log, intervalMs: 300_000, random: () => 0,
+        });
+        const key = `${NS}/${name}`;
+        const signal = new AbortController().signal;
+        for (const phase of ['Upgrading', 'Terminating']) {
+          await clusters.replaceStatus({ ...(await clusters.get(NS, name)), status: { phase } });
+          assert.deepEqual(await fl(key, signal), { requeueAfterMs: 300_000 });
+        }
+        await clusters.patch(NS, name, { spec: { noCloud: true } });
+        await clusters.replaceStatus({ ...(await clusters.get(NS, name)), status: { phase: 'Running' } });
+        assert.deepEqual(await fl(key, signal), { requeueAfterMs: 300_000 });
+        assert.deepEqual([rec.calls.length, asked], [0, 0], 'F8: no OpenStack call');
+
+        await clusters.patch(NS, name, { spec: { noCloud: false } });
+        const before = await clusters.get(NS, name);
+        await fl(key, signal);
+        assert.equal(rec.log.filter((c) => c.call === 'neutron.createSecurityGroupRule').length, 3);
+        const after1 = await clusters.get(NS, name);
+        const cond = (mc: ManagedClusterView) => mc.status?.conditions?.find((c) => c.type === FLIGHT_CONDITION);
+        assert.deepEqual([cond(after1)?.status, cond(after1)?.reason, cond(after1)?.message], ['True', 'Repaired', 'repaired in the last round: create-rule ×3']);
+        assert.equal(after1.metadata.generation, before.metadata.generation);
+        assert.equal(isCycleTrigger(after1, before), false, 'the status write does not start a cycle early');
+        const onMc = (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
+        assert.ok(onMc.includes('FlightRepaired'), onMc.join(','));
+        await fl(key, signal);
+        assert.equal(cond(await clusters.get(NS, name))?.reason, 'NothingToRepair');
+        await clusters.delete(NS, name);
+      });
+
+      test('F9: an unregistered VM is soft-rebooted at 10 min, hard-rebooted at 15 min and deleted at 30 min (injected clock), each an event and a metric', async (t) => {
+        if (!s.hasNova) return t.skip(NO_NOVA);
+        const vm = await server('kks-f9-small-aaaaa');
+        await setNodes(api, []);
+        const clock = new ManualClock(vm.createdMs);
+        const { f, rec, events, metric } = flight('f9', { clock });
+        const seen: string[] = [];
+        for (let m = 0; m <= 31; m++) {
+          const n = rec.log.length;
+          await f.round();
+          for (const c of rec.log.slice(n)) {
+            if (c.args[0] !== vm.id) continue;
+            if (c.call === 'nova.reboot') seen.push(`${m}m ${String(c.args[1])} reboot`);
+            if (c.call === 'nova.deleteServer') seen.push(`${m}m delete`);
+          }
+          if (seen.at(-1)?.startsWith(`${m}m`) && seen.at(-1)!.includes('reboot')) await settled(vm.id);
+          clock.advance(MIN);
+        }
+        assert.deepEqual(seen, ['10m SOFT reboot', '15m HARD reboot', '30m delete']);
+        assert.deepEqual(events.filter((e) => e.reason === 'FlightRepaired' && /reboot|delete instance/.test(e.message)).map((e) => e.message.split(' ')[0]), ['soft-reboot', 'hard-reboot', 'delete']);
+        const done = (action: string) => (metric('kubeward_flight_repairs_total')).then((v) => v.filter((x) => x.labels.action === action && x.labels.result === 'done').reduce((a, x) => a + x.value, 0));
+        assert.deepEqual([await done('reboot'), await done('delete-instance')], [2, 1]);
+      });
+
+      test('RouteConflict on real Nodes: duplicate routes and a stale next hop are conditions with their reasons and Warning events on the Node', async (t) => {
+        if (!s.hasNova) return t.skip(NO_NOVA);
+        // a is the cluster's by its pool name, b by its Node: both are live instances of the cluster.
+        const a = await server('kks-rc-small-a');
+        const b = await server('kks-rc-small-b');
+        await setNodes(api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
+        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
+        const { f } = flight('rc', { extra: { routerId } });
+        await f.round();
+        const conflict = await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteConflict');
+        assert.deepEqual([conflict?.status, conflict?.reason], ['True', 'DuplicateRoutes']);
+        assert.notEqual((await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
+        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: '10.0.0.99' }]);
+        await f.round();
+        const stale = await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteConflict');
+        assert.deepEqual([stale?.status, stale?.reason], ['True', 'StaleNextHop']);
+        assert.equal((await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
+        const reasons = (await nodeEvents(api, 'rc-node-b')).filter((e) => e.type === 'Warning').map((e) => e.reason);
+        for (const r of ['DuplicateRoutes', 'StaleNextHop', 'RouteMissing']) assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
+        await s.admin.neutron.updateRoutes(routerId, []);
+      });
+    });
+  }
+});
