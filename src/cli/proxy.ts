@@ -102,7 +102,11 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
     // The step's own bound is the grace plus time to close what is left.
     // Workers close in parallel with this process, each within its own grace.
     ctx.shutdown.add('proxy: stop accepting, let connections finish', () => Promise.all([proxy.close(), pool?.close()]).then(() => undefined), proxyConfig.shutdownGraceMs + 5000);
-    return { readiness: () => proxy.readiness(), status: () => proxy.status(), adminRoutes: proxy.adminRoutes };
+    const readiness = () => {
+      const starting = pool?.starting ?? 0;
+      return starting > 0 ? { ready: false, reason: `${starting} of ${processes - 1} proxy workers not listening yet` } : proxy.readiness();
+    };
+    return { readiness, status: () => proxy.status(), adminRoutes: proxy.adminRoutes };
   },
 };
 

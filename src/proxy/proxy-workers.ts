@@ -5,6 +5,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../base/logger.ts';
 
+/** What a worker tells the primary: it listens on every address (sent once, after start). */
+export interface WorkerReport {
+  kind: 'kubeward-proxy:listening';
+}
+
 /** What the primary tells its workers. */
 export type WorkerMessage =
   | { kind: 'kubeward-proxy:reload' }
@@ -26,12 +31,18 @@ export interface WorkerPoolOptions {
 export class WorkerPool {
   readonly #opts: WorkerPoolOptions;
   readonly #workers = new Set<ChildProcess>();
+  readonly #listening = new Set<ChildProcess>();
   #closing = false;
   readonly #timers = new Set<NodeJS.Timeout>();
 
   constructor(opts: WorkerPoolOptions) {
     this.#opts = opts;
     for (let i = 0; i < opts.count; i++) this.#spawn(i);
+  }
+
+  /** How many workers are not listening yet (starting, or restarting after an exit). */
+  get starting(): number {
+    return this.#opts.count - this.#listening.size;
   }
 
   get pids(): number[] {
@@ -58,8 +69,12 @@ export class WorkerPool {
     const w = fork(script, [...args], { env, execArgv: execArgv ? [...execArgv] : undefined, stdio: 'inherit' });
     this.#workers.add(w);
     w.on('error', (err) => log.error({ worker: slot, err: err.message }, 'proxy worker error'));
+    w.on('message', (m: WorkerReport) => {
+      if (m?.kind === 'kubeward-proxy:listening') this.#listening.add(w);
+    });
     w.once('exit', (code, signal) => {
       this.#workers.delete(w);
+      this.#listening.delete(w);
       if (this.#closing) return;
       log.error({ worker: slot, pid: w.pid, code, signal }, 'proxy worker exited; starting another');
       const t = setTimeout(() => {
@@ -84,6 +99,7 @@ export function followPrimary(handlers: { reload: () => void; drain: (frontend: 
   const onDisconnect = (): void => void proc.kill(proc.pid, 'SIGTERM');
   proc.on('message', onMessage);
   proc.once('disconnect', onDisconnect);
+  proc.send?.({ kind: 'kubeward-proxy:listening' } satisfies WorkerReport);
   return () => {
     proc.off('message', onMessage);
     proc.off('disconnect', onDisconnect);
