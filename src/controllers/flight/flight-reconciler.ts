@@ -3,9 +3,9 @@
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import { EventRecorder, type EventSink } from '../../clients/kube/event-recorder.ts';
-import { isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import type { ReconcileResult, Reconciler } from '../runtime/controller.ts';
+import { getClusterOrForget, jitteredRequeue } from '../routegc/cluster-lookup.ts';
 import { kubeClusterNodes } from '../routegc/cluster-adapters.ts';
 import type { ClusterClientSource, ManagedClusterView } from '../routegc/cluster-clients.ts';
 import { flightConditions } from '../routegc/cluster-conditions.ts';
@@ -49,18 +49,11 @@ export interface FlightReconcilerOptions {
 
 export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
   const runners = new Map<string, { fingerprint: string; runner: FlightRunner }>();
-  const next = (): ReconcileResult => ({ requeueAfterMs: Math.round(o.intervalMs * (1 + 0.5 * (o.random ?? Math.random)())) });
+  const next = (): ReconcileResult => jitteredRequeue(o.intervalMs, o.random);
   const writeConditions = o.conditions === false ? async () => {} : clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log });
   return async (key, signal) => {
-    const [namespace, name] = key.includes('/') ? key.split('/', 2) as [string, string] : [undefined, key];
-    let mc: ManagedClusterView;
-    try {
-      mc = await o.clusters.get(namespace, name);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      for (const k of runners.keys()) if (k.startsWith(`${key}#`)) runners.delete(k);
-      return {};
-    }
+    const mc = await getClusterOrForget(o.clusters, key, runners);
+    if (!mc) return {};
     const skip = skipReason({ phase: mc.status?.phase, noCloud: mc.spec.noCloud, deleting: mc.metadata.deletionTimestamp !== undefined });
     if (skip) {
       o.log.debug({ cluster: key, reason: skip }, 'flight: skipped');

@@ -4,9 +4,9 @@
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import { EventRecorder, type EventSink } from '../../clients/kube/event-recorder.ts';
-import { isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import type { ReconcileResult, Reconciler } from '../runtime/controller.ts';
+import { getClusterOrForget, jitteredRequeue } from './cluster-lookup.ts';
 import { kubeClusterNodes, openStackRouteGcCloud } from './cluster-adapters.ts';
 import type { ClusterClientSource, ManagedClusterView } from './cluster-clients.ts';
 import { routeGcConditions } from './cluster-conditions.ts';
@@ -39,18 +39,11 @@ export interface RouteGcReconcilerOptions {
 
 export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
   const runners = new Map<string, { fingerprint: string; runner: RouteGcRunner }>();
-  const next = (): ReconcileResult => ({ requeueAfterMs: Math.round(o.intervalMs * (1 + 0.5 * (o.random ?? Math.random)())) });
+  const next = (): ReconcileResult => jitteredRequeue(o.intervalMs, o.random);
   const writeConditions = o.conditions === false ? async () => {} : clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log });
   return async (key, signal) => {
-    const [namespace, name] = key.includes('/') ? key.split('/', 2) as [string, string] : [undefined, key];
-    let mc: ManagedClusterView;
-    try {
-      mc = await o.clusters.get(namespace, name);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      for (const k of runners.keys()) if (k.startsWith(`${key}#`)) runners.delete(k);
-      return {};
-    }
+    const mc = await getClusterOrForget(o.clusters, key, runners);
+    if (!mc) return {};
     const routerId = mc.spec.openstack?.routerID;
     const clusterCidr = mc.spec.clusterCIDR;
     const deleting = mc.metadata.deletionTimestamp !== undefined;
