@@ -20,7 +20,9 @@ import { runFailoverRound, type BackendCert, type FailoverSettings } from './run
 import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
 
 const HELP = `usage: npm run bench -- [--rounds N] [--duration S] [--idle-connections N] [--failover-rounds N]
-  [--failover-window S] [--skip-perf] [--skip-failover] [--kubeward-arg ARG]... [--out DIR]`;
+  [--failover-window S] [--skip-perf] [--skip-failover] [--kubeward-arg ARG]... [--out DIR]
+--kubeward-arg adds a flag to kubeward proxy; the default is --workers=2, as kubespray's nginx runs
+two worker processes (give --kubeward-arg=--workers=1 for a single process).`;
 
 const { values: opt } = parseArgs({
   options: {
@@ -31,7 +33,8 @@ const { values: opt } = parseArgs({
     'failover-window': { type: 'string', default: '15' },
     'skip-perf': { type: 'boolean', default: false },
     'skip-failover': { type: 'boolean', default: false },
-    'kubeward-arg': { type: 'string', multiple: true, default: [] },
+    // Two processes against kubespray's two nginx workers; any --kubeward-arg replaces this.
+    'kubeward-arg': { type: 'string', multiple: true, default: ['--workers=2'] },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
