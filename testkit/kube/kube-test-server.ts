@@ -37,11 +37,22 @@ export function kubeApiserverMissing(env = kubeTestEnv()): string | undefined {
 export interface KubeTestServer {
   kubeconfigPath: string;
   stateDir: string;
+  /** The apiserver's port on 127.0.0.1. */
+  port: number;
+  /** The CA and the admin bearer token that start.sh made (in stateDir/pki). */
+  caFile: string;
+  tokenFile: string;
   stop(): Promise<void>;
 }
 
-export async function startKubeApiserver(env = kubeTestEnv()): Promise<KubeTestServer> {
+export interface KubeTestOptions {
+  /** The apiserver's authorization mode; start.sh's default is RBAC. */
+  authz?: 'RBAC' | 'AlwaysAllow';
+}
+
+export async function startKubeApiserver(env = kubeTestEnv(), opts: KubeTestOptions = {}): Promise<KubeTestServer> {
   const stateDir = await mkdtemp(join(tmpdir(), 'kw-kube-'));
+  const port = await freePort();
   let etcdPort = await freePort();
   // The etcd peer port is the client port + 10; find a pair that is free.
   for (let i = 0; i < 10 && !(await isFree(etcdPort + 10)); i++) etcdPort = await freePort();
@@ -49,8 +60,9 @@ export async function startKubeApiserver(env = kubeTestEnv()): Promise<KubeTestS
     ...process.env,
     KUBE_TEST_HOME: env.home,
     KUBE_TEST_STATE: stateDir,
-    KUBE_TEST_PORT: String(await freePort()),
+    KUBE_TEST_PORT: String(port),
     KUBE_TEST_ETCD_PORT: String(etcdPort),
+    ...(opts.authz ? { KUBE_TEST_AUTHZ: opts.authz } : {}),
   };
   const stop = async (): Promise<void> => {
     await run('bash', [join(env.scripts, 'stop.sh')], { env: vars }).catch(() => undefined);
@@ -59,7 +71,7 @@ export async function startKubeApiserver(env = kubeTestEnv()): Promise<KubeTestS
   try {
     const { stdout } = await run('bash', [join(env.scripts, 'start.sh')], { env: vars, timeout: 90_000 });
     const kubeconfigPath = stdout.trim().split('\n').pop()!;
-    return { kubeconfigPath, stateDir, stop };
+    return { kubeconfigPath, stateDir, port, caFile: join(stateDir, 'pki', 'ca.crt'), tokenFile: join(stateDir, 'pki', 'admin.token'), stop };
   } catch (err) {
     await stop();
     throw err;
