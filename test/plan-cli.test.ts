@@ -62,8 +62,8 @@ test('sans prints the kubeadm certSANs fragment, and kubespray group_vars files 
   const r = await kubeward('plan', 'sans', '--inventory', example('external-lb.ini'), '--vars', join(dir, 'all.yml'), '--format', 'kubeadm');
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^kind: ClusterConfiguration$/m);
-  assert.match(r.stdout, /^ {4}- k8s\.example\.org$/m);
-  assert.match(r.stdout, /^ {4}- api\.cluster\.example\.com$/m);
+  assert.match(r.stdout, /^ {4}- "k8s\.example\.org"$/m);
+  assert.match(r.stdout, /^ {4}- "api\.cluster\.example\.com"$/m);
   assert.match(r.stdout, /^ {4}- "10\.0\.0\.100"$/m);
 });
 

@@ -68,7 +68,7 @@ export function renderSanList(sans: SanEntry[]): string {
   return sans.map((s) => `${`${s.kind === 'dns' ? 'DNS' : 'IP'}:${s.value}`.padEnd(width)}  # ${s.why}`).join('\n') + '\n';
 }
 
-/** Quotes what YAML would otherwise read as something other than a string (::1, numbers). */
+/** Every YAML scalar kubeward writes is double-quoted (JSON strings are valid YAML). */
 export function yamlScalar(s: string): string {
-  return /^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(s) && !/^[0-9.]+$/.test(s) ? s : JSON.stringify(s);
+  return JSON.stringify(s);
 }

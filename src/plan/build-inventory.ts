@@ -2,7 +2,8 @@
 // applying kubespray's defaults and collecting every problem, each naming the host and the field.
 import { isIP } from 'node:net';
 import { LB_TYPES, type Inventory, type InventoryHost, type LbType } from './inventory.ts';
-import { CLUSTER_VARS, HOST_VARS, VarReader, isDnsName, likelyMeant, resolveSimpleTemplates } from './inventory-vars.ts';
+import { CLUSTER_VARS, HOST_VARS, VarReader, likelyMeant, resolveSimpleTemplates } from './inventory-vars.ts';
+import { isDnsName, isHostName, isSafeAbsolutePath, shown } from './value-grammar.ts';
 import type { InventoryProblem, RawInventory, Vars } from './raw-inventory.ts';
 import { firstServiceIp } from './service-ip.ts';
 
@@ -99,22 +100,26 @@ function readClusterSettings(v: VarReader): ClusterSettings {
   }
   const lbTypeText = v.string('loadbalancer_apiserver_type') ?? 'nginx';
   if (!LB_TYPES.includes(lbTypeText as LbType)) v.problem('loadbalancer_apiserver_type', `"${lbTypeText}" is not one of ${LB_TYPES.join(', ')}`);
-  const clusterName = v.string('cluster_name') ?? 'cluster.local';
+  const clusterName = v.matching('cluster_name', isHostName, 'a DNS domain (letters, digits, "-" and ".")') ?? 'cluster.local';
   const ipv4 = v.bool('ipv4_stack') ?? true;
   const ipv6 = v.bool('ipv6_stack') ?? v.bool('enable_dual_stack_networks') ?? false;
   const serviceVar = ipv4 ? 'kube_service_addresses' : 'kube_service_addresses_ipv6';
   const serviceCidr = v.string(serviceVar) ?? (ipv4 ? '10.233.0.0/18' : 'fd85:ee78:d8a6:8607::1000/116');
   if (firstServiceIp(serviceCidr) === undefined) v.problem(serviceVar, `"${serviceCidr}" is not a CIDR like 10.233.0.0/18`);
   const supplementary = v.stringList('supplementary_addresses_in_ssl_keys');
-  for (const s of supplementary) if (isIP(s) === 0 && !isDnsName(s)) v.problem('supplementary_addresses_in_ssl_keys', `"${s}" is neither an IP address nor a DNS name`);
-  const certDir = v.string('kube_cert_dir') ?? '/etc/kubernetes/ssl';
+  for (const s of supplementary) if (isIP(s) === 0 && !isDnsName(s)) v.problem('supplementary_addresses_in_ssl_keys', `${shown(s)} is neither an IP address nor a DNS name`);
+  const certDir = v.path('kube_cert_dir') ?? '/etc/kubernetes/ssl';
+  const caFile = v.string('kubeward_healthcheck_ca_file');
+  if (caFile !== undefined && caFile !== '' && !isSafeAbsolutePath(caFile)) v.problem('kubeward_healthcheck_ca_file', `${shown(caFile)} is not an absolute path without whitespace, control characters, quotes, braces, ";", "#" or ".." segments (or "" for unverified checks)`);
   const bindAddress = v.ip('kube_apiserver_bind_address') ?? '::';
-  const image = (name: string, repo: string, tag: string) => `${v.string(`${name}_image_repo`) ?? repo}:${v.string(`${name}_image_tag`) ?? tag}`;
+  const image = (name: string, repo: string, tag: string) => `${v.imageRepo(`${name}_image_repo`) ?? repo}:${v.imageTag(`${name}_image_tag`) ?? tag}`;
+  const lbName = v.string('apiserver_loadbalancer_domain_name');
+  if (lbName !== undefined && isIP(lbName) === 0 && !isHostName(lbName)) v.problem('apiserver_loadbalancer_domain_name', `${shown(lbName)} is neither a DNS name (letters, digits, "-" and ".") nor an IP address`);
   return {
     bindAddress,
     inventory: {
       externalLb: external,
-      lbDomainName: v.string('apiserver_loadbalancer_domain_name') ?? 'lb-apiserver.kubernetes.local',
+      lbDomainName: lbName !== undefined && (isIP(lbName) !== 0 || isHostName(lbName)) ? lbName : 'lb-apiserver.kubernetes.local',
       localLb,
       lbType: lbTypeText as LbType,
       localLbPort: v.port('loadbalancer_apiserver_port') ?? v.port('nginx_kube_apiserver_port') ?? apiserverPort,
@@ -124,13 +129,13 @@ function readClusterSettings(v: VarReader): ClusterSettings {
       etcdMultiaccess: v.bool('etcd_multiaccess') ?? true,
       supplementaryAddresses: supplementary,
       clusterName,
-      dnsDomain: v.string('dns_domain') ?? clusterName,
+      dnsDomain: v.matching('dns_domain', isHostName, 'a DNS domain (letters, digits, "-" and ".")') ?? clusterName,
       serviceCidr,
       kubeVipAddress: v.ip('kube_vip_address'),
       ipv6Stack: ipv6,
       certDir,
-      etcdCertDir: v.string('etcd_cert_dir') ?? '/etc/ssl/etcd/ssl',
-      healthcheckCaFile: v.string('kubeward_healthcheck_ca_file') ?? `${certDir}/ca.crt`,
+      etcdCertDir: v.path('etcd_cert_dir') ?? '/etc/ssl/etcd/ssl',
+      healthcheckCaFile: caFile === undefined ? `${certDir}/ca.crt` : caFile === '' || isSafeAbsolutePath(caFile) ? caFile : '',
       populateHostsFile: v.bool('populate_inventory_to_hosts_file') ?? true,
       images: {
         nginx: image('nginx', 'docker.io/library/nginx', '1.30.1-alpine'),
@@ -150,7 +155,7 @@ function readExternalLb(v: VarReader, apiserverPort: number): Inventory['externa
   }
   const { address, port, ...rest } = lb as Record<string, unknown>;
   for (const k of Object.keys(rest)) v.problem(`loadbalancer_apiserver.${k}`, 'unknown key; the keys are address and port');
-  if (address !== undefined && isIP(String(address)) === 0) v.problem('loadbalancer_apiserver.address', `"${String(address)}" is not an IP address (it goes into /etc/hosts)`);
+  if (address !== undefined && isIP(String(address)) === 0) v.problem('loadbalancer_apiserver.address', `${shown(address)} is not an IP address (it goes into /etc/hosts)`);
   return {
     address: address === undefined ? undefined : String(address),
     port: v.port('loadbalancer_apiserver.port', { value: port }) ?? apiserverPort,
@@ -168,9 +173,10 @@ function readHost(name: string, vars: Vars, clusterBind: string, members: Map<st
   const ip = v.has('ip') ? v.ip('ip') : ansibleHost !== undefined && isIP(ansibleHost) !== 0 ? ansibleHost : undefined;
   if (!v.has('ip') && ip === undefined) v.problem('ip', 'missing; add ip: <the node address other nodes reach> (ansible_host is used only when it is an IP address)');
   const accessIp = v.ip('access_ip');
-  const override = v.string('kube_override_hostname');
+  const override = v.matching('kube_override_hostname', isHostName, 'an RFC 1123 host name (letters, digits, "-" and "."); it is the node name and a certificate SAN');
   const controlPlane = members.get('kube_control_plane')?.has(name) ?? false;
-  if (controlPlane && !isDnsName(name)) v.problem('name', 'a control-plane host name goes into the apiserver certificate, so it must be a DNS name (letters, digits, "-" and ".")');
+  // Every host name becomes a directory under --out and a word in configs; control-plane names also a SAN.
+  if (!isHostName(name)) v.problem('name', `${shown(name)} is not an RFC 1123 host name (letters, digits, "-" and "."); rename the host in the inventory`);
   problems.push(...v.problems);
   if (ip === undefined) return undefined;
   return {

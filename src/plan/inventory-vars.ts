@@ -2,6 +2,9 @@
 // types, or strings from INI files) into typed values or a problem naming the variable.
 import { isIP } from 'node:net';
 import type { InventoryProblem, Vars } from './raw-inventory.ts';
+import { isConfigDuration, isDnsName, isImageRepository, isImageTagOrDigest, isObjectName, isQuantity, isSafeAbsolutePath, shown } from './value-grammar.ts';
+
+export { isDnsName };
 
 /** Variables that describe the whole cluster (group vars of all / k8s_cluster). */
 export const CLUSTER_VARS = [
@@ -44,7 +47,7 @@ export class VarReader {
     const v = this.#vars[name];
     if (v === undefined || v === null) return undefined;
     if (typeof v === 'string' || typeof v === 'number') return String(v).trim();
-    this.problem(name, `expected a string, got ${JSON.stringify(v)}`);
+    this.problem(name, `expected a string, got ${shown(v)}`);
     return undefined;
   }
 
@@ -56,7 +59,7 @@ export class VarReader {
     const s = String(v).toLowerCase();
     if (['true', 'yes', 'on', '1'].includes(s)) return true;
     if (['false', 'no', 'off', '0'].includes(s)) return false;
-    this.problem(name, `expected true or false, got ${JSON.stringify(v)}`);
+    this.problem(name, `expected true or false, got ${shown(v)}`);
     return undefined;
   }
 
@@ -68,7 +71,7 @@ export class VarReader {
     const n = typeof v === 'number' ? v : /^\s*\d+\s*$/.test(String(v)) ? Number(v) : NaN;
     const min = opts.allowZero ? 0 : 1;
     if (!Number.isInteger(n)) {
-      this.problem(field, `expected a port number, got ${JSON.stringify(v)}`);
+      this.problem(field, `expected a port number, got ${shown(v)}`);
       return undefined;
     }
     if (n < min || n > 65535) {
@@ -82,10 +85,53 @@ export class VarReader {
     const s = this.string(name);
     if (s === undefined) return undefined;
     if (isIP(s) === 0) {
-      this.problem(name, `"${s}" is not an IPv4 or IPv6 address`);
+      this.problem(name, `${shown(s)} is not an IPv4 or IPv6 address`);
       return undefined;
     }
     return s;
+  }
+
+  /** A string that must match a grammar; otherwise a problem saying what it must look like. */
+  matching(name: string, ok: (s: string) => boolean, what: string): string | undefined {
+    const s = this.string(name);
+    if (s === undefined) return undefined;
+    if (!ok(s)) {
+      this.problem(name, `${shown(s)} is not ${what}; kubeward refuses values it would have to escape`);
+      return undefined;
+    }
+    return s;
+  }
+
+  dnsName(name: string): string | undefined {
+    return this.matching(name, isDnsName, 'a DNS name (letters, digits, "-" and ".")');
+  }
+
+  path(name: string): string | undefined {
+    return this.matching(name, isSafeAbsolutePath, 'an absolute path without whitespace, control characters, quotes, braces, ";", "#" or ".." segments');
+  }
+
+  imageRepo(name: string): string | undefined {
+    return this.matching(name, isImageRepository, 'an image repository in the OCI reference grammar (like docker.io/library/nginx)');
+  }
+
+  imageTag(name: string): string | undefined {
+    return this.matching(name, isImageTagOrDigest, 'an image tag (like 1.30.1-alpine) or digest (sha256:<hex>)');
+  }
+
+  quantity(name: string): string | undefined {
+    return this.matching(name, isQuantity, 'a Kubernetes quantity like 25m or 32M');
+  }
+
+  duration(name: string): string | undefined {
+    return this.matching(name, isConfigDuration, 'a time like 5m, 30s or 300');
+  }
+
+  objectName(name: string): string | undefined {
+    return this.matching(name, isObjectName, 'a Kubernetes object name (lower-case letters, digits, "-" and ".")');
+  }
+
+  oneOf<T extends string>(name: string, values: readonly T[]): T | undefined {
+    return this.matching(name, (s) => (values as readonly string[]).includes(s), `one of ${values.join(', ')}`) as T | undefined;
   }
 
   stringList(name: string): string[] {
@@ -93,7 +139,7 @@ export class VarReader {
     if (v === undefined || v === null) return [];
     if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return v.map((x) => String(x).trim());
     if (typeof v === 'string') return v.split(',').map((x) => x.trim()).filter((x) => x !== '');
-    this.problem(name, `expected a list of names and addresses, got ${JSON.stringify(v)}`);
+    this.problem(name, `expected a list of names and addresses, got ${shown(v)}`);
     return [];
   }
 }
@@ -118,7 +164,7 @@ export function resolveSimpleTemplates(vars: Vars, known: ReadonlySet<string>, p
   }
   for (const [k, v] of Object.entries(out)) {
     if (known.has(k) && typeof v === 'string' && v.includes('{{')) {
-      problems.push({ host, field: k, message: `"${v}" is a Jinja expression kubeward cannot evaluate; write the value itself` });
+      problems.push({ host, field: k, message: `${shown(v)} is a Jinja expression kubeward cannot evaluate; write the value itself` });
       delete out[k];
     }
   }
@@ -147,10 +193,4 @@ function editDistance(a: string, b: string): number {
     prev = cur;
   }
   return prev[b.length]!;
-}
-
-/** RFC 1123 host names, with an optional leading "*." as certificates allow. */
-export function isDnsName(s: string): boolean {
-  const name = s.startsWith('*.') ? s.slice(2) : s;
-  return name.length > 0 && name.length <= 253 && name.split('.').every((l) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(l));
 }

@@ -36,10 +36,20 @@ export interface InventoryProblem {
   where?: string;
 }
 
+/** One line, whatever the inventory held: host, group and field names are JSON-escaped when needed. */
 export function formatProblem(p: InventoryProblem): string {
-  const subject = p.host !== undefined ? `host "${p.host}": ` : p.group !== undefined ? `group "${p.group}": ` : '';
+  const subject = p.host !== undefined ? `host ${JSON.stringify(p.host)}: ` : p.group !== undefined ? `group ${JSON.stringify(p.group)}: ` : '';
   const where = p.where !== undefined ? ` (${p.where})` : '';
-  return `${subject}${p.field}: ${p.message}${where}`;
+  return oneLine(`${subject}${plainOrQuoted(p.field)}: ${p.message}${where}`);
+}
+
+function plainOrQuoted(s: string): string {
+  return /^[\w.-]+$/.test(s) ? s : JSON.stringify(s);
+}
+
+/** Control characters (line breaks included) shown as escapes, so a message is always one line. */
+export function oneLine(s: string): string {
+  return s.replace(/\p{Cc}/gu, (c) => JSON.stringify(c).slice(1, -1));
 }
 
 export function emptyRawInventory(): RawInventory {
@@ -59,7 +69,10 @@ export function addRawHost(raw: RawInventory, host: RawHost): void {
       raw.problems.push({
         host: host.name,
         field: key,
-        message: `duplicate host: defined as ${String(before)} at ${earlier.where} and as ${String(value)} at ${host.where}; keep one definition`,
+        // Values are shown only for the address variables: an unknown key may hold a password.
+        message: ['ip', 'access_ip', 'ansible_host', 'ip6', 'access_ip6'].includes(key)
+          ? `duplicate host: defined as ${JSON.stringify(String(before))} at ${earlier.where} and as ${JSON.stringify(String(value))} at ${host.where}; keep one definition`
+          : `duplicate host: two different values at ${earlier.where} and ${host.where}; keep one definition`,
       });
     } else {
       earlier.vars[key] = value;

@@ -18,7 +18,19 @@ export interface RenderedFile {
   kind: 'nginx' | 'haproxy' | 'kubeward-proxy' | 'static-pod' | 'text' | 'yaml';
 }
 
+/** "a/b/c.yaml": no leading "/", no empty, "." or ".." segment, only [A-Za-z0-9._-] in names. */
+export function isSafeRelativePath(p: string): boolean {
+  return p.split('/').every((seg) => /^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(seg) && seg !== '..');
+}
+
+/** Every file the plan renders; throws if a path would leave the output directory (a bug: inputs are validated). */
 export function renderPlan(inv: Inventory): RenderedFile[] {
+  const files = renderFiles(inv);
+  for (const f of files) if (!isSafeRelativePath(f.path)) throw new Error(`internal error: rendered path ${JSON.stringify(f.path)} is not a plain relative path`);
+  return files;
+}
+
+function renderFiles(inv: Inventory): RenderedFile[] {
   const plan = planEndpoints(inv);
   const sans = computeSans(inv);
   const files: RenderedFile[] = [

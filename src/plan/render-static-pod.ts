@@ -64,35 +64,35 @@ export function renderStaticPod(inv: Inventory, nodeName: string, frontends: LbF
     'apiVersion: v1',
     'kind: Pod',
     'metadata:',
-    `  name: ${s.podName}`,
-    '  namespace: kube-system',
+    `  name: ${quote(s.podName)}`,
+    '  namespace: "kube-system"',
     '  labels:',
-    '    addonmanager.kubernetes.io/mode: Reconcile',
-    `    k8s-app: kube-${inv.lbType}`,
+    '    addonmanager.kubernetes.io/mode: "Reconcile"',
+    `    k8s-app: ${quote(`kube-${inv.lbType}`)}`,
     '  annotations:',
     `    kubeward.io/config-checksum: ${quote(sha256(config))}`,
     'spec:',
     '  hostNetwork: true',
-    '  dnsPolicy: ClusterFirstWithHostNet',
+    '  dnsPolicy: "ClusterFirstWithHostNet"',
     '  nodeSelector:',
-    '    kubernetes.io/os: linux',
-    '  priorityClassName: system-node-critical',
+    '    kubernetes.io/os: "linux"',
+    '  priorityClassName: "system-node-critical"',
     '  containers:',
-    `    - name: ${s.podName}`,
-    `      image: ${s.image}`,
-    '      imagePullPolicy: IfNotPresent',
+    `    - name: ${quote(s.podName)}`,
+    `      image: ${quote(s.image)}`,
+    '      imagePullPolicy: "IfNotPresent"',
   ];
   if (s.command) lines.push(`      command: [${s.command.map(quote).join(', ')}]`);
-  lines.push('      resources:', '        requests:', '          cpu: 25m', '          memory: 32M');
+  lines.push('      resources:', '        requests:', '          cpu: "25m"', '          memory: "32M"');
   if (s.healthPort !== undefined) {
     for (const probe of ['livenessProbe', 'readinessProbe']) {
       const path = probe === 'readinessProbe' && inv.lbType === 'kubeward' ? '/readyz' : '/healthz';
-      lines.push(`      ${probe}:`, '        httpGet:', '          host: 127.0.0.1', `          path: ${path}`, `          port: ${s.healthPort}`);
+      lines.push(`      ${probe}:`, '        httpGet:', '          host: "127.0.0.1"', `          path: ${quote(path)}`, `          port: ${s.healthPort}`);
     }
   }
   lines.push('      volumeMounts:');
-  for (const m of s.mounts) lines.push(`        - name: ${m.name}`, `          mountPath: ${m.mountPath}`, '          readOnly: true');
+  for (const m of s.mounts) lines.push(`        - name: ${quote(m.name)}`, `          mountPath: ${quote(m.mountPath)}`, '          readOnly: true');
   lines.push('  volumes:');
-  for (const m of s.mounts) lines.push(`    - name: ${m.name}`, '      hostPath:', `        path: ${m.hostPath}`);
+  for (const m of s.mounts) lines.push(`    - name: ${quote(m.name)}`, '      hostPath:', `        path: ${quote(m.hostPath)}`);
   return lines.join('\n') + '\n';
 }
