@@ -3,7 +3,7 @@
 import { isIP } from 'node:net';
 import { LB_TYPES, type Inventory, type InventoryHost, type LbType } from './inventory.ts';
 import { CLUSTER_VARS, HOST_VARS, VarReader, likelyMeant, resolveSimpleTemplates } from './inventory-vars.ts';
-import { isDnsName, isHostName, isSafeAbsolutePath, shown } from './value-grammar.ts';
+import { isDnsName, isHostName, isPlainIp, isSafeAbsolutePath, shown } from './value-grammar.ts';
 import type { InventoryProblem, RawInventory, Vars } from './raw-inventory.ts';
 import { firstServiceIp } from './service-ip.ts';
 
@@ -107,19 +107,19 @@ function readClusterSettings(v: VarReader): ClusterSettings {
   const serviceCidr = v.string(serviceVar) ?? (ipv4 ? '10.233.0.0/18' : 'fd85:ee78:d8a6:8607::1000/116');
   if (firstServiceIp(serviceCidr) === undefined) v.problem(serviceVar, `"${serviceCidr}" is not a CIDR like 10.233.0.0/18`);
   const supplementary = v.stringList('supplementary_addresses_in_ssl_keys');
-  for (const s of supplementary) if (isIP(s) === 0 && !isDnsName(s)) v.problem('supplementary_addresses_in_ssl_keys', `${shown(s)} is neither an IP address nor a DNS name`);
+  for (const s of supplementary) if (!isPlainIp(s) && !isDnsName(s)) v.problem('supplementary_addresses_in_ssl_keys', `${shown(s)} is neither an IP address nor a DNS name`);
   const certDir = v.path('kube_cert_dir') ?? '/etc/kubernetes/ssl';
   const caFile = v.string('kubeward_healthcheck_ca_file');
   if (caFile !== undefined && caFile !== '' && !isSafeAbsolutePath(caFile)) v.problem('kubeward_healthcheck_ca_file', `${shown(caFile)} is not an absolute path without whitespace, control characters, quotes, braces, ";", "#" or ".." segments (or "" for unverified checks)`);
   const bindAddress = v.ip('kube_apiserver_bind_address') ?? '::';
   const image = (name: string, repo: string, tag: string) => `${v.imageRepo(`${name}_image_repo`) ?? repo}:${v.imageTag(`${name}_image_tag`) ?? tag}`;
   const lbName = v.string('apiserver_loadbalancer_domain_name');
-  if (lbName !== undefined && isIP(lbName) === 0 && !isHostName(lbName)) v.problem('apiserver_loadbalancer_domain_name', `${shown(lbName)} is neither a DNS name (letters, digits, "-" and ".") nor an IP address`);
+  if (lbName !== undefined && !isPlainIp(lbName) && !isHostName(lbName)) v.problem('apiserver_loadbalancer_domain_name', `${shown(lbName)} is neither a DNS name (letters, digits, "-" and ".") nor an IP address`);
   return {
     bindAddress,
     inventory: {
       externalLb: external,
-      lbDomainName: lbName !== undefined && (isIP(lbName) !== 0 || isHostName(lbName)) ? lbName : 'lb-apiserver.kubernetes.local',
+      lbDomainName: lbName !== undefined && (isPlainIp(lbName) || isHostName(lbName)) ? lbName : 'lb-apiserver.kubernetes.local',
       localLb,
       lbType: lbTypeText as LbType,
       localLbPort: v.port('loadbalancer_apiserver_port') ?? v.port('nginx_kube_apiserver_port') ?? apiserverPort,
@@ -155,7 +155,7 @@ function readExternalLb(v: VarReader, apiserverPort: number): Inventory['externa
   }
   const { address, port, ...rest } = lb as Record<string, unknown>;
   for (const k of Object.keys(rest)) v.problem(`loadbalancer_apiserver.${k}`, 'unknown key; the keys are address and port');
-  if (address !== undefined && isIP(String(address)) === 0) v.problem('loadbalancer_apiserver.address', `${shown(address)} is not an IP address (it goes into /etc/hosts)`);
+  if (address !== undefined && !isPlainIp(String(address))) v.problem('loadbalancer_apiserver.address', `${shown(address)} is not an IP address (it goes into /etc/hosts)`);
   return {
     address: address === undefined ? undefined : String(address),
     port: v.port('loadbalancer_apiserver.port', { value: port }) ?? apiserverPort,
@@ -170,8 +170,8 @@ function readHost(name: string, vars: Vars, clusterBind: string, members: Map<st
   const v = new VarReader(resolveSimpleTemplates(vars, ALL_KNOWN, problems, name), name);
   // kubespray falls back to the gathered default address; without facts, ansible_host is the next best.
   const ansibleHost = v.string('ansible_host');
-  const ip = v.has('ip') ? v.ip('ip') : ansibleHost !== undefined && isIP(ansibleHost) !== 0 ? ansibleHost : undefined;
-  if (!v.has('ip') && ip === undefined) v.problem('ip', 'missing; add ip: <the node address other nodes reach> (ansible_host is used only when it is an IP address)');
+  const ip = v.has('ip') ? v.ip('ip') : ansibleHost !== undefined && isPlainIp(ansibleHost) ? ansibleHost : undefined;
+  if (!v.has('ip') && ip === undefined && !problems.some((p) => p.host === name && p.field === 'ip')) v.problem('ip', 'missing; add ip: <the node address other nodes reach> (ansible_host is used only when it is an IP address)');
   const accessIp = v.ip('access_ip');
   const override = v.matching('kube_override_hostname', isHostName, 'an RFC 1123 host name (letters, digits, "-" and "."); it is the node name and a certificate SAN');
   const controlPlane = members.get('kube_control_plane')?.has(name) ?? false;

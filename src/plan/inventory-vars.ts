@@ -1,8 +1,7 @@
 // kubespray variable names kubeward plan understands, and readers that turn their raw values (YAML
 // types, or strings from INI files) into typed values or a problem naming the variable.
-import { isIP } from 'node:net';
 import type { InventoryProblem, Vars } from './raw-inventory.ts';
-import { isConfigDuration, isDnsName, isImageRepository, isImageTagOrDigest, isObjectName, isQuantity, isSafeAbsolutePath, shown } from './value-grammar.ts';
+import { isPlainIp, isConfigDuration, isDnsName, isImageRepository, isImageTagOrDigest, isObjectName, isQuantity, isSafeAbsolutePath, shown } from './value-grammar.ts';
 
 export { isDnsName };
 
@@ -84,8 +83,8 @@ export class VarReader {
   ip(name: string): string | undefined {
     const s = this.string(name);
     if (s === undefined) return undefined;
-    if (isIP(s) === 0) {
-      this.problem(name, `${shown(s)} is not an IPv4 or IPv6 address`);
+    if (!isPlainIp(s)) {
+      this.problem(name, `${shown(s)} is not an IPv4 or IPv6 address${s.includes('%') ? ' (zone ids are not accepted)' : ''}`);
       return undefined;
     }
     return s;

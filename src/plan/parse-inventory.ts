@@ -33,7 +33,7 @@ export function readRawInventory(input: InventoryText): RawInventory {
 export function parseInventory(input: InventoryText, varsFiles: InventoryText[] = []): BuildResult {
   const raw = readRawInventory(input);
   // A file that could not be read at all would only add noise ("no control-plane hosts") to its one problem.
-  if (raw.problems.some((p) => p.field === 'yaml')) return { ok: false, problems: raw.problems };
+  if (raw.problems.some((p) => p.field === 'yaml') || (raw.problems.length > 0 && raw.hosts.length === 0 && raw.groups.length === 0)) return { ok: false, problems: raw.problems };
   const extra: Vars[] = [];
   const problems: InventoryProblem[] = [];
   for (const f of varsFiles) {

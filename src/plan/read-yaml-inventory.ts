@@ -23,7 +23,14 @@ export function readYamlInventory(text: string, source: string): RawInventory {
   }
   const dups: Duplicate[] = [];
   findDuplicates(doc.contents, [], lines, dups);
-  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // An unresolved alias or an alias bomb: the yaml library reports these only when converting.
+    raw.problems.push({ field: 'yaml', message: `${source} is not valid YAML: ${(err as Error).message.split('\n')[0]}` });
+    return raw;
+  }
   if (data === null || data === undefined) {
     raw.problems.push({ field: 'hosts', message: `${source} is empty; list the cluster's hosts` });
     return raw;

@@ -1,7 +1,14 @@
+import { isIP } from 'node:net';
+
 // The grammars every inventory value must match before it becomes a file name, a config line or
 // a YAML scalar. A value that does not match is refused (exit 2 naming the host and key), never
 // escaped: nginx, HAProxy, openssl and /etc/hosts have no common quoting, so only values that need
 // none are let through.
+
+/** An IPv4 or IPv6 address without a zone id ("fe80::1%eth0" is a link-local scope, not a node address). */
+export function isPlainIp(s: string): boolean {
+  return isIP(s) !== 0 && !s.includes('%');
+}
 
 /** RFC 1123 host name: dot-separated labels of letters, digits and inner "-", at most 253 long. */
 export function isHostName(s: string): boolean {
@@ -51,7 +58,8 @@ export function isImageReference(s: string): boolean {
   const at = s.indexOf('@');
   const [nameTag, digest] = at >= 0 ? [s.slice(0, at), s.slice(at + 1)] : [s, undefined];
   if (digest !== undefined && !DIGEST_RE.test(digest)) return false;
-  const m = /^(.*?)(?::([^:/]+))?$/.exec(nameTag)!;
+  const m = /^(.*?)(?::([^:/]+))?$/s.exec(nameTag);
+  if (m === null) return false;
   if (m[2] !== undefined && !TAG_RE.test(m[2])) return false;
   return isImageRepository(m[1]!);
 }
