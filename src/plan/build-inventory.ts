@@ -1,6 +1,5 @@
 // Turns a raw inventory (any of the three formats) plus group-vars files into the typed Inventory,
 // applying kubespray's defaults and collecting every problem, each naming the host and the field.
-import { isIP } from 'node:net';
 import { LB_TYPES, type Inventory, type InventoryHost, type LbType } from './inventory.ts';
 import { CLUSTER_VARS, HOST_VARS, VarReader, likelyMeant, resolveSimpleTemplates } from './inventory-vars.ts';
 import { isDnsName, isHostName, isPlainIp, isSafeAbsolutePath, shown } from './value-grammar.ts';
