@@ -59,7 +59,7 @@ function serversOfInventory(inv: Inventory): Server[] {
   const targets = computeSans(inv).map((s) => s.value);
   const servers: Server[] = controlPlaneHosts(inv).map((h) => ({ label: h.name, host: h.accessIp, port: inv.apiserverPort, targets }));
   const lb = inv.externalLb;
-  if (lb?.address !== undefined) servers.push({ label: 'external load balancer', host: lb.address, port: lb.port, targets, servername: inv.lbDomainName });
+  if (lb?.address !== undefined) servers.push({ label: 'external load balancer', host: lb.address, port: lb.port, targets, servername: inv.lbDomainName !== undefined && inv.lbDomainName !== 'localhost' && isIP(inv.lbDomainName) === 0 ? inv.lbDomainName : undefined });
   return servers;
 }
 
@@ -134,7 +134,7 @@ export function checkCertCommand(io?: Io): Command {
       const url = config.url;
       const ca = config.caFile === undefined ? undefined : { text: await readCa(config.caFile), label: basename(config.caFile) };
       let servers: Server[];
-      if (config.inventory !== undefined) servers = serversOfInventory(await loadInventory(config.inventory, config.vars));
+      if (config.inventory !== undefined) servers = serversOfInventory(await loadInventory(config.inventory, config.vars, config.kubesprayVersion));
       else {
         const { host, port } = parseServerUrl(url!);
         const targets = [...(config.name ?? []), ...(config.ip ?? [])];

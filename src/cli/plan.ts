@@ -14,11 +14,16 @@ import { planEndpoints } from '../plan/plan-endpoints.ts';
 import { formatEndpoints, OUTPUT_FORMATS } from '../plan/format-endpoints.ts';
 import { renderPlan } from '../plan/render-plan.ts';
 import { compareTree, writeTree } from '../plan/plan-files.ts';
-import { computeSans, renderKubeadmCertSans, renderOpensslSans, renderSanList } from '../plan/apiserver-sans.ts';
+import { computeSans, factSanNotes, renderKubeadmCertSans, renderOpensslSans, renderSanList } from '../plan/apiserver-sans.ts';
+import { CURRENT_KUBESPRAY, parseKubesprayVersion } from '../plan/kubespray-defaults.ts';
 
 export const inventoryFields = {
   inventory: z.string({ error: 'expected the path of an inventory file' }).min(1).optional(),
   vars: z.array(z.string().min(1)).optional(),
+  kubesprayVersion: z
+    .string()
+    .refine((v) => parseKubesprayVersion(v) !== undefined, { error: 'expected a kubespray release like v2.31, v2.30.0 or 2.28' })
+    .optional(),
 };
 
 /** Output is for stdout; warnings and problems go to stderr. Injected so tests can capture them. */
@@ -85,16 +90,18 @@ async function readText(flag: string, path: string): Promise<InventoryText> {
 }
 
 /** Reads and validates the inventory; every problem becomes one line of the usage error. */
-export async function loadInventory(inventoryPath: string, varsPaths: string[] = []): Promise<Inventory> {
+export async function loadInventory(inventoryPath: string, varsPaths: string[] = [], kubesprayVersion?: string): Promise<Inventory> {
   const input = await readText('--inventory', inventoryPath);
   const vars = await Promise.all(varsPaths.map((p) => readText('--vars', p)));
-  const r = parseInventory(input, vars);
+  const kubespray = kubesprayVersion === undefined ? CURRENT_KUBESPRAY : parseKubesprayVersion(kubesprayVersion)!;
+  const r = parseInventory(input, vars, { kubespray });
   if (!r.ok) throw new UsageError(r.problems.map((p) => `${inventoryPath}: ${formatProblem(p)}`).join('\n'));
   return r.inventory;
 }
 
 export const inventoryOptions = (): Option[] => [
   new Option('--inventory <file>', 'kubeward YAML inventory, or a kubespray hosts.yaml / inventory.ini'),
+  new Option('--kubespray-version <release>', 'follow this kubespray release (default: v2.31, also right for v2.30; v2.29 keeps lb-apiserver.kubernetes.local, v2.28 and older also /etc/hosts)'),
   new Option('--vars <file>', 'kubespray group_vars file (all.yml, k8s-cluster.yml...) applied on top; repeatable').argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]),
 ];
 
@@ -107,7 +114,7 @@ function endpointsCommand(io?: Io): Command {
     { summary: 'each node\'s role and the apiserver/etcd endpoint each client uses, with the reason (kubespray\'s HA table)', fields, check: requireInventory },
     [...inventoryOptions(), new Option('--node <name>', 'only this node'), new Option('-o, --output <table|json|yaml>', 'output format (default: table)')],
     async (config, out) => {
-      const plan = planEndpoints(await loadInventory(config.inventory!, config.vars));
+      const plan = planEndpoints(await loadInventory(config.inventory!, config.vars, config.kubesprayVersion));
       if (config.node !== undefined) {
         const names = plan.nodes.map((n) => n.name);
         if (!names.includes(config.node)) throw new UsageError(`--node ${config.node}: not a cluster node in the inventory; nodes: ${names.join(', ')}`);
@@ -132,7 +139,7 @@ function renderCommand(io?: Io): Command {
     },
     [...inventoryOptions(), new Option('--out <dir>', 'directory to write into'), new Option('--check', 'compare with DIR instead of writing; exit 1 and print a diff when they differ')],
     async (config, out) => {
-      const inv = await loadInventory(config.inventory!, config.vars);
+      const inv = await loadInventory(config.inventory!, config.vars, config.kubesprayVersion);
       const files = renderPlan(inv);
       for (const w of planEndpoints(inv).warnings) out.err(`warning: ${w}\n`);
       const dir = config.out!;
@@ -165,9 +172,12 @@ function sansCommand(io?: Io): Command {
     { summary: 'the apiserver certificate SANs: every name and address clients dial', fields, check: requireInventory },
     [...inventoryOptions(), new Option('--format <list|openssl|kubeadm|json>', 'list (with reasons), an openssl [alt_names] section, a kubeadm certSANs fragment, or JSON (default: list)')],
     async (config, out) => {
-      const sans = computeSans(await loadInventory(config.inventory!, config.vars));
+      const inv = await loadInventory(config.inventory!, config.vars, config.kubesprayVersion);
+      const sans = computeSans(inv);
+      const notes = factSanNotes(inv);
       const text = { list: renderSanList, openssl: renderOpensslSans, kubeadm: renderKubeadmCertSans, json: (s: typeof sans) => JSON.stringify(s, null, 2) + '\n' }[config.format];
-      out.out(text(sans));
+      out.out(text(sans, notes));
+      if (config.format === 'json') for (const n of notes) out.err(`note: ${n}\n`);
       return 0;
     },
     io,

@@ -1,41 +1,50 @@
 // Turns a raw inventory (any of the three formats) plus group-vars files into the typed Inventory,
-// applying kubespray's defaults and collecting every problem, each naming the host and the field.
-import { LB_TYPES, type Inventory, type InventoryHost, type LbType } from './inventory.ts';
-import { CLUSTER_VARS, HOST_VARS, VarReader, likelyMeant, resolveSimpleTemplates } from './inventory-vars.ts';
-import { isDnsName, isHostName, isPlainIp, isSafeAbsolutePath, shown } from './value-grammar.ts';
-import type { InventoryProblem, RawInventory, Vars } from './raw-inventory.ts';
+// with kubespray's defaults and precedence (role defaults < group_vars < --vars files < host vars),
+// Jinja evaluated as kubespray's samples use it, and every problem naming the host and the field.
+import { LB_TYPES, VIP_PROVIDERS, type Inventory, type InventoryHost, type LbType, type VipProvider } from './inventory.ts';
+import { CLUSTER_VARS, HOST_VARS, VarReader, likelyMeant } from './inventory-vars.ts';
+import { CURRENT_KUBESPRAY, KUBESPRAY_DEFAULTS, hasLocalhostLbName, type KubesprayVersion } from './kubespray-defaults.ts';
+import { isDnsName, isHostName, isObjectName, isPlainIp, isSafeAbsolutePath, shown } from './value-grammar.ts';
+import type { InventoryProblem, RawGroup, RawInventory, Vars } from './raw-inventory.ts';
 import { firstServiceIp } from './service-ip.ts';
+import { VarScope } from './var-scope.ts';
+import { isIP } from 'node:net';
 
-/** Group names kubespray uses, old spellings mapped to the current ones. */
+/** Group names kubespray reads, old spellings mapped to the current ones. Other groups are allowed. */
 const GROUP_ALIASES: Record<string, string> = {
   all: 'all', ungrouped: 'ungrouped', bastion: 'bastion',
   kube_control_plane: 'kube_control_plane', 'kube-master': 'kube_control_plane', kube_master: 'kube_control_plane',
   etcd: 'etcd', kube_node: 'kube_node', 'kube-node': 'kube_node',
   k8s_cluster: 'k8s_cluster', 'k8s-cluster': 'k8s_cluster', calico_rr: 'calico_rr', 'calico-rr': 'calico_rr',
 };
-const KNOWN_GROUPS = 'kube_control_plane (or kube-master), etcd, kube_node (or kube-node), k8s_cluster, calico_rr, bastion, all';
-const ALL_KNOWN = new Set<string>([...CLUSTER_VARS, ...HOST_VARS]);
 /** kubespray variables one edit away from a known name that are legitimate and simply not read here. */
-const NOT_TYPOS = new Set(['ip6', 'access_ip6', 'main_ip', 'main_access_ip', 'kube_apiserver_ip', 'ansible_port', 'ansible_user']);
+const NOT_TYPOS = new Set(['main_ip', 'main_access_ip', 'kube_apiserver_ip', 'ansible_port', 'ansible_user', 'kube_vip_enabled', 'kube_proxy_mode']);
 
 export type BuildResult = { ok: true; inventory: Inventory; ignoredHosts: string[] } | { ok: false; problems: InventoryProblem[] };
 
-/** extraVars: group-vars files in order (later wins), on top of the inventory's own vars. */
-export function buildInventory(raw: RawInventory, extraVars: Vars[] = []): BuildResult {
+export interface BuildOptions {
+  /** The kubespray release whose behaviour to follow; default: the current one. */
+  kubespray?: KubesprayVersion;
+}
+
+/** extraVars: group-vars files in order (later wins), on top of the inventory's own group vars. */
+export function buildInventory(raw: RawInventory, extraVars: Vars[] = [], opts: BuildOptions = {}): BuildResult {
+  const version = opts.kubespray ?? CURRENT_KUBESPRAY;
   const problems: InventoryProblem[] = [...raw.problems];
   const members = resolveGroups(raw, problems);
   const groupVars = (g: string) => raw.groups.filter((x) => GROUP_ALIASES[x.name] === g).map((x) => x.vars);
-  const merged: Vars = Object.assign({}, ...groupVars('all'), ...groupVars('k8s_cluster'), raw.vars, ...extraVars);
-  checkUnknownVars(merged, [...CLUSTER_VARS, ...HOST_VARS], problems);
-  const cluster = new VarReader(resolveSimpleTemplates(merged, ALL_KNOWN, problems));
-  const settings = readClusterSettings(cluster);
+  const clusterLayer: Vars = Object.assign({}, ...groupVars('all'), ...groupVars('k8s_cluster'), raw.vars, ...extraVars);
+  checkUnknownVars(clusterLayer, [...CLUSTER_VARS, ...HOST_VARS], problems);
+  const cluster = new VarReader(new VarScope([KUBESPRAY_DEFAULTS, clusterLayer]));
+  const settings = readClusterSettings(cluster, version);
   problems.push(...cluster.problems);
 
   const inRole = (name: string) => ['kube_control_plane', 'etcd', 'kube_node'].some((g) => members.get(g)?.has(name));
   const hosts: InventoryHost[] = [];
   for (const rh of raw.hosts.filter((h) => inRole(h.name))) {
-    const vars: Vars = Object.assign({}, ...hostGroupVars(raw, rh.name, members), rh.vars);
-    const host = readHost(rh.name, vars, settings.bindAddress, members, problems);
+    const own: Vars[] = [...hostGroupVars(raw, rh.name, members), rh.vars];
+    const scope = new VarScope([KUBESPRAY_DEFAULTS, clusterLayer, ...own, { inventory_hostname: rh.name }]);
+    const host = readHost(rh.name, own, scope, settings.inventory, members, problems);
     if (host) hosts.push(host);
   }
   checkHostSet(hosts, members, problems);
@@ -46,39 +55,39 @@ export function buildInventory(raw: RawInventory, extraVars: Vars[] = []): Build
 function resolveGroups(raw: RawInventory, problems: InventoryProblem[]): Map<string, Set<string>> {
   const byName = new Map(raw.groups.map((g) => [g.name, g]));
   for (const g of raw.groups) {
-    if (GROUP_ALIASES[g.name] === undefined) {
-      problems.push({ group: g.name, field: 'group', message: `unknown group; kubeward plan reads ${KNOWN_GROUPS}`, where: g.where });
-    }
+    // Any group name Ansible accepts is fine (no_floating, gpu...); only the names must be safe to print.
+    if (!/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(g.name)) problems.push({ group: g.name, field: 'group', message: 'a group name has letters, digits, "_", "-" and "."', where: g.where });
     for (const h of g.hosts) {
-      if (!raw.hosts.some((x) => x.name === h)) problems.push({ host: h, group: g.name, field: 'hosts', message: `listed in group "${g.name}" but not defined under hosts`, where: g.where });
+      if (!raw.hosts.some((x) => x.name === h)) problems.push({ host: h, group: g.name, field: 'hosts', message: `listed in group ${JSON.stringify(g.name)} but not defined under hosts`, where: g.where });
     }
   }
-  const expand = (name: string, seen: Set<string>): string[] => {
-    const g = byName.get(name);
-    if (!g || seen.has(name)) return [];
-    seen.add(name);
-    return [...g.hosts, ...g.children.flatMap((c) => expand(c, seen))];
-  };
   const members = new Map<string, Set<string>>();
   for (const g of raw.groups) {
-    const canonical = GROUP_ALIASES[g.name];
-    if (canonical === undefined) continue;
-    const set = members.get(canonical) ?? new Set<string>();
-    for (const h of expand(g.name, new Set())) set.add(h);
-    members.set(canonical, set);
+    const key = GROUP_ALIASES[g.name] ?? g.name;
+    const set = members.get(key) ?? new Set<string>();
+    for (const h of expandGroup(byName, g.name, new Set())) set.add(h);
+    members.set(key, set);
   }
   return members;
 }
 
+function expandGroup(byName: Map<string, RawGroup>, name: string, seen: Set<string>): string[] {
+  const g = byName.get(name);
+  if (!g || seen.has(name)) return [];
+  seen.add(name);
+  return [...g.hosts, ...g.children.flatMap((c) => expandGroup(byName, c, seen))];
+}
+
+/** Vars of every group (known or not) that holds the host, other than the cluster-wide all/k8s_cluster. */
 function hostGroupVars(raw: RawInventory, host: string, members: Map<string, Set<string>>): Vars[] {
   return raw.groups
-    .filter((g) => !['all', 'k8s_cluster'].includes(GROUP_ALIASES[g.name] ?? '') && members.get(GROUP_ALIASES[g.name] ?? '')?.has(host))
+    .filter((g) => !['all', 'k8s_cluster'].includes(GROUP_ALIASES[g.name] ?? '') && members.get(GROUP_ALIASES[g.name] ?? g.name)?.has(host))
     .map((g) => g.vars);
 }
 
 function checkUnknownVars(vars: Vars, known: readonly string[], problems: InventoryProblem[], host?: string): void {
   for (const key of Object.keys(vars)) {
-    if (known.includes(key) || NOT_TYPOS.has(key)) continue;
+    if (known.includes(key) || NOT_TYPOS.has(key) || key in KUBESPRAY_DEFAULTS) continue;
     // kubespray has hundreds of other variables; pasted group vars keep them, so only near-misses are errors.
     const meant = likelyMeant(key, known);
     if (meant) problems.push({ host, field: key, message: `unknown variable; did you mean ${meant}?` });
@@ -87,40 +96,51 @@ function checkUnknownVars(vars: Vars, known: readonly string[], problems: Invent
 
 interface ClusterSettings {
   inventory: Omit<Inventory, 'hosts'>;
-  bindAddress: string;
 }
 
-function readClusterSettings(v: VarReader): ClusterSettings {
+const DOMAIN = 'a DNS domain (letters, digits, "-" and ".")';
+const PATH_RULE = 'an absolute path without whitespace, control characters, quotes, braces, ";", "#" or ".." segments';
+
+function readClusterSettings(v: VarReader, version: KubesprayVersion): ClusterSettings {
+  const warnings: string[] = [];
   const apiserverPort = v.port('kube_apiserver_port') ?? 6443;
   const external = readExternalLb(v, apiserverPort);
-  const localLb = v.bool('loadbalancer_apiserver_localhost') ?? external === undefined;
-  if (external && localLb) {
-    v.problem('loadbalancer_apiserver_localhost', 'true together with loadbalancer_apiserver: kubespray treats them as mutually exclusive; remove one');
-  }
+  // roles/kubespray_defaults/defaults/main/main.yml: loadbalancer_apiserver_localhost: "{{ loadbalancer_apiserver is not defined }}".
+  // A MetalLB VIP needs the cluster to exist, so kubeward's default keeps the nodes on the node-local LB.
+  const localLbSet = v.setByInventory('loadbalancer_apiserver_localhost');
+  const localLb = (localLbSet ? v.bool('loadbalancer_apiserver_localhost') : undefined) ?? (external === undefined || external.provider === 'metallb');
   const lbTypeText = v.string('loadbalancer_apiserver_type') ?? 'nginx';
-  if (!LB_TYPES.includes(lbTypeText as LbType)) v.problem('loadbalancer_apiserver_type', `"${lbTypeText}" is not one of ${LB_TYPES.join(', ')}`);
-  const clusterName = v.matching('cluster_name', isHostName, 'a DNS domain (letters, digits, "-" and ".")') ?? 'cluster.local';
+  if (!LB_TYPES.includes(lbTypeText as LbType)) v.problem('loadbalancer_apiserver_type', `${shown(lbTypeText)} is not one of ${LB_TYPES.join(', ')}`);
+  const lbType = lbTypeText as LbType;
+  const clusterName = v.matching('cluster_name', isHostName, DOMAIN) ?? 'cluster.local';
   const ipv4 = v.bool('ipv4_stack') ?? true;
-  const ipv6 = v.bool('ipv6_stack') ?? v.bool('enable_dual_stack_networks') ?? false;
+  const ipv6 = v.bool('ipv6_stack') ?? false;
+  if (!ipv4 && !ipv6) v.problem('ipv6_stack', 'false while ipv4_stack is false too: the cluster needs at least one stack; set ipv6_stack: true for IPv6-only');
+  // roles/kubespray_defaults/vars/main/main.yml: kube_service_subnets takes the IPv4 range first, the IPv6 one on IPv6-only clusters.
   const serviceVar = ipv4 ? 'kube_service_addresses' : 'kube_service_addresses_ipv6';
   const serviceCidr = v.string(serviceVar) ?? (ipv4 ? '10.233.0.0/18' : 'fd85:ee78:d8a6:8607::1000/116');
-  if (firstServiceIp(serviceCidr) === undefined) v.problem(serviceVar, `"${serviceCidr}" is not a CIDR like 10.233.0.0/18`);
+  if (firstServiceIp(serviceCidr) === undefined) v.problem(serviceVar, `${shown(serviceCidr)} is not a CIDR like 10.233.0.0/18`);
   const supplementary = v.stringList('supplementary_addresses_in_ssl_keys');
   for (const s of supplementary) if (!isPlainIp(s) && !isDnsName(s)) v.problem('supplementary_addresses_in_ssl_keys', `${shown(s)} is neither an IP address nor a DNS name`);
   const certDir = v.path('kube_cert_dir') ?? '/etc/kubernetes/ssl';
-  const caFile = v.string('kubeward_healthcheck_ca_file');
-  if (caFile !== undefined && caFile !== '' && !isSafeAbsolutePath(caFile)) v.problem('kubeward_healthcheck_ca_file', `${shown(caFile)} is not an absolute path without whitespace, control characters, quotes, braces, ";", "#" or ".." segments (or "" for unverified checks)`);
-  const bindAddress = v.ip('kube_apiserver_bind_address') ?? '::';
+  const caFile = v.setByInventory('kubeward_healthcheck_ca_file') ? v.string('kubeward_healthcheck_ca_file') : undefined;
+  if (caFile !== undefined && caFile !== '' && !isSafeAbsolutePath(caFile)) v.problem('kubeward_healthcheck_ca_file', `${shown(caFile)} is not ${PATH_RULE} (or "" for unverified checks)`);
   const image = (name: string, repo: string, tag: string) => `${v.imageRepo(`${name}_image_repo`) ?? repo}:${v.imageTag(`${name}_image_tag`) ?? tag}`;
-  const lbName = v.string('apiserver_loadbalancer_domain_name');
-  if (lbName !== undefined && !isPlainIp(lbName) && !isHostName(lbName)) v.problem('apiserver_loadbalancer_domain_name', `${shown(lbName)} is neither a DNS name (letters, digits, "-" and ".") nor an IP address`);
+  const lbName = readLbDomainName(v, version, localLb, external);
+  const podName = lbType === 'kubeward' && !v.setByInventory('loadbalancer_apiserver_pod_name') ? 'kubeward-proxy' : v.objectName('loadbalancer_apiserver_pod_name');
+  const kubeProxyMode = v.oneOf('kube_proxy_mode', ['ipvs', 'iptables', 'nftables']) ?? 'ipvs';
+  const strictArp = v.bool('kube_proxy_strict_arp') ?? false;
+  if (external?.provider === 'metallb') {
+    if (!localLb) warnings.push(`kubeward_vip_provider metallb with loadbalancer_apiserver_localhost false: every node would reach the apiserver through ${external.address ?? 'the VIP'}, which MetalLB announces only once kube-proxy and the MetalLB speaker run, and they need the apiserver first (a bootstrap cycle); keep loadbalancer_apiserver_localhost true`);
+    if (kubeProxyMode === 'ipvs' && !strictArp) warnings.push('MetalLB in layer-2 mode with kube_proxy_mode ipvs needs kube_proxy_strict_arp: true (MetalLB installation docs); it is false');
+  }
   return {
-    bindAddress,
     inventory: {
       externalLb: external,
-      lbDomainName: lbName !== undefined && (isPlainIp(lbName) || isHostName(lbName)) ? lbName : 'lb-apiserver.kubernetes.local',
+      lbDomainName: lbName,
+      kubespray: version,
       localLb,
-      lbType: lbTypeText as LbType,
+      lbType,
       localLbPort: v.port('loadbalancer_apiserver_port') ?? v.port('nginx_kube_apiserver_port') ?? apiserverPort,
       localLbHealthcheckPort: v.port('loadbalancer_apiserver_healthcheck_port'),
       apiserverPort,
@@ -128,9 +148,11 @@ function readClusterSettings(v: VarReader): ClusterSettings {
       etcdMultiaccess: v.bool('etcd_multiaccess') ?? true,
       supplementaryAddresses: supplementary,
       clusterName,
-      dnsDomain: v.matching('dns_domain', isHostName, 'a DNS domain (letters, digits, "-" and ".")') ?? clusterName,
+      // dns_domain defaults to "{{ cluster_name }}", already checked: one bad value, one problem.
+      dnsDomain: (v.setByInventory('dns_domain') ? v.matching('dns_domain', isHostName, DOMAIN) : clusterName) ?? clusterName,
       serviceCidr,
-      kubeVipAddress: v.ip('kube_vip_address'),
+      kubeVipAddress: v.has('kube_vip_address') ? v.ip('kube_vip_address') : undefined,
+      ipv4Stack: ipv4,
       ipv6Stack: ipv6,
       certDir,
       etcdCertDir: v.path('etcd_cert_dir') ?? '/etc/ssl/etcd/ssl',
@@ -141,8 +163,39 @@ function readClusterSettings(v: VarReader): ClusterSettings {
         haproxy: image('haproxy', 'docker.io/library/haproxy', '3.2.19-alpine'),
         kubeward: image('kubeward', 'kubeward', 'latest'),
       },
+      lbPod: {
+        name: podName ?? (lbType === 'nginx' ? 'nginx-proxy' : 'haproxy'),
+        cpuRequests: v.quantity('loadbalancer_apiserver_cpu_requests') ?? '25m',
+        memoryRequests: v.quantity('loadbalancer_apiserver_memory_requests') ?? '32M',
+        pullPolicy: v.oneOf('k8s_image_pull_policy', ['Always', 'IfNotPresent', 'Never']) ?? 'IfNotPresent',
+        keepaliveTimeout: v.duration('loadbalancer_apiserver_keepalive_timeout') ?? '5m',
+      },
+      manifestDir: v.path('kube_manifest_dir') ?? '/etc/kubernetes/manifests',
+      configDirs: { nginx: v.path('nginx_config_dir') ?? '/etc/nginx', haproxy: v.path('haproxy_config_dir') ?? '/etc/haproxy' },
+      kubeProxy: { mode: kubeProxyMode, strictArp },
+      warnings,
     },
   };
+}
+
+/**
+ * apiserver_loadbalancer_domain_name. v2.30.0+ (roles/kubespray_defaults/defaults/main/main.yml):
+ * "{{ 'localhost' if loadbalancer_apiserver_localhost else (loadbalancer_apiserver.address | d(undef())) }}";
+ * before: "lb-apiserver.kubernetes.local".
+ */
+function readLbDomainName(v: VarReader, version: KubesprayVersion, localLb: boolean, external: Inventory['externalLb']): string | undefined {
+  const set = v.string('apiserver_loadbalancer_domain_name');
+  if (set !== undefined) {
+    if (isPlainIp(set) || isHostName(set)) return set;
+    v.problem('apiserver_loadbalancer_domain_name', `${shown(set)} is neither a DNS name (letters, digits, "-" and ".") nor an IP address`);
+    return undefined;
+  }
+  if (!hasLocalhostLbName(version)) return 'lb-apiserver.kubernetes.local';
+  if (localLb) return 'localhost';
+  if (external && external.address === undefined) {
+    v.problem('loadbalancer_apiserver', 'has no address and apiserver_loadbalancer_domain_name is not set: since kubespray v2.30.0 the endpoint name defaults to the address; set one of them');
+  }
+  return external?.address;
 }
 
 function readExternalLb(v: VarReader, apiserverPort: number): Inventory['externalLb'] {
@@ -154,28 +207,60 @@ function readExternalLb(v: VarReader, apiserverPort: number): Inventory['externa
   }
   const { address, port, ...rest } = lb as Record<string, unknown>;
   for (const k of Object.keys(rest)) v.problem(`loadbalancer_apiserver.${k}`, 'unknown key; the keys are address and port');
-  if (address !== undefined && !isPlainIp(String(address))) v.problem('loadbalancer_apiserver.address', `${shown(address)} is not an IP address (it goes into /etc/hosts)`);
+  if (address !== undefined && address !== null && !isPlainIp(String(address))) v.problem('loadbalancer_apiserver.address', `${shown(address)} is not an IP address`);
+  const addr = address === undefined || address === null ? undefined : String(address);
+  // kube-vip as kubespray's docs/ingress/kube-vip.md sets it up: address: "{{ kube_vip_address }}".
+  const kubeVip = v.bool('kube_vip_enabled') === true && addr !== undefined && v.has('kube_vip_address') && String(v.get('kube_vip_address')) === addr;
+  const provider: VipProvider = v.oneOf('kubeward_vip_provider', VIP_PROVIDERS) ?? (kubeVip ? 'kube-vip' : 'external');
+  const lbClass = v.matching('kubeward_metallb_load_balancer_class', (s) => /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/.test(s) && s.length <= 253, 'a loadBalancerClass like metallb.io/metallb');
+  const pool = v.matching('kubeward_metallb_address_pool', isObjectName, 'a MetalLB IPAddressPool name');
   return {
-    address: address === undefined ? undefined : String(address),
+    address: addr,
     port: v.port('loadbalancer_apiserver.port', { value: port }) ?? apiserverPort,
+    provider,
+    ...(lbClass !== undefined ? { loadBalancerClass: lbClass } : {}),
+    ...(pool !== undefined ? { addressPool: pool } : {}),
   };
 }
 
-function readHost(name: string, vars: Vars, clusterBind: string, members: Map<string, Set<string>>, problems: InventoryProblem[]): InventoryHost | undefined {
-  for (const key of Object.keys(vars)) {
-    if ((CLUSTER_VARS as readonly string[]).includes(key)) problems.push({ host: name, field: key, message: 'is cluster-wide in kubeward plan; set it once under vars (or group_vars/all)' });
+/**
+ * One host. main_ip / main_access_ip as roles/network_facts/tasks/main.yaml computes them: ip (ip6
+ * on IPv6-only clusters), falling back to the default-route fact, and access_ip (access_ip6)
+ * falling back to main_ip.
+ */
+function readHost(name: string, own: Vars[], scope: VarScope, cluster: ClusterSettings['inventory'], members: Map<string, Set<string>>, problems: InventoryProblem[]): InventoryHost | undefined {
+  for (const vars of own) {
+    for (const key of Object.keys(vars)) {
+      if ((CLUSTER_VARS as readonly string[]).includes(key)) problems.push({ host: name, field: key, message: 'is cluster-wide in kubeward plan; set it once under vars (or group_vars/all)' });
+    }
+    checkUnknownVars(vars, [...HOST_VARS, ...CLUSTER_VARS], problems, name);
   }
-  checkUnknownVars(vars, [...HOST_VARS, ...CLUSTER_VARS], problems, name);
-  const v = new VarReader(resolveSimpleTemplates(vars, ALL_KNOWN, problems, name), name);
-  // kubespray falls back to the gathered default address; without facts, ansible_host is the next best.
-  const ansibleHost = v.string('ansible_host');
-  const ip = v.has('ip') ? v.ip('ip') : ansibleHost !== undefined && isPlainIp(ansibleHost) ? ansibleHost : undefined;
-  if (!v.has('ip') && ip === undefined && !problems.some((p) => p.host === name && p.field === 'ip')) v.problem('ip', 'missing; add ip: <the node address other nodes reach> (ansible_host is used only when it is an IP address)');
-  const accessIp = v.ip('access_ip');
-  const override = v.matching('kube_override_hostname', isHostName, 'an RFC 1123 host name (letters, digits, "-" and "."); it is the node name and a certificate SAN');
-  const controlPlane = members.get('kube_control_plane')?.has(name) ?? false;
+  const v = new VarReader(scope, name);
   // Every host name becomes a directory under --out and a word in configs; control-plane names also a SAN.
   if (!isHostName(name)) v.problem('name', `${shown(name)} is not an RFC 1123 host name (letters, digits, "-" and "."); rename the host in the inventory`);
+  const v6 = !cluster.ipv4Stack;
+  const [ipVar, accessVar, family, fact] = v6 ? (['ip6', 'access_ip6', 6, 'ansible_default_ipv6'] as const) : (['ip', 'access_ip', 4, 'ansible_default_ipv4'] as const);
+  const ipGiven = scope.raw(ipVar) !== undefined && scope.raw(ipVar) !== null;
+  let ip = ipGiven ? v.ip(ipVar) : undefined;
+  let ipSource: InventoryHost['ipSource'] = ipVar;
+  if (!ipGiven) {
+    const ansibleHost = v.string('ansible_host');
+    if (ansibleHost !== undefined && isPlainIp(ansibleHost) && isIP(ansibleHost) === family) {
+      ip = ansibleHost;
+      ipSource = 'ansible_host';
+      cluster.warnings.push(`${name}: no ${ipVar}; kubespray would use the default-route address (${fact}), which only a run on the host knows; kubeward used ansible_host ${ansibleHost}: set ${ipVar} to be sure`);
+    } else {
+      v.problem(ipVar, `missing; add ${ipVar}: <the node address other nodes reach> (kubespray would use the ${fact} fact; ansible_host is used only when it is an IPv${family} address)`);
+    }
+  }
+  if (ip !== undefined && isIP(ip) !== family) {
+    v.problem(ipVar, `${shown(ip)} is not an IPv${family} address`);
+    ip = undefined;
+  }
+  const accessIp = v.has(accessVar) ? v.ip(accessVar) : undefined;
+  const override = v.setByInventory('kube_override_hostname') ? v.matching('kube_override_hostname', isHostName, 'an RFC 1123 host name (letters, digits, "-" and "."); it is the node name and a certificate SAN') : undefined;
+  const controlPlane = members.get('kube_control_plane')?.has(name) ?? false;
+  const bind = v.ip('kube_apiserver_bind_address') ?? '::';
   problems.push(...v.problems);
   if (ip === undefined) return undefined;
   return {
@@ -183,7 +268,8 @@ function readHost(name: string, vars: Vars, clusterBind: string, members: Map<st
     ip,
     accessIp: accessIp ?? ip,
     hasAccessIp: accessIp !== undefined,
-    apiserverBindAddress: v.ip('kube_apiserver_bind_address') ?? clusterBind,
+    ipSource,
+    apiserverBindAddress: bind,
     overrideHostname: override,
     controlPlane,
     etcd: members.get('etcd')?.has(name) ?? false,

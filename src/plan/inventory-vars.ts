@@ -1,6 +1,8 @@
 // kubespray variable names kubeward plan understands, and readers that turn their raw values (YAML
 // types, or strings from INI files) into typed values or a problem naming the variable.
-import type { InventoryProblem, Vars } from './raw-inventory.ts';
+import { JinjaError } from './jinja.ts';
+import type { InventoryProblem } from './raw-inventory.ts';
+import type { VarScope } from './var-scope.ts';
 import { isPlainIp, isConfigDuration, isDnsName, isImageRepository, isImageTagOrDigest, isObjectName, isQuantity, isSafeAbsolutePath, shown } from './value-grammar.ts';
 
 export { isDnsName };
@@ -14,28 +16,56 @@ export const CLUSTER_VARS = [
   'kube_service_addresses', 'kube_service_addresses_ipv6', 'ipv4_stack', 'ipv6_stack', 'enable_dual_stack_networks',
   'kube_vip_address', 'kube_cert_dir', 'etcd_cert_dir', 'populate_inventory_to_hosts_file', 'kubeward_healthcheck_ca_file',
   'nginx_image_repo', 'nginx_image_tag', 'haproxy_image_repo', 'haproxy_image_tag', 'kubeward_image_repo', 'kubeward_image_tag',
+  'docker_image_repo', 'loadbalancer_apiserver_pod_name', 'loadbalancer_apiserver_cpu_requests', 'loadbalancer_apiserver_memory_requests',
+  'nginx_config_dir', 'haproxy_config_dir', 'k8s_image_pull_policy', 'loadbalancer_apiserver_keepalive_timeout', 'kube_config_dir', 'kube_manifest_dir',
+  'etcd_config_dir', 'kube_vip_enabled', 'kube_proxy_mode', 'kube_proxy_strict_arp', 'kubeward_vip_provider',
+  'kubeward_metallb_load_balancer_class', 'kubeward_metallb_address_pool',
 ] as const;
 
 /** Variables that may differ per host. kube_apiserver_bind_address may also be cluster-wide. */
-export const HOST_VARS = ['ip', 'access_ip', 'ansible_host', 'kube_apiserver_bind_address', 'kube_override_hostname', 'etcd_member_name'] as const;
+export const HOST_VARS = ['ip', 'access_ip', 'ip6', 'access_ip6', 'ansible_host', 'kube_apiserver_bind_address', 'kube_override_hostname', 'etcd_member_name'] as const;
 
-/** Reads one variable set, collecting problems instead of throwing. */
+/** Reads variables of one scope (Jinja evaluated), collecting problems instead of throwing. */
 export class VarReader {
   readonly problems: InventoryProblem[] = [];
-  readonly #vars: Vars;
+  readonly #scope: VarScope;
   readonly #host: string | undefined;
+  readonly #failed = new Set<string>();
 
-  constructor(vars: Vars, host?: string) {
-    this.#vars = vars;
+  constructor(scope: VarScope, host?: string) {
+    this.#scope = scope;
     this.#host = host;
   }
 
+  /** The evaluated value; a Jinja expression kubeward cannot evaluate is one problem naming the variable. */
+  get(name: string): unknown {
+    try {
+      return this.#scope.value(name);
+    } catch (err) {
+      if (!(err instanceof JinjaError)) throw err;
+      if (!this.#failed.has(name)) {
+        this.#failed.add(name);
+        const raw = this.#scope.raw(name);
+        const via = err.subject !== name && !String(raw).includes(err.subject) ? ` (through ${err.subject})` : '';
+        this.problem(name, `${shown(raw)}${via}: ${err.message}; write the value itself`);
+      }
+      return undefined;
+    }
+  }
+
+  /** True when the variable has a value (role defaults included). */
   has(name: string): boolean {
-    return this.#vars[name] !== undefined && this.#vars[name] !== null;
+    const v = this.get(name);
+    return v !== undefined && v !== null;
+  }
+
+  /** True when the inventory or a --vars file sets it (not only kubespray's defaults). */
+  setByInventory(name: string): boolean {
+    return this.#scope.setByInventory(name);
   }
 
   raw(name: string): unknown {
-    return this.#vars[name];
+    return this.get(name);
   }
 
   problem(field: string, message: string): void {
@@ -43,7 +73,7 @@ export class VarReader {
   }
 
   string(name: string): string | undefined {
-    const v = this.#vars[name];
+    const v = this.get(name);
     if (v === undefined || v === null) return undefined;
     if (typeof v === 'string' || typeof v === 'number') return String(v).trim();
     this.problem(name, `expected a string, got ${shown(v)}`);
@@ -51,7 +81,7 @@ export class VarReader {
   }
 
   bool(name: string): boolean | undefined {
-    const v = this.#vars[name];
+    const v = this.get(name);
     if (v === undefined || v === null) return undefined;
     if (typeof v === 'boolean') return v;
     // Ansible's boolean filter reads these words, and INI values always arrive as strings.
@@ -64,7 +94,7 @@ export class VarReader {
 
   /** A TCP port 1-65535 (or 0 when allowZero, meaning "off"). */
   port(name: string, opts: { allowZero?: boolean; value?: unknown; field?: string } = {}): number | undefined {
-    const v = opts.value !== undefined ? opts.value : this.#vars[name];
+    const v = opts.value !== undefined ? opts.value : this.get(name);
     const field = opts.field ?? name;
     if (v === undefined || v === null) return undefined;
     const n = typeof v === 'number' ? v : /^\s*\d+\s*$/.test(String(v)) ? Number(v) : NaN;
@@ -134,40 +164,13 @@ export class VarReader {
   }
 
   stringList(name: string): string[] {
-    const v = this.#vars[name];
+    const v = this.get(name);
     if (v === undefined || v === null) return [];
     if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return v.map((x) => String(x).trim());
     if (typeof v === 'string') return v.split(',').map((x) => x.trim()).filter((x) => x !== '');
     this.problem(name, `expected a list of names and addresses, got ${shown(v)}`);
     return [];
   }
-}
-
-/**
- * Resolves the simplest Jinja form, "{{ other_var }}", which kubespray's sample group vars use
- * (dns_domain: "{{ cluster_name }}"). Anything else in a variable kubeward reads is a problem.
- */
-export function resolveSimpleTemplates(vars: Vars, known: ReadonlySet<string>, problems: InventoryProblem[], host?: string): Vars {
-  const out: Vars = { ...vars };
-  for (let round = 0; round < 5; round++) {
-    let changed = false;
-    for (const [k, v] of Object.entries(out)) {
-      if (typeof v !== 'string' || !v.includes('{{')) continue;
-      const m = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/.exec(v.trim());
-      if (m && out[m[1]!] !== undefined && m[1] !== k) {
-        out[k] = out[m[1]!];
-        changed = true;
-      }
-    }
-    if (!changed) break;
-  }
-  for (const [k, v] of Object.entries(out)) {
-    if (known.has(k) && typeof v === 'string' && v.includes('{{')) {
-      problems.push({ host, field: k, message: `${shown(v)} is a Jinja expression kubeward cannot evaluate; write the value itself` });
-      delete out[k];
-    }
-  }
-  return out;
 }
 
 /** The known name a misspelt variable was probably meant to be (edit distance ≤ 2), if any. */

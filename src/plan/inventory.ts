@@ -1,17 +1,24 @@
 // The typed inventory that every plan function reads: hosts, their groups, and the cluster-wide
 // settings under kubespray's variable names, with kubespray's defaults already applied.
 
+import type { KubesprayVersion } from './kubespray-defaults.ts';
+
 export type LbType = 'nginx' | 'haproxy' | 'kubeward';
 export const LB_TYPES: readonly LbType[] = ['nginx', 'haproxy', 'kubeward'];
 
 export interface InventoryHost {
   name: string;
-  /** The address the node's own components bind and advertise (kubespray `ip`). */
+  /**
+   * kubespray's main_ip: `ip`, or `ip6` when ipv4_stack is false (roles/network_facts/tasks/main.yaml).
+   * The address the node's own components bind and advertise.
+   */
   ip: string;
-  /** The address other nodes use to reach it (`access_ip`, falling back to `ip`). */
+  /** main_access_ip: `access_ip` (`access_ip6` on IPv6-only clusters), falling back to main_ip. */
   accessIp: string;
-  /** True when access_ip was given, so reasons can say which one was used. */
+  /** True when access_ip (access_ip6) was given, so reasons can say which one was used. */
   hasAccessIp: boolean;
+  /** The variable main_ip came from ("ip", "ip6", or "ansible_host" when ip was missing). */
+  ipSource: 'ip' | 'ip6' | 'ansible_host';
   /** kube_apiserver_bind_address for this host (host var, else the cluster-wide value). */
   apiserverBindAddress: string;
   /** kube_override_hostname, when set: the node name, which also goes into the SANs. */
@@ -21,19 +28,34 @@ export interface InventoryHost {
   worker: boolean;
 }
 
+/**
+ * Who holds loadbalancer_apiserver's address: an external load balancer that exists before the
+ * cluster (kubespray's meaning), MetalLB (a Service, so only once the cluster runs) or kube-vip
+ * (static pods on the control-plane nodes).
+ */
+export type VipProvider = 'external' | 'metallb' | 'kube-vip';
+export const VIP_PROVIDERS: readonly VipProvider[] = ['external', 'metallb', 'kube-vip'];
+
 export interface ExternalLb {
   /** loadbalancer_apiserver.address: the VIP; absent when the name resolves by DNS alone. */
   address?: string;
   /** loadbalancer_apiserver.port, defaulting to kube_apiserver_port. */
   port: number;
+  provider: VipProvider;
+  /** kubeward_metallb_load_balancer_class: spec.loadBalancerClass of the MetalLB Service. */
+  loadBalancerClass?: string;
+  /** kubeward_metallb_address_pool: the MetalLB IPAddressPool that holds the VIP. */
+  addressPool?: string;
 }
 
 export interface Inventory {
   /** In inventory order; control-plane order decides "the first control-plane node". */
   hosts: InventoryHost[];
   externalLb?: ExternalLb;
-  /** apiserver_loadbalancer_domain_name */
-  lbDomainName: string;
+  /** apiserver_loadbalancer_domain_name; undefined when kubespray leaves it undefined (v2.30+). */
+  lbDomainName?: string;
+  /** The kubespray release whose behaviour is followed (--kubespray-version). */
+  kubespray: KubesprayVersion;
   /** loadbalancer_apiserver_localhost */
   localLb: boolean;
   /** loadbalancer_apiserver_type */
@@ -55,6 +77,8 @@ export interface Inventory {
   serviceCidr: string;
   /** kube_vip_address, when kube-vip holds a VIP; it goes into the SANs. */
   kubeVipAddress?: string;
+  /** ipv4_stack: false makes the cluster IPv6-only (main_ip is ip6). */
+  ipv4Stack: boolean;
   /** ipv6_stack: local LBs listen on [::1] as well. */
   ipv6Stack: boolean;
   /** kube_cert_dir: where nodes keep ca.crt. */
@@ -65,6 +89,16 @@ export interface Inventory {
   healthcheckCaFile: string;
   populateHostsFile: boolean;
   images: { nginx: string; haproxy: string; kubeward: string };
+  /** The static pod of the node-local LB (roles/kubernetes/node/defaults/main.yml and the manifests). */
+  lbPod: { name: string; cpuRequests: string; memoryRequests: string; pullPolicy: string; keepaliveTimeout: string };
+  /** kube_manifest_dir: where kubelet reads static pods. */
+  manifestDir: string;
+  /** nginx_config_dir, haproxy_config_dir: where the LB config lives on the node. */
+  configDirs: { nginx: string; haproxy: string };
+  /** kube_proxy_mode and kube_proxy_strict_arp, for the MetalLB prerequisites. */
+  kubeProxy: { mode: string; strictArp: boolean };
+  /** Things that are accepted but deserve a word (a missing ip), shown with the plan. */
+  warnings: string[];
 }
 
 export type HostRole = 'control-plane' | 'etcd' | 'worker';

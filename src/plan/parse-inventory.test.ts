@@ -75,9 +75,9 @@ test('the format is picked by extension, then by a leading [section] header', ()
   assert.equal(detectFormat({ source: 'hosts.yml', text: '[all]\n' }), 'yaml');
 });
 
-test('an unknown group is rejected with the group named', () => {
-  const p = problemsOf('x.ini', '[kube_control_plane]\ncp1 ip=10.0.0.1\n[gpu_nodes]\ncp1\n');
-  assert.ok(p.some((m) => m.startsWith('group "gpu_nodes": group: unknown group')), p.join('\n'));
+test('extra groups (no_floating, any user group) are accepted, and their vars reach their hosts', () => {
+  const inv = inventoryOf('x.ini', '[kube_control_plane]\ncp1 ip=10.0.0.1\n[kube_node]\nw1\n[no_floating]\nw1\n[no_floating:vars]\nip=10.0.0.21\n[gpu_nodes]\ncp1\n');
+  assert.equal(inv.hosts.find((h) => h.name === 'w1')?.ip, '10.0.0.21');
 });
 
 test('a host without ip (and no IP in ansible_host) is rejected naming the host and the field', () => {
@@ -129,14 +129,18 @@ test('an inventory without control-plane hosts, or a group naming an undefined h
   assert.ok(problemsOf('x.yaml', 'hosts:\n  cp1: {ip: 10.0.0.1}\ngroups:\n  kube_control_plane: [cp1, cp9]\n').some((m) => m.startsWith('host "cp9": hosts: listed in group "kube_control_plane" but not defined')));
 });
 
-test('an external LB together with loadbalancer_apiserver_localhost: true is rejected as kubespray forbids', () => {
-  const p = problemsOf('x.yaml', 'hosts:\n  cp1: {ip: 10.0.0.1}\ngroups:\n  kube_control_plane: [cp1]\nvars:\n  loadbalancer_apiserver: {address: 10.0.0.9}\n  loadbalancer_apiserver_localhost: true\n');
-  assert.ok(p.some((m) => m.startsWith('loadbalancer_apiserver_localhost: true together with loadbalancer_apiserver')), p.join('\n'));
+test('an external LB together with loadbalancer_apiserver_localhost: true is accepted (kubespray ha-mode.md: "Local LB + Unmanaged here LB")', () => {
+  const inv = inventoryOf('x.yaml', 'hosts:\n  cp1: {ip: 10.0.0.1}\ngroups:\n  kube_control_plane: [cp1]\nvars:\n  loadbalancer_apiserver: {address: 10.0.0.9}\n  loadbalancer_apiserver_localhost: true\n');
+  assert.equal(inv.localLb, true);
+  assert.equal(inv.lbDomainName, 'localhost', 'roles/kubespray_defaults/defaults/main/main.yml: localhost when loadbalancer_apiserver_localhost');
 });
 
-test('a Jinja expression kubeward cannot evaluate is rejected, not silently used', () => {
-  const p = problemsOf('x.yaml', 'hosts:\n  cp1: {ip: 10.0.0.1}\ngroups:\n  kube_control_plane: [cp1]\nvars:\n  kube_apiserver_port: "{{ 6000 + 443 }}"\n');
-  assert.ok(p.some((m) => m.startsWith('kube_apiserver_port: "{{ 6000 + 443 }}" is a Jinja expression')), p.join('\n'));
+test('Jinja that needs Ansible facts or functions is rejected naming the variable and the fact', () => {
+  const base = 'hosts:\n  cp1: {ip: 10.0.0.1}\ngroups:\n  kube_control_plane: [cp1]\nvars:\n';
+  const p = problemsOf('x.yaml', base + '  apiserver_loadbalancer_domain_name: "{{ ansible_fqdn }}"\n');
+  assert.ok(p.some((m) => m.startsWith('apiserver_loadbalancer_domain_name: "{{ ansible_fqdn }}": needs the Ansible fact ansible_fqdn')), p.join('\n'));
+  const q = problemsOf('x.yaml', base + '  kube_cert_dir: "{{ lookup(\'env\', \'HOME\') }}/ssl"\n');
+  assert.ok(q.some((m) => m.startsWith('kube_cert_dir: ') && m.includes('lookup')), q.join('\n'));
 });
 
 test('invalid YAML is one problem with its line, not an exception', () => {

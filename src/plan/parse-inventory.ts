@@ -1,7 +1,7 @@
 // Inventory text in, typed inventory or problems out: picks the reader by file name or content
 // (kubeward YAML, Ansible YAML, Ansible INI), then validates. Pure: the caller reads the files.
 import { parse as parseYaml } from 'yaml';
-import { buildInventory, type BuildResult } from './build-inventory.ts';
+import { buildInventory, type BuildOptions, type BuildResult } from './build-inventory.ts';
 import { readIniInventory } from './read-ini-inventory.ts';
 import { readYamlInventory } from './read-yaml-inventory.ts';
 import type { InventoryProblem, RawInventory, Vars } from './raw-inventory.ts';
@@ -30,7 +30,7 @@ export function readRawInventory(input: InventoryText): RawInventory {
  * varsFiles are kubespray group_vars files (all.yml, k8s-cluster.yml...), applied in order on top of
  * the inventory's own variables.
  */
-export function parseInventory(input: InventoryText, varsFiles: InventoryText[] = []): BuildResult {
+export function parseInventory(input: InventoryText, varsFiles: InventoryText[] = [], opts: BuildOptions = {}): BuildResult {
   const raw = readRawInventory(input);
   // A file that could not be read at all would only add noise ("no control-plane hosts") to its one problem.
   if (raw.problems.some((p) => p.field === 'yaml') || (raw.problems.length > 0 && raw.hosts.length === 0 && raw.groups.length === 0)) return { ok: false, problems: raw.problems };
@@ -47,5 +47,5 @@ export function parseInventory(input: InventoryText, varsFiles: InventoryText[] 
     }
   }
   raw.problems.push(...problems);
-  return buildInventory(raw, extra);
+  return buildInventory(raw, extra, opts);
 }

@@ -2,12 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseInventory } from './parse-inventory.ts';
 import { planEndpoints, type ClusterPlan } from './plan-endpoints.ts';
+import { parseKubesprayVersion } from './kubespray-defaults.ts';
 
 /** Two control-plane nodes (cp1 with access_ip, cp2 without) and two workers (w1 with access_ip, w2 without). */
-function plan(vars: string, opts: { cp1AccessIp?: boolean } = {}): ClusterPlan {
+function plan(vars: string, opts: { cp1AccessIp?: boolean; kubespray?: string } = {}): ClusterPlan {
   const cp1 = opts.cp1AccessIp === false ? '{ip: 10.0.0.11}' : '{ip: 10.0.0.11, access_ip: 192.168.0.11}';
   const text = `hosts:\n  cp1: ${cp1}\n  cp2: {ip: 10.0.0.12}\n  w1: {ip: 10.0.0.21, access_ip: 192.168.0.21}\n  w2: {ip: 10.0.0.22}\ngroups:\n  kube_control_plane: [cp1, cp2]\n  etcd: [cp1, cp2]\n  kube_node: [w1, w2]\nvars:\n${vars}\n`;
-  const r = parseInventory({ source: 'test.yaml', text });
+  const r = parseInventory({ source: 'test.yaml', text }, [], opts.kubespray ? { kubespray: parseKubesprayVersion(opts.kubespray)! } : {});
   if (!r.ok) throw new Error(JSON.stringify(r.problems));
   return planEndpoints(r.inventory);
 }
@@ -33,13 +34,13 @@ test('local LB upstreams are every control-plane access_ip, falling back to ip',
   assert.deepEqual(ups, ['192.168.0.11:6443', '10.0.0.12:6443']);
 });
 
-test('local LB with nsp = sp: kube-proxy uses localhost everywhere; with nsp ≠ sp it falls back to the first control plane and warns', () => {
+test('local LB: kube-proxy uses https://127.0.0.1:<kube_apiserver_port> everywhere (roles/kubernetes/kubeadm/tasks/main.yml); with nsp ≠ sp it warns', () => {
   const same = plan('  cluster_name: cluster.local');
-  assert.equal(url(same, 'w2', 'kube-proxy'), 'https://localhost:6443');
-  assert.equal(url(same, 'cp1', 'kube-proxy'), 'https://localhost:6443');
+  assert.equal(url(same, 'w2', 'kube-proxy'), 'https://127.0.0.1:6443');
+  assert.equal(url(same, 'cp1', 'kube-proxy'), 'https://127.0.0.1:6443');
   const differ = plan('  loadbalancer_apiserver_port: 7443');
-  assert.equal(url(differ, 'w2', 'kube-proxy'), 'https://192.168.0.11:6443');
-  assert.match(differ.warnings.join('\n'), /kube-proxy cannot use the local load balancer/);
+  assert.equal(url(differ, 'w2', 'kube-proxy'), 'https://127.0.0.1:6443');
+  assert.match(differ.warnings.join('\n'), /points kube-proxy at https:\/\/127\.0\.0\.1:6443, where nothing listens on workers/);
 });
 
 test('local LB with a custom bind address: control-plane nodes use it and also run the local LB', () => {
@@ -49,9 +50,10 @@ test('local LB with a custom bind address: control-plane nodes use it and also r
   assert.equal(url(p, 'w1', 'kubelet'), 'https://localhost:6443');
 });
 
-test('external LB without internal: workers and kube-proxy use the LB name and port, control-plane kubelets stay local', () => {
+test('external LB without internal: every node, control plane included, and kube-proxy use the LB name and port (kube_apiserver_endpoint)', () => {
   const p = plan('  apiserver_loadbalancer_domain_name: api.example.com\n  loadbalancer_apiserver: {address: 10.0.0.100, port: 8383}');
-  assert.equal(url(p, 'cp1', 'kubelet'), 'https://127.0.0.1:6443');
+  // roles/kubespray_defaults/defaults/main/main.yml: the loadbalancer_apiserver branch comes before the control-plane one.
+  assert.equal(url(p, 'cp1', 'kubelet'), 'https://api.example.com:8383');
   assert.equal(url(p, 'w1', 'kubelet'), 'https://api.example.com:8383');
   assert.equal(url(p, 'w2', 'kubelet'), 'https://api.example.com:8383');
   assert.equal(url(p, 'cp2', 'kube-proxy'), 'https://api.example.com:8383');
@@ -60,10 +62,14 @@ test('external LB without internal: workers and kube-proxy use the LB name and p
   assert.deepEqual(p.externalLb?.upstreams.map((u) => u.host), ['192.168.0.11', '10.0.0.12']);
 });
 
-test('external LB port defaults to kube_apiserver_port and the domain to lb-apiserver.kubernetes.local', () => {
+test('external LB port defaults to kube_apiserver_port and the domain to the address (v2.30+), lb-apiserver.kubernetes.local before', () => {
   const p = plan('  loadbalancer_apiserver: {address: 10.0.0.100}');
-  assert.equal(url(p, 'w1', 'kubelet'), 'https://lb-apiserver.kubernetes.local:6443');
+  // roles/kubespray_defaults/defaults/main/main.yml (v2.30.0+): loadbalancer_apiserver.address | d(undef()).
+  assert.equal(url(p, 'w1', 'kubelet'), 'https://10.0.0.100:6443');
   assert.match(p.warnings.join('\n'), /cannot bind it while the apiserver binds every address/);
+  const old = plan('  loadbalancer_apiserver: {address: 10.0.0.100}', { kubespray: '2.29' });
+  // v2.29.0 roles/kubespray_defaults/defaults/main/main.yml: apiserver_loadbalancer_domain_name: "lb-apiserver.kubernetes.local".
+  assert.equal(url(old, 'w1', 'kubelet'), 'https://lb-apiserver.kubernetes.local:6443');
 });
 
 test('neither LB: workers use the first control plane access_ip (or ip without one) and the plan warns', () => {
@@ -96,7 +102,7 @@ test('etcd clients get the member list by default, or a local proxy when etcd_mu
 });
 
 test('IPv6 addresses are bracketed in URLs', () => {
-  const text = 'hosts:\n  cp1: {ip: "fd00::11"}\n  w1: {ip: "fd00::21"}\ngroups:\n  kube_control_plane: [cp1]\n  kube_node: [w1]\nvars:\n  loadbalancer_apiserver_localhost: false\n  ipv4_stack: false\n  ipv6_stack: true\n';
+  const text = 'hosts:\n  cp1: {ip6: "fd00::11"}\n  w1: {ip6: "fd00::21"}\ngroups:\n  kube_control_plane: [cp1]\n  kube_node: [w1]\nvars:\n  loadbalancer_apiserver_localhost: false\n  ipv4_stack: false\n  ipv6_stack: true\n';
   const r = parseInventory({ source: 'v6.yaml', text });
   assert.ok(r.ok, JSON.stringify(!r.ok && r.problems));
   const p = planEndpoints(r.inventory);

@@ -41,6 +41,7 @@ export function renderNginxConfig(inv: Inventory, node: NodePlan, frontends: LbF
       'http {',
       '  server_tokens off;',
       '  access_log off;',
+      `  keepalive_timeout ${inv.lbPod.keepaliveTimeout};`,
       '  server {',
       `    listen 127.0.0.1:${inv.localLbHealthcheckPort};`,
       '    location /healthz {',

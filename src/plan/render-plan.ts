@@ -1,14 +1,14 @@
 // Everything `kubeward plan render` writes, as relative paths and contents: cluster-wide files under
 // cluster/, and per node under nodes/<name>/ the files at the paths they take on that node.
 import type { Inventory } from './inventory.ts';
-import { computeSans, renderKubeadmCertSans, renderOpensslSans, renderSanList } from './apiserver-sans.ts';
+import { computeSans, factSanNotes, renderKubeadmCertSans, renderOpensslSans, renderSanList } from './apiserver-sans.ts';
 import { formatEndpoints } from './format-endpoints.ts';
 import { planEndpoints, type ClusterPlan, type NodePlan } from './plan-endpoints.ts';
 import { renderEtcHosts, renderMetallbService, renderNodeEndpoints } from './render-cluster-files.ts';
 import { renderExternalHaproxyConfig, renderLocalHaproxyConfig } from './render-haproxy.ts';
 import { renderKubewardProxyConfig } from './render-kubeward-proxy.ts';
 import { renderNginxConfig } from './render-nginx.ts';
-import { LB_FILES, renderStaticPod } from './render-static-pod.ts';
+import { lbFiles, renderStaticPod } from './render-static-pod.ts';
 
 export interface RenderedFile {
   /** Relative, with "/" separators. */
@@ -35,9 +35,9 @@ function renderFiles(inv: Inventory): RenderedFile[] {
   const sans = computeSans(inv);
   const files: RenderedFile[] = [
     { path: 'cluster/endpoints.txt', content: formatEndpoints(plan, 'table'), kind: 'text' },
-    { path: 'cluster/apiserver-sans.txt', content: renderSanList(sans), kind: 'text' },
-    { path: 'cluster/apiserver-sans.cnf', content: renderOpensslSans(sans), kind: 'text' },
-    { path: 'cluster/kubeadm-certsans.yaml', content: renderKubeadmCertSans(sans), kind: 'yaml' },
+    { path: 'cluster/apiserver-sans.txt', content: renderSanList(sans, factSanNotes(inv)), kind: 'text' },
+    { path: 'cluster/apiserver-sans.cnf', content: renderOpensslSans(sans, factSanNotes(inv)), kind: 'text' },
+    { path: 'cluster/kubeadm-certsans.yaml', content: renderKubeadmCertSans(sans, factSanNotes(inv)), kind: 'yaml' },
   ];
   const hosts = renderEtcHosts(inv);
   if (hosts) files.push({ path: 'cluster/etc-hosts', content: hosts, kind: 'text' });
@@ -46,11 +46,12 @@ function renderFiles(inv: Inventory): RenderedFile[] {
   return files;
 }
 
+/** External HAProxy for a load balancer kubeward does not run; MetalLB Service for a MetalLB VIP; nothing for kube-vip. */
 function externalLbFiles(inv: Inventory, plan: ClusterPlan): RenderedFile[] {
-  if (!plan.externalLb) return [];
-  const files: RenderedFile[] = [{ path: 'cluster/external-lb/haproxy.cfg', content: renderExternalHaproxyConfig(inv, plan.externalLb.upstreams), kind: 'haproxy' }];
+  const files: RenderedFile[] = [];
+  if (plan.externalLb) files.push({ path: 'cluster/external-lb/haproxy.cfg', content: renderExternalHaproxyConfig(inv, plan.externalLb.upstreams), kind: 'haproxy' });
   const svc = renderMetallbService(inv);
-  if (svc) files.push({ path: 'cluster/external-lb/metallb-apiserver-service.yaml', content: svc, kind: 'yaml' });
+  if (svc) files.push({ path: 'cluster/metallb/apiserver-service.yaml', content: svc, kind: 'yaml' });
   return files;
 }
 
@@ -62,7 +63,8 @@ function nodeFiles(inv: Inventory, node: NodePlan): RenderedFile[] {
   const config =
     inv.lbType === 'nginx' ? renderNginxConfig(inv, node, fronts) : inv.lbType === 'haproxy' ? renderLocalHaproxyConfig(inv, node, fronts) : renderKubewardProxyConfig(inv, node, fronts);
   const kind = inv.lbType === 'kubeward' ? 'kubeward-proxy' : inv.lbType;
-  files.push({ path: `${dir}/${LB_FILES[inv.lbType].configPath}`, content: config, kind });
-  files.push({ path: `${dir}/${LB_FILES[inv.lbType].manifest}`, content: renderStaticPod(inv, node.name, fronts, config), kind: 'static-pod' });
+  const paths = lbFiles(inv);
+  files.push({ path: `${dir}/${paths.configPath}`, content: config, kind });
+  files.push({ path: `${dir}/${paths.manifest}`, content: renderStaticPod(inv, node.name, fronts, config), kind: 'static-pod' });
   return files;
 }

@@ -1,7 +1,7 @@
 // Static pod manifests for the node-local load balancer, shaped like kubespray's nginx-proxy and
 // haproxy manifests: hostNetwork, system-node-critical, read-only config from the host, and a
 // checksum annotation so that a changed config file recreates the pod.
-import type { Inventory, LbType } from './inventory.ts';
+import type { Inventory } from './inventory.ts';
 import type { LbFrontend } from './plan-endpoints.ts';
 import { kubewardAdminPort } from './render-kubeward-proxy.ts';
 import { quote, sha256 } from './render-text.ts';
@@ -14,6 +14,7 @@ interface Mount {
 
 interface PodShape {
   podName: string;
+  containerName: string;
   image: string;
   command?: string[];
   mounts: Mount[];
@@ -21,12 +22,30 @@ interface PodShape {
   healthPort?: number;
 }
 
-/** Where the rendered config goes on the node, and the pod's file name in the manifest dir. */
-export const LB_FILES: Record<LbType, { configPath: string; manifest: string }> = {
-  nginx: { configPath: 'etc/nginx/nginx.conf', manifest: 'etc/kubernetes/manifests/nginx-proxy.yaml' },
-  haproxy: { configPath: 'etc/haproxy/haproxy.cfg', manifest: 'etc/kubernetes/manifests/haproxy.yaml' },
-  kubeward: { configPath: 'etc/kubeward/proxy.yaml', manifest: 'etc/kubernetes/manifests/kubeward-proxy.yaml' },
-};
+/**
+ * Where the rendered config and the static pod go on the node, relative to "/": the config in
+ * nginx_config_dir / haproxy_config_dir, the pod as kube_manifest_dir/nginx-proxy.yml or haproxy.yml
+ * (roles/kubernetes/node/tasks/loadbalancer/{nginx-proxy,haproxy}.yml; each of those tasks deletes
+ * the other file, so a node never runs both).
+ */
+export function lbFiles(inv: Inventory): { configPath: string; manifest: string } {
+  const rel = (p: string) => p.replace(/^\/+/, '').replace(/\/+$/, '');
+  const manifests = rel(inv.manifestDir);
+  switch (inv.lbType) {
+    case 'nginx':
+      return { configPath: `${rel(inv.configDirs.nginx)}/nginx.conf`, manifest: `${manifests}/nginx-proxy.yml` };
+    case 'haproxy':
+      return { configPath: `${rel(inv.configDirs.haproxy)}/haproxy.cfg`, manifest: `${manifests}/haproxy.yml` };
+    case 'kubeward':
+      return { configPath: 'etc/kubeward/proxy.yaml', manifest: `${manifests}/kubeward-proxy.yml` };
+  }
+}
+
+/** The manifests of the other LB types, which must not stay next to this one (they fight for the port). */
+export function otherLbManifests(inv: Inventory): string[] {
+  const manifests = inv.manifestDir.replace(/\/+$/, '');
+  return (['nginx-proxy.yml', 'haproxy.yml', 'kubeward-proxy.yml'] as const).filter((f) => !lbFiles(inv).manifest.endsWith(`/${f}`)).map((f) => `${manifests}/${f}`);
+}
 
 function shapeOf(inv: Inventory, frontends: LbFrontend[]): PodShape {
   const certs: Mount = { name: 'kube-certs', hostPath: inv.certDir, mountPath: inv.certDir };
@@ -34,17 +53,21 @@ function shapeOf(inv: Inventory, frontends: LbFrontend[]): PodShape {
   const verified = inv.healthcheckCaFile !== '';
   switch (inv.lbType) {
     case 'nginx':
-      return { podName: 'nginx-proxy', image: inv.images.nginx, mounts: [{ name: 'etc-nginx', hostPath: '/etc/nginx', mountPath: '/etc/nginx' }], healthPort: inv.localLbHealthcheckPort };
+      // roles/kubernetes/node/templates/manifests/nginx-proxy.manifest.j2: container nginx-proxy, nginx_config_dir on /etc/nginx.
+      return { podName: inv.lbPod.name, containerName: 'nginx-proxy', image: inv.images.nginx, mounts: [{ name: 'etc-nginx', hostPath: inv.configDirs.nginx, mountPath: '/etc/nginx' }], healthPort: inv.localLbHealthcheckPort };
     case 'haproxy':
+      // roles/kubernetes/node/templates/manifests/haproxy.manifest.j2: container haproxy, haproxy_config_dir on /usr/local/etc/haproxy/.
       return {
-        podName: 'haproxy',
+        podName: inv.lbPod.name,
+        containerName: 'haproxy',
         image: inv.images.haproxy,
-        mounts: [{ name: 'etc-haproxy', hostPath: '/etc/haproxy', mountPath: '/usr/local/etc/haproxy' }, ...(verified ? [certs] : [])],
+        mounts: [{ name: 'etc-haproxy', hostPath: inv.configDirs.haproxy, mountPath: '/usr/local/etc/haproxy' }, ...(verified ? [certs] : [])],
         healthPort: inv.localLbHealthcheckPort,
       };
     case 'kubeward':
       return {
-        podName: 'kubeward-proxy',
+        podName: inv.lbPod.name,
+        containerName: 'kubeward-proxy',
         image: inv.images.kubeward,
         command: ['kubeward', 'proxy', '--config', '/etc/kubeward/proxy.yaml'],
         mounts: [
@@ -78,12 +101,12 @@ export function renderStaticPod(inv: Inventory, nodeName: string, frontends: LbF
     '    kubernetes.io/os: "linux"',
     '  priorityClassName: "system-node-critical"',
     '  containers:',
-    `    - name: ${quote(s.podName)}`,
+    `    - name: ${quote(s.containerName)}`,
     `      image: ${quote(s.image)}`,
-    '      imagePullPolicy: "IfNotPresent"',
+    `      imagePullPolicy: ${quote(inv.lbPod.pullPolicy)}`,
   ];
   if (s.command) lines.push(`      command: [${s.command.map(quote).join(', ')}]`);
-  lines.push('      resources:', '        requests:', '          cpu: "25m"', '          memory: "32M"');
+  lines.push('      resources:', '        requests:', `          cpu: ${quote(inv.lbPod.cpuRequests)}`, `          memory: ${quote(inv.lbPod.memoryRequests)}`);
   if (s.healthPort !== undefined) {
     for (const probe of ['livenessProbe', 'readinessProbe']) {
       const path = probe === 'readinessProbe' && inv.lbType === 'kubeward' ? '/readyz' : '/healthz';
