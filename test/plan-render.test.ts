@@ -40,7 +40,7 @@ async function hasCommand(cmd: string): Promise<boolean> {
   return execCommand(['sh', '-c', `command -v ${cmd}`]).then(() => true, () => false);
 }
 
-const CASES = ['local-nginx.yaml', 'local-haproxy.yaml', 'local-kubeward.yaml', 'external-lb.ini', 'no-lb.yaml'];
+const CASES = ['local-nginx.yaml', 'local-haproxy.yaml', 'local-kubeward.yaml', 'external-lb.ini', 'no-lb.yaml', 'metallb-vip.yaml', 'kube-vip.yaml'];
 
 describe('rendered files match the golden files', () => {
   for (const file of CASES) {

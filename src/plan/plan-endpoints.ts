@@ -101,7 +101,10 @@ function externalLbUrl(inv: Inventory): string {
  * equals kube_apiserver_port), else the first control-plane node.
  */
 function globalEndpoint(inv: Inventory, s: Shared): { url: string; reason: string } {
-  if (inv.externalLb) return { url: externalLbUrl(inv), reason: 'loadbalancer_apiserver is defined: the external load balancer by apiserver_loadbalancer_domain_name' };
+  if (inv.externalLb) {
+    const reason = inv.lbDomainName === 'localhost' ? 'loadbalancer_apiserver with loadbalancer_apiserver_localhost: apiserver_loadbalancer_domain_name is localhost, the node-local load balancer' : 'loadbalancer_apiserver is defined: the external load balancer by apiserver_loadbalancer_domain_name';
+    return { url: externalLbUrl(inv), reason };
+  }
   if (inv.localLb) {
     if (hasLocalhostLbName(inv.kubespray)) return { url: hostPortUrl('https', 'localhost', inv.localLbPort), reason: 'localhost: the node-local load balancer, or the apiserver itself on control-plane nodes' };
     if (inv.localLbPort === inv.apiserverPort) return { url: hostPortUrl('https', 'localhost', inv.apiserverPort), reason: 'the node-local load balancer (kubespray before v2.30: only when its port is kube_apiserver_port)' };
@@ -163,7 +166,7 @@ function kubeletRow(inv: Inventory, h: InventoryHost, s: Shared): EndpointRow {
   // code does, whatever the table in docs/operations/ha-mode.md says.
   if (lb) {
     const via = inv.lbDomainName === 'localhost' ? 'loadbalancer_apiserver with loadbalancer_apiserver_localhost: localhost (the node-local load balancer, the apiserver itself on control-plane nodes)' : `external load balancer ${lb.address ?? '(address by DNS)'}:${lb.port} via ${inv.lbDomainName ?? lb.address}`;
-    return { component: 'kubelet', url: externalLbUrl(inv), reason: `${via}; kubespray sends control-plane nodes this way too` };
+    return { component: 'kubelet', url: externalLbUrl(inv), reason: inv.lbDomainName === 'localhost' ? via : `${via}; kubespray sends control-plane nodes this way too` };
   }
   if (!h.controlPlane && inv.localLb) return { component: 'kubelet', url: hostPortUrl('https', 'localhost', inv.localLbPort), reason: `node-local ${inv.lbType} load balancer on port ${inv.localLbPort}` };
   if (h.controlPlane) {
