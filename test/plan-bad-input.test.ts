@@ -59,6 +59,15 @@ const PLAN_CASES: Case[] = [
   { name: '--out with a symlink leading outside', files: { 'i.yaml': withVars({}) }, args: ['plan', 'render', '--inventory', '@i.yaml', '--out', '@trap'], expect: /--out .*leads outside the directory/ },
   { name: 'unknown flag', args: ['plan', 'render', '--inventory', GOOD, '--out', '/tmp/x', '--bogus'], expect: /unknown option '--bogus'/ },
   { name: 'bad output format', args: ['plan', 'endpoints', '--inventory', GOOD, '-o', 'xml'], expect: /output.*expected table, json or yaml/ },
+  { name: 'unknown kubespray version', args: ['plan', 'endpoints', '--inventory', GOOD, '--kubespray-version', '3.0'], expect: /kubesprayVersion|kubespray-version.*expected a kubespray release/ },
+  { name: 'Jinja statement in a read variable', files: { 'i.yaml': withVars({ kube_cert_dir: '{% if true %}/x{% endif %}' }) }, args: ['plan', 'render', '--inventory', '@i.yaml', '--out', '@out'], expect: /kube_cert_dir: .*Jinja statements/ },
+  { name: 'variable that refers to itself', files: { 'i.yaml': withVars({ kube_config_dir: '{{ kube_cert_dir }}', kube_cert_dir: '{{ kube_config_dir }}/ssl' }) }, args: ['plan', 'sans', '--inventory', '@i.yaml'], expect: /kube_cert_dir: .*refers to itself/, lines: 2 },
+  { name: 'pull policy not in the enum', files: { 'i.yaml': withVars({ k8s_image_pull_policy: 'Sometimes' }) }, args: ['plan', 'render', '--inventory', '@i.yaml', '--out', '@out'], expect: /k8s_image_pull_policy: "Sometimes" is not one of Always, IfNotPresent, Never/ },
+  { name: 'CPU request that is not a quantity', files: { 'i.yaml': withVars({ loadbalancer_apiserver_cpu_requests: '25m\n  limits: {}' }) }, args: ['plan', 'render', '--inventory', '@i.yaml', '--out', '@out'], expect: /loadbalancer_apiserver_cpu_requests: / },
+  { name: 'pod name with upper case', files: { 'i.yaml': withVars({ loadbalancer_apiserver_pod_name: 'Nginx Proxy' }) }, args: ['plan', 'render', '--inventory', '@i.yaml', '--out', '@out'], expect: /loadbalancer_apiserver_pod_name: / },
+  { name: 'config dir with traversal', files: { 'i.yaml': withVars({ nginx_config_dir: '/etc/../../root' }) }, args: ['plan', 'render', '--inventory', '@i.yaml', '--out', '@out'], expect: /nginx_config_dir: / },
+  { name: 'unknown VIP provider', files: { 'i.yaml': withVars({ loadbalancer_apiserver: { address: '10.0.0.100' }, kubeward_vip_provider: 'f5' }) }, args: ['plan', 'render', '--inventory', '@i.yaml', '--out', '@out'], expect: /kubeward_vip_provider: "f5" is not one of external, metallb, kube-vip/ },
+  { name: 'IPv6-only host with an IPv4 ip6', files: { 'i.yaml': yamlInv({ cp1: { ip6: '10.0.0.11' }, w1: { ip6: 'fd00::21' } }, { ipv4_stack: false, ipv6_stack: true }) }, args: ['plan', 'endpoints', '--inventory', '@i.yaml'], expect: /host "cp1": ip6: "10\.0\.0\.11" is not an IPv6 address/ },
   { name: '--node not in the inventory', args: ['plan', 'endpoints', '--inventory', GOOD, '--node', 'nope'], expect: /--node nope: not a cluster node/ },
 ];
 
@@ -111,7 +120,7 @@ async function table(label: string, cases: Case[], t: { diagnostic: (m: string) 
   } finally {
     await rm(root, { recursive: true, force: true });
   }
-  t.diagnostic(`${label}: ${outcomes.filter(Boolean).length} bad inputs tried, all exit 2 with one line naming the key, no stack trace`);
+  t.diagnostic(`${label}: ${outcomes.filter(Boolean).length} bad inputs tried, all exit 2 with one line per problem naming the flag, host or key, no stack trace`);
 }
 
 test('kubeward plan: every bad input exits 2 with one line naming the host and key', { timeout: 600_000 }, async (t) => {

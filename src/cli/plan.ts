@@ -178,6 +178,7 @@ function sansCommand(io?: Io): Command {
       const text = { list: renderSanList, openssl: renderOpensslSans, kubeadm: renderKubeadmCertSans, json: (s: typeof sans) => JSON.stringify(s, null, 2) + '\n' }[config.format];
       out.out(text(sans, notes));
       if (config.format === 'json') for (const n of notes) out.err(`note: ${n}\n`);
+      for (const w of inv.warnings) out.err(`warning: ${w}\n`);
       return 0;
     },
     io,
