@@ -91,3 +91,18 @@ test('bad flags exit 2 with one line', async () => {
   assert.equal(unreadable.code, 2);
   assert.match(unreadable.stderr, /--inventory \/nonexistent\/hosts\.yaml: cannot read the file/);
 });
+
+test('--kubespray-version picks the older behaviour: v2.28 writes /etc/hosts lines with lb-apiserver.kubernetes.local, the default writes none', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-plan-version-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const inv = join(dir, 'inv.yaml');
+  await writeFile(inv, 'hosts:\n  cp1: {ip: 10.0.0.11}\n  w1: {ip: 10.0.0.21}\ngroups:\n  kube_control_plane: [cp1]\n  kube_node: [w1]\nvars:\n  loadbalancer_apiserver: {address: 10.0.0.100, port: 8383}\n  loadbalancer_apiserver_port: 6443\n');
+  const old = await kubeward('plan', 'render', '--inventory', inv, '--out', join(dir, 'old'), '--kubespray-version', 'v2.28.1');
+  assert.equal(old.code, 0, old.stderr);
+  // v2.28.0 roles/kubernetes/preinstall/tasks/0090-etchosts.yml.
+  assert.match(await readFile(join(dir, 'old/cluster/etc-hosts'), 'utf8'), /^10\.0\.0\.100 lb-apiserver\.kubernetes\.local$/m);
+  const now = await kubeward('plan', 'render', '--inventory', inv, '--out', join(dir, 'now'));
+  assert.equal(now.code, 0, now.stderr);
+  assert.doesNotMatch(now.stdout, /etc-hosts/);
+  assert.match(await readFile(join(dir, 'now/nodes/w1/endpoints.yaml'), 'utf8'), /server: "https:\/\/10\.0\.0\.100:8383"/);
+});

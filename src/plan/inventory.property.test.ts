@@ -13,6 +13,7 @@ import { formatProblem } from './raw-inventory.ts';
 import { isSafeRelativePath, renderPlan, type RenderedFile } from './render-plan.ts';
 import { isConfigDuration, isDnsName, isHostName, isImageReference, isImageRepository, isImageTagOrDigest, isObjectName, isQuantity, isSafeAbsolutePath } from './value-grammar.ts';
 import type { Inventory } from './inventory.ts';
+import { parseKubesprayVersion } from './kubespray-defaults.ts';
 import { execCommand } from '../sys/exec.ts';
 
 const NGINX_STREAM_MODULE = '/usr/lib/nginx/modules/ngx_stream_module.so';
@@ -51,6 +52,19 @@ const clusterVar = fc.oneof(
   fc.record({ k: fc.constant('supplementary_addresses_in_ssl_keys'), v: fc.array(fc.oneof(hostName, ip4, ip6), { maxLength: 3 }) }),
   fc.record({ k: fc.constant('kube_service_addresses'), v: fc.oneof(fc.constant('10.233.0.0/18'), hostileString) }),
   fc.record({ k: fc.constant('ipv6_stack'), v: fc.boolean() }),
+  fc.record({ k: fc.constant('docker_image_repo'), v: fc.oneof(fc.constantFrom('registry.local:5000', 'docker.io'), hostileString) }),
+  fc.record({ k: fc.constant('loadbalancer_apiserver_pod_name'), v: fc.oneof(label, hostileString) }),
+  fc.record({ k: fc.constant('loadbalancer_apiserver_cpu_requests'), v: fc.oneof(fc.constantFrom('25m', '0.5', '1'), hostileString) }),
+  fc.record({ k: fc.constant('loadbalancer_apiserver_memory_requests'), v: fc.oneof(fc.constantFrom('32M', '64Mi'), hostileString) }),
+  fc.record({ k: fc.constant('loadbalancer_apiserver_keepalive_timeout'), v: fc.oneof(fc.constantFrom('5m', '30s', '300'), hostileString) }),
+  fc.record({ k: fc.constant('nginx_config_dir'), v: path }),
+  fc.record({ k: fc.constant('haproxy_config_dir'), v: path }),
+  fc.record({ k: fc.constant('kube_config_dir'), v: path }),
+  fc.record({ k: fc.constant('k8s_image_pull_policy'), v: fc.oneof(fc.constantFrom('Always', 'IfNotPresent', 'Never'), hostileString) }),
+  fc.record({ k: fc.constant('kubeward_vip_provider'), v: fc.constantFrom('external', 'metallb', 'kube-vip', 'f5') }),
+  fc.record({ k: fc.constant('kubeward_metallb_load_balancer_class'), v: fc.oneof(fc.constant('metallb.io/metallb'), hostileString) }),
+  fc.record({ k: fc.constant('loadbalancer_apiserver_localhost'), v: fc.boolean() }),
+  fc.record({ k: fc.constant('kube_cert_dir'), v: fc.constantFrom('{{ kube_config_dir }}/ssl', "{{ kube_config_dir | default('/x') }}/ssl", '{{ ansible_env.HOME }}', '{{ nope }}', '{% if x %}') }),
   fc.record({ k: fc.constant('etcd_multiaccess'), v: fc.boolean() }),
 );
 
@@ -80,7 +94,7 @@ function parse(doc: unknown) {
 
 /** The values that came from the inventory: none may span lines in any rendered file. */
 function inventoryValues(inv: Inventory): string[] {
-  return [...inv.hosts.flatMap((h) => [h.name, h.ip, h.accessIp, h.overrideHostname ?? '']), inv.lbDomainName ?? '', inv.dnsDomain, inv.certDir, inv.etcdCertDir, inv.healthcheckCaFile, inv.images.nginx, inv.images.haproxy, ...inv.supplementaryAddresses].filter((v) => v !== '');
+  return [...inv.hosts.flatMap((h) => [h.name, h.ip, h.accessIp, h.overrideHostname ?? '']), inv.lbDomainName ?? '', inv.dnsDomain, inv.certDir, inv.etcdCertDir, inv.healthcheckCaFile, inv.images.nginx, inv.images.haproxy, inv.lbPod.name, inv.lbPod.cpuRequests, inv.lbPod.memoryRequests, inv.lbPod.keepaliveTimeout, inv.configDirs.nginx, inv.configDirs.haproxy, inv.manifestDir, ...inv.supplementaryAddresses].filter((v) => v !== '');
 }
 
 function checkRendered(inv: Inventory, files: RenderedFile[]): void {
@@ -214,6 +228,16 @@ describe('value grammars', () => {
         if (isSafeAbsolutePath(s)) assert.equal(resolve(s), s.length > 1 ? s.replace(/\/$/, '') : s);
       }),
       { numRuns: RUNS * 3 },
+    );
+  });
+
+  test('kubespray versions: any text parses to a v2 release or undefined, never throws', () => {
+    fc.assert(
+      fc.property(fc.oneof(anyString, fc.tuple(fc.nat(120), fc.nat(120)).map(([a, b]) => `v${a}.${b}`)), (s) => {
+        const v = parseKubesprayVersion(s);
+        if (v !== undefined) assert.ok(v.major === 2 && v.minor <= 99 && /^v2\.\d+(\.\d+)?$/.test(v.label));
+      }),
+      { numRuns: RUNS },
     );
   });
 
