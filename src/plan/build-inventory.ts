@@ -124,7 +124,8 @@ function readClusterSettings(v: VarReader, version: KubesprayVersion): ClusterSe
   for (const s of supplementary) if (!isPlainIp(s) && !isDnsName(s)) v.problem('supplementary_addresses_in_ssl_keys', `${shown(s)} is neither an IP address nor a DNS name`);
   const certDir = v.path('kube_cert_dir') ?? '/etc/kubernetes/ssl';
   const caFile = v.setByInventory('kubeward_healthcheck_ca_file') ? v.string('kubeward_healthcheck_ca_file') : undefined;
-  if (caFile !== undefined && caFile !== '' && !isSafeAbsolutePath(caFile)) v.problem('kubeward_healthcheck_ca_file', `${shown(caFile)} is not ${PATH_RULE} (or "" for unverified checks)`);
+  const caFileOk = (f: string) => isSafeAbsolutePath(f) && !f.endsWith('/');
+  if (caFile !== undefined && caFile !== '' && !caFileOk(caFile)) v.problem('kubeward_healthcheck_ca_file', `${shown(caFile)} is not ${PATH_RULE} (or "" for unverified checks)`);
   const image = (name: string, repo: string, tag: string) => `${v.imageRepo(`${name}_image_repo`) ?? repo}:${v.imageTag(`${name}_image_tag`) ?? tag}`;
   const lbName = readLbDomainName(v, version, localLb, external);
   const podName = lbType === 'kubeward' && !v.setByInventory('loadbalancer_apiserver_pod_name') ? 'kubeward-proxy' : v.objectName('loadbalancer_apiserver_pod_name');
@@ -156,7 +157,7 @@ function readClusterSettings(v: VarReader, version: KubesprayVersion): ClusterSe
       ipv6Stack: ipv6,
       certDir,
       etcdCertDir: v.path('etcd_cert_dir') ?? '/etc/ssl/etcd/ssl',
-      healthcheckCaFile: caFile === undefined ? `${certDir}/ca.crt` : caFile === '' || isSafeAbsolutePath(caFile) ? caFile : '',
+      healthcheckCaFile: caFile === undefined ? `${certDir}/ca.crt` : caFile === '' || caFileOk(caFile) ? caFile : '',
       populateHostsFile: v.bool('populate_inventory_to_hosts_file') ?? true,
       images: {
         nginx: image('nginx', 'docker.io/library/nginx', '1.30.1-alpine'),

@@ -135,8 +135,9 @@ export class VarReader {
     return this.matching(name, isDnsName, 'a DNS name (letters, digits, "-" and ".")');
   }
 
+  /** A directory or file below "/" (never "/" itself: it would become a hostPath mount of the whole host). */
   path(name: string): string | undefined {
-    return this.matching(name, isSafeAbsolutePath, 'an absolute path without whitespace, control characters, quotes, braces, ";", "#" or ".." segments');
+    return this.matching(name, (s) => isSafeAbsolutePath(s) && s.replace(/\/+$/, '') !== '', 'an absolute path below / without whitespace, control characters, quotes, braces, ";", "#" or ".." segments');
   }
 
   imageRepo(name: string): string | undefined {

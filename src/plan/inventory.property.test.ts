@@ -33,7 +33,7 @@ const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?$/);
 const hostName = fc.oneof({ weight: 4, arbitrary: fc.array(label, { minLength: 1, maxLength: 3 }).map((l) => l.join('.')) }, { weight: 1, arbitrary: hostileString });
 const ip4 = fc.ipV4();
 const ip6 = fc.ipV6();
-const path = fc.oneof({ weight: 3, arbitrary: fc.array(label, { minLength: 1, maxLength: 4 }).map((l) => `/${l.join('/')}`) }, { weight: 1, arbitrary: hostileString });
+const path = fc.oneof({ weight: 3, arbitrary: fc.array(label, { minLength: 1, maxLength: 4 }).map((l) => `/${l.join('/')}`) }, { weight: 1, arbitrary: hostileString }, { weight: 1, arbitrary: fc.constantFrom('/', '//', '/etc/', '/etc//x') });
 
 /** Known variables with mostly valid and sometimes hostile values. */
 const clusterVar = fc.oneof(
