@@ -106,3 +106,14 @@ test('--kubespray-version picks the older behaviour: v2.28 writes /etc/hosts lin
   assert.doesNotMatch(now.stdout, /etc-hosts/);
   assert.match(await readFile(join(dir, 'now/nodes/w1/endpoints.yaml'), 'utf8'), /server: "https:\/\/10\.0\.0\.100:8383"/);
 });
+
+test("render --check warns about another LB type's static pod left in DIR (kubespray's tasks delete it; both would bind the port)", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-plan-other-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const inv = example('local-nginx.yaml');
+  assert.equal((await kubeward('plan', 'render', '--inventory', inv, '--out', dir)).code, 0);
+  await writeFile(join(dir, 'nodes/node1/etc/kubernetes/manifests/haproxy.yml'), 'kind: Pod\n');
+  const r = await kubeward('plan', 'render', '--inventory', inv, '--out', dir, '--check');
+  assert.equal(r.code, 0);
+  assert.match(r.stderr, /warning: nodes\/node1\/etc\/kubernetes\/manifests\/haproxy\.yml is in .* the static pod of another load balancer type/);
+});

@@ -13,6 +13,7 @@ import type { Inventory } from '../plan/inventory.ts';
 import { planEndpoints } from '../plan/plan-endpoints.ts';
 import { formatEndpoints, OUTPUT_FORMATS } from '../plan/format-endpoints.ts';
 import { renderPlan } from '../plan/render-plan.ts';
+import { otherLbManifests } from '../plan/render-static-pod.ts';
 import { compareTree, writeTree } from '../plan/plan-files.ts';
 import { computeSans, factSanNotes, renderKubeadmCertSans, renderOpensslSans, renderSanList } from '../plan/apiserver-sans.ts';
 import { CURRENT_KUBESPRAY, parseKubesprayVersion } from '../plan/kubespray-defaults.ts';
@@ -146,7 +147,7 @@ function renderCommand(io?: Io): Command {
       if (config.check) {
         const cmp = await compareTree(dir, files);
         for (const d of cmp.diffs) out.out(d);
-        for (const e of cmp.extra) out.err(`note: ${e} is in ${dir} but not in the plan (left alone)\n`);
+        for (const e of cmp.extra) out.err(extraFileNote(inv, dir, e));
         if (cmp.changed.length > 0) {
           out.err(`${cmp.changed.length} of ${files.length} files differ from the plan\n`);
           return 1;
@@ -157,11 +158,21 @@ function renderCommand(io?: Io): Command {
       const written = await writeTree(dir, files);
       out.out(`wrote ${written.length} of ${files.length} files to ${dir}${written.length ? ':\n' + written.map((p) => `  ${p}\n`).join('') : ' (all up to date)\n'}`);
       const cmp = await compareTree(dir, files);
-      for (const e of cmp.extra) out.err(`note: ${e} is in ${dir} but not in the plan (left alone)\n`);
+      for (const e of cmp.extra) out.err(extraFileNote(inv, dir, e));
       return 0;
     },
     io,
   );
+}
+
+/**
+ * A file in DIR the plan does not render; another LB type's static pod gets a warning, since
+ * kubespray's tasks delete it when switching types and two LB pods fight for the same port.
+ */
+function extraFileNote(inv: Inventory, dir: string, rel: string): string {
+  const other = otherLbManifests(inv).find((m) => rel.endsWith(m));
+  if (other !== undefined) return `warning: ${rel} is in ${dir} but is the static pod of another load balancer type; remove it from the node, or both bind the apiserver port\n`;
+  return `note: ${rel} is in ${dir} but not in the plan (left alone)\n`;
 }
 
 function sansCommand(io?: Io): Command {
