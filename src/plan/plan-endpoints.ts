@@ -72,7 +72,7 @@ export function planEndpoints(inv: Inventory): ClusterPlan {
   const apiUpstreams = cps.map((h) => ({ name: h.name, host: h.accessIp, port: inv.apiserverPort }));
   const etcdUpstreams = etcdHosts(inv).map((h) => ({ name: h.name, host: h.accessIp, port: ETCD_CLIENT_PORT }));
   const firstUrl = hostPortUrl('https', first.accessIp, inv.apiserverPort);
-  const firstWhy = `${first.name}'s ${first.hasAccessIp ? accessName(inv) : `${mainName(inv)} (no ${accessName(inv)})`}`;
+  const firstWhy = `${first.name}'s ${first.hasAccessIp ? accessName(inv) : `${first.ipSource} (no ${accessName(inv)})`}`;
   const shared: Shared = { firstUrl, firstWhy, apiUpstreams, etcdUpstreams, warnings };
   const nodes = inv.hosts.filter(isClusterNode).map((h) => planNode(inv, h, shared));
   const lb = inv.externalLb;
