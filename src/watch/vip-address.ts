@@ -12,24 +12,24 @@ const V4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\
 /**
  * Checks one VIP and returns its canonical form (IPv6 compressed, lower-case: the form state-file
  * names use). Never throws. Refused: zone ids (`fe80::1%eth0`: a name with `%` is not portable and
- * URL parsers throw on it), unspecified, loopback, link-local (which includes the cloud metadata
- * address 169.254.169.254), multicast, broadcast, and IPv4-mapped IPv6 (its family is ambiguous:
- * an `ip6` rule never matches the IPv4 packets it stands for).
+ * URL parsers throw on it), unspecified, link-local (which includes the cloud metadata address
+ * 169.254.169.254), multicast, broadcast, and IPv4-mapped IPv6 (its family is ambiguous: an `ip6`
+ * rule never matches the IPv4 packets it stands for). Loopback is allowed: no load balancer owns
+ * it, but a rule for it is harmless and local test set-ups use it (a name resolving to 127.0.0.1).
  */
 export function checkVip(text: string): VipCheck {
-  if (typeof text !== 'string' || text.length === 0 || text.length > 45) return { ok: false, reason: 'not an IPv4 or IPv6 address' };
+  if (typeof text !== 'string' || text.length === 0 || text.length > 45) return { ok: false, reason: 'is not an IPv4 or IPv6 address' };
   if (text.includes('%')) return { ok: false, reason: 'has a zone id (%...); a VIP is a global address' };
   const family = isIP(text);
   if (family === 4) return checkV4(text);
   if (family === 6) return checkV6(text);
-  return { ok: false, reason: 'not an IPv4 or IPv6 address' };
+  return { ok: false, reason: 'is not an IPv4 or IPv6 address' };
 }
 
 function checkV4(text: string): VipCheck {
-  if (!V4.test(text)) return { ok: false, reason: 'not an IPv4 address in dotted decimal' };
+  if (!V4.test(text)) return { ok: false, reason: 'is not an IPv4 address in dotted decimal' };
   const [a, b] = text.split('.').map(Number) as [number, number];
   if (a === 0) return { ok: false, reason: 'is in 0.0.0.0/8 ("this network"), not an address a load balancer can own' };
-  if (a === 127) return { ok: false, reason: 'is a loopback address' };
   if (a === 169 && b === 254) return { ok: false, reason: 'is link-local (169.254.0.0/16, where the cloud metadata server lives)' };
   if (a >= 224 && a <= 239) return { ok: false, reason: 'is a multicast address' };
   if (a >= 240) return { ok: false, reason: 'is reserved or broadcast (240.0.0.0/4)' };
@@ -41,10 +41,9 @@ function checkV6(text: string): VipCheck {
   try {
     canonical = new URL(`http://[${text}]/`).hostname.slice(1, -1);
   } catch {
-    return { ok: false, reason: 'not an IPv6 address' };
+    return { ok: false, reason: 'is not an IPv6 address' };
   }
   if (canonical === '::') return { ok: false, reason: 'is the unspecified address' };
-  if (canonical === '::1') return { ok: false, reason: 'is the loopback address' };
   if (canonical.startsWith('::ffff:')) return { ok: false, reason: 'is an IPv4-mapped address; give the IPv4 address itself' };
   const first = parseInt(canonical.split(':')[0] || '0', 16);
   if ((first & 0xff00) === 0xff00) return { ok: false, reason: 'is a multicast address' };

@@ -17,13 +17,17 @@ export interface RoutesStatus {
   drift: { repairs: number };
   vips: { vip: string; file: string; up: boolean; reason: string; heartbeatAgeMs?: number; rules: string[] }[];
   conflictingRoutes: { vip: string; removed: boolean; route: { dst: string } }[];
+  badStateFiles: string[];
+  foreignTables: string[];
+  withoutStateFile: 'up' | 'down';
   metadata?: { lastGood?: { vips: string[] }; lastError?: string; failures: number };
 }
 
 /** A fresh state directory for one test (the lab's processes share the host's file system). */
 export async function makeStateDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kwl-state-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // kubeward watch's heartbeats go next to the state directory (<dir>-heartbeat), never into it.
+  t.after(() => Promise.all([rm(dir, { recursive: true, force: true }), rm(`${dir}-heartbeat`, { recursive: true, force: true })]).then(() => undefined));
   return dir;
 }
 
