@@ -36,17 +36,19 @@ export class RoutesProcess {
   readonly logs: string[] = [];
   readonly #agent: NsAgent;
 
-  constructor(net: LabNet, ns: string, agent: NsAgent, args: string[]) {
+  /** env: variables for the daemon only (set with env(1) inside the namespace). */
+  constructor(net: LabNet, ns: string, agent: NsAgent, args: string[], env: Record<string, string> = {}) {
     this.#agent = agent;
-    const argv = [NODE, join(REPO, 'src', 'cli', 'main.ts'), 'routes', '--admin-address', ADMIN, '--log-format', 'json', ...args];
+    const prefix = Object.keys(env).length ? ['env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)] : [];
+    const argv = [...prefix, NODE, join(REPO, 'src', 'cli', 'main.ts'), 'routes', '--admin-address', ADMIN, '--log-format', 'json', ...args];
     this.child = net.spawn(ns, argv);
     this.child.stdout!.resume();
     createInterface({ input: this.child.stderr! }).on('line', (l) => this.logs.push(l));
   }
 
   /** Starts it and waits until its first sync succeeded. */
-  static async start(net: LabNet, ns: string, agent: NsAgent, args: string[]): Promise<RoutesProcess> {
-    const p = new RoutesProcess(net, ns, agent, args);
+  static async start(net: LabNet, ns: string, agent: NsAgent, args: string[], env: Record<string, string> = {}): Promise<RoutesProcess> {
+    const p = new RoutesProcess(net, ns, agent, args, env);
     const exited = new Promise<never>((_, reject) =>
       p.child.once('exit', (code) => reject(new Error(`kubeward routes ${args.join(' ')} exited ${code}: ${p.logs.slice(-3).join(' | ')}`))),
     );
