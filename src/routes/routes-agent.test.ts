@@ -207,7 +207,7 @@ test('auxiliary checks that fail never keep the rules from being applied', async
   const { agent, backend, registry } = makeAgent(t, { provider: 'gcp', vips: ['10.0.0.100'], resyncMs: 60_000 }, { localRoutes, foreignTables });
   await agent.start();
   assert.equal(agent.ready, true);
-  assert.deepEqual(backend.outputVips(), [], 'no file: down with the default reading');
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100'], 'no file: up with the GCP reading');
   assert.deepEqual(backend.kernel?.nat.find((r) => r.hook === 'prerouting')?.vips, ['10.0.0.100']);
   assert.deepEqual(Object.keys((agent.status() as { auxiliaryErrors: object }).auxiliaryErrors).sort(), ['conflicting local routes', 'foreign route tables']);
   assert.match(await registry.metrics(), /kubeward_routes_auxiliary_check_failures_total\{check="conflicting local routes"\} 1/);

@@ -24,7 +24,7 @@ export interface RoutesAgentOptions {
   vips: string[];
   removeConflictingRoutes: boolean;
   cleanupOnExit: boolean;
-  /** A managed VIP with neither state file: down (Azure's script) or up (GCP's script). Default down. */
+  /** A managed VIP with neither state file: down (Azure's script) or up (GCP's script). Default: up on gcp, down on azure. */
   withoutStateFile?: 'up' | 'down';
 }
 
@@ -157,7 +157,7 @@ export class RoutesAgent {
       nowMs: this.#d.clock.now(),
       staleAfterMs: this.#o.staleAfterMs,
       managed,
-      withoutStateFile: this.#o.withoutStateFile ?? 'down',
+      withoutStateFile: this.#withoutStateFile,
       beats,
     });
     // One bad name is skipped and reported once; every other VIP is reconciled as usual.
@@ -305,7 +305,7 @@ export class RoutesAgent {
       retry: this.retry,
       auxiliaryErrors: Object.fromEntries(this.#auxErrors),
       foreignTables: this.#foreign,
-      withoutStateFile: this.#o.withoutStateFile ?? 'down',
+      withoutStateFile: this.#withoutStateFile,
       conflictingRoutes: this.#conflicts,
       ...(this.#d.vipSource ? { metadata: this.#d.vipSource.status } : {}),
     };
@@ -322,6 +322,10 @@ export class RoutesAgent {
     if (!this.#o.cleanupOnExit) return this.#d.log.info('leaving our rules in place, so a restart has no hairpin gap (remove them with --cleanup-on-exit or kubeward routes --clean-up)');
     await this.#d.backend.cleanup();
     this.#d.log.info({ backend: this.#d.backend.name }, 'removed our rules');
+  }
+
+  get #withoutStateFile(): 'up' | 'down' {
+    return this.#o.withoutStateFile ?? (this.#o.provider === 'gcp' ? 'up' : 'down');
   }
 
   #now(): string {
