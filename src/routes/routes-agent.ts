@@ -36,6 +36,7 @@ export interface RoutesAgentDeps {
     ensureWatching(): Promise<void>;
     readonly watching: boolean;
     readonly dir: string;
+    readonly heartbeatDir?: string;
     close(): void;
   };
   backend: RulesBackend;
@@ -167,6 +168,11 @@ export class RoutesAgent {
       log.warn({ dir: reader.dir, file: printable(name) }, 'ignoring a state file: its name is not a valid VIP (no zone ids, link-local, multicast, unspecified or loopback) or it is too large to be a state file');
     }
     this.#badNames = decision.badNames;
+    for (const v of decision.vips) {
+      if (!v.reason.includes('heartbeat directory') || this.#loggedBadNames.has(`beat:${v.vip}`)) continue;
+      this.#loggedBadNames.add(`beat:${v.vip}`);
+      log.warn({ vip: v.vip, heartbeatDir: reader.heartbeatDir, reason: v.reason }, 'kubeward watch writes heartbeats we cannot see; the VIP counts as down');
+    }
     metrics.badStateFiles.set(decision.badNames.length);
     if (kind === 'full' && this.#d.localRoutes) await this.#auxiliary('conflicting local routes', () => this.#checkConflicts(decision.vips.map((v) => v.vip)), undefined);
     if (kind === 'full' && this.#d.foreignTables) await this.#auxiliary('foreign route tables', () => this.#checkForeignTables(), undefined);

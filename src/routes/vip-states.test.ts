@@ -131,6 +131,7 @@ test('separate heartbeats: a beat of the same watcher and verdict keeps the VIP 
   const beat = (pid: number, generation: number, msAgo: number) => ({ name: '10.0.0.2.beat', content: JSON.stringify({ pid, generation, heartbeat: at(msAgo) }) });
   const decide = (beats: StateFile[]) => decideVipStates([{ name: '10.0.0.2.up', content: up }], { ...opts, beats }).vips[0]!;
   assert.equal(decide([]).up, false, 'no beat: the transition time is 60 s old');
+  assert.match(decide([]).reason, /no 10\.0\.0\.2\.beat in the heartbeat directory: mount/, 'says what is probably wrong');
   assert.equal(decide([beat(7, 3, 2000)]).up, true);
   assert.equal(decide([beat(8, 3, 2000)]).up, false, 'another process');
   assert.equal(decide([beat(7, 2, 2000)]).up, false, 'an older verdict');

@@ -101,15 +101,18 @@ function decideOne(vip: string, files: { up?: string; down?: string }, beatText:
   const record = parseRecord(files.up ?? '');
   if (!record) return { vip: { ...base, up: true, reason: 'up file (no heartbeat)' } };
   let beatMs = Date.parse(record.heartbeat);
+  let hint = '';
   if (record.heartbeats === 'separate') {
     // Only a beat from the same watcher and verdict counts; a beat left by another process does not.
     const beat = beatText === undefined ? undefined : parseBeat(beatText);
     if (beat && beat.pid === record.pid && beat.generation === record.generation) beatMs = Math.max(beatMs, Date.parse(beat.heartbeat));
+    // The usual cause: the heartbeat directory is not shared between the watcher and us.
+    else if (beatText === undefined) hint = ` (no ${vip}.beat in the heartbeat directory: mount <state-dir>-heartbeat, or the --heartbeat-dir given to kubeward watch, here too)`;
   }
   const ageMs = opts.nowMs - beatMs;
   if (opts.staleAfterMs <= 0) return { vip: { ...base, heartbeatAgeMs: ageMs, up: true, reason: 'up file' } };
   if (ageMs > opts.staleAfterMs) {
-    return { vip: { ...base, heartbeatAgeMs: ageMs, up: false, reason: `heartbeat ${Math.round(ageMs / 1000)}s old: stale` } };
+    return { vip: { ...base, heartbeatAgeMs: ageMs, up: false, reason: `heartbeat ${Math.round(ageMs / 1000)}s old: stale${hint}` } };
   }
   if (ageMs < -opts.staleAfterMs) {
     return { vip: { ...base, heartbeatAgeMs: ageMs, up: false, reason: 'heartbeat in the future: clocks disagree' } };
