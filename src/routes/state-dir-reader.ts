@@ -96,7 +96,9 @@ async function readSmallFiles(dir: string, wanted: (name: string) => boolean): P
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ELOOP') continue;
-      throw err;
+      // One file we cannot open must not stop the others from being read.
+      files.push({ name: e.name, content: '', error: describeError(err) });
+      continue;
     }
     try {
       const st = await fh.stat();
@@ -109,6 +111,8 @@ async function readSmallFiles(dir: string, wanted: (name: string) => boolean): P
       const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
       // More than the size said: the file grew while we read it, so what we have is not all of it.
       files.push(bytesRead > Math.min(MAX_CONTENT, st.size) ? { name: e.name, content: '', tooLarge: true } : { name: e.name, content: buf.subarray(0, bytesRead).toString('utf8') });
+    } catch (err) {
+      files.push({ name: e.name, content: '', error: describeError(err) });
     } finally {
       await fh.close();
     }

@@ -112,7 +112,7 @@ test('a .up too large to be a state file is not trusted (down) and reported; a l
     { name: '10.0.0.3.down', content: '', tooLarge: true },
   ]);
   assert.deepEqual(d.vips.map((v) => [v.vip, v.up, v.reason]), [
-    ['10.0.0.2', false, 'up file too large to be a state file: not trusted'],
+    ['10.0.0.2', false, 'up file too large to be a state file, or unreadable: not trusted'],
     ['10.0.0.3', false, 'down file'],
   ]);
   assert.deepEqual(d.badNames, ['10.0.0.2.up', '10.0.0.3.down']);
@@ -137,4 +137,13 @@ test('separate heartbeats: a beat of the same watcher and verdict keeps the VIP 
   assert.equal(decide([beat(7, 2, 2000)]).up, false, 'an older verdict');
   assert.equal(decide([beat(7, 3, 40_000)]).up, false, 'a stale beat');
   assert.equal(decide([{ name: '10.0.0.2.beat', content: 'junk' }]).up, false);
+});
+
+test('an unreadable .up is not trusted and reported; other VIPs are decided as usual', () => {
+  const d = states([
+    { name: '10.0.0.2.up', content: '', error: 'EIO: i/o error' },
+    { name: '10.0.0.3.up', content: '' },
+  ]);
+  assert.deepEqual(d.vips.map((v) => [v.vip, v.up]), [['10.0.0.2', false], ['10.0.0.3', true]]);
+  assert.deepEqual(d.badNames, ['10.0.0.2.up']);
 });

@@ -13,6 +13,8 @@ export interface StateFile {
   content: string;
   /** The file was larger than any state file can be; its content was not read. */
   tooLarge?: boolean;
+  /** The file could not be read (its name still counts: a `.down` is down, a `.up` is not trusted). */
+  error?: string;
 }
 
 export interface VipState {
@@ -60,10 +62,11 @@ export function decideVipStates(files: readonly StateFile[], opts: VipStateOptio
       if (/\.(up|down)$/.test(f.name)) badNames.push(f.name);
       continue;
     }
-    if (f.tooLarge) badNames.push(f.name);
+    const untrusted = f.tooLarge === true || f.error !== undefined;
+    if (untrusted) badNames.push(f.name);
     const entry = seen.get(parsed.vip) ?? {};
-    // A `.up` too large to be a state file is not trusted as up; a large `.down` still means down.
-    entry[parsed.state] = f.tooLarge && parsed.state === 'up' ? TOO_LARGE : f.content;
+    // A `.up` too large or unreadable is not trusted as up; such a `.down` still means down.
+    entry[parsed.state] = untrusted && parsed.state === 'up' ? TOO_LARGE : f.content;
     seen.set(parsed.vip, entry);
   }
   const beats = new Map<string, string>();
@@ -97,7 +100,7 @@ function decideOne(vip: string, files: { up?: string; down?: string }, beatText:
   if (file === 'down') return { vip: { ...base, up: false, reason: 'down file' } };
   // The old watcher writes .down before removing .up, so both at once is on the way down.
   if (file === 'both') return { vip: { ...base, up: false, reason: 'both files: down wins' } };
-  if (files.up === TOO_LARGE) return { vip: { ...base, up: false, reason: 'up file too large to be a state file: not trusted' } };
+  if (files.up === TOO_LARGE) return { vip: { ...base, up: false, reason: 'up file too large to be a state file, or unreadable: not trusted' } };
   const record = parseRecord(files.up ?? '');
   if (!record) return { vip: { ...base, up: true, reason: 'up file (no heartbeat)' } };
   let beatMs = Date.parse(record.heartbeat);
