@@ -165,7 +165,7 @@ export class RoutesAgent {
     for (const name of decision.badNames) {
       if (this.#loggedBadNames.has(name)) continue;
       this.#loggedBadNames.add(name);
-      log.warn({ dir: reader.dir, file: printable(name) }, 'ignoring a state file: its name is not a valid VIP (no zone ids, link-local, multicast, unspecified or loopback) or it is too large to be a state file');
+      log.warn({ dir: reader.dir, file: printable(name) }, 'ignoring a state file: its name is not a valid VIP (no zone ids, link-local, multicast or unspecified addresses), or it is too large or unreadable');
     }
     this.#badNames = decision.badNames;
     for (const v of decision.vips) {
