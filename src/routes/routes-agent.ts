@@ -55,6 +55,8 @@ type SyncKind = 'event' | 'full';
 /** First retry after a failed sync; doubles per failure up to the resync interval (at most 30 s). */
 const RETRY_MIN_MS = 1000;
 const RETRY_MAX_MS = 30_000;
+/** Bad file names remembered so each is logged once. */
+const MAX_REMEMBERED = 1000;
 
 export class RoutesAgent {
   readonly #o: RoutesAgentOptions;
@@ -163,7 +165,8 @@ export class RoutesAgent {
     });
     // One bad name is skipped and reported once; every other VIP is reconciled as usual.
     for (const name of decision.badNames) {
-      if (this.#loggedBadNames.has(name)) continue;
+      // Bounded memory: past MAX_REMEMBERED names a directory full of junk is not logged name by name.
+      if (this.#loggedBadNames.has(name) || this.#loggedBadNames.size >= MAX_REMEMBERED) continue;
       this.#loggedBadNames.add(name);
       log.warn({ dir: reader.dir, file: printable(name) }, 'ignoring a state file: its name is not a valid VIP (no zone ids, link-local, multicast or unspecified addresses), or it is too large or unreadable');
     }
@@ -307,7 +310,8 @@ export class RoutesAgent {
       vips: this.#vips.map((v) => ({ ...v, rules: describeRulesFor(this.#ruleset, v.vip) })),
       forwardDrop: this.#ruleset.forwardDrop,
       problems: this.#problems,
-      badStateFiles: this.#badNames.map(printable),
+      badStateFiles: this.#badNames.slice(0, 50).map(printable),
+      badStateFileCount: this.#badNames.length,
       retry: this.retry,
       auxiliaryErrors: Object.fromEntries(this.#auxErrors),
       foreignTables: this.#foreign,
