@@ -11,6 +11,9 @@ import { execCommand } from '../sys/exec.ts';
 import { canonicalIp, defaultHeartbeatDir, isDirectoryPath } from '../watch/state-record.ts';
 import { cidrField, printable, vipAddress } from '../watch/vip-address.ts';
 import { parseForeignTables } from '../routes/foreign-tables.ts';
+import { isMissingTool } from '../routes/rules-backend.ts';
+import { OvnReroute, isNodeName } from '../routes/ovn-reroute.ts';
+import { hostname } from 'node:os';
 import type { Family, PortMatch } from '../routes/desired-ruleset.ts';
 import { IptablesBackend } from '../routes/iptables-backend.ts';
 import { NftBackend } from '../routes/nft-backend.ts';
@@ -60,6 +63,10 @@ const fields = {
   removeConflictingRoutes: boolean.prefault(false),
   cleanupOnExit: boolean.prefault(false),
   cleanUp: boolean.prefault(false),
+  ovnReroute: z.enum(['auto', 'off'], { error: 'expected auto or off' }).prefault('auto'),
+  ovnNodeName: z.string({ error: 'expected a node name' }).refine((n) => isNodeName(n), {
+    error: (iss) => `"${printable(String(iss.input))}" is not a node name (RFC 1123: lower-case letters, digits, - and .)`,
+  }).optional(),
 };
 
 export type RoutesConfig = ModeConfig<typeof fields>;
@@ -82,8 +89,10 @@ API VIP carries 6443 (kube-apiserver) and 22623 (machine-config server). --ports
 Rules live in their own nftables table (inet kubeward-routes) or iptables chains (KUBEWARD-ROUTES-*),
 replaced in one transaction per change, restored if something else removes them, and kept on exit
 so a restart never reopens the hairpin: remove them with --cleanup-on-exit or --clean-up.
-Not covered: OVN-Kubernetes in shared-gateway mode, where pods' traffic to the VIP bypasses the
-host's rules (OpenShift adds ovn_cluster_router reroute policies for that; kubeward does not).
+OVN-Kubernetes in shared-gateway mode sends pods' traffic to the VIP past the host's rules; as
+OpenShift does, while an ovnkube-controller container runs (crictl), every up VIP gets an
+ovn_cluster_router policy (priority 1010) rerouting this node's pods' traffic to it into the host
+(--ovn-reroute off turns that off). Only policies of that exact form for this node are removed.
 
 Examples:
   kubeward routes --provider azure
@@ -115,7 +124,9 @@ const spec: ModeSpec<typeof fields> = {
     { key: 'metadataTimeout', value: '<duration>', help: 'gcp: deadline for one metadata request', defaultText: '2s' },
     { key: 'removeConflictingRoutes', help: 'gcp: delete local proto 66 routes for managed VIPs instead of only reporting them' },
     { key: 'cleanupOnExit', help: 'remove our rules on SIGTERM/SIGINT (a restart then has a moment without them)', defaultText: 'off', negatable: true },
-    { key: 'cleanUp', help: 'remove our rules (nftables table or iptables chains) and exit; for uninstalling' },
+    { key: 'cleanUp', help: 'remove our rules (nftables table or iptables chains, and our OVN reroute policies) and exit; for uninstalling' },
+    { key: 'ovnReroute', value: '<auto|off>', help: 'OVN-Kubernetes shared gateway: keep ovn_cluster_router reroute policies for up VIPs while an ovnkube-controller container runs (crictl), as OpenShift does', defaultText: 'auto' },
+    { key: 'ovnNodeName', value: '<name>', help: 'the node name in OVN\'s router port rtos-<name>', defaultText: 'the host name' },
   ],
   check: (c) => {
     if (c.natTarget === 'node-ip' && c.nodeIp.length === 0) return '--nat-target node-ip needs --node-ip IP (one per family you use)';
@@ -133,9 +144,11 @@ const spec: ModeSpec<typeof fields> = {
     const run = (argv: readonly string[], opts?: Parameters<typeof execCommand>[1]) => execCommand(argv, opts);
     const backend = c.backend === 'nftables' ? new NftBackend(run) : new IptablesBackend(run);
     await checkTool(c.backend === 'nftables' ? ['nft', '--version'] : ['iptables-restore', '--version'], c.backend);
+    const ovn = c.ovnReroute === 'auto' ? new OvnReroute(run, c.ovnNodeName ?? hostname()) : undefined;
     if (c.cleanUp) {
       await backend.cleanup();
       log.info({ backend: backend.name }, 'removed our rules (--clean-up)');
+      if (ovn) log.info({ removed: await ovn.removeAll() }, 'removed our OVN reroute policies (--clean-up)');
       return 0;
     }
     // The reader reports changes to the agent, which is built after it.
@@ -170,6 +183,7 @@ const spec: ModeSpec<typeof fields> = {
         vipSource: useMetadata ? new GcpVipSource(c.metadataUrl ?? DEFAULT_METADATA_URL, c.metadataTimeout, systemClock) : undefined,
         localRoutes: c.provider === 'gcp' ? { list: () => listGuestAgentRoutes(run), remove: (r) => removeLocalRoute(run, r) } : undefined,
         foreignTables: () => listForeignTables(run),
+        ovn,
         clock: systemClock,
         log,
         metrics: createRoutesMetrics(registry),
@@ -181,10 +195,14 @@ const spec: ModeSpec<typeof fields> = {
       { provider: c.provider, backend: c.backend, stateDir: c.stateDir, ports: c.ports, natTarget: c.natTarget, withoutStateFile, cleanupOnExit: c.cleanupOnExit },
       'kubeward routes starting',
     );
-    log.warn(
-      { see: 'OCPBUGS-9972, OCPBUGS-17841' },
-      'not covered: OVN-Kubernetes shared-gateway mode sends pod traffic to the VIP past the host rules; OpenShift adds ovn_cluster_router reroute policies for it, kubeward does not',
-    );
+    if (ovn) {
+      log.info({ node: ovn.status.node, see: 'OCPBUGS-9972, OCPBUGS-17841' }, 'OVN-Kubernetes shared gateway: while an ovnkube-controller container runs, up VIPs get ovn_cluster_router reroute policies (priority 1010), as OpenShift does');
+    } else {
+      log.warn(
+        { see: 'OCPBUGS-9972, OCPBUGS-17841' },
+        'not covered (--ovn-reroute off): OVN-Kubernetes shared-gateway mode sends pod traffic to the VIP past the host rules, so pods on this node still hairpin',
+      );
+    }
     if (c.provider === 'gcp' && withoutStateFile === 'up') {
       log.info('a managed VIP with no state file is treated as up (the node\'s own traffic goes to the local apiserver), as gcp-routes.sh does; --without-state-file down withdraws it instead');
     }
@@ -201,7 +219,7 @@ async function listForeignTables(run: (argv: readonly string[], opts?: Parameter
   try {
     return parseForeignTables((await run(['nft', 'list', 'tables'], { timeoutMs: 5000 })).stdout);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if (isMissingTool(err)) return [];
     throw err;
   }
 }

@@ -44,6 +44,8 @@ export interface RoutesAgentDeps {
   vipSource?: { refresh(): Promise<{ changed: boolean; error?: string }>; readonly vips: string[]; readonly status: GcpVipSourceStatus };
   /** GCP: the guest agent's local routes. */
   localRoutes?: { list(): Promise<LocalRoute[]>; remove(route: LocalRoute): Promise<void> };
+  /** OVN-Kubernetes shared gateway: reroute policies for up VIPs (see ovn-reroute.ts); best-effort. */
+  ovn?: { sync(upVips: readonly string[]): Promise<void>; removeAll(): Promise<number>; readonly status: unknown };
   /** Names of OpenShift's own route tables present next to ours (`gcp-vips`, `azure-vips`); best-effort. */
   foreignTables?: () => Promise<string[]>;
   clock: Clock;
@@ -185,7 +187,8 @@ export class RoutesAgent {
     this.#problems = problems;
     for (const v of decision.vips) metrics.vipUp.set({ vip: v.vip }, v.up ? 1 : 0);
     const key = JSON.stringify(ruleset);
-    if (key !== this.#appliedKey) {
+    const changed = key !== this.#appliedKey;
+    if (changed) {
       await this.#apply(ruleset, key);
       this.#generation++;
       this.#lastChangeAt = this.#now();
@@ -199,6 +202,10 @@ export class RoutesAgent {
         this.#drift = { repairs: this.#drift.repairs + 1, lastAt: this.#now() };
         metrics.driftRepairs.inc();
       }
+    }
+    if (this.#d.ovn && (kind === 'full' || changed)) {
+      const upVips = decision.vips.filter((v) => v.up).map((v) => v.vip);
+      await this.#auxiliary('ovn reroute', () => this.#d.ovn!.sync(upVips), undefined);
     }
     this.#scheduleStaleCheck(decision.nextChangeAtMs);
   }
@@ -318,6 +325,7 @@ export class RoutesAgent {
       withoutStateFile: this.#withoutStateFile,
       conflictingRoutes: this.#conflicts,
       ...(this.#d.vipSource ? { metadata: this.#d.vipSource.status } : {}),
+      ...(this.#d.ovn ? { ovnReroute: this.#d.ovn.status } : {}),
     };
   }
 
@@ -332,6 +340,7 @@ export class RoutesAgent {
     if (!this.#o.cleanupOnExit) return this.#d.log.info('leaving our rules in place, so a restart has no hairpin gap (remove them with --cleanup-on-exit or kubeward routes --clean-up)');
     await this.#d.backend.cleanup();
     this.#d.log.info({ backend: this.#d.backend.name }, 'removed our rules');
+    if (this.#d.ovn) await this.#auxiliary('ovn reroute', async () => this.#d.log.info({ removed: await this.#d.ovn!.removeAll() }, 'removed our OVN reroute policies'), undefined);
   }
 
   get #withoutStateFile(): 'up' | 'down' {

@@ -19,3 +19,9 @@ export interface RulesBackend {
 
 /** How backends run their tools; tests and the lab pass their own. */
 export type CommandRunner = (argv: readonly string[], opts?: ExecOptions) => Promise<ExecResult>;
+
+/** The tool is not installed (execCommand keeps spawn's ENOENT as the cause). */
+export function isMissingTool(err: unknown): boolean {
+  const e = err as { code?: string; cause?: { code?: string } } | undefined;
+  return e?.code === 'ENOENT' || e?.cause?.code === 'ENOENT';
+}
