@@ -71,6 +71,9 @@ const cases: [string, string[], RegExp][] = [
   ['a state directory with a line break', ['--provider', 'azure', '--state-dir', '/run/a\nb'], /--state-dir: "\/run\/a\\nb" is not an absolute path without control characters/],
   ['the heartbeat directory equal to the state directory', ['--provider', 'azure', '--state-dir', '/tmp/kw-cli-same', '--heartbeat-dir', '/tmp/kw-cli-same/'], /--heartbeat-dir must not be --state-dir/],
   ['an unknown without-state-file reading', ['--provider', 'gcp', '--vip', '10.0.0.2', '--without-state-file', 'maybe'], /--without-state-file: expected up or down/],
+  ['an unknown OVN setting', ['--provider', 'azure', '--ovn-reroute', 'on'], /--ovn-reroute: expected auto or off/],
+  ['an OVN node name that would end the match string', ['--provider', 'azure', '--ovn-node-name', 'm1" || 1 || "'], /--ovn-node-name: "m1\\" \|\| 1 \|\| \\"" is not a node name/],
+  ['an upper-case OVN node name', ['--provider', 'azure', '--ovn-node-name', 'Master-0'], /--ovn-node-name: "Master-0" is not a node name/],
   ['an unknown flag', ['--provider', 'azure', '--vips', '10.0.0.2'], /unknown option '--vips'/],
 ];
 

@@ -296,7 +296,7 @@ test('[ports] every port of the VIP is redirected by default (6443 and 22623); -
   assert.equal(await m1.agent.whoAnswers(VIP4, 22623), 'error:timeout', 'scoped to 6443: the machine-config server port hairpins (why all is the default)');
 });
 
-test('[interop] OpenShift\'s own azure-vips table next to ours is reported at start-up and in /status; the OVN gap is stated', { skip }, async (t) => {
+test('[interop] OpenShift\'s own azure-vips table next to ours is reported at start-up and in /status; the OVN handling is stated', { skip }, async (t) => {
   const lab = await newLab(t, 'azure');
   const m1 = lab.master('m1');
   await lab.net.nft('m1', 'table inet azure-vips {\n chain redirect-vips {\n }\n}\n');
@@ -306,7 +306,7 @@ test('[interop] OpenShift\'s own azure-vips table next to ours is reported at st
   t.after(() => routes.stop().then(() => undefined));
   assert.deepEqual((await routes.status())?.foreignTables, ['inet azure-vips']);
   assert.ok(routes.logs.some((l) => l.includes('OpenShift\'s own hairpin rules are present') && l.includes('inet azure-vips')), 'warned');
-  assert.ok(routes.logs.some((l) => l.includes('not covered: OVN-Kubernetes shared-gateway mode')), 'the OVN gap is stated at start-up');
+  assert.ok(routes.logs.some((l) => l.includes('OVN-Kubernetes shared gateway: while an ovnkube-controller container runs')), 'the OVN handling is stated at start-up');
   assert.equal(await m1.agent.whoAnswers(VIP4), 'm1', 'our rules work regardless');
 });
 
