@@ -13,7 +13,7 @@
 import { hostname } from 'node:os';
 import { KubewardError, describeError } from '../base/errors.ts';
 import { checkVip, printable } from '../watch/vip-address.ts';
-import { isMissingTool, type CommandRunner } from './rules-backend.ts';
+import { isMissingTool, parseJson, type CommandRunner } from './rules-backend.ts';
 
 export const OVN_PRIORITY = 1010;
 export const OVN_ROUTER = 'ovn_cluster_router';
@@ -84,7 +84,7 @@ export function planReroutes(input: { node: string; upVips: readonly string[]; m
 /** `ip -j addr show dev ovn-k8s-mp0` → its global address per family. */
 export function parseMp0Addresses(json: string): { 4?: string; 6?: string } {
   const out: { 4?: string; 6?: string } = {};
-  const data: unknown = JSON.parse(json.trim() || '[]');
+  const data = parseJson(json, 'ip -j addr');
   if (!Array.isArray(data)) return out;
   for (const link of data as { addr_info?: { family?: string; local?: string; scope?: string }[] }[]) {
     for (const a of link?.addr_info ?? []) {

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { checkVip } from '../watch/vip-address.ts';
 import { decideVipStates, type StateFile } from './vip-states.ts';
 
 const NOW = Date.parse('2026-05-01T12:00:00.000Z');
@@ -146,4 +148,25 @@ test('an unreadable .up is not trusted and reported; other VIPs are decided as u
   ]);
   assert.deepEqual(d.vips.map((v) => [v.vip, v.up]), [['10.0.0.2', false], ['10.0.0.3', true]]);
   assert.deepEqual(d.badNames, ['10.0.0.2.up']);
+});
+
+test('property: any directory content decides without throwing, and every decided VIP is a valid one', () => {
+  const name = fc.oneof(
+    fc.string({ maxLength: 30 }),
+    fc.tuple(fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended(), fc.string({ maxLength: 12 })), fc.constantFrom('.up', '.down', '.beat', '')).map(([a, b]) => a + b),
+  );
+  const content = fc.oneof(
+    fc.string({ maxLength: 200 }),
+    fc.json(),
+    fc.record({ state: fc.constantFrom('up', 'down', 'x'), heartbeat: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.string()), pid: fc.integer(), generation: fc.integer(), heartbeats: fc.constantFrom('separate', undefined) }).map((r) => JSON.stringify(r)),
+  );
+  const file = fc.record({ name, content, tooLarge: fc.boolean() });
+  fc.assert(
+    fc.property(fc.array(file, { maxLength: 10 }), fc.array(file, { maxLength: 4 }), fc.constantFrom('up', 'down') as fc.Arbitrary<'up' | 'down'>, (files, beats, withoutStateFile) => {
+      const d = decideVipStates(files, { nowMs: NOW, staleAfterMs: 30_000, withoutStateFile, beats });
+      for (const v of d.vips) assert.equal(checkVip(v.vip).ok, true, v.vip);
+      return true;
+    }),
+    { numRuns: 2000 },
+  );
 });
