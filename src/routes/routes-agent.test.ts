@@ -249,3 +249,32 @@ test('metadata reads never overlap, however short the resync', async (t) => {
   await waitFor(() => reads >= 4, { timeoutMs: 5000, what: 'several reads' });
   assert.equal(maxInFlight, 1);
 });
+
+test('the OVN reroute follows the up VIPs, and its failure never keeps the rules out', async (t) => {
+  const calls: string[][] = [];
+  let fail = false;
+  const ovn = {
+    status: {},
+    async sync(up: readonly string[]) {
+      if (fail) throw new Error('crictl: connection refused');
+      calls.push([...up]);
+    },
+    async removeAll() {
+      return 0;
+    },
+  };
+  const { agent, reader, backend } = makeAgent(t, { resyncMs: 60_000 }, { ovn });
+  reader.files.set('10.0.0.100.up', '');
+  await agent.start();
+  assert.deepEqual(calls.at(-1), ['10.0.0.100']);
+  reader.files.delete('10.0.0.100.up');
+  reader.files.set('10.0.0.100.down', '');
+  agent.requestSync('event');
+  await waitFor(() => calls.at(-1)?.length === 0, { what: 'withdrawn from OVN on down' });
+  fail = true;
+  reader.files.delete('10.0.0.100.down');
+  reader.files.set('10.0.0.100.up', '');
+  agent.requestSync('event');
+  await waitFor(() => backend.outputVips().includes('10.0.0.100'), { what: 'rules applied although OVN failed' });
+  assert.equal(agent.ready, true);
+});
