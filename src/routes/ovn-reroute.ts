@@ -108,7 +108,7 @@ export interface OvnRerouteStatus {
 /**
  * Keeps our reroute policies in line with the up VIPs. When no ovnkube-controller container runs
  * (or crictl is not installed) there is nothing to do. Errors are thrown to the caller, which runs
- * this as a best-effort check, as OpenShift does (`|| true`, OCPBUGS-20499).
+ * this as a best-effort check, as OpenShift's GCP script does (`|| true`, OCPBUGS-20499).
  */
 export class OvnReroute {
   readonly #run: CommandRunner;
