@@ -101,3 +101,24 @@ test('property: metadata bodies never throw anything but KubewardError; accepted
     { numRuns: 3000 },
   );
 });
+
+test('concurrent refreshes share one read: requests never overlap', async (t) => {
+  let inFlight = 0;
+  let max = 0;
+  let requests = 0;
+  const url = await metadataServer(t, (p, res) => {
+    inFlight++;
+    requests++;
+    max = Math.max(max, inFlight);
+    setTimeout(() => {
+      inFlight--;
+      standard(p, res);
+    }, 20);
+  });
+  const src = new GcpVipSource(url, 2000, systemClock);
+  const results = await Promise.all([src.refresh(), src.refresh(), src.refresh()]);
+  assert.equal(max, 1);
+  assert.equal(requests, 3, 'one walk: the list, the NIC, the value');
+  assert.equal(src.status.reads, 1);
+  assert.deepEqual(results.map((r) => r.changed), [true, true, true]);
+});

@@ -24,6 +24,7 @@ export class GcpVipSource {
   readonly #timeoutMs: number;
   readonly #clock: Clock;
   #status: GcpVipSourceStatus;
+  #inFlight: Promise<{ changed: boolean; error?: string }> | undefined;
 
   constructor(baseUrl: string, timeoutMs: number, clock: Clock) {
     this.#base = baseUrl.endsWith('/') ? baseUrl : baseUrl + '/';
@@ -41,8 +42,13 @@ export class GcpVipSource {
     return this.#status.lastGood?.vips ?? [];
   }
 
-  /** Reads the metadata once; returns whether the VIP set changed. Never throws. */
-  async refresh(): Promise<{ changed: boolean; error?: string }> {
+  /** Reads the metadata once; returns whether the VIP set changed. Never throws. A call while a read is in flight joins it. */
+  refresh(): Promise<{ changed: boolean; error?: string }> {
+    this.#inFlight ??= this.#refresh().finally(() => (this.#inFlight = undefined));
+    return this.#inFlight;
+  }
+
+  async #refresh(): Promise<{ changed: boolean; error?: string }> {
     const now = new Date(this.#clock.now()).toISOString();
     this.#status.reads++;
     try {
