@@ -9,6 +9,8 @@ import { buildDesiredRuleset, type DesiredInput } from '../src/routes/desired-ru
 import { renderNftRuleset, renderNftCleanup } from '../src/routes/render-nft.ts';
 import { EMPTY_CURRENT, parseIptablesSave, renderIptablesCleanup, renderIptablesRestore } from '../src/routes/render-iptables.ts';
 import type { VipState } from '../src/routes/vip-states.ts';
+import fc from 'fast-check';
+import { checkCidr, checkVip } from '../src/watch/vip-address.ts';
 
 const GOLDEN = join(import.meta.dirname, 'golden', 'routes');
 const update = process.env.UPDATE_GOLDEN === '1';
@@ -28,6 +30,27 @@ const CASES: Record<string, DesiredInput> = {
     natTarget: 'redirect',
     nodeIps: {},
     healthCheckerCidrs: HC,
+  },
+  // The defaults since issue 13: every port and protocol, as openshift-azure-routes.sh / openshift-gcp-routes.sh
+  // (machine-config-operator templates/master/00-master/{azure,gcp}/files/) redirect them.
+  'azure-default-all-ports': {
+    provider: 'azure',
+    vips: [vip('10.0.0.100', true), vip('2001:db8:100::100', true)],
+    ports: 'all',
+    natTarget: 'redirect',
+    nodeIps: {},
+    healthCheckerCidrs: HC,
+  },
+  'gcp-default-no-file-up': {
+    provider: 'gcp',
+    vips: [
+      { vip: '10.0.0.100', family: 4, file: 'none', up: true, reason: 'no state file: up' },
+      { vip: '10.0.0.200', family: 4, file: 'down', up: false, reason: 'down file' },
+    ],
+    ports: 'all',
+    natTarget: 'redirect',
+    nodeIps: {},
+    healthCheckerCidrs: HC.slice(0, 2),
   },
   'azure-all-down': { provider: 'azure', vips: [vip('10.0.0.100', false)], ports: [6443], natTarget: 'redirect', nodeIps: {}, healthCheckerCidrs: HC },
   'gcp-dual-stack': {
@@ -113,4 +136,40 @@ test('re-rendering against saved state adds no second jump and removes chains no
   assert.match(text, /^-D FORWARD .*-j KUBEWARD-ROUTES-FORWARD\n-X KUBEWARD-ROUTES-FORWARD$/m, 'the unwanted chain goes, jump first');
   const cleanup = renderIptablesCleanup(current);
   assert.equal((cleanup.match(/^-X /gm) ?? []).length, 3);
+});
+
+test('property: every VIP and CIDR the grammar accepts renders into rules nft -c and iptables-restore --test accept', async (t) => {
+  if (skipCheck) return t.skip(skipCheck);
+  // Candidates from every corner the grammar has (zone ids, mapped, odd spellings); only accepted ones are rendered.
+  const candidate = fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended(), fc.tuple(fc.ipV6(), fc.constantFrom('%eth0', '%1', '')).map(([a, z]) => a + z));
+  const ports = fc.oneof(fc.constant('all' as const), fc.uniqueArray(fc.integer({ min: 1, max: 65535 }), { minLength: 1, maxLength: 15 }));
+  const cidr = fc.tuple(fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended()), fc.integer({ min: 0, max: 140 })).map(([ip, len]) => `${ip}/${len}`);
+  let rendered = 0;
+  let cidrs = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(candidate, { minLength: 1, maxLength: 12 }),
+      ports,
+      fc.constantFrom('azure', 'gcp') as fc.Arbitrary<'azure' | 'gcp'>,
+      fc.array(cidr, { maxLength: 6 }),
+      async (texts, p, provider, cidrTexts) => {
+      const vips = [...new Set(texts.map((x) => checkVip(x)).flatMap((r) => (r.ok ? [r.vip] : [])))].map((v, i) => vip(v, i % 2 === 0));
+      if (vips.length === 0) return;
+      rendered += vips.length;
+      const healthCheckerCidrs = cidrTexts.map((c) => checkCidr(c)).flatMap((r) => (r.ok ? [r.cidr] : []));
+      cidrs += healthCheckerCidrs.length;
+      const { ruleset } = buildDesiredRuleset({ provider, vips, ports: p, natTarget: 'redirect', nodeIps: {}, healthCheckerCidrs });
+      const nft = renderNftRuleset(ruleset);
+      const v4 = renderIptablesRestore(ruleset, 4, EMPTY_CURRENT);
+      const v6 = renderIptablesRestore(ruleset, 6, EMPTY_CURRENT);
+      for (const text of [nft, v4, v6]) assert.doesNotMatch(text, /%|\.\.\//, 'no zone id or path in a rule');
+      // Checked, then applied for real in a throwaway namespace (the kernel checks more than the parsers).
+      await checkWith(['nft', '-c', '-f', '-'], nft);
+      await checkWith(['iptables-restore', '--test', '--noflush'], v4);
+      await checkWith(['ip6tables-restore', '--test', '--noflush'], v6);
+      },
+    ),
+    { numRuns: 25 },
+  );
+  t.diagnostic(`${rendered} accepted VIPs and ${cidrs} accepted health-checker CIDRs rendered and checked`);
 });

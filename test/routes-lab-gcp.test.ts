@@ -9,6 +9,9 @@ import { INGRESS_VIP, VIP4, VIP6, type CloudLab } from './lab/cloud-lab.ts';
 import { acceptForwardedIps, newLab, publish, startMetadata } from './lab/lab-fixtures.ts';
 import { kernelNatVips } from './lab/kernel-rules.ts';
 import { RoutesProcess, makeStateDir } from './lab/routes-process.ts';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const skip = (await labSkipReason()) ?? false;
 
@@ -132,7 +135,7 @@ test('[S12 metadata] errors, garbage, a missing header and hangs keep the last g
   assert.deepEqual((await routes.status())!.metadata!.lastGood?.vips, [VIP4]);
 });
 
-test('[S11] a non-API port of a forwarded IP (an ingress LB on the node) is not captured unless --ports all', { skip }, async (t) => {
+test('[S11] every port of a forwarded IP is captured by default, as gcp-routes.sh does (okd #932); --ports 6443 leaves an ingress LB alone', { skip }, async (t) => {
   const lab = await newLab(t, 'gcp');
   const m1 = lab.master('m1');
   await lab.setBackends(['m1']);
@@ -144,14 +147,85 @@ test('[S11] a non-API port of a forwarded IP (an ingress LB on the node) is not 
   const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [VIP4, INGRESS_VIP] }] });
   await publish(dir, VIP4, 'up');
 
-  const scoped = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url]));
+  const all = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--cleanup-on-exit']));
   await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(INGRESS_VIP), { what: 'both forwarded IPs managed' });
-  assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'ingress', 'ingress traffic reaches the ingress controller');
-  assert.equal(await lab.client.whoAnswers(VIP4), 'm1', 'API traffic is still redirected');
-  assert.equal(await scoped.stop(), 0);
+  assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'error:ECONNREFUSED', 'the default (all ports) captures it, as upstream does');
+  assert.equal(await all.stop(), 0);
 
-  const all = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--ports', 'all']));
-  t.after(() => all.stop().then(() => undefined));
+  const scoped = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--ports', '6443']));
+  t.after(() => scoped.stop().then(() => undefined));
   await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(INGRESS_VIP), { what: 'both forwarded IPs managed' });
-  assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'error:ECONNREFUSED', '--ports all captures it (the old behaviour)');
+  assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'ingress', 'scoped: ingress traffic reaches the ingress controller');
+  assert.equal(await lab.client.whoAnswers(VIP4), 'm1', 'API traffic is still redirected');
+});
+
+test('[no file] GCP default: a VIP with no state file keeps the local redirect; only .down withdraws it; --without-state-file down withdraws it', { skip }, async (t) => {
+  const lab = await newLab(t, 'gcp');
+  const m1 = lab.master('m1');
+  await acceptForwardedIps(lab, 'm2');
+  await lab.setBackends(['m2']);
+  const dir = await makeStateDir(t); // no watcher has written anything: the public API VIP's case
+  const upstream = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4, '--cleanup-on-exit']));
+  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [VIP4]);
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'm1', 'no file: the node\'s own traffic goes to the local apiserver');
+  assert.deepEqual((await upstream.status())?.vips.map((v) => [v.file, v.up]), [['none', true]]);
+  assert.equal((await upstream.status())?.withoutStateFile, 'up');
+  await publish(dir, VIP4, 'down');
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 0, { timeoutMs: 3000, what: '.down withdraws' });
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
+  await rm(join(dir, `${VIP4}.down`));
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 1, { timeoutMs: 3000, what: 'gone .down: up again' });
+  assert.equal(await upstream.stop(), 0);
+
+  const strict = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4, '--without-state-file', 'down']));
+  t.after(() => strict.stop().then(() => undefined));
+  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [], 'the stricter reading: no file, no local redirect');
+  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting'), [VIP4], 'LB traffic is still served');
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
+});
+
+test('[ports gcp] the second port of the API VIP (22623) follows the same rules as 6443', { skip }, async (t) => {
+  const lab = await newLab(t, 'gcp');
+  const m1 = lab.master('m1');
+  await acceptForwardedIps(lab, 'm2');
+  for (const m of lab.masters) await m.agent.serve(`${m.name}-mcs`, '::', 22623);
+  await lab.setBackends(['m1']);
+  await lab.setSelfRoute('m1', true);
+  const dir = await makeStateDir(t);
+  await publish(dir, VIP4, 'up');
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]));
+  t.after(() => routes.stop().then(() => undefined));
+  assert.equal(await m1.agent.whoAnswers(VIP4, 22623), 'm1-mcs', 'up: the node\'s own machine-config traffic stays local');
+  assert.equal(await lab.client.whoAnswers(VIP4, 22623), 'm1-mcs', 'LB traffic to 22623 reaches this node');
+  await publish(dir, VIP4, 'down');
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 0, { what: 'withdrawn' });
+  await lab.setBackends(['m2']);
+  await lab.setSelfRoute('m1', false);
+  assert.equal(await m1.agent.whoAnswers(VIP4, 22623), 'm2-mcs', 'down: through the LB, on both ports');
+  assert.equal(await m1.agent.whoAnswers(VIP4, 6443), 'm2');
+});
+
+test('[interop gcp] OpenShift\'s gcp-vips table next to ours is reported', { skip }, async (t) => {
+  const lab = await newLab(t, 'gcp');
+  const m1 = lab.master('m1');
+  await lab.net.nft('m1', 'table ip gcp-vips {\n chain local-vips {\n }\n}\n');
+  const dir = await makeStateDir(t);
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]));
+  t.after(() => routes.stop().then(() => undefined));
+  assert.deepEqual((await routes.status())?.foreignTables, ['ip gcp-vips']);
+});
+
+test('[aux] a failing auxiliary ip route check never keeps the rules out', { skip }, async (t) => {
+  const lab = await newLab(t, 'gcp');
+  const m1 = lab.master('m1');
+  const dir = await makeStateDir(t);
+  // A PATH where `ip` fails: the proto 66 check fails on every full sync; nft still works.
+  const bin = await mkdtemp(join(tmpdir(), 'kwl-bin-'));
+  t.after(() => rm(bin, { recursive: true, force: true }));
+  await writeFile(join(bin, 'ip'), '#!/bin/sh\necho "ip: simulated failure" >&2\nexit 1\n', { mode: 0o755 });
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]), { PATH: `${bin}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` });
+  t.after(() => routes.stop().then(() => undefined));
+  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [VIP4]);
+  assert.equal(await m1.agent.whoAnswers(VIP4), 'm1');
+  await waitFor(async () => ((await routes.metric('kubeward_routes_auxiliary_check_failures_total')) ?? 0) >= 1, { what: 'failure counted' });
 });

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createInterface } from 'node:readline';
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
+import { watch } from 'node:fs';
 import { join } from 'node:path';
 import { createTestCa } from '../testkit/certs.ts';
 import { waitFor } from '../testkit/wait-for.ts';
@@ -86,4 +87,45 @@ test('[S12] end to end with kubeward watch: a failing /readyz, a SIGTERM and a k
   t.diagnostic(`watcher SIGKILL → m1's VIP traffic on m2 after ${staleMs.toFixed(0)} ms (--stale-after 3s, heartbeat 500ms)`);
   assert.ok(staleMs > 2000, 'not before the heartbeat is stale');
   assert.match((await routes.status())!.vips[0]!.reason, /stale/);
+});
+
+test('[interop] heartbeats never touch the state directory, and kubeward routes stays up on them past --stale-after', { skip }, async (t) => {
+  const lab = await newLab(t, 'azure');
+  const m1 = lab.master('m1');
+  await lab.setBackends(['m2']);
+  const ca = await createTestCa();
+  t.after(() => rm(ca.dir, { recursive: true, force: true }));
+  const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1', `IP:${VIP4}`]);
+  for (const m of lab.masters) await m.agent.unserve(m.name);
+  await startStandin(lab.net, 'm1', 'm1', cert.certFile, cert.keyFile);
+  await startStandin(lab.net, 'm2', 'm2', cert.certFile, cert.keyFile);
+  const dir = await makeStateDir(t);
+  const watcher = lab.net.spawn('m1', [
+    NODE, join(REPO, 'src', 'cli', 'main.ts'), 'watch', '--vip', VIP4, '--state-dir', dir, '--ca-file', ca.certFile,
+    '--interval', '200ms', '--timeout', '500ms', '--heartbeat', '200ms', '--admin-address', 'off',
+  ]);
+  watcher.stdout!.resume();
+  watcher.stderr!.resume();
+  t.after(() => stopChild(watcher, 'SIGKILL', 1000).then(() => undefined));
+  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, ['--provider', 'azure', '--state-dir', dir, '--stale-after', '1s']);
+  t.after(() => routes.stop().then(() => undefined));
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm1', { timeoutMs: 15_000, intervalMs: 100, what: 'up' });
+
+  // What OpenShift's consumers see: gcp-routes.sh waits with `inotifywait -r` on the directory and
+  // the Azure path unit fires on any change in it. Count every inotify event for 3 s (15 beats).
+  let events = 0;
+  const w = watch(dir, { recursive: false }, () => events++);
+  t.after(() => w.close());
+  const started = Date.now();
+  while (Date.now() - started < 3000) {
+    assert.equal(await whoServes(m1.agent), 'm1', 'still up on heartbeats alone (--stale-after 1s < 3 s since the verdict)');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  w.close();
+  const beats = await readdir(`${dir}-heartbeat`);
+  t.diagnostic(`${events} inotify events in the state directory during 3 s of 200 ms heartbeats; heartbeat dir holds ${beats.join(', ')}`);
+  assert.equal(events, 0, 'the state directory saw no event');
+  assert.deepEqual(beats, [`${VIP4}.beat`]);
+  const v = (await routes.status())!.vips[0]!;
+  assert.ok(v.up && (v.heartbeatAgeMs ?? Infinity) < 1000, `fresh heartbeat read from the beat file (${v.heartbeatAgeMs} ms)`);
 });

@@ -2,14 +2,14 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestCa, type TestCa, type CertPair } from '../testkit/certs.ts';
 import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
-import { parseRecord } from '../src/watch/state-record.ts';
+import { parseBeat, parseRecord } from '../src/watch/state-record.ts';
 
 let ca: TestCa;
 let otherCa: TestCa;
@@ -171,12 +171,34 @@ describe('files', () => {
     assert.ok(transitions >= 4, `the state flipped while reading (${transitions} transitions in ${reads} reads)`);
   });
 
-  test('the heartbeat is rewritten while the state holds', async () => {
+  test('heartbeats go to <state-dir>-heartbeat; the state file is not touched while the state holds', async () => {
     const s = await standin();
     const dir = await stateDir();
     watch(s, dir, ['--vip', '10.0.0.6']);
     await waitFor(hasFiles(dir, ['10.0.0.6.up']), { what: '.up', timeoutMs: 15_000 });
     const first = await record(dir, '10.0.0.6.up');
+    assert.equal(first!.heartbeats, 'separate');
+    const firstStat = await stat(join(dir, '10.0.0.6.up'));
+    const beatFile = join(`${dir}-heartbeat`, '10.0.0.6.beat');
+    const beat = await waitFor(async () => {
+      const b = existsSync(beatFile) ? parseBeat(await readFile(beatFile, 'utf8')) : undefined;
+      return b && Date.parse(b.heartbeat) >= Date.parse(first!.heartbeat) + 500 ? b : undefined;
+    }, { what: 'a newer beat', timeoutMs: 15_000 });
+    assert.equal(beat.generation, first!.generation, 'a beat is not a new verdict');
+    assert.equal(beat.pid, first!.pid);
+    const now = await stat(join(dir, '10.0.0.6.up'));
+    assert.equal(now.ino, firstStat.ino, 'the state file was not replaced');
+    assert.equal(now.mtimeMs, firstStat.mtimeMs, 'nor touched');
+    assert.deepEqual((await readdir(dir)).filter((n) => !n.endsWith('.lock')).sort(), ['10.0.0.6.up'], 'nothing else in the state directory');
+  });
+
+  test('--heartbeat-dir state-dir rewrites the state file instead (the older way)', async () => {
+    const s = await standin();
+    const dir = await stateDir();
+    watch(s, dir, ['--vip', '10.0.0.6', '--heartbeat-dir', 'state-dir']);
+    await waitFor(hasFiles(dir, ['10.0.0.6.up']), { what: '.up', timeoutMs: 15_000 });
+    const first = await record(dir, '10.0.0.6.up');
+    assert.equal(first!.heartbeats, undefined);
     const later = await waitFor(async () => {
       const r = await record(dir, '10.0.0.6.up');
       return r && Date.parse(r.heartbeat) >= Date.parse(first!.heartbeat) + 500 ? r : undefined;

@@ -8,7 +8,12 @@ import { systemClock } from '../base/clock.ts';
 import { UsageError, describeError } from '../base/errors.ts';
 import { boolean, duration, ipAddress } from '../config/fields.ts';
 import { execCommand } from '../sys/exec.ts';
-import { canonicalIp } from '../watch/state-record.ts';
+import { canonicalIp, defaultHeartbeatDir, isDirectoryPath } from '../watch/state-record.ts';
+import { cidrField, printable, vipAddress } from '../watch/vip-address.ts';
+import { parseForeignTables } from '../routes/foreign-tables.ts';
+import { isMissingTool } from '../routes/rules-backend.ts';
+import { OvnReroute, isNodeName } from '../routes/ovn-reroute.ts';
+import { hostname } from 'node:os';
 import type { Family, PortMatch } from '../routes/desired-ruleset.ts';
 import { IptablesBackend } from '../routes/iptables-backend.ts';
 import { NftBackend } from '../routes/nft-backend.ts';
@@ -33,32 +38,35 @@ const ports = z.union([z.string(), z.number(), z.array(z.union([z.string(), z.nu
   return [...new Set(nums)].sort((a, b) => a - b);
 });
 
-const cidr = z.string().refine(
-  (s) => {
-    const [ip, len, extra] = s.split('/');
-    const fam = isIP(ip ?? '');
-    return fam !== 0 && extra === undefined && len !== undefined && /^\d{1,3}$/.test(len) && Number(len) <= (fam === 4 ? 32 : 128);
-  },
-  { error: (iss) => `"${String(iss.input)}" is not a CIDR such as 35.191.0.0/16` },
-);
+/** A directory: absolute, no control characters (it is logged, and a name with a newline would forge log lines). */
+const directory = z.string({ error: 'expected an absolute directory path' }).refine((s) => isDirectoryPath(s), {
+  error: (iss) => `"${printable(String(iss.input))}" is not an absolute path without control characters`,
+});
 
 const fields = {
   provider: z.enum(['gcp', 'azure'], {
     error: (iss) => (iss.input === undefined ? 'required: give --provider gcp or --provider azure' : 'expected gcp or azure'),
   }),
   backend: z.enum(['nftables', 'iptables'], { error: 'expected nftables or iptables' }).prefault('nftables'),
-  stateDir: z.string().min(1).prefault('/run/cloud-routes'),
-  vip: z.array(ipAddress).prefault([]),
+  stateDir: directory.prefault('/run/cloud-routes'),
+  heartbeatDir: directory.optional(),
+  vip: z.array(vipAddress).prefault([]),
   resync: duration({ min: 100 }).prefault('10s'),
   staleAfter: duration().prefault('30s'),
-  ports: ports.prefault('6443'),
+  ports: ports.prefault('all'),
+  withoutStateFile: z.enum(['up', 'down'], { error: 'expected up or down' }).optional(),
   natTarget: z.enum(['redirect', 'node-ip'], { error: 'expected redirect or node-ip' }).prefault('redirect'),
   nodeIp: z.array(ipAddress).prefault([]),
-  healthCheckerCidr: z.array(z.union([z.literal('none'), cidr])).prefault(GCP_HEALTH_CHECKERS),
+  healthCheckerCidr: z.array(z.union([z.literal('none'), cidrField], { error: (iss) => `"${printable(String(iss.input))}" is not a CIDR such as 35.191.0.0/16 (no zone ids), or none` })).prefault(GCP_HEALTH_CHECKERS),
   metadataUrl: z.union([z.literal('off'), z.url({ protocol: /^https?$/, error: 'expected an http:// URL or off' })]).optional(),
   metadataTimeout: duration({ min: 50 }).prefault('2s'),
   removeConflictingRoutes: boolean.prefault(false),
-  cleanupOnExit: boolean.prefault(true),
+  cleanupOnExit: boolean.prefault(false),
+  cleanUp: boolean.prefault(false),
+  ovnReroute: z.enum(['auto', 'off'], { error: 'expected auto or off' }).prefault('auto'),
+  ovnNodeName: z.string({ error: 'expected a node name' }).refine((n) => isNodeName(n), {
+    error: (iss) => `"${printable(String(iss.input))}" is not a node name (RFC 1123: lower-case letters, digits, - and .)`,
+  }).optional(),
 };
 
 export type RoutesConfig = ModeConfig<typeof fields>;
@@ -68,18 +76,29 @@ Reads <VIP>.up / <VIP>.down in --state-dir (inotify plus a full resync every --r
 when <VIP>.up exists, <VIP>.down does not, and its heartbeat (if the file has one) is younger than
 --stale-after. Up VIPs get a NAT rule sending the node's own traffic to the local apiserver;
 down VIPs do not, so that traffic goes through the cloud load balancer.
-  azure: redirect in nat output and prerouting for up VIPs only.
+  azure: redirect in nat output and prerouting for up VIPs only. A VIP with neither file is down
+         (as openshift-azure-routes.sh: only .up redirects).
   gcp:   incoming traffic to every managed VIP is always redirected (the LB health check must
-         reach this node); the node's own traffic only while up; forwarded packets from the
-         health-checker ranges are dropped; Google guest agent "proto 66" local routes for a
-         managed VIP are reported (and removed with --remove-conflicting-routes).
+         reach this node); the node's own traffic unless the VIP is down. A VIP with neither file
+         is up (as openshift-gcp-routes.sh: only .down withdraws; the public API VIP never has a
+         file); --without-state-file down gives kubeward's older, stricter reading. Forwarded
+         packets from the health-checker ranges are dropped; Google guest agent "proto 66" local
+         routes for a managed VIP are reported (and removed with --remove-conflicting-routes).
+Every port and protocol of a VIP is redirected by default, as OpenShift's scripts do: the internal
+API VIP carries 6443 (kube-apiserver) and 22623 (machine-config server). --ports scopes the rules.
 Rules live in their own nftables table (inet kubeward-routes) or iptables chains (KUBEWARD-ROUTES-*),
-replaced in one transaction per change, restored if something else removes them.
+replaced in one transaction per change, restored if something else removes them, and kept on exit
+so a restart never reopens the hairpin: remove them with --cleanup-on-exit or --clean-up.
+OVN-Kubernetes in shared-gateway mode sends pods' traffic to the VIP past the host's rules; as
+OpenShift does, while an ovnkube-controller container runs (crictl), every up VIP gets an
+ovn_cluster_router policy (priority 1010) rerouting this node's pods' traffic to it into the host
+(--ovn-reroute off turns that off). Only policies of that exact form for this node are removed.
 
 Examples:
   kubeward routes --provider azure
   kubeward routes --provider gcp --remove-conflicting-routes
   kubeward routes --provider gcp --vip 10.0.0.2 --ports 6443,22623 --backend iptables
+  kubeward routes --provider azure --clean-up
 `;
 
 const spec: ModeSpec<typeof fields> = {
@@ -92,33 +111,49 @@ const spec: ModeSpec<typeof fields> = {
     { key: 'provider', value: '<gcp|azure>', help: 'the cloud whose load balancer hairpin to fix (required)' },
     { key: 'backend', value: '<nftables|iptables>', help: 'how rules are programmed', defaultText: 'nftables' },
     { key: 'stateDir', value: '<dir>', help: 'where kubeward watch (or apiserver-watcher) writes <VIP>.up / <VIP>.down', defaultText: '/run/cloud-routes' },
+    { key: 'heartbeatDir', value: '<dir>', help: 'where kubeward watch writes <VIP>.beat heartbeats (kept out of --state-dir)', defaultText: '<state-dir>-heartbeat' },
     { key: 'vip', value: '<ip>', help: 'a VIP to manage; default: every VIP with a state file (azure) or every forwarded IP (gcp)', repeatable: true },
     { key: 'resync', value: '<duration>', help: 'full re-read, drift check and metadata read interval', defaultText: '10s' },
     { key: 'staleAfter', value: '<duration>', help: 'a heartbeat older than this means down; 0 turns the check off', defaultText: '30s' },
-    { key: 'ports', value: '<ports|all>', help: 'TCP ports the rules match, comma-separated, or all (every port and protocol)', defaultText: '6443' },
+    { key: 'ports', value: '<ports|all>', help: 'TCP ports the rules match, comma-separated, or all (every port and protocol, as OpenShift)', defaultText: 'all' },
+    { key: 'withoutStateFile', value: '<up|down>', help: 'a managed VIP with neither file: up (gcp-routes.sh) or down (azure-routes.sh)', defaultText: 'up on gcp, down on azure' },
     { key: 'natTarget', value: '<redirect|node-ip>', help: 'redirect (loopback for the node\'s own traffic) or dnat to --node-ip, for apiservers not listening on loopback', defaultText: 'redirect' },
     { key: 'nodeIp', value: '<ip>', help: 'the node address per family, for --nat-target node-ip', repeatable: true },
     { key: 'healthCheckerCidr', value: '<cidr|none>', help: 'gcp: forwarded packets from these sources are dropped', defaultText: GCP_HEALTH_CHECKERS.join(', '), repeatable: true },
     { key: 'metadataUrl', value: '<url|off>', help: 'gcp: metadata server base; read when no --vip is given', defaultText: DEFAULT_METADATA_URL },
     { key: 'metadataTimeout', value: '<duration>', help: 'gcp: deadline for one metadata request', defaultText: '2s' },
     { key: 'removeConflictingRoutes', help: 'gcp: delete local proto 66 routes for managed VIPs instead of only reporting them' },
-    { key: 'cleanupOnExit', help: 'remove our rules on SIGTERM/SIGINT', defaultText: 'on', negatable: true },
+    { key: 'cleanupOnExit', help: 'remove our rules on SIGTERM/SIGINT (a restart then has a moment without them)', defaultText: 'off', negatable: true },
+    { key: 'cleanUp', help: 'remove our rules (nftables table or iptables chains, and our OVN reroute policies) and exit; for uninstalling' },
+    { key: 'ovnReroute', value: '<auto|off>', help: 'OVN-Kubernetes shared gateway: keep ovn_cluster_router reroute policies for up VIPs while an ovnkube-controller container runs (crictl), as OpenShift does', defaultText: 'auto' },
+    { key: 'ovnNodeName', value: '<name>', help: 'the node name in OVN\'s router port rtos-<name>', defaultText: 'the host name' },
   ],
   check: (c) => {
     if (c.natTarget === 'node-ip' && c.nodeIp.length === 0) return '--nat-target node-ip needs --node-ip IP (one per family you use)';
     const families = c.nodeIp.map((ip) => isIP(ip));
     if (new Set(families).size !== families.length) return '--node-ip: give at most one IPv4 and one IPv6 address';
+    if (c.nodeIp.some((ip) => canonicalIp(ip) === undefined)) return '--node-ip: a node address has no zone id; give it like 10.0.1.11';
     if (c.provider === 'gcp' && c.vip.length === 0 && c.metadataUrl === 'off') return '--provider gcp needs --vip IP or the metadata server (--metadata-url is off)';
     if (c.healthCheckerCidr.includes('none') && c.healthCheckerCidr.length > 1) return '--health-checker-cidr none cannot be mixed with ranges';
+    if (c.heartbeatDir !== undefined && c.heartbeatDir.replace(/\/+$/, '') === c.stateDir.replace(/\/+$/, '')) {
+      return '--heartbeat-dir must not be --state-dir: OpenShift\'s consumers watch the state directory, so heartbeats there wake them every beat';
+    }
     return undefined;
   },
   run: async (c, { log, registry, shutdown }) => {
     const run = (argv: readonly string[], opts?: Parameters<typeof execCommand>[1]) => execCommand(argv, opts);
     const backend = c.backend === 'nftables' ? new NftBackend(run) : new IptablesBackend(run);
     await checkTool(c.backend === 'nftables' ? ['nft', '--version'] : ['iptables-restore', '--version'], c.backend);
+    const ovn = c.ovnReroute === 'auto' ? new OvnReroute(run, c.ovnNodeName ?? hostname()) : undefined;
+    if (c.cleanUp) {
+      await backend.cleanup();
+      log.info({ backend: backend.name }, 'removed our rules (--clean-up)');
+      if (ovn) log.info({ removed: await ovn.removeAll() }, 'removed our OVN reroute policies (--clean-up)');
+      return 0;
+    }
     // The reader reports changes to the agent, which is built after it.
     const wake: { agent?: RoutesAgent } = {};
-    const reader = new StateDirReader(c.stateDir, () => wake.agent?.requestSync('event'), log);
+    const reader = new StateDirReader(c.stateDir, () => wake.agent?.requestSync('event'), log, c.heartbeatDir ?? defaultHeartbeatDir(c.stateDir));
     try {
       await reader.ensureWatching();
     } catch (err) {
@@ -127,6 +162,7 @@ const spec: ModeSpec<typeof fields> = {
     const useMetadata = c.provider === 'gcp' && c.metadataUrl !== 'off' && (c.vip.length === 0 || c.metadataUrl !== undefined);
     const nodeIps: Partial<Record<Family, string>> = {};
     for (const ip of c.nodeIp) nodeIps[isIP(ip) as Family] = canonicalIp(ip)!;
+    const withoutStateFile = c.withoutStateFile ?? (c.provider === 'gcp' ? 'up' : 'down');
     const agent = new RoutesAgent(
       {
         provider: c.provider,
@@ -136,15 +172,18 @@ const spec: ModeSpec<typeof fields> = {
         natTarget: c.natTarget,
         nodeIps,
         healthCheckerCidrs: c.healthCheckerCidr.filter((x) => x !== 'none'),
-        vips: c.vip.map((v) => canonicalIp(v)!),
+        vips: c.vip,
         removeConflictingRoutes: c.removeConflictingRoutes,
         cleanupOnExit: c.cleanupOnExit,
+        withoutStateFile,
       },
       {
         reader,
         backend,
         vipSource: useMetadata ? new GcpVipSource(c.metadataUrl ?? DEFAULT_METADATA_URL, c.metadataTimeout, systemClock) : undefined,
         localRoutes: c.provider === 'gcp' ? { list: () => listGuestAgentRoutes(run), remove: (r) => removeLocalRoute(run, r) } : undefined,
+        foreignTables: () => listForeignTables(run),
+        ovn,
         clock: systemClock,
         log,
         metrics: createRoutesMetrics(registry),
@@ -152,7 +191,21 @@ const spec: ModeSpec<typeof fields> = {
     );
     wake.agent = agent;
     shutdown.add('routes agent', () => agent.close(), 15_000);
-    log.info({ provider: c.provider, backend: c.backend, stateDir: c.stateDir, ports: c.ports, natTarget: c.natTarget }, 'kubeward routes starting');
+    log.info(
+      { provider: c.provider, backend: c.backend, stateDir: c.stateDir, ports: c.ports, natTarget: c.natTarget, withoutStateFile, cleanupOnExit: c.cleanupOnExit },
+      'kubeward routes starting',
+    );
+    if (ovn) {
+      log.info({ node: ovn.status.node, see: 'OCPBUGS-9972, OCPBUGS-17841' }, 'OVN-Kubernetes shared gateway: while an ovnkube-controller container runs, up VIPs get ovn_cluster_router reroute policies (priority 1010), as OpenShift does');
+    } else {
+      log.warn(
+        { see: 'OCPBUGS-9972, OCPBUGS-17841' },
+        'not covered (--ovn-reroute off): OVN-Kubernetes shared-gateway mode sends pod traffic to the VIP past the host rules, so pods on this node still hairpin',
+      );
+    }
+    if (c.provider === 'gcp' && withoutStateFile === 'up') {
+      log.info('a managed VIP with no state file is treated as up (the node\'s own traffic goes to the local apiserver), as gcp-routes.sh does; --without-state-file down withdraws it instead');
+    }
     await agent.start();
     return {
       readiness: () => (agent.ready ? { ready: true, reason: 'rules in force' } : { ready: false, reason: 'last sync failed or none yet' }),
@@ -160,6 +213,16 @@ const spec: ModeSpec<typeof fields> = {
     };
   },
 };
+
+/** OpenShift's tables as nft lists them; none when nft is not installed (an iptables-only host). */
+async function listForeignTables(run: (argv: readonly string[], opts?: Parameters<typeof execCommand>[1]) => ReturnType<typeof execCommand>): Promise<string[]> {
+  try {
+    return parseForeignTables((await run(['nft', 'list', 'tables'], { timeoutMs: 5000 })).stdout);
+  } catch (err) {
+    if (isMissingTool(err)) return [];
+    throw err;
+  }
+}
 
 async function checkTool(argv: string[], backend: string): Promise<void> {
   try {

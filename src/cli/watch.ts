@@ -7,11 +7,12 @@ import { z } from 'zod';
 import { systemClock } from '../base/clock.ts';
 import { KubewardError, UsageError, describeError } from '../base/errors.ts';
 import { formatDuration } from '../base/duration.ts';
-import { boolean, duration, integer, ipAddress } from '../config/fields.ts';
+import { boolean, duration, integer } from '../config/fields.ts';
 import { probeHttps, type HttpsProbeOptions } from '../probe/https-probe.ts';
 import { acquireLock } from '../sys/dir-lock.ts';
 import { StateFiles } from '../watch/state-files.ts';
-import { canonicalIp } from '../watch/state-record.ts';
+import { defaultHeartbeatDir, isDirectoryPath } from '../watch/state-record.ts';
+import { vipAddress } from '../watch/vip-address.ts';
 import { VipSource } from '../watch/vip-source.ts';
 import { WatchMetrics } from '../watch/watch-metrics.ts';
 import { Watcher } from '../watch/watcher.ts';
@@ -20,7 +21,7 @@ import { buildModeCommand, type ModeConfig, type ModeSpec } from './mode-command
 
 const fields = {
   healthUrl: z.url({ protocol: /^https$/, error: 'expected an https:// URL such as https://localhost:6443/readyz' }).prefault('https://localhost:6443/readyz'),
-  vip: z.array(ipAddress).prefault([]),
+  vip: z.array(vipAddress).prefault([]),
   vipFromDns: z.string().min(1).optional(),
   dnsRefresh: duration({ min: 1000 }).prefault('1m'),
   stateDir: z.string().min(1).prefault('/run/cloud-routes'),
@@ -32,6 +33,7 @@ const fields = {
   fall: integer(1, 100).prefault(8),
   fastDownOnRefused: boolean.prefault(true),
   heartbeat: duration({ min: 100 }).prefault('5s'),
+  heartbeatDir: z.union([z.literal('state-dir'), z.string().refine((d) => isDirectoryPath(d))], { error: 'expected an absolute directory path or state-dir' }).optional(),
   caFile: z.string().min(1).optional(),
   insecureSkipTlsVerify: boolean.prefault(false),
   clientCert: z.string().min(1).optional(),
@@ -78,7 +80,13 @@ const spec: ModeSpec<typeof fields> = {
     { key: 'rise', value: '<n>', help: 'consecutive successes that declare up', defaultText: '1' },
     { key: 'fall', value: '<n>', help: 'consecutive failures that declare down', defaultText: '8' },
     { key: 'fastDownOnRefused', help: 'a refused connection declares down at once', defaultText: 'on', negatable: true },
-    { key: 'heartbeat', value: '<duration>', help: 'how often the state files are rewritten with a fresh heartbeat', defaultText: '5s' },
+    { key: 'heartbeat', value: '<duration>', help: 'how often a fresh heartbeat is written', defaultText: '5s' },
+    {
+      key: 'heartbeatDir',
+      value: '<dir|state-dir>',
+      help: 'where heartbeats go (<VIP>.beat), kept out of --state-dir so OpenShift\'s consumers of it are not woken every beat; state-dir rewrites the state files instead (kubeward routes before 2026-11)',
+      defaultText: '<state-dir>-heartbeat',
+    },
     { key: 'caFile', value: '<file>', help: 'CA bundle that signed the apiserver certificate' },
     { key: 'insecureSkipTlsVerify', help: 'do not verify the apiserver certificate (what OpenShift\'s watcher does)' },
     { key: 'clientCert', value: '<file>', help: 'client certificate, for apiservers without anonymous access' },
@@ -107,7 +115,7 @@ const spec: ModeSpec<typeof fields> = {
       tokenFile: c.tokenFile,
       servername: c.tlsServerName,
     };
-    const files = new StateFiles(c.stateDir);
+    const files = new StateFiles(c.stateDir, c.heartbeatDir === 'state-dir' ? undefined : (c.heartbeatDir ?? defaultHeartbeatDir(c.stateDir)));
     try {
       await files.ensureDir();
     } catch (err) {
@@ -122,7 +130,7 @@ const spec: ModeSpec<typeof fields> = {
     log.info({ lock: lockPath }, 'lock acquired');
 
     const vips: VipSource = new VipSource({
-      staticVips: c.vip.map((v) => canonicalIp(v)!),
+      staticVips: c.vip,
       dnsHost: c.vipFromDns,
       refreshMs: c.dnsRefresh,
       resolve: async (host) => (await lookup(host, { all: true })).map((a) => a.address),

@@ -3,7 +3,7 @@
 // leaves the host whatever our rules say. Parsing and matching are pure; the adapter runs `ip`.
 import { isIP } from 'node:net';
 import { canonicalIp } from '../watch/state-record.ts';
-import type { CommandRunner } from './rules-backend.ts';
+import { parseJson, type CommandRunner } from './rules-backend.ts';
 
 export const GUEST_AGENT_PROTO = 66;
 
@@ -16,7 +16,7 @@ export interface LocalRoute {
 
 /** `ip -j route show table local proto 66` output → routes; anything unexpected is skipped. */
 export function parseLocalRoutes(json: string, family: 4 | 6): LocalRoute[] {
-  const data: unknown = JSON.parse(json.trim() || '[]');
+  const data = parseJson(json, 'ip -j route');
   if (!Array.isArray(data)) return [];
   const out: LocalRoute[] = [];
   for (const r of data as Record<string, unknown>[]) {

@@ -2,6 +2,7 @@
 // that is not exactly the expected shape fails the whole read, and the caller keeps the last good set.
 import { KubewardError } from '../base/errors.ts';
 import { canonicalIp } from '../watch/state-record.ts';
+import { checkVip } from '../watch/vip-address.ts';
 
 export interface ForwardedIps {
   /** Canonical addresses, sorted, without duplicates. */
@@ -38,7 +39,11 @@ export function parseForwardedValue(text: string, family: 4 | 6): ForwardedValue
   const full = family === 4 ? 32 : 128;
   const prefix = m[2] === undefined ? full : Number(m[2]);
   if (prefix > full) throw new KubewardError('E_HTTP', `metadata value ${value} has a bad prefix length`);
-  return prefix === full ? { vip: ip } : { range: `${ip}/${prefix}` };
+  if (prefix !== full) return { range: `${ip}/${prefix}` };
+  // Every VIP becomes a rule: the metadata server gets no more trust than a flag.
+  const check = checkVip(ip);
+  if (!check.ok) throw new KubewardError('E_HTTP', `metadata value ${value} ${check.reason}`);
+  return { vip: check.vip };
 }
 
 export function collectForwarded(values: readonly ForwardedValue[]): ForwardedIps {

@@ -24,6 +24,7 @@ export class GcpVipSource {
   readonly #timeoutMs: number;
   readonly #clock: Clock;
   #status: GcpVipSourceStatus;
+  #inFlight: Promise<{ changed: boolean; error?: string }> | undefined;
 
   constructor(baseUrl: string, timeoutMs: number, clock: Clock) {
     this.#base = baseUrl.endsWith('/') ? baseUrl : baseUrl + '/';
@@ -41,8 +42,13 @@ export class GcpVipSource {
     return this.#status.lastGood?.vips ?? [];
   }
 
-  /** Reads the metadata once; returns whether the VIP set changed. Never throws. */
-  async refresh(): Promise<{ changed: boolean; error?: string }> {
+  /** Reads the metadata once; returns whether the VIP set changed. Never throws. A call while a read is in flight joins it. */
+  refresh(): Promise<{ changed: boolean; error?: string }> {
+    this.#inFlight ??= this.#refresh().finally(() => (this.#inFlight = undefined));
+    return this.#inFlight;
+  }
+
+  async #refresh(): Promise<{ changed: boolean; error?: string }> {
     const now = new Date(this.#clock.now()).toISOString();
     this.#status.reads++;
     try {
@@ -79,18 +85,42 @@ export class GcpVipSource {
     } catch (err) {
       throw new KubewardError('E_HTTP', `GET ${url.pathname}: ${describeError(err)}`, { cause: err });
     }
-    if (res.status === 404 && allow404) {
+    // The real server marks every answer, its 404s included; a proxy or captive portal does not
+    // (their HTML pages were once parsed as VIPs upstream, and an unmarked 404 must not read as
+    // "this NIC forwards nothing", which would empty the VIP list).
+    const genuine = res.headers.get('metadata-flavor') === 'Google';
+    if (res.status === 404 && allow404 && genuine) {
       await res.body?.cancel();
       return undefined;
     }
-    // The real server marks every answer; a proxy or captive portal does not (their HTML pages
-    // were once parsed as VIPs upstream).
-    if (res.status !== 200 || res.headers.get('metadata-flavor') !== 'Google') {
+    if (res.status !== 200 || !genuine) {
       await res.body?.cancel();
-      throw new KubewardError('E_HTTP', `GET ${url.pathname}: HTTP ${res.status}${res.headers.get('metadata-flavor') === 'Google' ? '' : ' without Metadata-Flavor: Google'}`);
+      throw new KubewardError('E_HTTP', `GET ${url.pathname}: HTTP ${res.status}${genuine ? '' : ' without Metadata-Flavor: Google'}`);
     }
-    const text = await res.text();
-    if (text.length > MAX_BODY) throw new KubewardError('E_HTTP', `GET ${url.pathname}: answer too large`);
-    return text;
+    return readBounded(res, url.pathname);
   }
+}
+
+/** The body as text, refusing (and cancelling) an answer larger than MAX_BODY without buffering it. */
+async function readBounded(res: Response, path: string): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > MAX_BODY) {
+    await res.body?.cancel();
+    throw new KubewardError('E_HTTP', `GET ${path}: answer too large (${declared} bytes)`);
+  }
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY) {
+      await reader.cancel();
+      throw new KubewardError('E_HTTP', `GET ${path}: answer too large (over ${MAX_BODY} bytes)`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

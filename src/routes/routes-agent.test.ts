@@ -16,11 +16,13 @@ class FakeBackend implements RulesBackend {
   readonly name = 'nftables' as const;
   kernel: DesiredRuleset | undefined;
   applies = 0;
+  attempts = 0;
   failNext = 0;
   delayMs = 0;
   cleaned = false;
   async apply(ruleset: DesiredRuleset): Promise<void> {
     await new Promise((r) => setTimeout(r, this.delayMs));
+    this.attempts++;
     if (this.failNext > 0) {
       this.failNext--;
       throw new Error('nft: simulated failure');
@@ -154,4 +156,125 @@ test('close removes our rules, unless told to keep them', async (t) => {
   await b.agent.start();
   await b.agent.close();
   assert.equal(b.backend.cleaned, false);
+});
+
+test('one state file with a bad name is skipped and reported; the other VIPs keep being reconciled', async (t) => {
+  const { agent, reader, backend, registry } = makeAgent(t, { resyncMs: 60_000 });
+  reader.files.set('fe80::1%eth0.up', '');
+  reader.files.set('169.254.169.254.up', '');
+  reader.files.set('10.0.0.100.up', '');
+  await agent.start();
+  assert.equal(agent.ready, true);
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
+  // The failure this replaces: a VIP going down while a bad name sits in the directory kept its redirect.
+  reader.files.delete('10.0.0.100.up');
+  reader.files.set('10.0.0.100.down', '');
+  agent.requestSync('event');
+  await waitFor(() => backend.outputVips().length === 0, { what: 'withdrawn despite the bad name' });
+  const status = agent.status() as { badStateFiles: string[] };
+  assert.deepEqual(status.badStateFiles.sort(), ['169.254.169.254.up', 'fe80::1%eth0.up']);
+  assert.match(await registry.metrics(), /^kubeward_routes_bad_state_files 2$/m);
+});
+
+test('failed syncs are retried by one timer with a doubling delay, however many requests fail meanwhile', async (t) => {
+  const { agent, reader, backend, registry } = makeAgent(t, { resyncMs: 60_000 });
+  reader.files.set('10.0.0.100.up', '');
+  backend.failNext = 1_000;
+  await agent.start();
+  assert.deepEqual(agent.retry, { failures: 1, nextDelayMs: 2000, armed: true });
+  // File events during the failure each try once; none adds a timer or shortens the delay.
+  for (let i = 0; i < 20; i++) {
+    agent.requestSync('event');
+    await waitFor(() => agent.retry.failures === 2 + i, { what: `failure ${2 + i}` });
+  }
+  assert.deepEqual(agent.retry, { failures: 21, nextDelayMs: 2000, armed: true });
+  const attempts = backend.attempts;
+  await waitFor(() => backend.attempts === attempts + 1, { timeoutMs: 3000, what: 'the timer retries once' });
+  await waitFor(() => agent.retry.armed, { what: 're-armed' });
+  assert.equal(agent.retry.nextDelayMs, 4000, 'the next delay doubles');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(backend.attempts, attempts + 1, 'no second timer fired meanwhile');
+  assert.match(await registry.metrics(), /^kubeward_routes_sync_failures_total 22$/m);
+  backend.failNext = 0;
+  agent.requestSync('event');
+  await waitFor(() => agent.ready, { what: 'recovered' });
+  assert.deepEqual(agent.retry, { failures: 0, nextDelayMs: 1000, armed: false });
+});
+
+test('auxiliary checks that fail never keep the rules from being applied', async (t) => {
+  const localRoutes = { list: async (): Promise<LocalRoute[]> => Promise.reject(new Error('ip: command not found')), remove: async () => {} };
+  const foreignTables = async (): Promise<string[]> => Promise.reject(new Error('nft: EPERM'));
+  const { agent, backend, registry } = makeAgent(t, { provider: 'gcp', vips: ['10.0.0.100'], resyncMs: 60_000 }, { localRoutes, foreignTables });
+  await agent.start();
+  assert.equal(agent.ready, true);
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100'], 'no file: up with the GCP reading');
+  assert.deepEqual(backend.kernel?.nat.find((r) => r.hook === 'prerouting')?.vips, ['10.0.0.100']);
+  assert.deepEqual(Object.keys((agent.status() as { auxiliaryErrors: object }).auxiliaryErrors).sort(), ['conflicting local routes', 'foreign route tables']);
+  assert.match(await registry.metrics(), /kubeward_routes_auxiliary_check_failures_total\{check="conflicting local routes"\} 1/);
+});
+
+test('gcp with upstream semantics: a VIP without a state file is up, only .down withdraws it', async (t) => {
+  const { agent, reader, backend } = makeAgent(t, { provider: 'gcp', vips: ['10.0.0.100'], resyncMs: 60_000, withoutStateFile: 'up' });
+  await agent.start();
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
+  reader.files.set('10.0.0.100.down', '');
+  agent.requestSync('event');
+  await waitFor(() => backend.outputVips().length === 0, { what: 'withdrawn by .down' });
+});
+
+test('OpenShift tables next to ours are reported in /status', async (t) => {
+  const { agent } = makeAgent(t, { resyncMs: 60_000 }, { foreignTables: async () => ['inet azure-vips'] });
+  await agent.start();
+  assert.deepEqual((agent.status() as { foreignTables: string[] }).foreignTables, ['inet azure-vips']);
+});
+
+test('metadata reads never overlap, however short the resync', async (t) => {
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let reads = 0;
+  const vipSource = {
+    vips: ['10.0.0.100'],
+    status: { url: 'fake', reads: 0, failures: 0 },
+    async refresh() {
+      inFlight++;
+      reads++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 150));
+      inFlight--;
+      return { changed: false };
+    },
+  };
+  const { agent } = makeAgent(t, { provider: 'gcp', resyncMs: 20 }, { vipSource });
+  await agent.start();
+  await waitFor(() => reads >= 4, { timeoutMs: 5000, what: 'several reads' });
+  assert.equal(maxInFlight, 1);
+});
+
+test('the OVN reroute follows the up VIPs, and its failure never keeps the rules out', async (t) => {
+  const calls: string[][] = [];
+  let fail = false;
+  const ovn = {
+    status: {},
+    async sync(up: readonly string[]) {
+      if (fail) throw new Error('crictl: connection refused');
+      calls.push([...up]);
+    },
+    async removeAll() {
+      return 0;
+    },
+  };
+  const { agent, reader, backend } = makeAgent(t, { resyncMs: 60_000 }, { ovn });
+  reader.files.set('10.0.0.100.up', '');
+  await agent.start();
+  assert.deepEqual(calls.at(-1), ['10.0.0.100']);
+  reader.files.delete('10.0.0.100.up');
+  reader.files.set('10.0.0.100.down', '');
+  agent.requestSync('event');
+  await waitFor(() => calls.at(-1)?.length === 0, { what: 'withdrawn from OVN on down' });
+  fail = true;
+  reader.files.delete('10.0.0.100.down');
+  reader.files.set('10.0.0.100.up', '');
+  agent.requestSync('event');
+  await waitFor(() => backend.outputVips().includes('10.0.0.100'), { what: 'rules applied although OVN failed' });
+  assert.equal(agent.ready, true);
 });

@@ -10,6 +10,7 @@ import type { RulesBackend } from './rules-backend.ts';
 import { findConflicts, type LocalRoute } from './conflicting-routes.ts';
 import type { GcpVipSourceStatus } from './gcp-vip-source.ts';
 import type { RoutesMetrics } from './routes-metrics.ts';
+import { printable } from '../watch/vip-address.ts';
 
 export interface RoutesAgentOptions {
   provider: Provider;
@@ -23,22 +24,41 @@ export interface RoutesAgentOptions {
   vips: string[];
   removeConflictingRoutes: boolean;
   cleanupOnExit: boolean;
+  /** A managed VIP with neither state file: down (Azure's script) or up (GCP's script). Default: up on gcp, down on azure. */
+  withoutStateFile?: 'up' | 'down';
 }
 
 export interface RoutesAgentDeps {
-  reader: { read(): Promise<StateFile[]>; ensureWatching(): Promise<void>; readonly watching: boolean; readonly dir: string; close(): void };
+  reader: {
+    read(): Promise<StateFile[]>;
+    /** `<VIP>.beat` files from the heartbeat directory; optional for readers without one. */
+    readBeats?(): Promise<StateFile[]>;
+    ensureWatching(): Promise<void>;
+    readonly watching: boolean;
+    readonly dir: string;
+    readonly heartbeatDir?: string;
+    close(): void;
+  };
   backend: RulesBackend;
   /** GCP without --vip: forwarded IPs from metadata. */
   vipSource?: { refresh(): Promise<{ changed: boolean; error?: string }>; readonly vips: string[]; readonly status: GcpVipSourceStatus };
   /** GCP: the guest agent's local routes. */
   localRoutes?: { list(): Promise<LocalRoute[]>; remove(route: LocalRoute): Promise<void> };
+  /** OVN-Kubernetes shared gateway: reroute policies for up VIPs (see ovn-reroute.ts); best-effort. */
+  ovn?: { sync(upVips: readonly string[]): Promise<void>; removeAll(): Promise<number>; readonly status: unknown };
+  /** Names of OpenShift's own route tables present next to ours (`gcp-vips`, `azure-vips`); best-effort. */
+  foreignTables?: () => Promise<string[]>;
   clock: Clock;
   log: Logger;
   metrics: RoutesMetrics;
 }
 
 type SyncKind = 'event' | 'full';
-const RETRY_MS = 1000;
+/** First retry after a failed sync; doubles per failure up to the resync interval (at most 30 s). */
+const RETRY_MIN_MS = 1000;
+const RETRY_MAX_MS = 30_000;
+/** Bad file names remembered so each is logged once. */
+const MAX_REMEMBERED = 1000;
 
 export class RoutesAgent {
   readonly #o: RoutesAgentOptions;
@@ -59,6 +79,16 @@ export class RoutesAgent {
   #lastChangeAt: string | undefined;
   #drift = { repairs: 0, lastAt: undefined as string | undefined };
   readonly #loggedBadNames = new Set<string>();
+  #badNames: string[] = [];
+  /** The one retry timer: a failed sync re-arms it, never adds a second. */
+  #retryTimer: NodeJS.Timeout | undefined;
+  #retryDelayMs = RETRY_MIN_MS;
+  #failures = 0;
+  /** The metadata read in flight: reads never overlap, a second request joins the first. */
+  #metadataRead: Promise<void> | undefined;
+  /** Auxiliary checks (conflicting routes, foreign tables): their last error, logged once per streak. */
+  readonly #auxErrors = new Map<string, string>();
+  #foreign: string[] = [];
 
   constructor(options: RoutesAgentOptions, deps: RoutesAgentDeps) {
     this.#o = options;
@@ -72,6 +102,11 @@ export class RoutesAgent {
     this.requestSync('full');
     await this.#running;
     if (this.#d.vipSource) await this.#refreshMetadata();
+  }
+
+  /** Consecutive failed syncs (0 after a good one) and the delay before the next retry. */
+  get retry(): { failures: number; nextDelayMs: number; armed: boolean } {
+    return { failures: this.#failures, nextDelayMs: this.#retryDelayMs, armed: this.#retryTimer !== undefined };
   }
 
   /** Asks for a sync soon; 'full' also re-arms the watch, checks drift and conflicting routes. */
@@ -92,11 +127,27 @@ export class RoutesAgent {
       try {
         await this.#sync(kind);
         this.#lastSync = { at: this.#now(), ok: true };
+        if (this.#failures) this.#d.log.info({ afterFailures: this.#failures }, 'sync works again');
+        this.#failures = 0;
+        this.#retryDelayMs = RETRY_MIN_MS;
+        if (this.#retryTimer) this.#clear(this.#retryTimer);
+        this.#retryTimer = undefined;
       } catch (err) {
         this.#appliedKey = undefined; // the next sync applies in full
         this.#lastSync = { at: this.#now(), ok: false, error: describeError(err) };
-        this.#d.log.error({ err: describeError(err) }, 'sync failed; retrying');
-        this.#after(RETRY_MS, () => this.requestSync('full'));
+        this.#failures++;
+        this.#d.metrics.syncFailures.inc();
+        // One timer, whatever the number of failures: an armed timer is left alone, so retries
+        // never multiply; the delay doubles up to the resync interval.
+        if (!this.#retryTimer) {
+          const delay = this.#retryDelayMs;
+          this.#d.log.error({ err: describeError(err), failures: this.#failures, retryInMs: delay }, 'sync failed; retrying');
+          this.#retryTimer = this.#after(delay, () => {
+            this.#retryTimer = undefined;
+            this.requestSync('full');
+          });
+          this.#retryDelayMs = Math.min(delay * 2, Math.max(RETRY_MIN_MS, Math.min(this.#o.resyncMs, RETRY_MAX_MS)));
+        }
       }
     }
   }
@@ -105,21 +156,39 @@ export class RoutesAgent {
     const { reader, backend, log, metrics } = this.#d;
     if (kind === 'full') await reader.ensureWatching().catch((err) => log.warn({ err: describeError(err) }, 'cannot watch the state directory'));
     const files = await reader.read();
+    const beats = reader.readBeats ? await this.#auxiliary('heartbeat directory', () => reader.readBeats!(), []) : [];
     const managed = this.#o.vips.length ? this.#o.vips : this.#o.provider === 'gcp' ? (this.#d.vipSource?.vips ?? []) : undefined;
-    const decision = decideVipStates(files, { nowMs: this.#d.clock.now(), staleAfterMs: this.#o.staleAfterMs, managed });
+    const decision = decideVipStates(files, {
+      nowMs: this.#d.clock.now(),
+      staleAfterMs: this.#o.staleAfterMs,
+      managed,
+      withoutStateFile: this.#withoutStateFile,
+      beats,
+    });
+    // One bad name is skipped and reported once; every other VIP is reconciled as usual.
     for (const name of decision.badNames) {
-      if (this.#loggedBadNames.has(name)) continue;
+      // Bounded memory: past MAX_REMEMBERED names a directory full of junk is not logged name by name.
+      if (this.#loggedBadNames.has(name) || this.#loggedBadNames.size >= MAX_REMEMBERED) continue;
       this.#loggedBadNames.add(name);
-      log.warn({ dir: reader.dir, file: name }, 'state file name is not an IP address; ignoring it');
+      log.warn({ dir: reader.dir, file: printable(name) }, 'ignoring a state file: its name is not a valid VIP (no zone ids, link-local, multicast or unspecified addresses), or it is too large or unreadable');
     }
-    if (kind === 'full' && this.#d.localRoutes) await this.#checkConflicts(decision.vips.map((v) => v.vip));
+    this.#badNames = decision.badNames;
+    for (const v of decision.vips) {
+      if (!v.reason.includes('heartbeat directory') || this.#loggedBadNames.has(`beat:${v.vip}`)) continue;
+      this.#loggedBadNames.add(`beat:${v.vip}`);
+      log.warn({ vip: v.vip, heartbeatDir: reader.heartbeatDir, reason: v.reason }, 'kubeward watch writes heartbeats we cannot see; the VIP counts as down');
+    }
+    metrics.badStateFiles.set(decision.badNames.length);
+    if (kind === 'full' && this.#d.localRoutes) await this.#auxiliary('conflicting local routes', () => this.#checkConflicts(decision.vips.map((v) => v.vip)), undefined);
+    if (kind === 'full' && this.#d.foreignTables) await this.#auxiliary('foreign route tables', () => this.#checkForeignTables(), undefined);
     const { ruleset, problems } = buildDesiredRuleset({ ...this.#o, vips: decision.vips });
     if (problems.join() !== this.#problems.join()) for (const p of problems) log.warn({ problem: p }, 'rules left out');
     this.#vips = decision.vips;
     this.#problems = problems;
     for (const v of decision.vips) metrics.vipUp.set({ vip: v.vip }, v.up ? 1 : 0);
     const key = JSON.stringify(ruleset);
-    if (key !== this.#appliedKey) {
+    const changed = key !== this.#appliedKey;
+    if (changed) {
       await this.#apply(ruleset, key);
       this.#generation++;
       this.#lastChangeAt = this.#now();
@@ -133,6 +202,10 @@ export class RoutesAgent {
         this.#drift = { repairs: this.#drift.repairs + 1, lastAt: this.#now() };
         metrics.driftRepairs.inc();
       }
+    }
+    if (this.#d.ovn && (kind === 'full' || changed)) {
+      const upVips = decision.vips.filter((v) => v.up).map((v) => v.vip);
+      await this.#auxiliary('ovn reroute', () => this.#d.ovn!.sync(upVips), undefined);
     }
     this.#scheduleStaleCheck(decision.nextChangeAtMs);
   }
@@ -177,7 +250,42 @@ export class RoutesAgent {
     metrics.conflictingRoutes.set(this.#conflicts.filter((c) => !c.removed).length);
   }
 
-  async #refreshMetadata(): Promise<void> {
+  /**
+   * Runs a check that helps but must never block the rules: a failure is logged once per streak
+   * (and when it clears) and the fallback is used.
+   */
+  async #auxiliary<T>(what: string, fn: () => Promise<T>, fallback: T): Promise<T> {
+    try {
+      const v = await fn();
+      if (this.#auxErrors.delete(what)) this.#d.log.info({ check: what }, 'auxiliary check works again');
+      return v;
+    } catch (err) {
+      const msg = describeError(err);
+      if (!this.#auxErrors.has(what)) this.#d.log.warn({ check: what, err: msg }, 'auxiliary check failed; rules are applied without it');
+      this.#auxErrors.set(what, msg);
+      this.#d.metrics.auxiliaryFailures.inc({ check: what });
+      return fallback;
+    }
+  }
+
+  async #checkForeignTables(): Promise<void> {
+    const found = await this.#d.foreignTables!();
+    if (found.join() !== this.#foreign.join() && found.length) {
+      this.#d.log.warn(
+        { tables: found },
+        "OpenShift's own hairpin rules are present next to ours; both act on the same VIPs, so stop openshift-gcp-routes / openshift-azure-routes (and their path unit) or stop kubeward routes",
+      );
+    }
+    this.#foreign = found;
+  }
+
+  /** One metadata read at a time: a request while one is in flight waits for it instead of starting another. */
+  #refreshMetadata(): Promise<void> {
+    this.#metadataRead ??= this.#readMetadata().finally(() => (this.#metadataRead = undefined));
+    return this.#metadataRead;
+  }
+
+  async #readMetadata(): Promise<void> {
     const r = await this.#d.vipSource!.refresh();
     this.#d.metrics.metadataReads.inc({ result: r.error ? 'error' : 'ok' });
     if (r.error) this.#d.log.warn({ err: r.error, keeping: this.#d.vipSource!.vips }, 'metadata read failed; keeping the last good VIPs');
@@ -209,8 +317,15 @@ export class RoutesAgent {
       vips: this.#vips.map((v) => ({ ...v, rules: describeRulesFor(this.#ruleset, v.vip) })),
       forwardDrop: this.#ruleset.forwardDrop,
       problems: this.#problems,
+      badStateFiles: this.#badNames.slice(0, 50).map(printable),
+      badStateFileCount: this.#badNames.length,
+      retry: this.retry,
+      auxiliaryErrors: Object.fromEntries(this.#auxErrors),
+      foreignTables: this.#foreign,
+      withoutStateFile: this.#withoutStateFile,
       conflictingRoutes: this.#conflicts,
       ...(this.#d.vipSource ? { metadata: this.#d.vipSource.status } : {}),
+      ...(this.#d.ovn ? { ovnReroute: this.#d.ovn.status } : {}),
     };
   }
 
@@ -222,9 +337,14 @@ export class RoutesAgent {
     this.#timers.clear();
     this.#d.reader.close();
     await this.#running;
-    if (!this.#o.cleanupOnExit) return this.#d.log.info('leaving our rules in place (--no-cleanup-on-exit)');
+    if (!this.#o.cleanupOnExit) return this.#d.log.info('leaving our rules in place, so a restart has no hairpin gap (remove them with --cleanup-on-exit or kubeward routes --clean-up)');
     await this.#d.backend.cleanup();
     this.#d.log.info({ backend: this.#d.backend.name }, 'removed our rules');
+    if (this.#d.ovn) await this.#auxiliary('ovn reroute', async () => this.#d.log.info({ removed: await this.#d.ovn!.removeAll() }, 'removed our OVN reroute policies'), undefined);
+  }
+
+  get #withoutStateFile(): 'up' | 'down' {
+    return this.#o.withoutStateFile ?? (this.#o.provider === 'gcp' ? 'up' : 'down');
   }
 
   #now(): string {

@@ -10,6 +10,9 @@ export interface RoutesMetrics {
   conflictingRoutes: Gauge;
   conflictingRoutesRemoved: Counter;
   metadataReads: Counter<'result'>;
+  badStateFiles: Gauge;
+  syncFailures: Counter;
+  auxiliaryFailures: Counter<'check'>;
 }
 
 export function createRoutesMetrics(registry: Registry): RoutesMetrics {
@@ -32,5 +35,17 @@ export function createRoutesMetrics(registry: Registry): RoutesMetrics {
     }),
     conflictingRoutesRemoved: new Counter({ name: 'kubeward_routes_conflicting_routes_removed_total', help: 'Conflicting local routes removed', registers }),
     metadataReads: new Counter({ name: 'kubeward_routes_metadata_reads_total', help: 'GCP metadata reads, by result', labelNames: ['result'], registers }),
+    badStateFiles: new Gauge({
+      name: 'kubeward_routes_bad_state_files',
+      help: 'Files in the state directory skipped at the last sync: name not a valid VIP, or too large',
+      registers,
+    }),
+    syncFailures: new Counter({ name: 'kubeward_routes_sync_failures_total', help: 'Syncs that failed (retried with backoff by one timer)', registers }),
+    auxiliaryFailures: new Counter({
+      name: 'kubeward_routes_auxiliary_check_failures_total',
+      help: 'Best-effort checks that failed (conflicting local routes, foreign tables, heartbeat directory); rules are applied regardless',
+      labelNames: ['check'],
+      registers,
+    }),
   };
 }

@@ -2,6 +2,7 @@
 // `<VIP>.up` / `<VIP>.down` in one directory, each holding one JSON line. Empty files, as older
 // watchers write them, are valid too and mean plain up/down without a heartbeat.
 import { isIP } from 'node:net';
+import { checkVip } from './vip-address.ts';
 
 export type PublishedState = 'up' | 'down';
 
@@ -15,26 +16,98 @@ export interface StateRecord {
   generation: number;
   /** ISO-8601 time of the watcher's last verdict; a stale heartbeat means a dead watcher. */
   heartbeat: string;
+  /**
+   * 'separate': this file is written on transitions only and the later heartbeats go to
+   * `<VIP>.beat` in the heartbeat directory (outside the state directory, so OpenShift's consumers,
+   * which watch the state directory, are not woken every few seconds). Absent: `heartbeat` here
+   * is rewritten every beat (kubeward before 2026-11).
+   */
+  heartbeats?: 'separate';
 }
 
-/** The canonical text form of an address: IPv6 compressed and lower-case, as file names use it. */
+/** A `<VIP>.beat` file: the watcher that wrote the state file is still alive. */
+export interface BeatRecord {
+  pid: number;
+  generation: number;
+  heartbeat: string;
+}
+
+export const BEAT_SUFFIX = '.beat';
+
+/**
+ * A state or heartbeat directory as configured: absolute, at most 1024 characters, no control
+ * characters (it is logged and shown in /status, where a newline would forge a line).
+ */
+export function isDirectoryPath(s: string): boolean {
+  if (typeof s !== 'string' || !s.startsWith('/') || s.length > 1024) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return false;
+  }
+  return true;
+}
+
+export function beatFileName(vip: string): string {
+  return `${vip}${BEAT_SUFFIX}`;
+}
+
+/**
+ * Where heartbeats go unless configured: next to the state directory, never inside it, because
+ * OpenShift's gcp-routes.sh waits with `inotifywait -r` on the whole tree and the Azure path unit
+ * fires on any change in the directory.
+ */
+export function defaultHeartbeatDir(stateDir: string): string {
+  return `${stateDir.replace(/\/+$/, '') || '/'}-heartbeat`;
+}
+
+export function parseBeatFileName(name: string): string | undefined {
+  if (!name.endsWith(BEAT_SUFFIX)) return undefined;
+  const r = checkVip(name.slice(0, -BEAT_SUFFIX.length));
+  return r.ok ? r.vip : undefined;
+}
+
+export function serializeBeat(b: BeatRecord): string {
+  return JSON.stringify(b) + '\n';
+}
+
+export function parseBeat(text: string): BeatRecord | undefined {
+  try {
+    const v = JSON.parse(text) as Partial<BeatRecord>;
+    if (typeof v.pid === 'number' && typeof v.generation === 'number' && typeof v.heartbeat === 'string' && !Number.isNaN(Date.parse(v.heartbeat))) {
+      return { pid: v.pid, generation: v.generation, heartbeat: v.heartbeat };
+    }
+  } catch {
+    // not one of ours
+  }
+  return undefined;
+}
+
+/**
+ * The canonical text form of an address: IPv6 compressed and lower-case, as file names use it.
+ * Never throws: a zone id (`fe80::1%eth0`, which isIP accepts but URL parsing rejects) is undefined.
+ */
 export function canonicalIp(text: string): string | undefined {
+  if (typeof text !== 'string' || text.includes('%')) return undefined;
   const family = isIP(text);
   if (family === 4) return text;
-  if (family === 6) return new URL(`http://[${text}]/`).hostname.slice(1, -1);
-  return undefined;
+  if (family !== 6) return undefined;
+  try {
+    return new URL(`http://[${text}]/`).hostname.slice(1, -1);
+  } catch {
+    return undefined;
+  }
 }
 
 export function stateFileName(vip: string, state: PublishedState): string {
   return `${vip}.${state}`;
 }
 
-/** Parses a directory entry name: a VIP state file, or undefined for anything else. */
+/** Parses a directory entry name: a VIP state file, or undefined for anything else (a name that is not a valid VIP included). */
 export function parseStateFileName(name: string): { vip: string; state: PublishedState } | undefined {
   const m = /^(.+)\.(up|down)$/.exec(name);
   if (!m) return undefined;
-  const vip = canonicalIp(m[1]!);
-  return vip === undefined ? undefined : { vip, state: m[2] as PublishedState };
+  const r = checkVip(m[1]!);
+  return r.ok ? { vip: r.vip, state: m[2] as PublishedState } : undefined;
 }
 
 export function serializeRecord(r: StateRecord): string {

@@ -3,7 +3,7 @@
 import type { Logger } from '../base/logger.ts';
 import type { Clock } from '../base/clock.ts';
 import { describeError } from '../base/errors.ts';
-import { canonicalIp } from './state-record.ts';
+import { canonicalVip, checkVip, printable } from './vip-address.ts';
 
 /** Returns every address of a host name (getaddrinfo semantics, /etc/hosts included). */
 export type Resolver = (host: string) => Promise<string[]>;
@@ -65,8 +65,13 @@ export class VipSource {
     const { dnsHost, resolve, log } = this.#opts;
     let found: string[];
     try {
-      found = (await resolve(dnsHost!)).map((a) => canonicalIp(a)).filter((a): a is string => a !== undefined);
-      if (found.length === 0) throw new Error('no A or AAAA records');
+      const answers = await resolve(dnsHost!);
+      // The same VIP grammar as --vip and as kubeward routes: a record pointing at 169.254.169.254,
+      // 0.0.0.0, a multicast or link-local address is refused, never published as a state file.
+      const refused = answers.filter((a) => !checkVip(a).ok);
+      if (refused.length) log.warn({ host: dnsHost, refused: refused.map((a) => printable(a)) }, 'ignoring DNS answers that are not valid VIPs');
+      found = [...new Set(answers.map((a) => canonicalVip(a)).filter((a): a is string => a !== undefined))];
+      if (found.length === 0) throw new Error(refused.length ? 'no A or AAAA record is a valid VIP' : 'no A or AAAA records');
     } catch (err) {
       this.#lastError = describeError(err);
       log.warn({ host: dnsHost, err: this.#lastError, keeping: this.#dnsVips }, 'VIP lookup failed; keeping the last good set');

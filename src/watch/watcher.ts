@@ -11,6 +11,8 @@ import type { WatchMetrics } from './watch-metrics.ts';
 
 export interface StatePublisher {
   publish(vip: string, record: StateRecord): Promise<void>;
+  /** A heartbeat for an unchanged verdict; publishers without it get publish() again. */
+  beat?(vip: string, record: StateRecord): Promise<void>;
 }
 
 export interface WatcherOptions {
@@ -124,7 +126,7 @@ export class Watcher {
       } catch {
         return;
       }
-      if (this.#verdict) await this.#publishAll();
+      if (this.#verdict) await this.#publishAll('beat');
     }
   }
 
@@ -156,12 +158,12 @@ export class Watcher {
     }
   }
 
-  #publishAll(): Promise<void> {
-    this.#writeQueue = this.#writeQueue.then(() => this.#writeAll());
+  #publishAll(kind: 'verdict' | 'beat' = 'verdict'): Promise<void> {
+    this.#writeQueue = this.#writeQueue.then(() => this.#writeAll(kind));
     return this.#writeQueue;
   }
 
-  async #writeAll(): Promise<void> {
+  async #writeAll(kind: 'verdict' | 'beat'): Promise<void> {
     const v = this.#verdict;
     if (!v) return;
     const vips = this.#o.vips();
@@ -171,7 +173,12 @@ export class Watcher {
       state, since: new Date(v.sinceMs).toISOString(), reason, pid: this.#o.pid, generation: v.generation, heartbeat,
     });
     try {
-      for (const vip of vips) await this.#o.files.publish(vip, record(v.state, v.reason));
+      const { files } = this.#o;
+      // A beat for a VIP published before only says "still alive"; a VIP new to the set needs its state file.
+      for (const vip of vips) {
+        if (kind === 'beat' && files.beat && this.#published.includes(vip)) await files.beat(vip, record(v.state, v.reason));
+        else await files.publish(vip, record(v.state, v.reason));
+      }
       // A VIP that left the set is no longer vouched for: down is the safe last word.
       for (const vip of removed) {
         await this.#o.files.publish(vip, record('down', 'no longer a VIP of this watcher'));

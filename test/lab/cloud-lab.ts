@@ -17,6 +17,11 @@ export const VIP4 = '10.0.0.100';
 export const VIP6 = '2001:db8:100::100';
 /** A second forwarded IP on the same nodes: an ingress load balancer (GCP scenarios). */
 export const INGRESS_VIP = '10.0.0.200';
+/**
+ * The ports the emulated Azure LB forwards: OpenShift's internal API LB carries the apiserver
+ * (6443) and the machine-config server (22623).
+ */
+export const LB_PORTS = [6443, 22623] as const;
 /** Where the lab's metadata server listens (an address on lb's loopback). */
 export const METADATA_IP = '10.0.9.1';
 
@@ -126,7 +131,7 @@ export class CloudLab {
       return `numgen inc mod ${ips.length} map { ${ips.map((ip, i) => `${i} : ${ip}`).join(', ')} }`;
     };
     const rules = ms.length
-      ? [`ip daddr ${VIP4} tcp dport 6443 dnat ip to ${target(4)}`, `ip6 daddr ${VIP6} tcp dport 6443 dnat ip6 to ${target(6)}`]
+      ? [`ip daddr ${VIP4} tcp dport { ${LB_PORTS.join(', ')} } dnat ip to ${target(4)}`, `ip6 daddr ${VIP6} tcp dport { ${LB_PORTS.join(', ')} } dnat ip6 to ${target(6)}`]
       : [`ip daddr ${VIP4} drop`, `ip6 daddr ${VIP6} drop`];
     await this.net.nft(
       'lb',

@@ -17,13 +17,17 @@ export interface RoutesStatus {
   drift: { repairs: number };
   vips: { vip: string; file: string; up: boolean; reason: string; heartbeatAgeMs?: number; rules: string[] }[];
   conflictingRoutes: { vip: string; removed: boolean; route: { dst: string } }[];
+  badStateFiles: string[];
+  foreignTables: string[];
+  withoutStateFile: 'up' | 'down';
   metadata?: { lastGood?: { vips: string[] }; lastError?: string; failures: number };
 }
 
 /** A fresh state directory for one test (the lab's processes share the host's file system). */
 export async function makeStateDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kwl-state-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // kubeward watch's heartbeats go next to the state directory (<dir>-heartbeat), never into it.
+  t.after(() => Promise.all([rm(dir, { recursive: true, force: true }), rm(`${dir}-heartbeat`, { recursive: true, force: true })]).then(() => undefined));
   return dir;
 }
 
@@ -32,17 +36,19 @@ export class RoutesProcess {
   readonly logs: string[] = [];
   readonly #agent: NsAgent;
 
-  constructor(net: LabNet, ns: string, agent: NsAgent, args: string[]) {
+  /** env: variables for the daemon only (set with env(1) inside the namespace). */
+  constructor(net: LabNet, ns: string, agent: NsAgent, args: string[], env: Record<string, string> = {}) {
     this.#agent = agent;
-    const argv = [NODE, join(REPO, 'src', 'cli', 'main.ts'), 'routes', '--admin-address', ADMIN, '--log-format', 'json', ...args];
+    const prefix = Object.keys(env).length ? ['env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)] : [];
+    const argv = [...prefix, NODE, join(REPO, 'src', 'cli', 'main.ts'), 'routes', '--admin-address', ADMIN, '--log-format', 'json', ...args];
     this.child = net.spawn(ns, argv);
     this.child.stdout!.resume();
     createInterface({ input: this.child.stderr! }).on('line', (l) => this.logs.push(l));
   }
 
   /** Starts it and waits until its first sync succeeded. */
-  static async start(net: LabNet, ns: string, agent: NsAgent, args: string[]): Promise<RoutesProcess> {
-    const p = new RoutesProcess(net, ns, agent, args);
+  static async start(net: LabNet, ns: string, agent: NsAgent, args: string[], env: Record<string, string> = {}): Promise<RoutesProcess> {
+    const p = new RoutesProcess(net, ns, agent, args, env);
     const exited = new Promise<never>((_, reject) =>
       p.child.once('exit', (code) => reject(new Error(`kubeward routes ${args.join(' ')} exited ${code}: ${p.logs.slice(-3).join(' | ')}`))),
     );
