@@ -21,10 +21,10 @@ import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics
 import { flightReconciler } from '../../src/controllers/flight/flight-reconciler.ts';
 import { FlightRunner, type FlightTarget } from '../../src/controllers/flight/flight-round.ts';
 import { isCycleTrigger } from '../../src/controllers/operator/cycle-trigger.ts';
-import { kubeClusterNodes, type ClusterNodes } from '../../src/controllers/routegc/cluster-adapters.ts';
-import type { ManagedClusterView } from '../../src/controllers/routegc/cluster-clients.ts';
-import { FLIGHT_CONDITION } from '../../src/controllers/routegc/cluster-conditions.ts';
-import { RouteWriter } from '../../src/controllers/routegc/route-writer.ts';
+import { kubeClusterNodes, type ClusterNodes } from '../../src/controllers/managed-cluster/cluster-adapters.ts';
+import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
+import { FLIGHT_CONDITION } from '../../src/controllers/flight/flight-conditions.ts';
+import { RouteWriter } from '../../src/controllers/managed-cluster/route-writer.ts';
 import { startKubeFaultProxy } from '../../testkit/kube/kube-fault-proxy.ts';
 import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
@@ -247,7 +247,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         const name = `f8-${target.name}`;
         await setNodes(api, []);
         const sg = await fx.securityGroup(`${name}-sg`);
-        const clusters = api.resource<ManagedClusterView>(KINDS.managedCluster);
+        const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
         await clusters.create({
           metadata: { name, namespace: NS },
           spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { securityGroupName: sg.name }, nodePools: [{ name: 'small' }] },
@@ -261,7 +261,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         });
         const key = `${NS}/${name}`;
         const signal = new AbortController().signal;
-        for (const phase of ['Upgrading', 'Terminating']) {
+        for (const phase of ['Upgrading', 'Terminating'] as const) {
           await clusters.replaceStatus({ ...(await clusters.get(NS, name)), status: { phase } });
           assert.deepEqual(await fl(key, signal), { requeueAfterMs: 300_000 });
         }
@@ -275,7 +275,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         await fl(key, signal);
         assert.equal(rec.log.filter((c) => c.call === 'neutron.createSecurityGroupRule').length, 3);
         const after1 = await clusters.get(NS, name);
-        const cond = (mc: ManagedClusterView) => mc.status?.conditions?.find((c) => c.type === FLIGHT_CONDITION);
+        const cond = (mc: ManagedCluster) => mc.status?.conditions?.find((c) => c.type === FLIGHT_CONDITION);
         assert.deepEqual([cond(after1)?.status, cond(after1)?.reason, cond(after1)?.message], ['True', 'Repaired', 'repaired in the last round: create-rule ×3']);
         assert.equal(after1.metadata.generation, before.metadata.generation);
         assert.equal(isCycleTrigger(after1, before), false, 'the status write does not start a cycle early');
