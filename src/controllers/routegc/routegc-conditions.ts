@@ -18,7 +18,7 @@ export function routeGcConditions(outcome: { result: RouteGcCycleResult } | { er
     : { type: ROUTE_LIMIT_CONDITION, status: 'False', reason: 'WithinRouteLimit', message: `the router holds ${count} of at most ${limit} routes` };
   const routes = (list: { route: { destination: string; nexthop: string } }[]) => list.map((f) => `${f.route.destination} via ${f.route.nexthop}`).join(', ');
   let summary: ConditionWish;
-  if (decision.refusal) summary = { type: ROUTEGC_CONDITION, status: 'False', reason: 'Refused', message: `not removing routes: ${decision.refusal}` };
+  if (decision.refusal) summary = { type: ROUTEGC_CONDITION, status: 'False', reason: 'Refused', message: `not removing routes (${decision.refusalCode ?? 'Refused'}): ${decision.refusal}` };
   else if (decision.unresolved.length) summary = { type: ROUTEGC_CONDITION, status: 'False', reason: 'DuplicateUnresolved', message: `duplicate routes no Node owns: ${routes(decision.unresolved)}` };
   else if (dryRun && removed.length) summary = { type: ROUTEGC_CONDITION, status: 'True', reason: 'DryRun', message: `dry run: would remove ${routes(removed)}` };
   else if (decision.pending.length) summary = { type: ROUTEGC_CONDITION, status: 'True', reason: 'RemovalPending', message: `suspect, removed next cycle if still so: ${routes(decision.pending)}` };
