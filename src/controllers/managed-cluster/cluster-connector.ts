@@ -1,6 +1,6 @@
 // deorbit's ports for one ManagedCluster, from the Secrets its spec names: the cluster's own API
 // (kubeconfig) and its OpenStack project (clouds.yaml). Built on the Secret reader routegc and flight
-// share, cached per cluster until a Secret changes, so a deorbit polling every 15 s keeps its token.
+// share (cluster-clients.ts), cached per cluster until a Secret changes, so a deorbit polling every 15 s keeps its token.
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import type { Secret } from '../../clients/kube/kube-types.ts';
@@ -10,7 +10,7 @@ import { createOpenStackClient } from '../../clients/openstack/create-openstack-
 import { openStackDeorbitCloud, type DeorbitCloud } from '../deorbit/deorbit-cloud.ts';
 import type { DeorbitPorts } from '../deorbit/deorbit-pass.ts';
 import { kubeDeorbitSatellite } from '../deorbit/deorbit-satellite.ts';
-import { secretClusterSource } from '../managed-cluster/cluster-clients.ts';
+import { secretClusterSource } from './cluster-clients.ts';
 import type { ManagedCluster } from './managed-cluster.ts';
 
 export interface ClusterConnector {
