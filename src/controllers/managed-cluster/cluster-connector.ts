@@ -1,6 +1,6 @@
 // deorbit's ports for one ManagedCluster, from the Secrets its spec names: the cluster's own API
 // (kubeconfig) and its OpenStack project (clouds.yaml). Built on the Secret reader routegc and flight
-// share (cluster-clients.ts), cached per cluster until a Secret changes, so a deorbit polling every 15 s keeps its token.
+// share, cached per cluster until a Secret changes, so a deorbit polling every 15 s keeps its token.
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import type { Secret } from '../../clients/kube/kube-types.ts';
