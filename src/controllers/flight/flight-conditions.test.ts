@@ -12,3 +12,9 @@ test('flight\'s summary: failures first, then what it found and cannot repair, t
   assert.equal(one(round({ failed: [{ action: { kind: 'create-rule' }, error: '500' }], findings: [{ reason: 'NodeGone' }] })).reason, 'RepairsFailed');
   assert.equal(flightConditions({ error: new Error('down') })[0]!.reason, 'RoundFailed');
 });
+
+test('a refused round is FlightHealthy=False/Refused naming the reason, before anything else', () => {
+  const wish = flightConditions({ round: { done: [], failed: [{ action: { kind: 'x' }, error: 'e' }], findings: [], nodeConditions: [], refusal: { code: 'NodeListEmpty', message: 'the cluster\'s Node list is empty' } } })[0]!;
+  assert.deepEqual([wish.status, wish.reason], ['False', 'Refused']);
+  assert.match(wish.message, /\(NodeListEmpty\): the cluster's Node list is empty/);
+});
