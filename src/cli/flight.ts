@@ -45,6 +45,7 @@ const fields = {
   maxRebootsPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.reboot),
   maxMetadataWritesPerRound: integer(0, 10_000).prefault(DEFAULT_BUDGETS.metadata),
   maxRuleChangesPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.rule),
+  clusterUid: z.string().regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")').optional(),
   allowWideClusterCidr: boolean.prefault(false),
   role: z.array(z.string().min(1)).default(['member', 'network_admin']),
   checkRoles: boolean.prefault(true),
@@ -99,6 +100,7 @@ Example:
       { key: 'maxRebootsPerRound', value: '<n>', help: 'instance reboots per round', defaultText: String(DEFAULT_BUDGETS.reboot) },
       { key: 'maxMetadataWritesPerRound', value: '<n>', help: 'tag and metadata calls per round', defaultText: String(DEFAULT_BUDGETS.metadata) },
       { key: 'maxRuleChangesPerRound', value: '<n>', help: 'security-group rule changes and group assignments per round', defaultText: String(DEFAULT_BUDGETS.rule) },
+      { key: 'clusterUid', value: '<uid>', help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does", defaultText: 'name:<cluster-name>' },
       { key: 'allowWideClusterCidr', help: 'accept a --cluster-cidr wider than /8 (IPv6 /32); /0 is refused anyway' },
       { key: 'role', value: '<name>', help: 'role the service user needs on the project', defaultText: 'member, network_admin', repeatable: true },
       { key: 'checkRoles', help: "check the service user's roles", defaultText: 'on', negatable: true },
@@ -125,7 +127,7 @@ Example:
       const runner = new FlightRunner(
         { cloud: openStackFlightCloud(os, admin), nodes, routes: new RouteWriter(os.neutron), emit: eventEmitter(ctx.log, { nodes: nodeEvents }), metrics: createFlightMetrics(ctx.registry), log: ctx.log, clock },
         {
-          clusterName: cfg.clusterName, clusterCidr: cfg.clusterCidr, securityGroupName: cfg.securityGroup,
+          clusterName: cfg.clusterName, ownerId: cfg.clusterUid, clusterCidr: cfg.clusterCidr, securityGroupName: cfg.securityGroup,
           pools: cfg.pool.map((p) => ({ name: p, prefix: poolPrefix(cfg.clusterName, p) })), allowWide: cfg.allowWideClusterCidr,
           maxRebootsPerRound: cfg.maxRebootsPerRound, maxMetadataWritesPerRound: cfg.maxMetadataWritesPerRound, maxRuleChangesPerRound: cfg.maxRuleChangesPerRound,
           softRebootAfterMs: cfg.softRebootAfter, hardRebootAfterMs: cfg.hardRebootAfter, deleteAfterMs: cfg.deleteAfter,

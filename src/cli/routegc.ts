@@ -28,6 +28,7 @@ const fields = {
   osCloud: z.string().min(1).optional(),
   router: z.string({ error: 'give the ID of the cluster\'s Neutron router' }).min(1, 'give the ID of the cluster\'s Neutron router'),
   clusterCidr: cidr,
+  clusterUid: z.string().regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")').optional(),
   allowWideClusterCidr: boolean.prefault(false),
   clusterName: z.string().min(1).default('cluster'),
   pool: z.array(z.string().min(1)).default([]),
@@ -72,6 +73,7 @@ Examples:
       { key: 'osCloud', value: '<name>', help: 'cloud entry in clouds.yaml (default: $OS_CLOUD, or the OS_* variables alone)' },
       { key: 'router', value: '<id>', help: "the cluster's Neutron router (required)" },
       { key: 'clusterCidr', value: '<cidr>', help: "the cluster's pod CIDR, e.g. 100.100.0.0/16 (required)" },
+      { key: 'clusterUid', value: '<uid>', help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does", defaultText: 'name:<cluster-name>' },
       { key: 'allowWideClusterCidr', help: 'accept a --cluster-cidr wider than /8 (IPv6 /32); /0 is refused anyway' },
       { key: 'clusterName', value: '<name>', help: 'the cluster (kks-<name>-<pool>-xxxxx instances), in metrics and events', defaultText: 'cluster' },
       { key: 'pool', value: '<name>', help: 'node pool: instances kks-<cluster>-<pool>-xxxxx are the cluster\'s (letters and digits only)', repeatable: true },
@@ -104,7 +106,7 @@ Examples:
         { cloud: openStackRouteGcCloud(os), writer: new RouteWriter(os.neutron, { mode: cfg.writeMode }), nodes: kubeClusterNodes(api), emit: eventEmitter(ctx.log, {}), metrics: createRouteGcMetrics(ctx.registry), log: ctx.log, clock },
         {
           cluster: cfg.clusterName, routerId: cfg.router, clusterCidr: cfg.clusterCidr, allowWide: cfg.allowWideClusterCidr,
-          identity: { ownerId: `name:${cfg.clusterName}`, poolPrefixes: [...cfg.pool.map((p) => poolPrefix(cfg.clusterName, p)), ...cfg.instancePrefix] },
+          identity: { ownerId: cfg.clusterUid ?? `name:${cfg.clusterName}`, poolPrefixes: [...cfg.pool.map((p) => poolPrefix(cfg.clusterName, p)), ...cfg.instancePrefix] },
           routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, confirmAfterMs: cfg.confirmAfter, maxRemovalsPerCycle: cfg.maxRemovalsPerCycle, dryRun: cfg.dryRun,
         },
       );

@@ -28,7 +28,7 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
 
   test('bad scope is bad usage: a /0 or too wide --cluster-cidr, a pool name with "-" (exit 2, one line, nothing sent)', async () => {
     c.emu.requests = [];
-    for (const [extra, want] of [[['--cluster-cidr', '0.0.0.0/0'], /whole address space/], [['--cluster-cidr', '::/0', '--allow-wide-cluster-cidr'], /whole address space/], [['--pool', 'small-x'], /collide/]] as const) {
+    for (const [extra, want] of [[['--cluster-cidr', '0.0.0.0/0'], /whole address space/], [['--cluster-cidr', '::/0', '--allow-wide-cluster-cidr'], /whole address space/], [['--pool', 'small-x'], /collide/], [['--cluster-uid', 'a,b'], /metadata\.uid/]] as const) {
       const r = await c.run('flight', [...base, ...extra]);
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, want);
