@@ -8,11 +8,14 @@ import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
 import { EventRecorder } from '../clients/kube/event-recorder.ts';
 import { openStackClientFor } from '../clients/openstack/create-openstack-client.ts';
-import { parseCidr } from '../controllers/routegc/cidr.ts';
-import { kubeClusterNodes } from '../controllers/routegc/cluster-adapters.ts';
-import { eventEmitter } from '../controllers/routegc/cluster-events.ts';
-import { runPeriodically } from '../controllers/routegc/periodic-loop.ts';
-import { RouteWriter } from '../controllers/routegc/route-writer.ts';
+import { parseCidr } from '../controllers/managed-cluster/cidr.ts';
+import { DEFAULT_BUDGETS } from '../controllers/managed-cluster/blast-budget.ts';
+import { clusterCidrProblem } from '../controllers/managed-cluster/cidr-scope.ts';
+import { poolNameProblem, poolPrefix } from '../controllers/managed-cluster/cluster-identity.ts';
+import { kubeClusterNodes } from '../controllers/managed-cluster/cluster-adapters.ts';
+import { eventEmitter } from '../controllers/managed-cluster/cluster-events.ts';
+import { runPeriodically } from '../controllers/managed-cluster/periodic-loop.ts';
+import { RouteWriter } from '../controllers/managed-cluster/route-writer.ts';
 import { openStackFlightCloud } from '../controllers/flight/flight-cloud.ts';
 import { createFlightMetrics } from '../controllers/flight/flight-metrics.ts';
 import { FlightRunner, type FlightRoundResult } from '../controllers/flight/flight-round.ts';
@@ -38,7 +41,12 @@ const fields = {
   hardRebootAfter: duration().prefault('5m'),
   deleteAfter: duration().prefault('15m'),
   rebootBeforeDelete: boolean.prefault(true),
-  maxDeletionsPerRound: integer(0, 1000).prefault(1),
+  maxDeletionsPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.delete),
+  maxRebootsPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.reboot),
+  maxMetadataWritesPerRound: integer(0, 10_000).prefault(DEFAULT_BUDGETS.metadata),
+  maxRuleChangesPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.rule),
+  clusterUid: z.string().regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")').optional(),
+  allowWideClusterCidr: boolean.prefault(false),
   role: z.array(z.string().min(1)).default(['member', 'network_admin']),
   checkRoles: boolean.prefault(true),
   forceSecurityGroupResync: boolean.prefault(false),
@@ -57,10 +65,16 @@ hard reboot --hard-reboot-after later, deletion --delete-after after that, at mo
 existed); errored instances deleted; the service user's roles (assigned with --admin-os-cloud);
 tags and metadata on instances; with --router, Node conditions kubeward.io/RouteMissing and
 kubeward.io/RouteConflict, and with --repair-missing-routes the missing routes added.
-Instances are the cluster's when a Node names them (providerID, then name) or their name starts
-with kks-<cluster>-<pool>- for a --pool.
+Only instances proven to be the cluster's are touched: a Node's providerID names them, they carry
+kubeward's owner metadata (kubeward:owner, written by flight once ownership was proven), or their
+name is exactly kks-<cluster>-<pool>-<5 letters/digits> for a --pool. A server only named like a
+Node, or sharing its name with another server, is reported and left alone. Nothing is rebooted,
+deleted, labelled or opened while the view is in doubt (empty or sharply shrunk Node or instance
+list, a Nova server listed as UNKNOWN, Node pod CIDRs outside --cluster-cidr), and each round does at
+most --max-reboots/deletions/metadata-writes/rule-changes-per-round of each kind. Rules are never
+created from 0.0.0.0/0 or ::/0; --cluster-cidr wider than /8 (IPv6 /32) needs --allow-wide-cluster-cidr.
 
---once runs one round and exits: 0 all repairs done, 1 some failed, 2 bad usage.
+--once runs one round and exits: 0 all repairs done, 1 some failed or the round refused, 2 bad usage.
 
 Example:
   kubeward flight --kubeconfig k1.kubeconfig --os-cloud k1 --cluster-name k1 --cluster-cidr 100.100.0.0/16 \\
@@ -82,7 +96,12 @@ Example:
       { key: 'hardRebootAfter', value: '<duration>', help: 'then hard-rebooted this long after', defaultText: '5m' },
       { key: 'deleteAfter', value: '<duration>', help: 'then deleted this long after', defaultText: '15m' },
       { key: 'rebootBeforeDelete', help: 'reboot before deleting', defaultText: 'on', negatable: true },
-      { key: 'maxDeletionsPerRound', value: '<n>', help: 'instance deletions per round', defaultText: '1' },
+      { key: 'maxDeletionsPerRound', value: '<n>', help: 'instance deletions per round', defaultText: String(DEFAULT_BUDGETS.delete) },
+      { key: 'maxRebootsPerRound', value: '<n>', help: 'instance reboots per round', defaultText: String(DEFAULT_BUDGETS.reboot) },
+      { key: 'maxMetadataWritesPerRound', value: '<n>', help: 'tag and metadata calls per round', defaultText: String(DEFAULT_BUDGETS.metadata) },
+      { key: 'maxRuleChangesPerRound', value: '<n>', help: 'security-group rule changes and group assignments per round', defaultText: String(DEFAULT_BUDGETS.rule) },
+      { key: 'clusterUid', value: '<uid>', help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does", defaultText: 'name:<cluster-name>' },
+      { key: 'allowWideClusterCidr', help: 'accept a --cluster-cidr wider than /8 (IPv6 /32); /0 is refused anyway' },
       { key: 'role', value: '<name>', help: 'role the service user needs on the project', defaultText: 'member, network_admin', repeatable: true },
       { key: 'checkRoles', help: "check the service user's roles", defaultText: 'on', negatable: true },
       { key: 'forceSecurityGroupResync', help: 'touch the group when a Node reports broken pod traffic (NetworkUnavailable or kubeward.io/pod-network-broken)' },
@@ -91,6 +110,12 @@ Example:
     ],
     fields,
     adminPort: 9455,
+    check: (c) => {
+      const cidr = clusterCidrProblem(c.clusterCidr, { allowWide: c.allowWideClusterCidr });
+      if (cidr) return `--cluster-cidr: ${cidr}`;
+      const pool = c.pool.map(poolNameProblem).find((p) => p !== undefined);
+      return pool ? `--pool: ${pool}` : undefined;
+    },
     run: async (cfg, ctx) => {
       const clock = systemClock;
       const api = createKubeApi(loadKubeConfig({ kind: 'file', path: cfg.kubeconfig, context: cfg.context }), { timeoutMs: 30_000 });
@@ -102,8 +127,9 @@ Example:
       const runner = new FlightRunner(
         { cloud: openStackFlightCloud(os, admin), nodes, routes: new RouteWriter(os.neutron), emit: eventEmitter(ctx.log, { nodes: nodeEvents }), metrics: createFlightMetrics(ctx.registry), log: ctx.log, clock },
         {
-          clusterName: cfg.clusterName, clusterCidr: cfg.clusterCidr, securityGroupName: cfg.securityGroup,
-          pools: cfg.pool.map((p) => ({ name: p, prefix: `kks-${cfg.clusterName}-${p}-` })),
+          clusterName: cfg.clusterName, ownerId: cfg.clusterUid, clusterCidr: cfg.clusterCidr, securityGroupName: cfg.securityGroup,
+          pools: cfg.pool.map((p) => ({ name: p, prefix: poolPrefix(cfg.clusterName, p) })), allowWide: cfg.allowWideClusterCidr,
+          maxRebootsPerRound: cfg.maxRebootsPerRound, maxMetadataWritesPerRound: cfg.maxMetadataWritesPerRound, maxRuleChangesPerRound: cfg.maxRuleChangesPerRound,
           softRebootAfterMs: cfg.softRebootAfter, hardRebootAfterMs: cfg.hardRebootAfter, deleteAfterMs: cfg.deleteAfter,
           rebootBeforeDelete: cfg.rebootBeforeDelete, maxDeletionsPerRound: cfg.maxDeletionsPerRound, wantedRoles: cfg.role,
           forceSecurityGroupResync: cfg.forceSecurityGroupResync, repairMissingRoutes: cfg.repairMissingRoutes, routeLimit: cfg.routeLimit,
@@ -115,7 +141,7 @@ Example:
       if (cfg.once) {
         const r = await runner.round(abort.signal);
         process.stdout.write(summary(r, cfg.dryRun) + '\n');
-        return r.failed.length ? 1 : 0;
+        return r.failed.length || r.plan.refusal ? 1 : 0;
       }
       let last: FlightRoundResult | undefined;
       const loop = runPeriodically(async (signal) => {
@@ -135,6 +161,8 @@ function summary(r: FlightRoundResult, dryRun: boolean): string {
   const lines = [
     ...(dryRun ? r.plan.actions.map((a) => `would ${describeAction(a)}`) : r.done.map((a) => `done: ${describeAction(a)}`)),
     ...r.failed.map((f) => `failed: ${describeAction(f.action)}: ${f.error}`),
+    ...(r.plan.refusal ? [`refused (${r.plan.refusal.code}): ${r.plan.refusal.message}`] : []),
+    ...r.plan.heldBack.map((a) => `held back by the budget: ${describeAction(a)}`),
     ...r.plan.findings.map((f) => `found: ${f.reason}: ${f.message}`),
     ...r.plan.conditions.filter((c) => c.status === 'True').map((c) => `node ${c.node}: ${c.type} ${c.reason}: ${c.message}`),
   ];

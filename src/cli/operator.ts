@@ -12,7 +12,8 @@ import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube
 import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
 import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
-import { secretClusterClients } from '../controllers/routegc/cluster-clients.ts';
+import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
+import { DEFAULT_BUDGETS } from '../controllers/managed-cluster/blast-budget.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
 import { createFlightMetrics } from '../controllers/flight/flight-metrics.ts';
 import { DEFAULT_FLIGHT_SETTINGS } from '../controllers/flight/flight-reconciler.ts';
@@ -48,13 +49,17 @@ const fields = {
   ...prefixed,
   routegcInterval: duration({ min: 1000 }).prefault('5m'),
   routegcDryRun: boolean.prefault(false),
+  routegcMaxRemovalsPerCycle: integer(0, 1000).prefault(DEFAULT_BUDGETS['route-removal']),
   routeLimit: integer(1, 100_000).prefault(30),
   routeLimitHeadroom: integer(0, 1000).prefault(3),
   flightInterval: duration({ min: 1000 }).prefault('5m'),
   flightDryRun: boolean.prefault(false),
   flightRepairMissingRoutes: boolean.prefault(false),
   flightForceSecurityGroupResync: boolean.prefault(false),
-  flightMaxDeletionsPerRound: integer(0, 1000).prefault(1),
+  flightMaxDeletionsPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.delete),
+  flightMaxRebootsPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.reboot),
+  flightMaxMetadataWritesPerRound: integer(0, 10_000).prefault(DEFAULT_BUDGETS.metadata),
+  flightMaxRuleChangesPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.rule),
   flightSoftRebootAfter: duration().prefault('10m'),
   flightHardRebootAfter: duration().prefault('5m'),
   flightDeleteAfter: duration().prefault('15m'),
@@ -65,13 +70,17 @@ const fields = {
 const routegcFlightFlags: ModeFlag[] = [
   { key: 'routegcInterval', value: '<duration>', help: 'routegc: time between cycles of one cluster (plus 0-50 % jitter)', defaultText: '5m' },
   { key: 'routegcDryRun', help: 'routegc: record what would be removed (events RouteWouldBeRemoved), remove nothing; termination does not wait for routes then' },
+  { key: 'routegcMaxRemovalsPerCycle', value: '<n>', help: 'routegc: route removals per cluster and cycle; the rest wait', defaultText: String(DEFAULT_BUDGETS['route-removal']) },
   { key: 'routeLimit', value: '<n>', help: "routegc and flight: Neutron's max_routes per router (flight learns the real one from RoutesExhausted)", defaultText: '30' },
   { key: 'routeLimitHeadroom', value: '<n>', help: 'routegc: warn (RouteLimitApproaching) when fewer free route slots than this remain', defaultText: '3' },
   { key: 'flightInterval', value: '<duration>', help: 'flight: time between rounds of one cluster (plus 0-50 % jitter)', defaultText: '5m' },
   { key: 'flightDryRun', help: 'flight: record the repairs (events FlightWouldRepair), change nothing' },
   { key: 'flightRepairMissingRoutes', help: "flight: add the route of a Node whose pod CIDR has none on the cluster's router" },
   { key: 'flightForceSecurityGroupResync', help: 'flight: touch the group when a Node reports broken pod traffic' },
-  { key: 'flightMaxDeletionsPerRound', value: '<n>', help: 'flight: instance deletions per cluster and round', defaultText: '1' },
+  { key: 'flightMaxDeletionsPerRound', value: '<n>', help: 'flight: instance deletions per cluster and round', defaultText: String(DEFAULT_BUDGETS.delete) },
+  { key: 'flightMaxRebootsPerRound', value: '<n>', help: 'flight: instance reboots per cluster and round', defaultText: String(DEFAULT_BUDGETS.reboot) },
+  { key: 'flightMaxMetadataWritesPerRound', value: '<n>', help: 'flight: tag and metadata calls per cluster and round', defaultText: String(DEFAULT_BUDGETS.metadata) },
+  { key: 'flightMaxRuleChangesPerRound', value: '<n>', help: 'flight: security-group rule changes and assignments per cluster and round', defaultText: String(DEFAULT_BUDGETS.rule) },
   { key: 'flightSoftRebootAfter', value: '<duration>', help: 'flight: an instance that never became a Node is soft-rebooted at this age', defaultText: '10m' },
   { key: 'flightHardRebootAfter', value: '<duration>', help: 'flight: then hard-rebooted this long after', defaultText: '5m' },
   { key: 'flightDeleteAfter', value: '<duration>', help: 'flight: then deleted this long after', defaultText: '15m' },
@@ -160,7 +169,7 @@ Example:
         connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(ctx.log, clock) }),
         clients: secretClusterClients({ secrets: api.secrets, log: ctx.log, clock, kubeTimeoutMs: 30_000 }),
         routegc: running.includes('routegc')
-          ? { metrics: createRouteGcMetrics(ctx.registry), intervalMs: cfg.routegcInterval, dryRun: cfg.routegcDryRun, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom }
+          ? { metrics: createRouteGcMetrics(ctx.registry), intervalMs: cfg.routegcInterval, dryRun: cfg.routegcDryRun, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, maxRemovalsPerCycle: cfg.routegcMaxRemovalsPerCycle }
           : undefined,
         flight: running.includes('flight')
           ? {
@@ -172,6 +181,9 @@ Example:
                 repairMissingRoutes: cfg.flightRepairMissingRoutes,
                 forceSecurityGroupResync: cfg.flightForceSecurityGroupResync,
                 maxDeletionsPerRound: cfg.flightMaxDeletionsPerRound,
+                maxRebootsPerRound: cfg.flightMaxRebootsPerRound,
+                maxMetadataWritesPerRound: cfg.flightMaxMetadataWritesPerRound,
+                maxRuleChangesPerRound: cfg.flightMaxRuleChangesPerRound,
                 softRebootAfterMs: cfg.flightSoftRebootAfter,
                 hardRebootAfterMs: cfg.flightHardRebootAfter,
                 deleteAfterMs: cfg.flightDeleteAfter,

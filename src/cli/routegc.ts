@@ -7,13 +7,17 @@ import { boolean, duration, integer } from '../config/fields.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
 import { openStackClientFor } from '../clients/openstack/create-openstack-client.ts';
-import { parseCidr } from '../controllers/routegc/cidr.ts';
-import { kubeClusterNodes, openStackRouteGcCloud } from '../controllers/routegc/cluster-adapters.ts';
-import { eventEmitter } from '../controllers/routegc/cluster-events.ts';
-import { runPeriodically } from '../controllers/routegc/periodic-loop.ts';
+import { parseCidr } from '../controllers/managed-cluster/cidr.ts';
+import { clusterCidrProblem } from '../controllers/managed-cluster/cidr-scope.ts';
+import { kubeClusterNodes } from '../controllers/managed-cluster/cluster-adapters.ts';
+import { poolNameProblem, poolPrefix } from '../controllers/managed-cluster/cluster-identity.ts';
+import { DEFAULT_MAX_REMOVALS_PER_CYCLE, MIN_CONFIRM_AFTER_MS } from '../controllers/routegc/decide-routegc.ts';
+import { openStackRouteGcCloud } from '../controllers/routegc/routegc-cloud.ts';
+import { eventEmitter } from '../controllers/managed-cluster/cluster-events.ts';
+import { runPeriodically } from '../controllers/managed-cluster/periodic-loop.ts';
 import { RouteGcRunner, type RouteGcCycleResult } from '../controllers/routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
-import { RouteWriter } from '../controllers/routegc/route-writer.ts';
+import { RouteWriter } from '../controllers/managed-cluster/route-writer.ts';
 import { buildModeCommand } from './mode-command.ts';
 
 const cidr = z.string({ error: 'give the cluster\'s pod CIDR, such as 100.100.0.0/16' }).refine((s) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` });
@@ -24,17 +28,21 @@ const fields = {
   osCloud: z.string().min(1).optional(),
   router: z.string({ error: 'give the ID of the cluster\'s Neutron router' }).min(1, 'give the ID of the cluster\'s Neutron router'),
   clusterCidr: cidr,
+  clusterUid: z.string().regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")').optional(),
+  allowWideClusterCidr: boolean.prefault(false),
   clusterName: z.string().min(1).default('cluster'),
-  instancePrefix: z.array(z.string().min(1)).default([]),
+  pool: z.array(z.string().min(1)).default([]),
+  instancePrefix: z.array(z.string().min(2).refine((p) => p.endsWith('-'), { error: (i) => `instance prefix "${String(i.input)}" must end with the "-" before the 5-character suffix, such as kks-k1-small-` })).default([]),
   interval: duration({ min: 1000 }).prefault('5m'),
   once: boolean.prefault(false),
-  confirmAfter: duration({ min: 0 }).prefault('30s'),
+  confirmAfter: duration({ min: MIN_CONFIRM_AFTER_MS }).prefault('30s'),
+  maxRemovalsPerCycle: integer(0, 1000).prefault(DEFAULT_MAX_REMOVALS_PER_CYCLE),
   dryRun: boolean.prefault(false),
   cleanup: boolean.prefault(false),
   cleanupTimeout: duration({ min: 1000 }).prefault('5m'),
   routeLimit: integer(1, 100_000).prefault(30),
   routeLimitHeadroom: integer(0, 1000).prefault(3),
-  writeMode: z.enum(['auto', 'atomic', 'revision'], { error: 'expected auto, atomic or revision' }).default('auto'),
+  writeMode: z.enum(['auto', 'atomic', 'revision', 'plain'], { error: 'expected auto, atomic, revision or plain' }).default('auto'),
 };
 
 export function routegcCommand() {
@@ -44,9 +52,13 @@ export function routegcCommand() {
     helpAfter: `A route is the cluster's only when its whole destination lies inside --cluster-cidr. One of those is
 removed when its next hop is no address of the cluster's instances or Nodes (orphaned), or when it
 loses a duplicate destination to the route reaching the Node that owns that pod CIDR - and only after
-two consecutive cycles found it so. An empty or suddenly shrunk instance list while Nodes exist
-stops the cycle. Removal uses remove_extraroutes (extraroute-atomic) or, without it, a full-list
-update guarded by If-Match revision_number, so routes others add meanwhile are kept.
+two cycles at least --confirm-after apart found it so, at most --max-removals-per-cycle per cycle.
+Nothing is removed while the view is in doubt: an empty Node list without --pool/--instance-prefix,
+an empty or suddenly shrunk Node or instance list, a Nova server listed as UNKNOWN (a down cell),
+or Node pod CIDRs outside --cluster-cidr. --cluster-cidr must be /8 or narrower (IPv6 /32) unless
+--allow-wide-cluster-cidr; /0 is never accepted. Removal uses remove_extraroutes (extraroute-atomic),
+else a full-list update guarded by If-Match revision_number (revision-if-match), else a full-list
+update read back and repaired.
 
 --once looks twice (--confirm-after apart), removes what both looks agree on and exits:
 0 nothing left to remove, 1 refused or failed, 2 bad usage. --cleanup removes every route of the
@@ -61,28 +73,42 @@ Examples:
       { key: 'osCloud', value: '<name>', help: 'cloud entry in clouds.yaml (default: $OS_CLOUD, or the OS_* variables alone)' },
       { key: 'router', value: '<id>', help: "the cluster's Neutron router (required)" },
       { key: 'clusterCidr', value: '<cidr>', help: "the cluster's pod CIDR, e.g. 100.100.0.0/16 (required)" },
-      { key: 'clusterName', value: '<name>', help: 'name used in metrics and events', defaultText: 'cluster' },
-      { key: 'instancePrefix', value: '<prefix>', help: "name prefix of the cluster's instances besides those its Nodes name (e.g. kks-k1-)", repeatable: true },
+      { key: 'clusterUid', value: '<uid>', help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does", defaultText: 'name:<cluster-name>' },
+      { key: 'allowWideClusterCidr', help: 'accept a --cluster-cidr wider than /8 (IPv6 /32); /0 is refused anyway' },
+      { key: 'clusterName', value: '<name>', help: 'the cluster (kks-<name>-<pool>-xxxxx instances), in metrics and events', defaultText: 'cluster' },
+      { key: 'pool', value: '<name>', help: 'node pool: instances kks-<cluster>-<pool>-xxxxx are the cluster\'s (letters and digits only)', repeatable: true },
+      { key: 'instancePrefix', value: '<prefix>', help: "pool prefix ending in '-': an instance named <prefix> + 5 letters/digits is the cluster's (e.g. kks-k1-small-)", repeatable: true },
       { key: 'interval', value: '<duration>', help: 'time between cycles (plus 0-50 % jitter)', defaultText: '5m' },
       { key: 'once', help: 'look twice, act, and exit' },
-      { key: 'confirmAfter', value: '<duration>', help: 'with --once: time between the two looks', defaultText: '30s' },
+      { key: 'confirmAfter', value: '<duration>', help: 'least time between the two sightings of a removal (at least 10s)', defaultText: '30s' },
+      { key: 'maxRemovalsPerCycle', value: '<n>', help: 'route removals per cycle; the rest wait', defaultText: String(DEFAULT_MAX_REMOVALS_PER_CYCLE) },
       { key: 'dryRun', help: 'log and record what would be removed; change nothing' },
       { key: 'cleanup', help: 'termination: remove every route in the cluster CIDR, wait until gone, exit' },
       { key: 'cleanupTimeout', value: '<duration>', help: 'with --cleanup: give up after this long', defaultText: '5m' },
       { key: 'routeLimit', value: '<n>', help: "Neutron's max_routes for the router", defaultText: '30' },
       { key: 'routeLimitHeadroom', value: '<n>', help: 'warn when fewer free route slots than this remain', defaultText: '3' },
-      { key: 'writeMode', value: '<auto|atomic|revision>', help: 'auto uses extraroute-atomic when Neutron has it', defaultText: 'auto' },
+      { key: 'writeMode', value: '<auto|atomic|revision|plain>', help: 'auto picks extraroute-atomic, else revision-if-match, else plain, from Neutron\'s extensions', defaultText: 'auto' },
     ],
     fields,
     adminPort: 9454,
-    check: (c) => (c.once && c.cleanup ? '--once and --cleanup exclude each other: pick one' : undefined),
+    check: (c) => {
+      if (c.once && c.cleanup) return '--once and --cleanup exclude each other: pick one';
+      const cidr = clusterCidrProblem(c.clusterCidr, { allowWide: c.allowWideClusterCidr });
+      if (cidr) return `--cluster-cidr: ${cidr}`;
+      const pool = c.pool.map(poolNameProblem).find((p) => p !== undefined);
+      return pool ? `--pool: ${pool}` : undefined;
+    },
     run: async (cfg, ctx) => {
       const clock = systemClock;
       const api = createKubeApi(loadKubeConfig({ kind: 'file', path: cfg.kubeconfig, context: cfg.context }), { timeoutMs: 30_000 });
       const os = await openStackClientFor(cfg.osCloud, { env: process.env, cwd: process.cwd(), homeDir: homedir() }, { log: ctx.log, clock });
       const gc = new RouteGcRunner(
-        { cloud: openStackRouteGcCloud(os), writer: new RouteWriter(os.neutron, { mode: cfg.writeMode }), nodes: kubeClusterNodes(api), emit: eventEmitter(ctx.log, {}), metrics: createRouteGcMetrics(ctx.registry), log: ctx.log },
-        { cluster: cfg.clusterName, routerId: cfg.router, clusterCidr: cfg.clusterCidr, namePrefixes: cfg.instancePrefix, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, dryRun: cfg.dryRun },
+        { cloud: openStackRouteGcCloud(os), writer: new RouteWriter(os.neutron, { mode: cfg.writeMode }), nodes: kubeClusterNodes(api), emit: eventEmitter(ctx.log, {}), metrics: createRouteGcMetrics(ctx.registry), log: ctx.log, clock },
+        {
+          cluster: cfg.clusterName, routerId: cfg.router, clusterCidr: cfg.clusterCidr, allowWide: cfg.allowWideClusterCidr,
+          identity: { ownerId: cfg.clusterUid ?? `name:${cfg.clusterName}`, poolPrefixes: [...cfg.pool.map((p) => poolPrefix(cfg.clusterName, p)), ...cfg.instancePrefix] },
+          routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, confirmAfterMs: cfg.confirmAfter, maxRemovalsPerCycle: cfg.maxRemovalsPerCycle, dryRun: cfg.dryRun,
+        },
       );
       const abort = new AbortController();
       ctx.shutdown.add('routegc loop', () => abort.abort(new Error('interrupted')));
@@ -121,10 +147,10 @@ function statusOf(r: RouteGcCycleResult) {
 }
 
 function summary(label: string, r: RouteGcCycleResult, dryRun: boolean): string {
-  if (r.skipped) return `${label}: refused: ${r.skipped}`;
+  if (r.skipped) return `${label}: refused (${r.decision?.refusalCode ?? 'error'}): ${r.skipped}`;
   const d = r.decision!;
   const verb = dryRun ? 'would remove' : 'removed';
   const list = (fs: typeof r.removed) => fs.map((f) => `${f.route.destination} via ${f.route.nexthop} (${f.reason})`).join(', ') || 'none';
-  return `${label}: ${d.counts.seen} routes, ${d.counts.ours} of the cluster; ${verb}: ${list(r.removed)}; suspect: ${list(d.pending)}; route limit ${d.routeLimit.count}/${d.routeLimit.limit}${d.routeLimit.approaching ? ' (approaching)' : ''}`;
+  return `${label}: ${d.counts.seen} routes, ${d.counts.ours} of the cluster; ${verb}: ${list(r.removed)}; suspect: ${list(d.pending)}; held back by the budget: ${list(d.heldBack)}; route limit ${d.routeLimit.count}/${d.routeLimit.limit}${d.routeLimit.approaching ? ' (approaching)' : ''}`;
 }
 

@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { resolveCloudConfig } from '../../src/clients/openstack/cloud-config.ts';
 import { createOpenStackClient } from '../../src/clients/openstack/create-openstack-client.ts';
-import { RouteWriter } from '../../src/controllers/routegc/route-writer.ts';
+import { RouteWriter } from '../../src/controllers/managed-cluster/route-writer.ts';
 import { DEFAULT_FLIGHT_TIMING } from '../../src/controllers/flight/decide-flight.ts';
 import { openStackFlightCloud, type FlightCloud } from '../../src/controllers/flight/flight-cloud.ts';
 import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
@@ -42,6 +42,15 @@ async function setup(t: Parameters<typeof openCloud>[0]) {
   return { c, clock, sgId: sg.security_group.id };
 }
 
+/**
+ * A registered instance and its Node: a real cluster has some, and an empty Node list is the harm-1
+ * case that refuses every destructive repair (test/flight/flight-safety.test.ts).
+ */
+async function anchor(c: Cloud): Promise<void> {
+  const a = await c.server('kks-k1-small-anchr');
+  c.nodes.nodes.push({ name: 'n-anchor', addresses: [a.ip], podCidrs: [], instanceId: a.id });
+}
+
 const actions = (c: Cloud, id: string) => c.emu.requests.filter((r) => r.method === 'POST' && r.path.endsWith(`/servers/${id}/action`)).length;
 const deletes = (c: Cloud, id: string) => c.count('DELETE', `/servers/${id}`);
 
@@ -49,6 +58,7 @@ test('F9 on an injected clock: soft reboot at 10 min, hard reboot at 15 min, del
   const { c, clock } = await setup(t);
   const vm = await c.server('kks-k1-small-aaaaa'); // the fixture prefixes names: match on its prefix
   await c.os.nova.addSecurityGroup(vm.id, 'k1-sg'); // so that the only server actions are reboots
+  await anchor(c);
   const f = runner(c, clock, { pools: [{ name: 'small', prefix: `${c.fx.prefix}-kks-k1-small-` }] });
   const seen: string[] = [];
   for (let m = 0; m <= 31; m++) {
@@ -71,8 +81,9 @@ test('F9 on an injected clock: soft reboot at 10 min, hard reboot at 15 min, del
 
 test('F5: with the cluster API down nothing is rebooted or deleted, even errored or old instances; it resumes when Nodes read again', async (t) => {
   const { c, clock } = await setup(t);
-  const old = await c.server('kks-k1-small-old');
-  const bad = await c.server('kks-k1-small-bad');
+  const old = await c.server('kks-k1-small-oldvm');
+  const bad = await c.server('kks-k1-small-badvm');
+  await anchor(c);
   await c.os.nova.addSecurityGroup(old.id, 'k1-sg');
   c.emu.requests = [];
   c.emu.store.servers.get(bad.id)!.vm_state = 'error';
@@ -91,8 +102,8 @@ test('F5: with the cluster API down nothing is rebooted or deleted, even errored
 test('F2, F3, F4, F7 in one round, and nothing left to do in the next', async (t) => {
   const { c, clock, sgId } = await setup(t);
   await c.fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sgId, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: '100.100.0.0/16' } } });
-  const ok = await c.server('kks-k1-small-ok');
-  const err = await c.server('kks-k1-small-err');
+  const ok = await c.server('kks-k1-small-okvm1');
+  const err = await c.server('kks-k1-small-errvm');
   c.emu.store.servers.get(err.id)!.vm_state = 'error';
   c.nodes.nodes = [{ name: 'n-ok', addresses: [ok.ip], podCidrs: [], instanceId: ok.id }];
   const f = runner(c, clock, { pools: [{ name: 'small', prefix: `${c.fx.prefix}-kks-k1-small-` }] });
@@ -101,7 +112,8 @@ test('F2, F3, F4, F7 in one round, and nothing left to do in the next', async (t
   assert.deepEqual(first.done.map((a) => a.kind).sort(), ['add-security-group', 'add-tags', 'create-rule', 'create-rule', 'delete-instance', 'merge-metadata']);
   const s = await c.os.nova.getServer(ok.id);
   assert.ok(s!.security_groups!.some((g) => g.name === 'k1-sg'));
-  assert.deepEqual(s!.tags!.sort(), ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small']);
+  assert.deepEqual(s!.tags!.sort(), ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small', 'kubeward:owner=name:k1']);
+  assert.equal(s!.metadata['kubeward:owner'], 'name:k1', 'ownership proven by providerID is written down');
   assert.equal(s!.metadata['kubeward:node'], 'n-ok');
   const rules = (await c.os.neutron.getSecurityGroup(sgId))!.security_group_rules.filter((r) => r.remote_ip_prefix === '100.100.0.0/16').map((r) => r.protocol).sort();
   assert.deepEqual(rules, ['icmp', 'tcp', 'udp']);

@@ -21,10 +21,10 @@ import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics
 import { flightReconciler } from '../../src/controllers/flight/flight-reconciler.ts';
 import { FlightRunner, type FlightTarget } from '../../src/controllers/flight/flight-round.ts';
 import { isCycleTrigger } from '../../src/controllers/operator/cycle-trigger.ts';
-import { kubeClusterNodes, type ClusterNodes } from '../../src/controllers/routegc/cluster-adapters.ts';
-import type { ManagedClusterView } from '../../src/controllers/routegc/cluster-clients.ts';
-import { FLIGHT_CONDITION } from '../../src/controllers/routegc/cluster-conditions.ts';
-import { RouteWriter } from '../../src/controllers/routegc/route-writer.ts';
+import { kubeClusterNodes, type ClusterNodes } from '../../src/controllers/managed-cluster/cluster-adapters.ts';
+import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
+import { FLIGHT_CONDITION } from '../../src/controllers/flight/flight-conditions.ts';
+import { RouteWriter } from '../../src/controllers/managed-cluster/route-writer.ts';
 import { startKubeFaultProxy } from '../../testkit/kube/kube-fault-proxy.ts';
 import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
@@ -123,7 +123,9 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
 
       test('F2: an errored VM is deleted in the next round; one already deleting is left alone', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
-        const bad = await server('kks-f2-small-bad');
+        const bad = await server('kks-f2-small-badvm');
+        // A Node of the cluster: an empty Node list would refuse every deletion (issue 11, harm 1).
+        await setNodes(api, [{ name: 'f2-anchor', ip: '10.0.0.250' }]);
         // Real Nova: the admin reset-state action puts a server in vm_state error. The emulator has no
         // such action, nor can real Nova be held in task_state deleting: that half is emulator only.
         const going = s.emulator ? await server('kks-f2-small-going') : undefined;
@@ -140,7 +142,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         await f.round();
         assert.equal(calls('nova.deleteServer', bad.id), 1);
         if (going) assert.equal(calls('nova.deleteServer', going.id), 0);
-        assert.ok(events.some((e) => e.reason === 'FlightRepaired' && e.message === `delete errored instance ${fx.prefix}-kks-f2-small-bad`));
+        assert.ok(events.some((e) => e.reason === 'FlightRepaired' && e.message === `delete errored instance ${fx.prefix}-kks-f2-small-badvm`));
       });
 
       test('F3: a running VM lacking the cluster\'s group gets it; a building one waits until it is active', async (t) => {
@@ -162,6 +164,9 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F4: only tcp from the pod CIDR → udp and icmp are created, then nothing; two groups of the name or no CIDR → no rule', async () => {
+        // A cluster with neither Nodes nor instances yet: Nodes of another test's cluster would make its
+        // empty instance list a doubtful view (InstanceListEmpty), which holds back rule changes.
+        await setNodes(api, []);
         const sg = await fx.securityGroup('f4-sg');
         await fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: CIDR } } });
         const one = flight('f4');
@@ -188,15 +193,15 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
 
       test('F5: while the cluster\'s API is down nothing is rebooted or deleted, however old; once it answers the timeline starts with a reboot', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
-        const old = await server('kks-f5-small-old');
-        const bad = s.emulator ? await server('kks-f5-small-bad') : undefined;
+        const old = await server('kks-f5-small-oldvm');
+        const bad = s.emulator ? await server('kks-f5-small-badvm') : undefined;
         if (bad) s.emulator!.store.servers.get(bad.id)!.vm_state = 'error';
         const parts = kubeconfigParts(kubeconfigText);
         const proxy = await startKubeFaultProxy({ server: parts.server, ca: parts.ca });
         t.after(() => proxy.close());
         proxy.mode = 'unavailable-503';
         const down = createKubeApi(loadKubeConfig({ kind: 'text', text: proxy.kubeconfig(parts.token), what: 'fault proxy' }), { timeoutMs: 3000 });
-        await setNodes(api, []);
+        await setNodes(api, [{ name: 'f5-anchor', ip: '10.0.0.250' }]);
         const clock = new ManualClock(old.createdMs + 120 * MIN);
         const { f, calls, events } = flight('f5', { clock, nodes: kubeClusterNodes(down), extra: { maxDeletionsPerRound: 5 } });
         for (let i = 0; i < 3; i++) {
@@ -229,25 +234,26 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         assert.equal(calls('keystone.tokenInfo') > 0, true);
       });
 
-      test('F7: a VM without tags gets three tag PUTs and one metadata POST; the second round sends none', async (t) => {
+      test('F7: a VM without tags gets four tag PUTs (the owner tag too) and one metadata POST; the second round sends none', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
         const vm = await server('kks-f7-small-tags');
         await setNodes(api, [{ name: 'f7-tags', ip: vm.ip, instanceId: vm.id }]);
         const { f, calls } = flight('f7');
         await f.round();
-        assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [3, 1]);
+        assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [4, 1]);
         const got = (await s.admin.nova.getServer(vm.id))!;
-        assert.deepEqual([...got.tags!].sort(), ['kubeward', 'kubeward:cluster=f7', 'kubeward:nodepool=small']);
+        assert.deepEqual([...got.tags!].sort(), ['kubeward', 'kubeward:cluster=f7', 'kubeward:nodepool=small', 'kubeward:owner=name:f7']);
+        assert.equal(got.metadata['kubeward:owner'], 'name:f7');
         assert.equal(got.metadata['kubeward:node'], 'f7-tags');
         await f.round();
-        assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [3, 1]);
+        assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [4, 1]);
       });
 
       test('F8 and the condition: Upgrading, Terminating and noCloud clusters cost zero OpenStack calls; a Running one is repaired and gets FlightHealthy without a cycle of its own', async () => {
         const name = `f8-${target.name}`;
         await setNodes(api, []);
         const sg = await fx.securityGroup(`${name}-sg`);
-        const clusters = api.resource<ManagedClusterView>(KINDS.managedCluster);
+        const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
         await clusters.create({
           metadata: { name, namespace: NS },
           spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { securityGroupName: sg.name }, nodePools: [{ name: 'small' }] },
@@ -261,7 +267,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         });
         const key = `${NS}/${name}`;
         const signal = new AbortController().signal;
-        for (const phase of ['Upgrading', 'Terminating']) {
+        for (const phase of ['Upgrading', 'Terminating'] as const) {
           await clusters.replaceStatus({ ...(await clusters.get(NS, name)), status: { phase } });
           assert.deepEqual(await fl(key, signal), { requeueAfterMs: 300_000 });
         }
@@ -275,7 +281,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         await fl(key, signal);
         assert.equal(rec.log.filter((c) => c.call === 'neutron.createSecurityGroupRule').length, 3);
         const after1 = await clusters.get(NS, name);
-        const cond = (mc: ManagedClusterView) => mc.status?.conditions?.find((c) => c.type === FLIGHT_CONDITION);
+        const cond = (mc: ManagedCluster) => mc.status?.conditions?.find((c) => c.type === FLIGHT_CONDITION);
         assert.deepEqual([cond(after1)?.status, cond(after1)?.reason, cond(after1)?.message], ['True', 'Repaired', 'repaired in the last round: create-rule ×3']);
         assert.equal(after1.metadata.generation, before.metadata.generation);
         assert.equal(isCycleTrigger(after1, before), false, 'the status write does not start a cycle early');
@@ -289,7 +295,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       test('F9: an unregistered VM is soft-rebooted at 10 min, hard-rebooted at 15 min and deleted at 30 min (injected clock), each an event and a metric', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
         const vm = await server('kks-f9-small-aaaaa');
-        await setNodes(api, []);
+        await setNodes(api, [{ name: 'f9-anchor', ip: '10.0.0.250' }]);
         const clock = new ManualClock(vm.createdMs);
         const { f, rec, events, metric } = flight('f9', { clock });
         const seen: string[] = [];
@@ -313,8 +319,8 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       test('RouteConflict on real Nodes: duplicate routes and a stale next hop are conditions with their reasons and Warning events on the Node', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
         // a is the cluster's by its pool name, b by its Node: both are live instances of the cluster.
-        const a = await server('kks-rc-small-a');
-        const b = await server('kks-rc-small-b');
+        const a = await server('kks-rc-small-aaaaa');
+        const b = await server('kks-rc-small-bbbbb');
         await setNodes(api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
         await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
         const { f } = flight('rc', { extra: { routerId } });

@@ -8,8 +8,8 @@ import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
 import type { KubeApi } from '../../src/clients/kube/kube-api.ts';
 import type { Condition, Node } from '../../src/clients/kube/kube-types.ts';
 import type { OpenStackClient } from '../../src/clients/openstack/openstack-client.ts';
-import type { ClusterNodes } from '../../src/controllers/routegc/cluster-adapters.ts';
-import { eventEmitter, type ClusterEvent, type EmitEvent } from '../../src/controllers/routegc/cluster-events.ts';
+import type { ClusterNodes } from '../../src/controllers/managed-cluster/cluster-adapters.ts';
+import { eventEmitter, type ClusterEvent, type EmitEvent } from '../../src/controllers/managed-cluster/cluster-events.ts';
 
 export interface NodeSpec {
   name: string;

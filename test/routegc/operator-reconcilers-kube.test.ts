@@ -13,7 +13,8 @@ import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts'
 import type { Node } from '../../src/clients/kube/kube-types.ts';
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
-import { secretClusterClients, type ManagedClusterView } from '../../src/controllers/routegc/cluster-clients.ts';
+import { secretClusterClients } from '../../src/controllers/managed-cluster/cluster-clients.ts';
+import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
 import { routeGcReconciler } from '../../src/controllers/routegc/routegc-reconciler.ts';
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
 import { flightReconciler } from '../../src/controllers/flight/flight-reconciler.ts';
@@ -50,7 +51,7 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     await api.secrets.create({ metadata: { name: 'k1-kubeconfig', namespace: NS }, data: { kubeconfig: b64(kubeconfigText) } });
     await api.secrets.create({ metadata: { name: 'k1-cloud', namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
-    const clusters = api.resource<ManagedClusterView>(KINDS.managedCluster);
+    const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
     const mc = await clusters.create({
       metadata: { name: 'k1', namespace: NS, finalizers: ['test.kubeward.io/keep'] },
       spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-cloud', cloud: 'emu' }, clusterCIDR: '100.100.0.0/16', openstack: { routerID: c.routerId, securityGroupName: 'default' }, nodePools: [{ name: 'small' }] },

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { systemClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import type { NeutronApi } from '../../src/clients/openstack/openstack-client.ts';
-import { openStackRouteGcCloud } from '../../src/controllers/routegc/cluster-adapters.ts';
+import { openStackRouteGcCloud } from '../../src/controllers/routegc/routegc-cloud.ts';
 import { RouteGcRunner, type RouteGcTarget } from '../../src/controllers/routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
-import { RouteWriter, routeLimitOf, type RouteWriteMode } from '../../src/controllers/routegc/route-writer.ts';
+import { RouteWriter, routeLimitOf, type RouteWriteMode } from '../../src/controllers/managed-cluster/route-writer.ts';
 import { openCloud, type Cloud } from './routegc-fixture.ts';
 
 function runner(c: Cloud, opts: { mode?: RouteWriteMode; neutron?: NeutronApi; target?: Partial<RouteGcTarget> } = {}): RouteGcRunner {
@@ -21,7 +21,7 @@ function runner(c: Cloud, opts: { mode?: RouteWriteMode; neutron?: NeutronApi; t
       metrics: createRouteGcMetrics(c.registry),
       log: createSilentLogger(),
     },
-    { cluster: 'k1', routerId: c.routerId, clusterCidr: '100.100.0.0/16', namePrefixes: ['kks-k1-'], routeLimit: 30, dryRun: false, ...opts.target },
+    { cluster: 'k1', routerId: c.routerId, clusterCidr: '100.100.0.0/16', identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: 30, dryRun: false, ...opts.target },
   );
 }
 

@@ -5,9 +5,9 @@ import { createLogger } from '../../src/base/logger.ts';
 import { resolveCloudConfig } from '../../src/clients/openstack/cloud-config.ts';
 import { createOpenStackClient, type OpenStackClientHandle } from '../../src/clients/openstack/create-openstack-client.ts';
 import type { Condition } from '../../src/clients/kube/kube-types.ts';
-import type { ClusterNode } from '../../src/controllers/routegc/cluster-view.ts';
-import type { ClusterNodes } from '../../src/controllers/routegc/cluster-adapters.ts';
-import type { ClusterEvent } from '../../src/controllers/routegc/cluster-events.ts';
+import type { ClusterNode } from '../../src/controllers/managed-cluster/cluster-view.ts';
+import type { ClusterNodes } from '../../src/controllers/managed-cluster/cluster-adapters.ts';
+import type { ClusterEvent } from '../../src/controllers/managed-cluster/cluster-events.ts';
 import { OpenStackEmulator, type EmulatorOptions } from '../../testkit/openstack/openstack-emulator.ts';
 import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
 

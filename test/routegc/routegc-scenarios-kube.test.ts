@@ -16,14 +16,15 @@ import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import type { NeutronApi, OpenStackClient } from '../../src/clients/openstack/openstack-client.ts';
 import { isCycleTrigger } from '../../src/controllers/operator/cycle-trigger.ts';
-import { kubeClusterNodes, openStackRouteGcCloud } from '../../src/controllers/routegc/cluster-adapters.ts';
-import type { ManagedClusterView } from '../../src/controllers/routegc/cluster-clients.ts';
-import { ROUTE_LIMIT_CONDITION, ROUTEGC_CONDITION } from '../../src/controllers/routegc/cluster-conditions.ts';
-import { runPeriodically } from '../../src/controllers/routegc/periodic-loop.ts';
+import { kubeClusterNodes } from '../../src/controllers/managed-cluster/cluster-adapters.ts';
+import { openStackRouteGcCloud } from '../../src/controllers/routegc/routegc-cloud.ts';
+import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
+import { ROUTE_LIMIT_CONDITION, ROUTEGC_CONDITION } from '../../src/controllers/routegc/routegc-conditions.ts';
+import { runPeriodically } from '../../src/controllers/managed-cluster/periodic-loop.ts';
 import { RouteGcRunner } from '../../src/controllers/routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
 import { routeGcReconciler } from '../../src/controllers/routegc/routegc-reconciler.ts';
-import { RouteWriter, type RouteWriteMode } from '../../src/controllers/routegc/route-writer.ts';
+import { RouteWriter, type RouteWriteMode } from '../../src/controllers/managed-cluster/route-writer.ts';
 import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
@@ -83,7 +84,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         const nodes = countingNodes(kubeClusterNodes(api));
         const gc = new RouteGcRunner(
           { cloud: openStackRouteGcCloud(opts.os ?? s.admin), writer: new RouteWriter(opts.neutron ?? s.admin.neutron, { mode: opts.mode ?? 'auto' }), nodes, emit, metrics: createRouteGcMetrics(registry), log },
-          { cluster: 'k1', routerId, clusterCidr: CIDR, namePrefixes: [], routeLimit: s.maxRoutes, dryRun: false },
+          { cluster: 'k1', routerId, clusterCidr: CIDR, identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: s.maxRoutes, dryRun: false },
         );
         const metric = async (name: string) => ((await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []).reduce((n, v) => n + v.value, 0);
         return { gc, events, nodes, metric };
@@ -171,7 +172,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         if (!s.hasNova) return t.skip(NO_NOVA);
         await setNodes(api, [{ name: 'r4-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
         await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
-        const clusters = api.resource<ManagedClusterView>(KINDS.managedCluster);
+        const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
         const name = `r4-${target.name}`;
         await clusters.create({
           metadata: { name, namespace: NS },
@@ -187,7 +188,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         });
         const key = `${NS}/${name}`;
         const signal = new AbortController().signal;
-        for (const status of [{ phase: 'Upgrading' }, { phase: 'Terminating' }]) {
+        for (const status of [{ phase: 'Upgrading' as const }, { phase: 'Terminating' as const }]) {
           await clusters.replaceStatus({ ...(await clusters.get(NS, name)), status });
           assert.deepEqual(await gc(key, signal), { requeueAfterMs: 300_000 });
         }
@@ -201,7 +202,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         await gc(key, signal);
         assert.ok(calls.length > 0);
         const after1 = await clusters.get(NS, name);
-        const cond = (mc: ManagedClusterView, type: string) => mc.status?.conditions?.find((c) => c.type === type);
+        const cond = (mc: ManagedCluster, type: string) => mc.status?.conditions?.find((c) => c.type === type);
         assert.deepEqual([cond(after1, ROUTE_LIMIT_CONDITION)?.status, cond(after1, ROUTE_LIMIT_CONDITION)?.reason], ['True', 'RouteLimitApproaching']);
         assert.match(cond(after1, ROUTE_LIMIT_CONDITION)!.message, /3 of at most 6 routes/);
         assert.deepEqual([cond(after1, ROUTEGC_CONDITION)?.status, cond(after1, ROUTEGC_CONDITION)?.reason], ['True', 'RemovalPending']);

@@ -8,10 +8,10 @@ import { Registry } from 'prom-client';
 import { systemClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import type { NeutronApi } from '../../src/clients/openstack/openstack-client.ts';
-import { openStackRouteGcCloud } from '../../src/controllers/routegc/cluster-adapters.ts';
+import { openStackRouteGcCloud } from '../../src/controllers/routegc/routegc-cloud.ts';
 import { RouteGcRunner } from '../../src/controllers/routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
-import { RouteWriter, type RouteWriteMode } from '../../src/controllers/routegc/route-writer.ts';
+import { RouteWriter, type RouteWriteMode } from '../../src/controllers/managed-cluster/route-writer.ts';
 import { DEFAULT_FLIGHT_TIMING } from '../../src/controllers/flight/decide-flight.ts';
 import { openStackFlightCloud } from '../../src/controllers/flight/flight-cloud.ts';
 import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
@@ -81,7 +81,7 @@ for (const target of contractTargets(process.env)) {
       const w = watched(s.admin.neutron, race ? () => s.admin.neutron.addExtraRoutes(routerId, [{ destination: '100.100.5.0/24', nexthop: '10.0.0.55' }]) : undefined);
       const gc = new RouteGcRunner(
         { cloud: openStackRouteGcCloud(s.admin), writer: new RouteWriter(w.neutron, { mode }), nodes, emit: async () => {}, metrics: createRouteGcMetrics(new Registry()), log: createSilentLogger() },
-        { cluster: 'k1', routerId, clusterCidr: '100.100.0.0/16', namePrefixes: [], routeLimit: s.maxRoutes, dryRun },
+        { cluster: 'k1', routerId, clusterCidr: '100.100.0.0/16', identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: s.maxRoutes, dryRun },
       );
       const routes = async () => ((await s.admin.neutron.getRouter(routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`)).sort();
       return { gc, w, routes, routerId };

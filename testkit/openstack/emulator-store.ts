@@ -31,6 +31,8 @@ export interface ServerRec {
   id: string; name: string; project_id: string; user_id: string; flavorId: string; imageId: string;
   status: string; vm_state: string; task_state: string | null; power_state: number;
   created: number; updated: number; metadata: Record<string, string>; tags: string[]; host: string; key_name: string | null;
+  /** The server's cell is down: from microversion 2.69 Nova lists it as UNKNOWN with a few fields, before that it leaves it out. */
+  cellDown?: boolean;
 }
 export interface VolumeRec {
   id: string; name: string | null; project_id: string; user_id: string; size: number; status: string; created_at: number; updated_at: number;
@@ -116,6 +118,8 @@ export class EmulatorStore {
   readonly flavors = new Map<string, FlavorRec>();
   readonly images = new Map<string, ImageRec>();
   delayRules: DelayRule[] = [];
+  /** Neutron extension aliases the emulator advertises and honours (revision-if-match, extraroute-atomic). */
+  neutronExtensions = new Set<string>();
   #pending: Pending[] = [];
 
   constructor(clock: Clock, timings: EmulatorTimings, limits: StoreLimits) {

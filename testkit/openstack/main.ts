@@ -7,7 +7,7 @@ import { OpenStackEmulator } from './openstack-emulator.ts';
 const HELP = `Usage: npm run openstack-emulator -- [--host 127.0.0.1] [--port 8890] [--max-routes 30]
        [--page-size 1000] [--manual-clock]
 
-Serves Keystone v3, Nova 2.67, Neutron, Cinder v3, Octavia and a little Glance on one port.
+Serves Keystone v3, Nova 2.69, Neutron, Cinder v3, Octavia and a little Glance on one port.
 Users: admin/admin (project admin, role admin) and demo/demo (project demo, role member).
 Admin API (no token): GET /_admin/state, POST /_admin/faults {"service":"network","path":"^/routers",
 "status":503,"times":2}, POST /_admin/delays {"kind":"volume-delete","delayMs":30000} or

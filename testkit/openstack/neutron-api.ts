@@ -40,9 +40,9 @@ const fipView = (f: FipRec): Obj => ({
 
 export function neutronRoutes(store: EmulatorStore): RouteTable {
   const t = new RouteTable();
-  t.add('GET', '/extensions', () => ok({ extensions: NEUTRON_EXTENSIONS.map((alias) => ({ alias, name: alias, description: alias, updated: '2013-01-20T00:00:00-00:00', links: [] })) }));
+  t.add('GET', '/extensions', () => ok({ extensions: [...store.neutronExtensions].map((alias) => ({ alias, name: alias, description: alias, updated: '2013-01-20T00:00:00-00:00', links: [] })) }));
   t.add('GET', '/extensions/:alias', (ctx) => {
-    if (!NEUTRON_EXTENSIONS.includes(ctx.params.alias!)) throw new ApiFault(404, 'HTTPNotFound', `Extension with alias ${ctx.params.alias} does not exist`);
+    if (!store.neutronExtensions.has(ctx.params.alias!)) throw new ApiFault(404, 'HTTPNotFound', `Extension with alias ${ctx.params.alias} does not exist`);
     return ok({ extension: { alias: ctx.params.alias, name: ctx.params.alias, description: '', links: [] } });
   });
   networkRoutes(store, t);
@@ -143,7 +143,7 @@ function portRoutes(store: EmulatorStore, t: RouteTable): void {
   });
   t.add('PUT', '/ports/:id', (ctx) => {
     const port = get(ctx);
-    checkIfMatch(ctx, port);
+    checkIfMatch(store, ctx, port);
     applyPortUpdate(store, ctx, port, wrapped(ctx, 'port'));
     return ok({ port: portView(port) });
   });

@@ -62,8 +62,9 @@ export function routerView(r: RouterRec): Obj {
   };
 }
 
-/** revision-if-match: `If-Match: revision_number=N` must equal the current revision. */
-export function checkIfMatch(ctx: Ctx, rec: { revision_number: number }): void {
+/** revision-if-match: `If-Match: revision_number=N` must equal the current revision; without the extension Neutron ignores the header. */
+export function checkIfMatch(store: EmulatorStore, ctx: Ctx, rec: { revision_number: number }): void {
+  if (!store.neutronExtensions.has('revision-if-match')) return;
   const header = ctx.headers['if-match'];
   const m = typeof header === 'string' ? /revision_number=(\d+)/.exec(header) : null;
   if (m && Number(m[1]) !== rec.revision_number) {
@@ -106,7 +107,7 @@ export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
     const routes = 'routes' in b ? parseRoutes(b.routes) : undefined;
     const renamed = typeof b.name === 'string' && b.name !== router.name;
     // Neutron checks If-Match when it writes: an update that changes nothing succeeds even when stale.
-    if (renamed || (routes && !sameRoutes(routes, router.routes))) checkIfMatch(ctx, router);
+    if (renamed || (routes && !sameRoutes(routes, router.routes))) checkIfMatch(store, ctx, router);
     if (routes) setRoutes(store, router, routes);
     if (renamed) {
       router.name = String(b.name);
@@ -122,6 +123,8 @@ export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
   });
   for (const action of ['add_extraroutes', 'remove_extraroutes'] as const) {
     t.add('PUT', `/routers/:id/${action}`, (ctx) => {
+      // Without extraroute-atomic the route is unknown to Neutron's router resource.
+      if (!store.neutronExtensions.has('extraroute-atomic')) throw new ApiFault(404, 'HTTPNotFound', 'The resource could not be found.');
       const router = get(ctx);
       const given = atomicRoutes(ctx, action);
       const next = action === 'add_extraroutes'

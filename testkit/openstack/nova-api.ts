@@ -1,4 +1,4 @@
-// Emulated Nova (up to microversion 2.67): servers with OS-EXT-STS states, addresses and security groups
+// Emulated Nova (up to microversion 2.69, down cells included): servers with OS-EXT-STS states, addresses and security groups
 // derived from their Neutron ports, reboot/addSecurityGroup actions, delete, tags, metadata, flavors.
 import { ApiFault, RouteTable, isoSeconds, noContent, ok, wrapped, type Ctx } from './http-kit.ts';
 import { createPortRec, ensureDefaultGroup, mustGet as neutronGet } from './neutron-common.ts';
@@ -6,7 +6,7 @@ import type { EmulatorStore, ServerRec } from './emulator-store.ts';
 
 type Obj = Record<string, unknown>;
 
-export const NOVA_MAX_MICROVERSION: [number, number] = [2, 67];
+export const NOVA_MAX_MICROVERSION: [number, number] = [2, 69];
 const REBOOT_TYPES = ['HARD', 'Hard', 'hard', 'SOFT', 'Soft', 'soft'];
 
 /** Nova derives `status` from vm_state, with a few task states showing through. */
@@ -20,6 +20,9 @@ export function serverStatus(s: Pick<ServerRec, 'vm_state' | 'task_state'>): str
 const atLeast = (ctx: Ctx, minor: number) => ctx.microversion[0] > 2 || ctx.microversion[1] >= minor;
 
 export function serverView(store: EmulatorStore, s: ServerRec, ctx: Ctx): Obj {
+  // Nova 2.69: a server whose cell database is unreachable is shown with the few fields the API
+  // database holds (nova/api/openstack/compute/views/servers.py, _show_and_list_construct).
+  if (s.cellDown) return { id: s.id, status: 'UNKNOWN', tenant_id: s.project_id, created: isoSeconds(s.created), links: [{ rel: 'self', href: `${ctx.baseUrl}/compute/v2.1/servers/${s.id}` }] };
   const ports = [...store.ports.values()].filter((p) => p.device_id === s.id);
   const addresses: Record<string, Obj[]> = {};
   for (const p of ports) {
@@ -98,7 +101,9 @@ export function novaRoutes(store: EmulatorStore): RouteTable {
   for (const detail of [false, true]) {
     const path = detail ? '/servers/detail' : '/servers';
     t.add('GET', path, (ctx) => {
-      const { page, links } = pageServers(store, ctx, filterServers(ctx, visibleServers(store, ctx)), path);
+      // Before 2.69 Nova leaves the servers of a down cell out of lists without a word.
+      const listed = visibleServers(store, ctx).filter((s) => !s.cellDown || atLeast(ctx, 69));
+      const { page, links } = pageServers(store, ctx, filterServers(ctx, listed), path);
       const servers = page.map((s) => (detail ? serverView(store, s, ctx) : { id: s.id, name: s.name, links: [{ rel: 'self', href: `${ctx.baseUrl}/compute/v2.1/servers/${s.id}` }] }));
       return ok(links ? { servers, servers_links: links } : { servers });
     });

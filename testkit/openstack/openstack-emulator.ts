@@ -9,7 +9,7 @@ import { DEFAULT_TIMINGS, EmulatorStore, type DelayRule, type EmulatorTimings } 
 import { FaultInjector, type FaultSpec, type FaultRule } from './fault-injector.ts';
 import { keystoneRoutes, seedIdentity } from './keystone-api.ts';
 import { NOVA_MAX_MICROVERSION, novaRoutes } from './nova-api.ts';
-import { neutronRoutes } from './neutron-api.ts';
+import { NEUTRON_EXTENSIONS, neutronRoutes } from './neutron-api.ts';
 import { cinderRoutes } from './cinder-api.ts';
 import { octaviaRoutes } from './octavia-api.ts';
 import { VERSION_SEGMENTS, versionDoc } from './version-docs.ts';
@@ -27,6 +27,8 @@ export interface EmulatorOptions {
   maxAddressPairs?: number;
   /** Largest page Nova, Cinder and Octavia return (osapi_max_limit); 1000 like upstream. */
   maxPageSize?: number;
+  /** Neutron extension aliases to advertise (default NEUTRON_EXTENSIONS); revision-if-match and extraroute-atomic change behaviour. */
+  neutronExtensions?: readonly string[];
 }
 
 export interface RequestLogEntry {
@@ -35,6 +37,8 @@ export interface RequestLogEntry {
   path: string;
   status: number | 'hang';
   requestId: string;
+  /** The If-Match header, when the request had one (revision-guarded writes). */
+  ifMatch?: string;
 }
 
 const SERVICES = new Set<ServiceName>(['identity', 'compute', 'network', 'volume', 'load-balancer', 'image']);
@@ -58,6 +62,7 @@ export class OpenStackEmulator {
       maxAddressPairs: opts.maxAddressPairs ?? 10,
       maxPageSize: opts.maxPageSize ?? 1000,
     });
+    for (const alias of opts.neutronExtensions ?? NEUTRON_EXTENSIONS) this.store.neutronExtensions.add(alias);
     seedIdentity(this.store);
     this.store.flavors.set('1', { id: '1', name: 'it.tiny', vcpus: 1, ram: 64, disk: 1 });
     this.store.images.set('00000000-0000-4000-8000-000000000001', { id: '00000000-0000-4000-8000-000000000001', name: 'it-image', status: 'active' });
@@ -181,7 +186,8 @@ export class OpenStackEmulator {
       return this.#send(res, service, method, url.pathname + url.search, requestId, { status: fault.status, body: errorBody(service, fault.status, fault.message ?? `Injected fault (${fault.id})`, fault.type) });
     }
     const reply = await this.#serviceReply(req, url, service, hasVersion, rest, body);
-    this.#send(res, service, method, url.pathname + url.search, requestId, reply);
+    const ifMatch = typeof req.headers['if-match'] === 'string' ? req.headers['if-match'] : undefined;
+    this.#send(res, service, method, url.pathname + url.search, requestId, reply, true, ifMatch);
   }
 
   async #serviceReply(req: IncomingMessage, url: URL, service: ServiceName, hasVersion: boolean, rest: string, body: unknown): Promise<Reply> {
@@ -226,7 +232,7 @@ export class OpenStackEmulator {
     }
   }
 
-  #send(res: ServerResponse, service: string, method: string, path: string, requestId: string, reply: Reply, logIt = true): void {
+  #send(res: ServerResponse, service: string, method: string, path: string, requestId: string, reply: Reply, logIt = true, ifMatch?: string): void {
     const headers: Record<string, string> = { 'x-openstack-request-id': requestId, ...reply.headers };
     if (service === 'compute') headers['x-compute-request-id'] = requestId;
     const text = reply.body === undefined ? '' : JSON.stringify(reply.body);
@@ -234,7 +240,7 @@ export class OpenStackEmulator {
     headers['content-length'] = String(Buffer.byteLength(text));
     res.writeHead(reply.status, headers);
     res.end(text);
-    if (logIt) this.#log({ service, method, path, status: reply.status, requestId });
+    if (logIt) this.#log({ service, method, path, status: reply.status, requestId, ...(ifMatch !== undefined ? { ifMatch } : {}) });
   }
 
   #log(entry: RequestLogEntry): void {

@@ -14,8 +14,21 @@ import { NeutronClient } from './neutron-client.ts';
 import { CinderClient } from './cinder-client.ts';
 import { OctaviaClient } from './octavia-client.ts';
 
-/** The compute microversion kubeward speaks unless the cloud config names another (tags, embedded flavors). */
-export const DEFAULT_COMPUTE_API_VERSION = '2.67';
+/**
+ * The compute microversion kubeward speaks (tags, embedded flavors, and from 2.69 on the servers of a
+ * down cell listed with status UNKNOWN instead of silently left out, which would make a partial list
+ * look complete). A cloud config may name a newer one, never an older one.
+ */
+export const DEFAULT_COMPUTE_API_VERSION = '2.69';
+
+/** The cloud config's compute_api_version, raised to DEFAULT_COMPUTE_API_VERSION when older. */
+export function computeApiVersionFor(configured: string | undefined): string {
+  const parse = (v: string) => /^(\d+)\.(\d+)$/.exec(v)?.slice(1).map(Number) as [number, number] | undefined;
+  const want = parse(DEFAULT_COMPUTE_API_VERSION)!;
+  const have = configured === undefined ? undefined : parse(configured);
+  if (!have || have[0] < want[0] || (have[0] === want[0] && have[1] < want[1])) return DEFAULT_COMPUTE_API_VERSION;
+  return configured!;
+}
 
 export interface OpenStackClientOptions {
   config: CloudConfig;
@@ -47,7 +60,7 @@ export function createOpenStackClient(opts: OpenStackClientOptions): OpenStackCl
     random: opts.random,
   };
   const session = new KeystoneSession({ config: opts.config, deps, renewBeforeMs: opts.renewBeforeMs });
-  const http = new OpenStackHttp(session, deps, opts.config.computeApiVersion ?? DEFAULT_COMPUTE_API_VERSION);
+  const http = new OpenStackHttp(session, deps, computeApiVersionFor(opts.config.computeApiVersion));
   return {
     http,
     session,

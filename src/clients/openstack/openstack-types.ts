@@ -8,7 +8,11 @@ export interface ServerAddress {
   'OS-EXT-IPS-MAC:mac_addr'?: string;
 }
 
-/** A Nova server from GET /servers/detail or /servers/{id} (microversion 2.67). */
+/**
+ * A Nova server from GET /servers/detail or /servers/{id} (microversion 2.69). A server in a down
+ * cell comes with status "UNKNOWN" and only id, status, tenant_id, created and links: the other
+ * fields are then absent whatever their type says (the adapters read them with defaults).
+ */
 export interface Server {
   id: string;
   name: string;

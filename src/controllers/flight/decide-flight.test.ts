@@ -1,15 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SecurityGroup, SecurityGroupRule } from '../../clients/openstack/openstack-types.ts';
-import { inst, node, r } from '../routegc/routegc-fixtures.test-helpers.ts';
-import type { ClusterInstance } from '../routegc/cluster-view.ts';
+import { inst, node, r } from '../managed-cluster/cluster-fixtures.test-helpers.ts';
+import type { ClusterInstance } from '../managed-cluster/cluster-view.ts';
 import { DEFAULT_FLIGHT_TIMING, decideFlight } from './decide-flight.ts';
 import { emptyFlightMemory, type FlightAction, type FlightMemory, type FlightObservation, type FlightOptions } from './flight-types.ts';
 
 const MIN = 60_000;
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const OPTS: FlightOptions = {
-  clusterName: 'k1', clusterCidr: '100.100.0.0/16', securityGroupName: 'k1-sg', pools: [{ name: 'small', prefix: 'kks-k1-small-' }],
+  clusterName: 'k1', ownerId: 'uid-k1', clusterCidr: '100.100.0.0/16', securityGroupName: 'k1-sg', pools: [{ name: 'small', prefix: 'kks-k1-small-' }],
   ...DEFAULT_FLIGHT_TIMING, rebootBeforeDelete: true, wantedRoles: ['member', 'network_admin'], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: 30,
 };
 
@@ -22,13 +22,21 @@ const full = [rule('tcp'), rule('udp'), rule('icmp')];
 function vm(id: string, ageMin: number, extra: Partial<ClusterInstance> = {}): ClusterInstance {
   return inst(id, [], {
     name: id, createdMs: NOW - ageMin * MIN, securityGroups: ['k1-sg'],
-    tags: ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small'],
-    metadata: { provisioner: 'kubeward', 'kubeward:cluster': 'k1', 'kubeward:nodepool': 'small' }, ...extra,
+    tags: ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small', 'kubeward:owner=uid-k1'],
+    metadata: { provisioner: 'kubeward', 'kubeward:cluster': 'k1', 'kubeward:nodepool': 'small', 'kubeward:owner': 'uid-k1' }, ...extra,
   });
 }
 
+/**
+ * A settled, registered instance and its Node are part of every observation, as in a real cluster:
+ * an empty Node list is the harm-1 case, which refuses every destructive action (tested on its own).
+ */
+const anchorVm = () => vm('kks-k1-small-zzzzz', 600, { id: 'anchor', metadata: { ...vm('x', 0).metadata, 'kubeward:node': 'anchor-node' } });
+const anchorNode = node('anchor-node', [], [], 'anchor');
+
 function obs(p: Partial<FlightObservation>): FlightObservation {
-  return { nowMs: NOW, instances: [], nodes: [], groups: [group(full)], serviceUserRoles: ['member', 'network_admin'], routes: undefined, memory: emptyFlightMemory(), ...p };
+  const base: FlightObservation = { nowMs: NOW, instances: [], nodes: [], groups: [group(full)], serviceUserRoles: ['member', 'network_admin'], routes: undefined, memory: emptyFlightMemory(), ...p };
+  return { ...base, instances: [...base.instances, anchorVm()], nodes: base.nodes && [...base.nodes, anchorNode] };
 }
 const kinds = (as: FlightAction[]) => as.map((a) => `${a.kind}:${'instanceName' in a ? a.instanceName : 'protocol' in a ? a.protocol : 'role' in a ? a.role : 'route' in a ? a.route.destination : ''}${a.kind === 'reboot' ? `:${a.type}` : ''}`);
 
@@ -59,7 +67,7 @@ test('a VM that registers after its reboot is left alone from then on', () => {
   assert.deepEqual(kinds(first.actions), ['reboot:a:SOFT']);
   const after = decideFlight(obs({ nowMs: NOW + 40 * MIN, instances: [vm('a', 51)], nodes: [node('a', [])], memory: first.memory }), OPTS);
   assert.deepEqual(kinds(after.actions).filter((k) => !k.startsWith('merge-metadata')), []);
-  assert.deepEqual(after.memory.registered, ['a']);
+  assert.deepEqual(after.memory.registered.filter((id) => id !== 'anchor'), ['a']);
 });
 
 test('a VM whose Node existed and was deleted on purpose is not rebooted or deleted, even after a restart', () => {
@@ -93,7 +101,8 @@ test('F2: errored VMs are deleted at once unless already deleting; deletions are
   const memory = { ...emptyFlightMemory(), hardRebootAtMs: { old: NOW - 20 * MIN } };
   const one = decideFlight(obs({ instances, memory }), OPTS);
   assert.deepEqual(kinds(one.actions), ['delete-instance:err-1']);
-  assert.match(one.findings.find((f) => f.reason === 'DeletionsDeferred')?.message ?? '', /1 wait \(old\)/);
+  assert.deepEqual(one.heldBack.map((a) => a.kind === 'delete-instance' && a.instanceName), ['old']);
+  assert.match(one.findings.find((f) => f.reason === 'BudgetExhausted')?.message ?? '', /at most 1 delete action\(s\) per round: 1 wait/);
   const two = decideFlight(obs({ instances, memory }), { ...OPTS, maxDeletionsPerRound: 2 });
   assert.deepEqual(kinds(two.actions), ['delete-instance:err-1', 'delete-instance:old']);
 });
@@ -139,10 +148,10 @@ test('F7: a running VM without tags gets one tag call and one metadata merge; a 
   const bare = inst('kks-k1-small-abcde', [], { createdMs: NOW, securityGroups: ['k1-sg'] });
   const plan = decideFlight(obs({ instances: [bare], nodes: [node('kks-k1-small-abcde', [])] }), OPTS);
   assert.deepEqual(plan.actions, [
-    { kind: 'add-tags', instanceId: bare.id, instanceName: bare.name, tags: ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small'] },
-    { kind: 'merge-metadata', instanceId: bare.id, instanceName: bare.name, metadata: { provisioner: 'kubeward', 'kubeward:cluster': 'k1', 'kubeward:nodepool': 'small', 'kubeward:node': 'kks-k1-small-abcde' } },
+    { kind: 'add-tags', instanceId: bare.id, instanceName: bare.name, tags: ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small', 'kubeward:owner=uid-k1'] },
+    { kind: 'merge-metadata', instanceId: bare.id, instanceName: bare.name, metadata: { provisioner: 'kubeward', 'kubeward:cluster': 'k1', 'kubeward:nodepool': 'small', 'kubeward:owner': 'uid-k1', 'kubeward:node': 'kks-k1-small-abcde' } },
   ]);
-  const labelled = { ...bare, tags: ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small'], metadata: { provisioner: 'kubeward', 'kubeward:cluster': 'k1', 'kubeward:nodepool': 'small', 'kubeward:node': 'kks-k1-small-abcde' } };
+  const labelled = { ...bare, tags: ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small', 'kubeward:owner=uid-k1'], metadata: { provisioner: 'kubeward', 'kubeward:cluster': 'k1', 'kubeward:nodepool': 'small', 'kubeward:owner': 'uid-k1', 'kubeward:node': 'kks-k1-small-abcde' } };
   assert.deepEqual(decideFlight(obs({ instances: [labelled], nodes: [node('kks-k1-small-abcde', [])] }), OPTS).actions, []);
 });
 
@@ -178,4 +187,53 @@ test('route conflicts: duplicate routes for a pod CIDR and next hops of deleted 
   const conflicts = plan.conditions.filter((c) => c.type === 'kubeward.io/RouteConflict');
   assert.deepEqual(conflicts.map((c) => `${c.node}:${c.status}:${c.reason}`), ['a:True:DuplicateRoutes', 'b:True:StaleNextHop']);
   assert.match(conflicts[1]!.message, /10.0.0.99, which is no live instance/);
+});
+
+test('harm 1: an empty Node list (or one that hides most of the cluster) reboots, deletes, labels and opens nothing; the timeline does not move', () => {
+  const instances = [vm('kks-k1-small-aaaaa', 60), vm('kks-k1-small-bbbbb', 60, { vmState: 'error' }), vm('kks-k1-small-ccccc', 60, { tags: [] })];
+  const bare = { nowMs: NOW, instances, nodes: [], groups: [group([])], serviceUserRoles: ['member'], routes: undefined, memory: emptyFlightMemory() };
+  const empty = decideFlight(bare, OPTS);
+  assert.deepEqual(kinds(empty.actions), ['assign-role:network_admin'], 'only the role check, which does not depend on the lists');
+  assert.deepEqual(empty.refusal?.code, 'NodeListEmpty');
+  assert.ok(empty.findings.some((f) => f.reason === 'NodeListEmpty'));
+  assert.deepEqual([empty.memory.softRebootAtMs, empty.memory.hardRebootAtMs], [{}, {}]);
+  // Four instances, one Node: three due for a reboot at once is a wrong Node list, not three broken VMs.
+  const most = decideFlight({ ...bare, groups: [group(full)], serviceUserRoles: undefined, instances: [...instances.slice(0, 1), vm('kks-k1-small-ddddd', 60), vm('kks-k1-small-eeeee', 60), anchorVm()], nodes: [anchorNode] }, OPTS);
+  assert.deepEqual(most.actions, []);
+  assert.equal(most.refusal?.code, 'NodeListShrunk');
+  const shrunk = decideFlight(obs({ instances: [vm('kks-k1-small-aaaaa', 60)], nodes: [], memory: { ...emptyFlightMemory(), lastNodeCount: 10 } }), OPTS);
+  assert.equal(shrunk.refusal?.code, 'NodeListShrunk');
+});
+
+test('a Nova list with UNKNOWN servers (a down cell) is partial: no destructive repair that round', () => {
+  const plan = decideFlight(obs({ instances: [vm('kks-k1-small-aaaaa', 60, { vmState: 'error' })], unknownServers: 1 }), OPTS);
+  assert.deepEqual(plan.actions, []);
+  assert.equal(plan.refusal?.code, 'InstanceListPartial');
+});
+
+test('harm 5: rules are never created for /0, a too wide CIDR, or one that does not hold the Nodes\' pod CIDRs', () => {
+  for (const [cidr, extra] of [['0.0.0.0/0', { allowWide: true }], ['::/0', { allowWide: true }], ['10.0.0.0/4', {}]] as const) {
+    const plan = decideFlight(obs({ groups: [group([])] }), { ...OPTS, clusterCidr: cidr, ...extra });
+    assert.deepEqual(plan.actions.filter((a) => a.kind === 'create-rule'), [], cidr);
+    assert.ok(plan.findings.some((f) => f.reason === 'ClusterCIDRInvalid'), cidr);
+  }
+  const outside = decideFlight(obs({ groups: [group([])], nodes: [node('n', [], ['10.9.0.0/24'])] }), OPTS);
+  assert.deepEqual(outside.actions.filter((a) => a.kind === 'create-rule'), []);
+  assert.ok(outside.findings.some((f) => f.reason === 'PodCIDROutsideClusterCIDR'));
+  const wideOk = decideFlight(obs({ groups: [group([])] }), { ...OPTS, clusterCidr: '10.0.0.0/4', allowWide: true });
+  assert.deepEqual(wideOk.actions.filter((a) => a.kind === 'create-rule').map((a) => a.kind === 'create-rule' && a.remoteCidr), ['10.0.0.0/4', '10.0.0.0/4', '10.0.0.0/4']);
+});
+
+test('budgets: reboots, metadata writes and rule changes per round; a held-back reboot is not recorded as done', () => {
+  const instances = ['aaaaa', 'bbbbb', 'ccccc'].map((x) => vm(`kks-k1-small-${x}`, 11));
+  const nodes = ['n1', 'n2', 'n3', 'n4'].map((n) => node(n, []));
+  const withNodes = [...instances, ...['n1', 'n2', 'n3', 'n4'].map((n) => vm(n, 600, { metadata: { ...vm('x', 0).metadata, 'kubeward:node': n } }))];
+  const plan = decideFlight(obs({ instances: withNodes, nodes }), { ...OPTS, maxRebootsPerRound: 2 });
+  assert.equal(plan.actions.filter((a) => a.kind === 'reboot').length, 2);
+  assert.equal(plan.heldBack.filter((a) => a.kind === 'reboot').length, 1);
+  const held = plan.heldBack[0]!;
+  assert.ok(held.kind === 'reboot' && plan.memory.softRebootAtMs[held.instanceId] === undefined);
+  const rules = decideFlight(obs({ groups: [group([])] }), { ...OPTS, maxRuleChangesPerRound: 1 });
+  assert.deepEqual(kinds(rules.actions), ['create-rule:udp']);
+  assert.ok(rules.findings.some((f) => f.reason === 'BudgetExhausted' && /rule/.test(f.message)));
 });

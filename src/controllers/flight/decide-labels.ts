@@ -1,6 +1,7 @@
 // Repairs 5 and 6 (pure): the service user's roles on the project, and the tags and metadata that
 // tell operators (and kubeward after a restart) which cluster, pool and Node an instance belongs to.
-import { mapInstancesToNodes, type ClusterInstance, type ClusterNode } from '../routegc/cluster-view.ts';
+import { OWNER_METADATA_KEY, ownerTag } from '../managed-cluster/cluster-identity.ts';
+import { mapInstancesToNodes, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
 import { REGISTERED_METADATA_KEY, type FlightAction, type FlightOptions } from './flight-types.ts';
 import { isRunning } from './instance-state.ts';
 
@@ -16,16 +17,21 @@ export function poolOf(name: string, pools: FlightOptions['pools']): string | un
   return hits[0]?.name;
 }
 
-export function wantedLabels(inst: ClusterInstance, o: Pick<FlightOptions, 'clusterName' | 'pools'>, node: ClusterNode | undefined): { tags: string[]; metadata: Record<string, string> } {
+/**
+ * The labels of a proven instance: the cluster's name and pool for people, and the owner metadata
+ * and tag (the cluster's UID) that prove ownership to kubeward later, even after a rename or restart.
+ */
+export function wantedLabels(inst: ClusterInstance, o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId'>, node: ClusterNode | undefined): { tags: string[]; metadata: Record<string, string> } {
   const pool = poolOf(inst.name, o.pools);
-  const tags = ['kubeward', `kubeward:cluster=${o.clusterName}`, ...(pool ? [`kubeward:nodepool=${pool}`] : [])];
-  const metadata: Record<string, string> = { provisioner: 'kubeward', 'kubeward:cluster': o.clusterName, ...(pool ? { 'kubeward:nodepool': pool } : {}) };
+  const owner = o.ownerId;
+  const tags = ['kubeward', `kubeward:cluster=${o.clusterName}`, ...(pool ? [`kubeward:nodepool=${pool}`] : []), ...(owner ? [ownerTag(owner)] : [])];
+  const metadata: Record<string, string> = { provisioner: 'kubeward', 'kubeward:cluster': o.clusterName, ...(pool ? { 'kubeward:nodepool': pool } : {}), ...(owner ? { [OWNER_METADATA_KEY]: owner } : {}) };
   if (node) metadata[REGISTERED_METADATA_KEY] = node.name;
   return { tags, metadata };
 }
 
 /** One tag call per instance with the missing tags and one metadata merge with only the differing keys. */
-export function decideLabels(instances: readonly ClusterInstance[], nodes: readonly ClusterNode[] | undefined, o: Pick<FlightOptions, 'clusterName' | 'pools'>): FlightAction[] {
+export function decideLabels(instances: readonly ClusterInstance[], nodes: readonly ClusterNode[] | undefined, o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId'>): FlightAction[] {
   const map = mapInstancesToNodes(instances, nodes ?? []);
   const actions: FlightAction[] = [];
   for (const i of instances.filter(isRunning)) {

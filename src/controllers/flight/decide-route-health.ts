@@ -2,8 +2,8 @@
 // elsewhere) is a RouteMissing condition and, when allowed, a route to add within the route limit;
 // several routes for one pod CIDR, or one whose next hop is no live instance, is a RouteConflict.
 import type { ExtraRoute } from '../../clients/openstack/openstack-types.ts';
-import { normalizeIp, parseCidr, sameCidrText } from '../routegc/cidr.ts';
-import { hopsOfNode, mapInstancesToNodes, validNextHops, type ClusterInstance, type ClusterNode } from '../routegc/cluster-view.ts';
+import { normalizeIp, parseCidr, sameCidrText } from '../managed-cluster/cidr.ts';
+import { hopsOfNode, mapInstancesToNodes, validNextHops, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
 import type { FlightAction, FlightFinding, NodeConditionWish } from './flight-types.ts';
 
 export interface RouteHealth {

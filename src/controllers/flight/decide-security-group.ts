@@ -1,8 +1,8 @@
 // Repairs 1 and 2 (pure): the pod-CIDR rules in the cluster's security group, the group on every
 // running instance, and the optional forced resync for Nodes whose pod traffic is broken.
 import type { SecurityGroup } from '../../clients/openstack/openstack-types.ts';
-import { parseCidr, sameCidrText } from '../routegc/cidr.ts';
-import type { ClusterInstance, ClusterNode } from '../routegc/cluster-view.ts';
+import { parseCidr, sameCidrText } from '../managed-cluster/cidr.ts';
+import type { ClusterInstance, ClusterNode } from '../managed-cluster/cluster-view.ts';
 import type { FlightAction, FlightFinding } from './flight-types.ts';
 import { isRunning } from './instance-state.ts';
 
@@ -21,6 +21,8 @@ export function pickGroup(groups: SecurityGroup[] | undefined, name: string): { 
 export function decideGroupRules(group: SecurityGroup, clusterCidr: string): { actions: FlightAction[]; finding?: FlightFinding } {
   const cidr = parseCidr(clusterCidr);
   if (!cidr) return { actions: [], finding: { repair: 'security-group-rules', reason: 'ClusterCIDRInvalid', message: `cluster CIDR ${JSON.stringify(clusterCidr)} is not a CIDR` } };
+  // Whatever the scope rules upstream allow, a rule flight creates never opens the group to the world.
+  if (cidr.prefix === 0) return { actions: [], finding: { repair: 'security-group-rules', reason: 'ClusterCIDRInvalid', message: `a rule from ${clusterCidr} would open the group to every address; not created` } };
   const ethertype = cidr.family === 4 ? 'IPv4' : 'IPv6';
   const fromCluster = group.security_group_rules.filter(
     (r) => r.direction === 'ingress' && r.ethertype === ethertype && r.remote_ip_prefix !== null && sameCidrText(r.remote_ip_prefix, clusterCidr) && r.port_range_min === null && r.port_range_max === null,

@@ -1,11 +1,11 @@
 // Repairs 3 and 4 (pure): instances that never became Nodes get a soft reboot, then a hard reboot,
-// then deletion; errored instances are deleted. Deletions share a per-round budget and never happen
-// without a readable Node list; an instance whose Node existed once is left alone.
-import { mapInstancesToNodes, type ClusterInstance, type ClusterNode } from '../routegc/cluster-view.ts';
+// then deletion; errored instances are deleted. Nothing happens without a readable Node list; an
+// instance whose Node existed once is left alone. Budgets and doubt are decide-flight's.
+import { mapInstancesToNodes, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
 import { REGISTERED_METADATA_KEY, type FlightAction, type FlightFinding, type FlightMemory, type FlightOptions } from './flight-types.ts';
 import { isErroring, isRunning, isStarting, isStopping } from './instance-state.ts';
 
-export type TimelineOptions = Pick<FlightOptions, 'softRebootAfterMs' | 'hardRebootAfterMs' | 'deleteAfterMs' | 'rebootBeforeDelete' | 'maxDeletionsPerRound'>;
+export type TimelineOptions = Pick<FlightOptions, 'softRebootAfterMs' | 'hardRebootAfterMs' | 'deleteAfterMs' | 'rebootBeforeDelete'>;
 
 export interface UnregisteredDecision {
   actions: FlightAction[];
@@ -38,7 +38,7 @@ export function decideUnregistered(instances: readonly ClusterInstance[], nodes:
   const map = mapInstancesToNodes(instances, nodes);
   const registered = new Set(memory.registered.filter((id) => instances.some((i) => i.id === id)));
   for (const i of instances) if (map.nodeOf.has(i.id) || i.metadata[REGISTERED_METADATA_KEY]) registered.add(i.id);
-  const next: FlightMemory = { softRebootAtMs: {}, hardRebootAtMs: {}, registered: [...registered] };
+  const next: FlightMemory = { ...memory, softRebootAtMs: {}, hardRebootAtMs: {}, registered: [...registered] };
   const deletions: FlightAction[] = instances.filter(isErroring).map((i) => ({ kind: 'delete-instance', instanceId: i.id, instanceName: i.name, why: 'errored' }));
   const actions: FlightAction[] = [];
   const findings: FlightFinding[] = [];
@@ -59,13 +59,7 @@ export function decideUnregistered(instances: readonly ClusterInstance[], nodes:
       deletions.push({ kind: 'delete-instance', instanceId: i.id, instanceName: i.name, why: 'unregistered' });
     }
   }
-  const allowed = Math.max(0, o.maxDeletionsPerRound);
-  actions.push(...deletions.slice(0, allowed));
-  const deferred = deletions.slice(allowed);
-  if (deferred.length) {
-    const names = deferred.map((d) => (d.kind === 'delete-instance' ? d.instanceName : '')).join(', ');
-    findings.push({ repair: 'unregistered-instances', reason: 'DeletionsDeferred', message: `at most ${allowed} deletion(s) per round: ${deferred.length} wait (${names})` });
-  }
+  actions.push(...deletions);
   for (const i of instances) {
     if (registered.has(i.id) && !map.nodeOf.has(i.id) && !isErroring(i)) {
       findings.push({ repair: 'unregistered-instances', reason: 'NodeGone', message: `instance ${i.name} had a Node that was deleted; left alone` });

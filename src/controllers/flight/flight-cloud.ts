@@ -3,8 +3,8 @@
 import { KubewardError } from '../../base/errors.ts';
 import type { OpenStackClient } from '../../clients/openstack/openstack-client.ts';
 import type { RebootType, Router, SecurityGroup, SecurityGroupRuleCreate } from '../../clients/openstack/openstack-types.ts';
-import { toClusterInstance } from '../routegc/cluster-adapters.ts';
-import type { ClusterInstance } from '../routegc/cluster-view.ts';
+import { toClusterInstance } from '../managed-cluster/cluster-adapters.ts';
+import type { ClusterInstance } from '../managed-cluster/cluster-view.ts';
 
 export interface FlightCloud {
   listServers(signal?: AbortSignal): Promise<ClusterInstance[]>;

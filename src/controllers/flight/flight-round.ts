@@ -4,12 +4,13 @@
 import type { Clock } from '../../base/clock.ts';
 import { describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
-import type { ClusterNodes } from '../routegc/cluster-adapters.ts';
-import type { EmitEvent } from '../routegc/cluster-events.ts';
-import { selectClusterInstances, type ClusterNode } from '../routegc/cluster-view.ts';
-import { routeLimitOf, type RouteWriteResult } from '../routegc/route-writer.ts';
+import type { ClusterNodes } from '../managed-cluster/cluster-adapters.ts';
+import type { EmitEvent } from '../managed-cluster/cluster-events.ts';
+import type { ClusterNode } from '../managed-cluster/cluster-view.ts';
+import { proveOwnership } from '../managed-cluster/cluster-identity.ts';
+import { routeLimitOf, type RouteWriteResult } from '../managed-cluster/route-writer.ts';
 import type { ExtraRoute } from '../../clients/openstack/openstack-types.ts';
-import { decideFlight } from './decide-flight.ts';
+import { budgetKindOf, decideFlight } from './decide-flight.ts';
 import type { FlightCloud } from './flight-cloud.ts';
 import type { FlightMetrics } from './flight-metrics.ts';
 import { emptyFlightMemory, type FlightAction, type FlightMemory, type FlightOptions, type FlightPlan, type RepairKind } from './flight-types.ts';
@@ -59,6 +60,11 @@ export class FlightRunner {
     return this.#memory;
   }
 
+  /** The owner ID flight proves and writes: the ManagedCluster's UID, or the name in single-cluster mode. */
+  #ownerId(): string {
+    return this.#t.ownerId ?? `name:${this.#t.clusterName}`;
+  }
+
   async round(signal?: AbortSignal): Promise<FlightRoundResult> {
     const { cloud, nodes, metrics, log, clock } = this.#d;
     const labels = { cluster: this.#t.clusterName };
@@ -81,13 +87,22 @@ export class FlightRunner {
     const groups = await soft('security groups', () => cloud.listGroups(this.#t.securityGroupName, signal));
     const roles = this.#t.checkRoles ? await soft('service user roles', () => cloud.serviceUserRoles(signal)) : undefined;
     const router = this.#t.routerId ? await soft('the router', () => cloud.getRouter(this.#t.routerId!, signal)) : undefined;
-    const instances = selectClusterInstances(servers, nodeList ?? [], this.#t.pools.map((p) => p.prefix));
+    const ownership = proveOwnership(servers, nodeList ?? [], { ownerId: this.#ownerId(), poolPrefixes: this.#t.pools.map((p) => p.prefix) });
     const plan = decideFlight(
-      { nowMs: clock.now(), instances, nodes: nodeList, groups, serviceUserRoles: roles, routes: router?.routes, memory: this.#memory },
-      { ...this.#t, routeLimit: this.#routeLimit ?? this.#t.routeLimit },
+      {
+        nowMs: clock.now(), instances: ownership.candidates.filter((c) => ownership.proven.has(c.id)), candidates: ownership.candidates,
+        unknownServers: servers.filter((x) => x.status === 'UNKNOWN').length, duplicateNames: ownership.duplicateNames,
+        nodes: nodeList, groups, serviceUserRoles: roles, routes: router?.routes, memory: this.#memory,
+      },
+      { ...this.#t, ownerId: this.#ownerId(), routeLimit: this.#routeLimit ?? this.#t.routeLimit },
     );
     this.#memory = plan.memory;
     const result: FlightRoundResult = { plan, done: [], failed: [] };
+    if (plan.refusal) {
+      metrics.refused.inc({ ...labels, reason: plan.refusal.code });
+      log.warn({ cluster: this.#t.clusterName, reason: plan.refusal.code, detail: plan.refusal.message }, 'flight: refusing every destructive repair this round');
+    }
+    for (const a of plan.heldBack) metrics.heldBack.inc({ ...labels, kind: budgetKindOf(a) ?? a.kind });
     for (const action of plan.actions) await this.#carryOut(action, result, signal);
     await this.#report(plan);
     return result;

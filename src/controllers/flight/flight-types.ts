@@ -1,6 +1,6 @@
 // What one flight round observes, decides and remembers (types only).
 import type { ExtraRoute, SecurityGroup } from '../../clients/openstack/openstack-types.ts';
-import type { ClusterInstance, ClusterNode } from '../routegc/cluster-view.ts';
+import type { ClusterInstance, ClusterNode } from '../managed-cluster/cluster-view.ts';
 
 export type RepairKind = 'security-group-rules' | 'security-group-assignment' | 'unregistered-instances' | 'errored-instances' | 'service-user-roles' | 'tags-and-metadata' | 'routes';
 
@@ -40,14 +40,23 @@ export interface FlightMemory {
   hardRebootAtMs: Record<string, number>;
   /** Instances that had a Node at some point (also kept on the instance as metadata). */
   registered: string[];
+  /** Nodes and proven instances the last round saw, for the shrink check. */
+  lastNodeCount?: number;
+  lastInstanceCount?: number;
 }
 
 export const emptyFlightMemory = (): FlightMemory => ({ softRebootAtMs: {}, hardRebootAtMs: {}, registered: [] });
 
 export interface FlightObservation {
   nowMs: number;
-  /** The cluster's instances. */
+  /** The cluster's proven instances (cluster-identity.ts): the only ones flight may act on. */
   instances: ClusterInstance[];
+  /** Every candidate instance (proven, or only named by a Node): their addresses count as live next hops. Default: instances. */
+  candidates?: ClusterInstance[];
+  /** Servers Nova listed as UNKNOWN (down cell): the instance list may be partial. */
+  unknownServers?: number;
+  /** Names more than one candidate server carries (left alone, reported). */
+  duplicateNames?: string[];
   /** undefined when the Node list could not be read: nothing is rebooted or deleted then. */
   nodes: ClusterNode[] | undefined;
   /** Security groups with the cluster's group name (zero, one or, wrongly, several). */
@@ -61,7 +70,11 @@ export interface FlightObservation {
 
 export interface FlightOptions {
   clusterName: string;
+  /** The value of the owner metadata and tag flight writes on proven instances (the ManagedCluster's UID). */
+  ownerId?: string;
   clusterCidr: string;
+  /** Accept a cluster CIDR wider than /8 (never /0). */
+  allowWide?: boolean;
   securityGroupName: string;
   /** Name prefixes of the cluster's instances, one per node pool ("kks-k1-small-"). */
   pools: { name: string; prefix: string }[];
@@ -71,6 +84,12 @@ export interface FlightOptions {
   /** false: no reboots, delete once older than the three durations together (Kubernikus's behaviour). */
   rebootBeforeDelete: boolean;
   maxDeletionsPerRound: number;
+  /** Per-round budgets of the other destructive kinds (defaults in blast-budget.ts). */
+  maxRebootsPerRound?: number;
+  maxMetadataWritesPerRound?: number;
+  maxRuleChangesPerRound?: number;
+  /** Refuse when the Node or instance list lost more than this fraction since the last round (default 0.5). */
+  maxShrinkFraction?: number;
   wantedRoles: string[];
   forceSecurityGroupResync: boolean;
   repairMissingRoutes: boolean;
@@ -78,7 +97,12 @@ export interface FlightOptions {
 }
 
 export interface FlightPlan {
+  /** What this round does (within budgets); a dry run reports exactly these. */
   actions: FlightAction[];
+  /** Decided but held back by a per-round budget. */
+  heldBack: FlightAction[];
+  /** Why no destructive action happens this round, when the view is in doubt. */
+  refusal?: { code: string; message: string };
   findings: FlightFinding[];
   conditions: NodeConditionWish[];
   memory: FlightMemory;

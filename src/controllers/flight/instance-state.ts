@@ -1,5 +1,5 @@
 // Nova instance state predicates, as Kubernikus defines them (pkg/client/openstack/kluster/node.go) (pure).
-import type { ClusterInstance } from '../routegc/cluster-view.ts';
+import type { ClusterInstance } from '../managed-cluster/cluster-view.ts';
 
 type State = Pick<ClusterInstance, 'vmState' | 'taskState' | 'powerState'>;
 

@@ -10,7 +10,7 @@ import { createOpenStackClient } from '../../clients/openstack/create-openstack-
 import { openStackDeorbitCloud, type DeorbitCloud } from '../deorbit/deorbit-cloud.ts';
 import type { DeorbitPorts } from '../deorbit/deorbit-pass.ts';
 import { kubeDeorbitSatellite } from '../deorbit/deorbit-satellite.ts';
-import { secretClusterSource } from '../routegc/cluster-clients.ts';
+import { secretClusterSource } from './cluster-clients.ts';
 import type { ManagedCluster } from './managed-cluster.ts';
 
 export interface ClusterConnector {

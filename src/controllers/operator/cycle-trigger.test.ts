@@ -1,18 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ManagedClusterView } from '../routegc/cluster-clients.ts';
+import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import { isCycleTrigger } from './cycle-trigger.ts';
 
-function mc(o: { generation?: number; deleting?: boolean; phase?: string; rv?: string; conditions?: number } = {}): ManagedClusterView {
+function mc(o: { generation?: number; deleting?: boolean; phase?: string; rv?: string; conditions?: number } = {}): ManagedCluster {
   return {
     metadata: { name: 'k1', namespace: 't', generation: o.generation ?? 1, resourceVersion: o.rv ?? '1', deletionTimestamp: o.deleting ? '2024-01-01T00:00:00Z' : undefined },
     spec: { kubeconfigSecretRef: { name: 'k' }, cloudCredentialsSecretRef: { name: 'c', cloud: 'x' } },
     status: { phase: o.phase, ...(o.conditions ? { conditions: Array.from({ length: o.conditions }, () => ({})) } : {}) },
-  } as ManagedClusterView;
+  } as ManagedCluster;
 }
 
 test('which ManagedCluster changes start an early routegc or flight cycle', () => {
-  const cases: [string, ManagedClusterView, ManagedClusterView | undefined, boolean][] = [
+  const cases: [string, ManagedCluster, ManagedCluster | undefined, boolean][] = [
     ['a cluster seen for the first time', mc(), undefined, true],
     ['a spec change (new generation)', mc({ generation: 2 }), mc(), true],
     ['deletion starting', mc({ deleting: true }), mc(), true],

@@ -13,7 +13,7 @@ import type { FlightMetrics } from '../flight/flight-metrics.ts';
 import type { ClusterConnector } from '../managed-cluster/cluster-connector.ts';
 import { deorbitReconciler } from '../managed-cluster/deorbit-reconciler.ts';
 import { DEORBIT_FINALIZER, type ManagedCluster } from '../managed-cluster/managed-cluster.ts';
-import type { ClusterClientSource } from '../routegc/cluster-clients.ts';
+import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
 import { routeGcReconciler } from '../routegc/routegc-reconciler.ts';
 import type { RouteGcMetrics } from '../routegc/routegc-metrics.ts';
 import { Controller, type Reconciler } from '../runtime/controller.ts';
@@ -30,6 +30,8 @@ export interface RouteGcOperatorSettings {
   dryRun: boolean;
   routeLimit: number;
   routeLimitHeadroom: number;
+  /** Route removals per cluster and cycle (default 3). */
+  maxRemovalsPerCycle?: number;
   /** Poll interval of the termination clean-up when routegc does it alone (default 15 s). */
   cleanupPollMs?: number;
 }
@@ -89,7 +91,7 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
     const s = required(d.routegc, 'routegc');
     const reconcile = routeGcReconciler({
       clusters: d.clusters, clients: required(d.clients, 'routegc'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'routegc' }),
-      intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, cleanupPollMs: s.cleanupPollMs, random: d.random,
+      intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, cleanupPollMs: s.cleanupPollMs, random: d.random,
     });
     // A cluster deorbit is terminating (protected ones included) gets its routes removed by deorbit,
     // after its LBs and volumes are gone; routegc alone would remove them at once.

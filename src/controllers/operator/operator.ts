@@ -11,7 +11,7 @@ import { KINDS } from '../../clients/kube/resource-kinds.ts';
 import type { DeorbitSettings } from '../deorbit/deorbit-types.ts';
 import type { ClusterConnector } from '../managed-cluster/cluster-connector.ts';
 import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
-import type { ClusterClientSource } from '../routegc/cluster-clients.ts';
+import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
 import type { Controller } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
 import { buildControllers, type ControllerName, type FlightOperatorSettings, type OperatorController, type RouteGcOperatorSettings } from './operator-controllers.ts';

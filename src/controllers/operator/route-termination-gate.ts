@@ -7,12 +7,10 @@ import type { Logger } from '../../base/logger.ts';
 import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import type { BeforeFinish } from '../managed-cluster/deorbit-reconciler.ts';
 import { DEORBIT_CONDITION } from '../managed-cluster/managed-cluster.ts';
-import { kubeClusterNodes, openStackRouteGcCloud } from '../routegc/cluster-adapters.ts';
-import type { ClusterClientSource } from '../routegc/cluster-clients.ts';
-import { eventEmitter } from '../routegc/cluster-events.ts';
-import { RouteGcRunner } from '../routegc/routegc-cycle.ts';
+import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
+import { clusterContext } from '../managed-cluster/cluster-runners.ts';
+import { routeGcRunnerFor } from '../routegc/routegc-reconciler.ts';
 import type { RouteGcMetrics } from '../routegc/routegc-metrics.ts';
-import { RouteWriter } from '../routegc/route-writer.ts';
 import { WAITING_FOR_ROUTES, decideRouteTermination } from './decide-route-termination.ts';
 
 export interface RouteTerminationGateOptions {
@@ -38,18 +36,8 @@ export function routeTerminationGate(o: RouteTerminationGateOptions): BeforeFini
     let left: string[] | undefined;
     let error: string | undefined;
     try {
-      const clients = await o.clients(mc);
-      const runner = new RouteGcRunner(
-        {
-          cloud: openStackRouteGcCloud(clients.openstack),
-          writer: new RouteWriter(clients.openstack.neutron),
-          nodes: kubeClusterNodes(clients.kube),
-          emit: eventEmitter(o.log.child({ cluster }), { cluster: { sink: o.events, object: mc } }),
-          metrics: o.metrics,
-          log: o.log,
-        },
-        { cluster, routerId, clusterCidr, namePrefixes: [], routeLimit: o.routeLimit, dryRun: o.dryRun },
-      );
+      const ctx = await clusterContext(mc, { clients: o.clients, events: o.events, clock: o.clock, log: o.log, component: 'kubeward-deorbit' });
+      const runner = routeGcRunnerFor(ctx, { metrics: o.metrics, dryRun: o.dryRun, routeLimit: o.routeLimit }, o.log, o.clock);
       // One pass (write, then read back); the wait between passes is deorbit's poll, not a sleep here.
       left = (await runner.removeAll(o.clock, { timeoutMs: 0, pollMs: 0, signal })).map((r) => `${r.destination} via ${r.nexthop}`);
     } catch (err) {

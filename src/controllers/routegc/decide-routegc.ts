@@ -1,9 +1,13 @@
 // One routegc cycle's decision (pure): which of the router's routes are the cluster's, which are
-// orphaned or losing duplicates, which of those were already seen last cycle (and go now), and
-// whether the observation is trustworthy enough to act on at all.
+// orphaned or losing duplicates, which of those were already seen long enough ago (and go now,
+// within the round's removal budget), and whether the observation is trustworthy enough to act on
+// at all. Every refusal says why; the dry run reports exactly this decision.
 import type { ExtraRoute } from '../../clients/openstack/openstack-types.ts';
-import { cidrWithin, normalizeIp, parseCidr, sameCidr, type Cidr } from './cidr.ts';
-import { hopsOfNode, mapInstancesToNodes, validNextHops, type ClusterInstance, type ClusterNode } from './cluster-view.ts';
+import { applyBudgets } from '../managed-cluster/blast-budget.ts';
+import { cidrWithin, normalizeIp, parseCidr, sameCidr, type Cidr } from '../managed-cluster/cidr.ts';
+import { clusterCidrProblem, podCidrsOutside, type CidrPolicy } from '../managed-cluster/cidr-scope.ts';
+import { hopsOfNode, mapInstancesToNodes, routeKey, validNextHops, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
+import { doubtAboutView } from '../managed-cluster/view-doubt.ts';
 
 export type FindingReason = 'orphaned' | 'duplicate';
 
@@ -15,27 +19,42 @@ export interface RouteFinding {
 
 /** What routegc remembers between cycles of one cluster. */
 export interface RouteGcMemory {
-  /** Keys (routeKey) of the routes found orphaned or duplicate in the previous cycle. */
-  suspects: string[];
-  /** Instances the previous trusted cycle saw. */
+  /** routeKey → when the route was first found orphaned or duplicate (epoch ms), while it stays so. */
+  suspects: Record<string, number>;
+  /** Instances and Nodes the previous trusted cycle saw. */
   lastInstanceCount?: number;
+  lastNodeCount?: number;
 }
 
-export interface RouteGcOptions {
+/** The least time between the two sightings a removal needs; `--confirm-after` cannot go below it. */
+export const MIN_CONFIRM_AFTER_MS = 10_000;
+
+export const DEFAULT_MAX_REMOVALS_PER_CYCLE = 3;
+
+export interface RouteGcOptions extends CidrPolicy {
   clusterCidr: string;
-  /** Refuse when the instance list lost more than this fraction since the last cycle while Nodes exist (default 0.5). */
+  /** Refuse when the instance or Node list lost more than this fraction since the last cycle (default 0.5). */
   maxShrinkFraction?: number;
   /** Neutron max_routes (30 upstream). */
   routeLimit: number;
   /** Warn when fewer than this many routes are left before the limit (default 3). */
   routeLimitHeadroom?: number;
+  /** A suspect is removed only when first seen at least this long ago (default 0: the next cycle). */
+  confirmAfterMs?: number;
+  /** Route removals per cycle (default 3); the rest wait for later cycles. */
+  maxRemovalsPerCycle?: number;
+  /** Whether instance name prefixes prove instances besides the Nodes; without them an empty Node list proves nothing. */
+  hasInstancePrefixes?: boolean;
 }
 
 export interface RouteGcInput {
+  nowMs?: number;
   routes: readonly ExtraRoute[];
-  /** The cluster's own instances (see selectClusterInstances). */
+  /** The cluster's candidate instances (proven or named by a Node, see cluster-identity.ts). */
   instances: readonly ClusterInstance[];
   nodes: readonly ClusterNode[];
+  /** Servers Nova listed with status UNKNOWN (down cell): the list may be partial. */
+  unknownServers?: number;
   memory: RouteGcMemory;
 }
 
@@ -48,18 +67,20 @@ export interface RouteLimitState {
 export interface RouteGcDecision {
   /** Why nothing may be removed this cycle; undefined when the observation is trusted. */
   refusal?: string;
-  /** Confirmed (seen last cycle too): remove now. */
+  /** A stable name for the refusal (metric label, condition reason). */
+  refusalCode?: string;
+  /** Confirmed and within budget: remove now. */
   remove: RouteFinding[];
-  /** First sighting: removed next cycle if still found. */
+  /** Suspect, not confirmed yet: removed in a later cycle if still found. */
   pending: RouteFinding[];
+  /** Confirmed but over the cycle's removal budget: removed in a later cycle. */
+  heldBack: RouteFinding[];
   /** Duplicate destinations that cannot be settled (no Node owns the pod CIDR, or none of the routes reaches it). */
   unresolved: RouteFinding[];
   counts: { seen: number; ours: number; orphaned: number; duplicate: number };
   routeLimit: RouteLimitState;
   memory: RouteGcMemory;
 }
-
-export const routeKey = (r: ExtraRoute): string => `${r.destination}>${normalizeIp(r.nexthop)}`;
 
 /** A route is the cluster's only if its whole destination lies inside the cluster CIDR. */
 export function isOwnRoute(route: ExtraRoute, cluster: Cidr): boolean {
@@ -71,35 +92,43 @@ export function routeLimitState(count: number, limit: number, headroom = 3): Rou
   return { count, limit, approaching: limit > 0 && count >= limit - headroom };
 }
 
-/** Why the instance list cannot be trusted, or undefined. */
-export function refusalReason(instances: number, nodes: number, last: number | undefined, maxShrink: number): string | undefined {
-  if (nodes === 0) return undefined;
-  if (instances === 0) return `the instance list is empty while ${nodes} Node(s) exist`;
-  if (last !== undefined && instances < last * (1 - maxShrink)) {
-    return `the instance list shrank from ${last} to ${instances} since the last cycle while ${nodes} Node(s) exist`;
-  }
-  return undefined;
-}
-
 export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteGcDecision {
-  const cluster = parseCidr(opts.clusterCidr);
-  if (!cluster) throw new TypeError(`cluster CIDR ${JSON.stringify(opts.clusterCidr)} is not a CIDR`);
-  const ours = input.routes.filter((r) => isOwnRoute(r, cluster));
   const routeLimit = routeLimitState(input.routes.length, opts.routeLimit, opts.routeLimitHeadroom);
-  const refusal = ours.length === 0 ? undefined : refusalReason(input.instances.length, input.nodes.length, input.memory.lastInstanceCount, opts.maxShrinkFraction ?? 0.5);
-  const counts = { seen: input.routes.length, ours: ours.length, orphaned: 0, duplicate: 0 };
-  if (refusal) {
-    // Suspicions formed on an untrusted list are dropped: a removal needs two trusted sightings.
-    return { refusal, remove: [], pending: [], unresolved: [], counts, routeLimit, memory: { suspects: [], lastInstanceCount: input.instances.length } };
-  }
+  const counts = { seen: input.routes.length, ours: 0, orphaned: 0, duplicate: 0 };
+  const base = { remove: [], pending: [], heldBack: [], unresolved: [], counts, routeLimit };
+  const cidrProblem = clusterCidrProblem(opts.clusterCidr, opts);
+  if (cidrProblem) return { ...base, refusal: cidrProblem, refusalCode: 'ClusterCIDRRefused', memory: { ...input.memory, suspects: {} } };
+  const cluster = parseCidr(opts.clusterCidr)!;
+  const ours = input.routes.filter((r) => isOwnRoute(r, cluster));
+  counts.ours = ours.length;
+  // No route of the cluster: nothing to resolve, and the lists were not read.
+  if (ours.length === 0) return { ...base, memory: { ...input.memory, suspects: {} } };
+  const refused = (code: string, refusal: string): RouteGcDecision =>
+    // Suspicions formed on an untrusted view are dropped: a removal needs two trusted sightings.
+    ({ ...base, refusal, refusalCode: code, memory: { suspects: {}, lastInstanceCount: input.instances.length, lastNodeCount: input.nodes.length } });
+  const outside = podCidrsOutside(cluster, input.nodes);
+  if (outside.length) return refused('PodCIDROutsideClusterCIDR', `Node pod CIDRs outside the cluster CIDR ${opts.clusterCidr} (${outside.slice(0, 5).join(', ')}): the cluster CIDR looks wrong`);
+  const doubt = doubtAboutView(
+    { nodes: input.nodes.length, instances: input.instances.length, unknownServers: input.unknownServers ?? 0, lastNodes: input.memory.lastNodeCount, lastInstances: input.memory.lastInstanceCount },
+    { maxShrinkFraction: opts.maxShrinkFraction, emptyNodesAlwaysDoubt: !opts.hasInstancePrefixes },
+  );
+  if (doubt) return refused(doubt.code, doubt.code === 'NodeListEmpty' && !opts.hasInstancePrefixes ? `${doubt.message}; and no instance prefix names the cluster's instances` : doubt.message);
   const { findings, unresolved } = findSuspects(ours, input.instances, input.nodes);
   counts.orphaned = findings.filter((f) => f.reason === 'orphaned').length;
   counts.duplicate = findings.filter((f) => f.reason === 'duplicate').length;
-  const before = new Set(input.memory.suspects);
-  const remove = findings.filter((f) => before.has(routeKey(f.route)));
-  const pending = findings.filter((f) => !before.has(routeKey(f.route)));
-  const lastInstanceCount = ours.length === 0 ? input.memory.lastInstanceCount : input.instances.length;
-  return { remove, pending, unresolved, counts, routeLimit, memory: { suspects: findings.map((f) => routeKey(f.route)), lastInstanceCount } };
+  const now = input.nowMs ?? 0;
+  const suspects: Record<string, number> = {};
+  for (const f of findings) suspects[routeKey(f.route)] = input.memory.suspects[routeKey(f.route)] ?? now;
+  const confirmed = (f: RouteFinding) => routeKey(f.route) in input.memory.suspects && now - suspects[routeKey(f.route)]! >= (opts.confirmAfterMs ?? 0);
+  const budget = applyBudgets(findings.filter(confirmed), () => 'route-removal', { reboot: 0, delete: 0, metadata: 0, rule: 0, 'route-removal': opts.maxRemovalsPerCycle ?? DEFAULT_MAX_REMOVALS_PER_CYCLE });
+  return {
+    ...base,
+    remove: budget.allowed,
+    heldBack: budget.heldBack,
+    pending: findings.filter((f) => !confirmed(f)),
+    unresolved,
+    memory: { suspects, lastInstanceCount: input.instances.length, lastNodeCount: input.nodes.length },
+  };
 }
 
 function findSuspects(ours: readonly ExtraRoute[], instances: readonly ClusterInstance[], nodes: readonly ClusterNode[]): { findings: RouteFinding[]; unresolved: RouteFinding[] } {
@@ -140,9 +169,14 @@ function groupByDestination(routes: readonly ExtraRoute[]): { cidr: Cidr; routes
   return groups;
 }
 
-/** Every route of the cluster, for the clean-up at termination (nothing of the cluster is valid any more). */
-export function ownRoutes(routes: readonly ExtraRoute[], clusterCidr: string): ExtraRoute[] {
-  const cluster = parseCidr(clusterCidr);
-  if (!cluster) throw new TypeError(`cluster CIDR ${JSON.stringify(clusterCidr)} is not a CIDR`);
+/**
+ * Every route of the cluster, for the clean-up at termination (nothing of the cluster is valid any
+ * more). Throws a TypeError for a cluster CIDR that is not a valid, narrow enough scope: a /0 here
+ * would remove every route of the router.
+ */
+export function ownRoutes(routes: readonly ExtraRoute[], clusterCidr: string, policy: CidrPolicy = {}): ExtraRoute[] {
+  const problem = clusterCidrProblem(clusterCidr, policy);
+  if (problem) throw new TypeError(problem);
+  const cluster = parseCidr(clusterCidr)!;
   return routes.filter((r) => isOwnRoute(r, cluster));
 }

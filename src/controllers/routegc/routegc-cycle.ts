@@ -1,17 +1,18 @@
 // One routegc cycle for one cluster: observe (router, then the cluster's instances and Nodes only if
 // the router has routes of the cluster), decide (pure), remove the confirmed routes, report.
 // Nothing is half-done: a failure before the write changes nothing, and the write is one call.
-import type { Clock } from '../../base/clock.ts';
+import { systemClock, type Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
 import type { Router } from '../../clients/openstack/openstack-types.ts';
-import type { ClusterInstance } from './cluster-view.ts';
-import { selectClusterInstances } from './cluster-view.ts';
-import type { ClusterNodes } from './cluster-adapters.ts';
-import type { EmitEvent } from './cluster-events.ts';
+import type { ClusterInstance } from '../managed-cluster/cluster-view.ts';
+import { proveOwnership, type ClusterIdentity } from '../managed-cluster/cluster-identity.ts';
+import { clusterCidrProblem } from '../managed-cluster/cidr-scope.ts';
+import type { ClusterNodes } from '../managed-cluster/cluster-adapters.ts';
+import type { EmitEvent } from '../managed-cluster/cluster-events.ts';
 import { decideRouteGc, ownRoutes, type RouteFinding, type RouteGcDecision, type RouteGcMemory } from './decide-routegc.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
-import type { RouteWriteResult } from './route-writer.ts';
+import type { RouteWriteResult } from '../managed-cluster/route-writer.ts';
 
 export interface RouteGcCloud {
   getRouter(id: string, signal?: AbortSignal): Promise<Router | undefined>;
@@ -27,11 +28,17 @@ export interface RouteGcTarget {
   cluster: string;
   routerId: string;
   clusterCidr: string;
-  /** Name prefixes of the cluster's instances ("kks-k1-"). */
-  namePrefixes: string[];
+  /** Who the cluster is in OpenStack: its owner ID and pool prefixes ("kks-k1-small-"), see cluster-identity.ts. */
+  identity: ClusterIdentity;
   routeLimit: number;
   routeLimitHeadroom?: number;
   maxShrinkFraction?: number;
+  /** A suspect route is removed only when first seen at least this long ago (default 0: the next cycle). */
+  confirmAfterMs?: number;
+  /** Route removals per cycle (default 3). */
+  maxRemovalsPerCycle?: number;
+  /** Accept a cluster CIDR wider than /8 (never /0). */
+  allowWide?: boolean;
   dryRun: boolean;
 }
 
@@ -42,6 +49,8 @@ export interface RouteGcDeps {
   emit: EmitEvent;
   metrics: RouteGcMetrics;
   log: Logger;
+  /** For the time between the two sightings of a removal (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface RouteGcCycleResult {
@@ -55,7 +64,7 @@ export interface RouteGcCycleResult {
 export class RouteGcRunner {
   readonly #d: RouteGcDeps;
   readonly #t: RouteGcTarget;
-  #memory: RouteGcMemory = { suspects: [] };
+  #memory: RouteGcMemory = { suspects: {} };
   #limitWarned = false;
   last: RouteGcCycleResult | undefined;
 
@@ -88,20 +97,30 @@ export class RouteGcRunner {
     if (!router) throw new KubewardError('E_NOT_FOUND', `router ${this.#t.routerId} does not exist`);
     metrics.routesSeen.set(labels, router.routes.length);
     metrics.routeLimit.set(labels, this.#t.routeLimit);
-    const ours = ownRoutes(router.routes, this.#t.clusterCidr);
+    // A scope that is not a valid, narrow enough CIDR reads nothing more: the decision refuses it.
+    const ours = clusterCidrProblem(this.#t.clusterCidr, this.#t) === undefined ? ownRoutes(router.routes, this.#t.clusterCidr, this.#t) : [];
     // No route of the cluster: nothing to resolve, so neither Nova nor the cluster's API is asked (R2).
     const nodeList = ours.length ? await nodes.list(signal) : [];
     const servers = ours.length ? await cloud.listServers(signal) : [];
-    const instances = selectClusterInstances(servers, nodeList, this.#t.namePrefixes);
-    const decision = decideRouteGc({ routes: router.routes, instances, nodes: nodeList, memory: this.#memory }, this.#t);
+    // Next hops of every candidate stay valid: protecting a route never needs proof, removing one does.
+    const { candidates } = proveOwnership(servers, nodeList, this.#t.identity);
+    const unknownServers = servers.filter((s) => s.status === 'UNKNOWN').length;
+    const decision = decideRouteGc(
+      { nowMs: (this.#d.clock ?? systemClock).now(), routes: router.routes, instances: candidates, nodes: nodeList, unknownServers, memory: this.#memory },
+      { ...this.#t, hasInstancePrefixes: this.#t.identity.poolPrefixes.length > 0 },
+    );
     this.#memory = decision.memory;
     metrics.routesOrphaned.set(labels, decision.counts.orphaned);
     metrics.routesDuplicate.set(labels, decision.counts.duplicate);
     await this.#reportLimit(decision);
     if (decision.refusal) {
-      metrics.refused.inc(labels);
-      await this.#d.emit({ type: 'Warning', reason: 'RouteGCRefused', message: `not removing routes: ${decision.refusal}` });
+      metrics.refused.inc({ ...labels, reason: decision.refusalCode ?? 'Refused' });
+      await this.#d.emit({ type: 'Warning', reason: 'RouteGCRefused', message: `not removing routes (${decision.refusalCode}): ${decision.refusal}` });
       return { decision, removed: [], conflicts: 0, skipped: decision.refusal };
+    }
+    if (decision.heldBack.length) {
+      metrics.heldBack.inc({ ...labels, kind: 'route-removal' }, decision.heldBack.length);
+      await this.#d.emit({ type: 'Warning', reason: 'RouteGCBudgetExhausted', message: `${decision.heldBack.length} confirmed route removal(s) wait for a later cycle: at most ${decision.remove.length} per cycle (${decision.heldBack.map((f) => `${f.route.destination} via ${f.route.nexthop}`).join(', ')})` });
     }
     for (const u of decision.unresolved) await this.#d.emit({ type: 'Warning', reason: 'RouteDuplicateUnresolved', message: `${u.route.destination} via ${u.route.nexthop}: ${u.detail}` });
     for (const p of decision.pending) this.#d.log.info({ cluster: this.#t.cluster, route: p.route, reason: p.reason, detail: p.detail }, 'route suspect; removed next cycle if still so');
@@ -141,7 +160,8 @@ export class RouteGcRunner {
     const deadline = clock.now() + opts.timeoutMs;
     const left = async () => {
       const router = await this.#d.cloud.getRouter(this.#t.routerId, opts.signal);
-      return router ? ownRoutes(router.routes, this.#t.clusterCidr) : [];
+      // Throws for a /0 or too wide a CIDR: termination never removes "every route".
+      return router ? ownRoutes(router.routes, this.#t.clusterCidr, this.#t) : [];
     };
     for (;;) {
       const routes = await left();

@@ -10,7 +10,8 @@ export interface RouteGcMetrics {
   removed: Counter<'cluster' | 'reason'>;
   wouldRemove: Counter<'cluster' | 'reason'>;
   conflicts: Counter<'cluster'>;
-  refused: Counter<'cluster'>;
+  refused: Counter<'cluster' | 'reason'>;
+  heldBack: Counter<'cluster' | 'kind'>;
   failedCycles: Counter<'cluster'>;
 }
 
@@ -26,8 +27,9 @@ export function createRouteGcMetrics(registry: Registry): RouteGcMetrics {
     routeLimitApproaching: gauge('kubeward_routegc_route_limit_approaching', '1 while fewer than the headroom of free route slots are left on the router (the RouteLimitApproaching warning), else 0.'),
     removed: counter('kubeward_routegc_routes_removed_total', 'Routes removed, by reason (orphaned, duplicate, termination).', ['cluster', 'reason']),
     wouldRemove: counter('kubeward_routegc_routes_would_remove_total', 'Routes a dry run would have removed.', ['cluster', 'reason']),
-    conflicts: counter('kubeward_routegc_conflicts_total', 'Full-list route updates refused with 412 because the router changed meanwhile.', ['cluster']),
-    refused: counter('kubeward_routegc_refused_cycles_total', 'Cycles that refused to act on an empty or shrunk instance list.', ['cluster']),
+    conflicts: counter('kubeward_routegc_conflicts_total', 'Route writes another writer raced: 412 answers to If-Match updates, or plain full-list updates read back changed (and repaired).', ['cluster']),
+    refused: counter('kubeward_routegc_refused_cycles_total', 'Cycles that removed nothing because the view was in doubt (reason: NodeListEmpty, InstanceListPartial, ClusterCIDRRefused, ...).', ['cluster', 'reason']),
+    heldBack: counter('kubeward_routegc_budget_held_back_total', 'Confirmed removals a per-cycle budget held back to a later cycle, by kind.', ['cluster', 'kind']),
     failedCycles: counter('kubeward_routegc_failed_cycles_total', 'Cycles that ended in an error (nothing half-done: the next cycle starts over).', ['cluster']),
   };
 }

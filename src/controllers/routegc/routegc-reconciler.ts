@@ -1,35 +1,56 @@
-// routegc inside `kubeward operator`: a Reconciler for the runtime's work queue, one RouteGcRunner
-// (and its two-sighting memory) per ManagedCluster, requeued every interval with 0-50 % jitter.
-// A ManagedCluster being deleted has all its routes removed (termination clean-up), re-checked until none is left.
+// routegc inside `kubeward operator`: one RouteGcRunner (and its two-sighting memory) per
+// ManagedCluster, built through the shared cluster runners, requeued every interval with 0-50 %
+// jitter. A ManagedCluster being deleted has all its routes removed (termination clean-up),
+// re-checked until none is left.
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
-import { EventRecorder, type EventSink } from '../../clients/kube/event-recorder.ts';
+import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
-import type { ReconcileResult, Reconciler } from '../runtime/controller.ts';
-import { getClusterOrForget, jitteredRequeue } from './cluster-lookup.ts';
-import { kubeClusterNodes, openStackRouteGcCloud } from './cluster-adapters.ts';
-import type { ClusterClientSource, ManagedClusterView } from './cluster-clients.ts';
-import { routeGcConditions } from './cluster-conditions.ts';
-import { eventEmitter } from './cluster-events.ts';
-import { skipReason } from './cluster-gate.ts';
-import { RouteGcRunner, type RouteGcCycleResult } from './routegc-cycle.ts';
-import { clusterConditionWriter } from './cluster-status.ts';
+import type { Reconciler } from '../runtime/controller.ts';
+import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
+import { skipReason } from '../managed-cluster/cluster-gate.ts';
+import { managedClusterReconciler, type ClusterContext } from '../managed-cluster/cluster-runners.ts';
+import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
+import { RouteWriter } from '../managed-cluster/route-writer.ts';
+import { openStackRouteGcCloud } from './routegc-cloud.ts';
+import { routeGcConditions } from './routegc-conditions.ts';
+import { RouteGcRunner } from './routegc-cycle.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
-import { RouteWriter } from './route-writer.ts';
 
-export interface RouteGcReconcilerOptions {
-  clusters: ResourceClient<ManagedClusterView>;
-  clients: ClusterClientSource;
-  /** Events on the ManagedCluster, in the management cluster. */
-  events: EventSink;
+/** Operator-wide routegc settings; the cluster's own router, CIDR and pools come from its spec. */
+export interface RouteGcSettings {
   metrics: RouteGcMetrics;
-  clock: Clock;
-  log: Logger;
-  intervalMs: number;
+  /** Report what would be removed, remove nothing (default false). */
   dryRun?: boolean;
+  /** Neutron max_routes (default 30). */
   routeLimit?: number;
   /** Warn when fewer free route slots than this remain (default 3). */
   routeLimitHeadroom?: number;
+  /** Removals per cluster and cycle (default 3). */
+  maxRemovalsPerCycle?: number;
+  /** Least time between the two sightings of a removal (default 0: the next cycle, an interval later). */
+  confirmAfterMs?: number;
+}
+
+/** The one way routegc's runner for a cluster is built (reconciler and termination clean-up alike). */
+export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: Logger, clock: Clock): RouteGcRunner {
+  return new RouteGcRunner(
+    { cloud: openStackRouteGcCloud(ctx.clients.openstack), writer: new RouteWriter(ctx.clients.openstack.neutron), nodes: ctx.nodes, emit: ctx.emit, metrics: s.metrics, log, clock },
+    {
+      cluster: ctx.scope.key, routerId: ctx.scope.routerId ?? '', clusterCidr: ctx.scope.clusterCidr ?? '', identity: ctx.scope.identity,
+      routeLimit: s.routeLimit ?? 30, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, confirmAfterMs: s.confirmAfterMs, dryRun: s.dryRun ?? false,
+    },
+  );
+}
+
+export interface RouteGcReconcilerOptions extends RouteGcSettings {
+  clusters: ResourceClient<ManagedCluster>;
+  clients: ClusterClientSource;
+  /** Events on the ManagedCluster, in the management cluster. */
+  events: EventSink;
+  clock: Clock;
+  log: Logger;
+  intervalMs: number;
   /** Poll interval of the termination clean-up (default 15 s). */
   cleanupPollMs?: number;
   random?: () => number;
@@ -38,55 +59,24 @@ export interface RouteGcReconcilerOptions {
 }
 
 export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
-  const runners = new Map<string, { fingerprint: string; runner: RouteGcRunner }>();
-  const next = (): ReconcileResult => jitteredRequeue(o.intervalMs, o.random);
-  const writeConditions = o.conditions === false ? async () => {} : clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log });
-  return async (key, signal) => {
-    const mc = await getClusterOrForget(o.clusters, key, runners);
-    if (!mc) return {};
-    const routerId = mc.spec.openstack?.routerID;
-    const clusterCidr = mc.spec.clusterCIDR;
-    const deleting = mc.metadata.deletionTimestamp !== undefined;
-    const skip = deleting ? (mc.spec.noCloud ? 'noCloud' : undefined) : skipReason({ phase: mc.status?.phase, noCloud: mc.spec.noCloud });
-    if (skip || !routerId || !clusterCidr) {
-      o.log.debug({ cluster: key, reason: skip ?? 'no router or cluster CIDR in the spec' }, 'routegc: skipped');
-      return deleting ? {} : next();
-    }
-    const runner = await runnerFor(mc, key, routerId, clusterCidr);
-    if (deleting) {
-      const left = await runner.removeAll(o.clock, { timeoutMs: 0, pollMs: 0, signal });
-      return left.length ? { requeueAfterMs: o.cleanupPollMs ?? 15_000 } : {};
-    }
-    let result: RouteGcCycleResult;
-    try {
-      result = await runner.cycle(signal);
-    } catch (err) {
-      await writeConditions(mc, routeGcConditions({ error: err }, o.dryRun ?? false));
-      throw err;
-    }
-    await writeConditions(mc, routeGcConditions({ result }, o.dryRun ?? false));
-    return next();
-  };
-
-  async function runnerFor(mc: ManagedClusterView, key: string, routerId: string, clusterCidr: string): Promise<RouteGcRunner> {
-    const clients = await o.clients(mc);
-    const fingerprint = `${routerId}/${clusterCidr}`;
-    const id = `${key}#${mc.metadata.uid ?? ''}`;
-    const hit = runners.get(id);
-    if (hit?.fingerprint === fingerprint) return hit.runner;
-    const nodeEvents = new EventRecorder({ events: clients.kube.events, component: 'kubeward-routegc', clock: o.clock, log: o.log });
-    const runner = new RouteGcRunner(
-      {
-        cloud: openStackRouteGcCloud(clients.openstack),
-        writer: new RouteWriter(clients.openstack.neutron),
-        nodes: kubeClusterNodes(clients.kube),
-        emit: eventEmitter(o.log.child({ cluster: key }), { cluster: { sink: o.events, object: mc }, nodes: nodeEvents }),
-        metrics: o.metrics,
-        log: o.log,
-      },
-      { cluster: key, routerId, clusterCidr, namePrefixes: [`kks-${mc.metadata.name}-`], routeLimit: o.routeLimit ?? 30, routeLimitHeadroom: o.routeLimitHeadroom, dryRun: o.dryRun ?? false },
-    );
-    runners.set(id, { fingerprint, runner });
-    return runner;
-  }
+  // Two sightings one interval apart: cycle-trigger.ts keeps status writes from starting cycles early.
+  const settings: RouteGcSettings = o;
+  return managedClusterReconciler<RouteGcRunner>({
+    ...o,
+    component: 'kubeward-routegc',
+    skip: (mc, scope) => {
+      const deleting = mc.metadata.deletionTimestamp !== undefined;
+      const gate = deleting ? (mc.spec.noCloud ? 'noCloud' : undefined) : skipReason({ phase: mc.status?.phase, noCloud: mc.spec.noCloud });
+      return gate ?? (scope.routerId && scope.clusterCidr ? undefined : 'no router or cluster CIDR in the spec');
+    },
+    build: (ctx) => routeGcRunnerFor(ctx, settings, o.log, o.clock),
+    run: async (runner, { mc }, signal) => {
+      if (mc.metadata.deletionTimestamp !== undefined) {
+        const left = await runner.removeAll(o.clock, { timeoutMs: 0, pollMs: 0, signal });
+        return { wishes: [], requeueAfterMs: left.length ? (o.cleanupPollMs ?? 15_000) : undefined };
+      }
+      return { wishes: routeGcConditions({ result: await runner.cycle(signal) }, o.dryRun ?? false) };
+    },
+    failed: (error) => routeGcConditions({ error }, o.dryRun ?? false),
+  });
 }

@@ -1,31 +1,19 @@
 // Clients for one ManagedCluster, from the Secrets its spec names (the cluster's kubeconfig and its
 // clouds.yaml), cached per cluster until a Secret changes. One reader serves every controller:
-// deorbit builds its ports on it (managed-cluster/cluster-connector.ts), routegc and flight the clients.
+// deorbit builds its ports on it (cluster-connector.ts), routegc and flight the clients.
 import { parse } from 'yaml';
 import type { Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
 import { createKubeApi, type KubeApi } from '../../clients/kube/kube-api.ts';
 import { isNotFound } from '../../clients/kube/kube-api-error.ts';
-import type { Condition, KubeObject, Secret } from '../../clients/kube/kube-types.ts';
+import type { Secret } from '../../clients/kube/kube-types.ts';
 import { loadKubeConfig } from '../../clients/kube/load-kube-config.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import { resolveCloudConfig } from '../../clients/openstack/cloud-config.ts';
 import { createOpenStackClient } from '../../clients/openstack/create-openstack-client.ts';
 import type { OpenStackClient } from '../../clients/openstack/openstack-client.ts';
-
-/** The parts of a ManagedCluster these controllers read (structurally the CR's shape). */
-export interface ManagedClusterView extends KubeObject {
-  spec: {
-    kubeconfigSecretRef: { name: string; key?: string };
-    cloudCredentialsSecretRef: { name: string; key?: string; cloud: string };
-    clusterCIDR?: string;
-    openstack?: { routerID?: string; securityGroupName?: string };
-    nodePools?: { name: string }[];
-    noCloud?: boolean;
-  };
-  status?: { phase?: string; conditions?: Condition[] };
-}
+import type { ManagedCluster } from './managed-cluster.ts';
 
 /** What the Secrets hold, parsed: the cluster's API, and its clouds.yaml unless the cluster has no cloud. */
 export interface ClusterSecrets {
@@ -35,7 +23,7 @@ export interface ClusterSecrets {
 
 export interface ClusterSource<T> {
   /** Throws a KubewardError with code E_CONFIG or E_NOT_FOUND when a Secret is missing or unusable. */
-  get(mc: ManagedClusterView): Promise<T>;
+  get(mc: ManagedCluster): Promise<T>;
   forget(uid: string): void;
 }
 
@@ -90,7 +78,7 @@ export interface ClusterClients {
   openstack: OpenStackClient;
 }
 
-export type ClusterClientSource = (mc: ManagedClusterView) => Promise<ClusterClients>;
+export type ClusterClientSource = (mc: ManagedCluster) => Promise<ClusterClients>;
 
 /** The cluster's API and OpenStack client; a noCloud cluster has no OpenStack client (E_CONFIG). */
 export function secretClusterClients(opts: { secrets: ResourceClient<Secret>; log: Logger; clock: Clock; kubeTimeoutMs?: number }): ClusterClientSource {

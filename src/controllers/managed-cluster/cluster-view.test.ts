@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { instanceIdOf, mapInstancesToNodes, selectClusterInstances } from './cluster-view.ts';
-import { inst, node } from './routegc-fixtures.test-helpers.ts';
+import { instanceIdOf, mapInstancesToNodes } from './cluster-view.ts';
+import { inst, node } from './cluster-fixtures.test-helpers.ts';
 
 test('providerIDs of the OpenStack providers give the instance UUID; others give nothing', () => {
   const cases: [string | undefined, string | undefined][] = [
@@ -27,9 +27,7 @@ test('instances map to Nodes by providerID first and by name only for Nodes with
   assert.equal(m.nodeOf.get('id-c'), undefined);
 });
 
-test('the cluster\'s instances are those its Nodes name and those with its name prefix, not the whole project', () => {
-  const servers = [inst('1', [], { name: 'kks-k1-small-aaaaa' }), inst('2', [], { name: 'other-vm' }), inst('3', [], { name: 'kks-k2-small-bbbbb' }), inst('4', [], { name: 'worker-x' }), inst('5', [], { name: 'by-uuid' })];
-  const nodes = [node('worker-x', []), node('renamed', [], [], '5')];
-  assert.deepEqual(selectClusterInstances(servers, nodes, ['kks-k1-']).map((s) => s.id), ['1', '4', '5']);
-  assert.deepEqual(selectClusterInstances(servers, [], ['']).map((s) => s.id), [], 'an empty prefix matches nothing');
+test('two instances with one name pair with no Node by that name: the name cannot tell them apart', () => {
+  const m = mapInstancesToNodes([inst('id-a', [], { name: 'worker-1' }), inst('id-b', [], { name: 'worker-1' })], [node('worker-1', [])]);
+  assert.equal(m.nodeOf.size, 0);
 });

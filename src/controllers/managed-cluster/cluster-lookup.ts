@@ -3,17 +3,17 @@
 import { isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
-import type { ManagedClusterView } from './cluster-clients.ts';
+import type { ManagedCluster } from './managed-cluster.ts';
 
 /**
  * The ManagedCluster of a queue key ("namespace/name", or "name" when cluster-scoped); undefined
  * when it no longer exists, after dropping the state kept for it under "<key>#<uid>" in `state`.
  */
 export async function getClusterOrForget(
-  clusters: ResourceClient<ManagedClusterView>,
+  clusters: ResourceClient<ManagedCluster>,
   key: string,
   state: Map<string, unknown>,
-): Promise<ManagedClusterView | undefined> {
+): Promise<ManagedCluster | undefined> {
   const [namespace, name] = key.includes('/') ? (key.split('/', 2) as [string, string]) : [undefined, key];
   try {
     return await clusters.get(namespace, name);

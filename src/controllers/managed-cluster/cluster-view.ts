@@ -1,11 +1,15 @@
-// What routegc and flight know about one cluster: its instances and Nodes, mapped to each other by
-// providerID first and name second, and the next hops that belong to them (pure).
+// What the controllers know about one cluster: its instances and Nodes, mapped to each other by
+// providerID first and (unique) name second, and the next hops that belong to them (pure).
+// Which instances are provably the cluster's is cluster-identity.ts's call.
 import { normalizeIp } from './cidr.ts';
 
 /** A Nova server as the controllers see it; addresses include floating IPs. */
 export interface ClusterInstance {
   id: string;
+  /** Empty for a server Nova lists from a down cell (status UNKNOWN). */
   name: string;
+  /** Nova's status; UNKNOWN for a server in a down cell (microversion >= 2.69). */
+  status?: string;
   addresses: string[];
   createdMs: number;
   vmState?: string;
@@ -57,8 +61,10 @@ export function mapInstancesToNodes(instances: readonly ClusterInstance[], nodes
     }
   }
   // A Node whose providerID names another server must not borrow a same-named instance: the name
-  // fallback is for Nodes without a usable providerID only.
-  const byName = new Map(instances.filter((i) => !nodeOf.has(i.id)).map((i) => [i.name, i]));
+  // fallback is for Nodes without a usable providerID only, and only for a name one instance carries.
+  const named = new Map<string, ClusterInstance[]>();
+  for (const i of instances) named.set(i.name, [...(named.get(i.name) ?? []), i]);
+  const byName = new Map([...named].filter(([name, list]) => name !== '' && list.length === 1).map(([name, list]) => [name, list[0]!]));
   for (const n of nodes) {
     if (n.instanceId !== undefined || instanceOf.has(n.name)) continue;
     const inst = byName.get(n.name);
@@ -68,16 +74,6 @@ export function mapInstancesToNodes(instances: readonly ClusterInstance[], nodes
     }
   }
   return { nodeOf, instanceOf };
-}
-
-/**
- * The cluster's own instances among all servers of the project: those a Node names (providerID or
- * name) and those whose name starts with one of the cluster's prefixes (kks-<cluster>-).
- */
-export function selectClusterInstances<T extends Pick<ClusterInstance, 'id' | 'name'>>(servers: readonly T[], nodes: readonly ClusterNode[], namePrefixes: readonly string[]): T[] {
-  const ids = new Set(nodes.flatMap((n) => (n.instanceId ? [n.instanceId] : [])));
-  const names = new Set(nodes.map((n) => n.name));
-  return servers.filter((s) => ids.has(s.id) || names.has(s.name) || namePrefixes.some((p) => p !== '' && s.name.startsWith(p)));
 }
 
 /** Next hops that belong to the cluster: its instances' addresses, and addresses of Nodes whose instance still exists. */
@@ -98,3 +94,6 @@ export function hopsOfNode(node: ClusterNode, map: InstanceNodeMap): Set<string>
   const inst = map.instanceOf.get(node.name);
   return new Set([...node.addresses, ...(inst?.addresses ?? [])].map(normalizeIp));
 }
+
+/** A route's identity: destination and next hop, the address compared by value. */
+export const routeKey = (r: { destination: string; nexthop: string }): string => `${r.destination}>${normalizeIp(r.nexthop)}`;

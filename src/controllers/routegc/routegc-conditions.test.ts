@@ -1,15 +1,17 @@
+// routegc's conditions through the shared merge rule.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Condition } from '../../clients/kube/kube-types.ts';
-import { flightConditions, mergeConditions, routeGcConditions, ROUTE_LIMIT_CONDITION, ROUTEGC_CONDITION, type FlightRoundSummary } from './cluster-conditions.ts';
+import { mergeConditions } from '../managed-cluster/cluster-conditions.ts';
+import { r } from '../managed-cluster/cluster-fixtures.test-helpers.ts';
 import type { RouteGcDecision } from './decide-routegc.ts';
-import { r } from './routegc-fixtures.test-helpers.ts';
+import { routeGcConditions, ROUTE_LIMIT_CONDITION, ROUTEGC_CONDITION } from './routegc-conditions.ts';
 
 const T = Date.parse('2026-06-01T12:00:00Z');
 const deorbit: Condition = { type: 'DeorbitComplete', status: 'False', reason: 'WaitingForVolumes', message: 'x', lastTransitionTime: '2026-01-01T00:00:00Z' };
 
 function decision(extra: Partial<RouteGcDecision> = {}): RouteGcDecision {
-  return { remove: [], pending: [], unresolved: [], counts: { seen: 2, ours: 2, orphaned: 0, duplicate: 0 }, routeLimit: { count: 2, limit: 30, approaching: false }, memory: { suspects: [] }, ...extra };
+  return { remove: [], pending: [], unresolved: [], heldBack: [], counts: { seen: 2, ours: 2, orphaned: 0, duplicate: 0 }, routeLimit: { count: 2, limit: 30, approaching: false }, memory: { suspects: {} }, ...extra };
 }
 
 test('merging adds new conditions, keeps the other controllers\' ones, and reports no change for the same wishes', () => {
@@ -46,15 +48,4 @@ test('routegc\'s summary: refused, unresolved duplicates and failures are False;
   assert.equal(reason({ result: { decision: decision({ remove: would }), removed: would, conflicts: 0 } }, true).reason, 'DryRun');
   const failed = routeGcConditions({ error: new Error('nova said 500') }, false);
   assert.deepEqual(failed.map((c) => [c.type, c.status, c.reason]), [[ROUTEGC_CONDITION, 'False', 'CycleFailed']], 'a failed cycle leaves the route-limit condition as it was');
-});
-
-test('flight\'s summary: failures first, then what it found and cannot repair, then what it repaired', () => {
-  const round = (x: Partial<FlightRoundSummary>): FlightRoundSummary => ({ done: [], failed: [], findings: [], nodeConditions: [], ...x });
-  const one = (s: FlightRoundSummary) => flightConditions({ round: s })[0]!;
-  assert.deepEqual([one(round({})).status, one(round({})).reason], ['True', 'NothingToRepair']);
-  assert.match(one(round({ done: [{ kind: 'add-tags' }, { kind: 'add-tags' }] })).message, /add-tags ×2/);
-  const found = one(round({ nodeConditions: [{ type: 'kubeward.io/RouteConflict', status: 'True' }, { type: 'kubeward.io/RouteMissing', status: 'False' }], findings: [{ reason: 'NodeGone' }] }));
-  assert.deepEqual([found.status, found.reason, found.message], ['False', 'ProblemsFound', 'found and not repaired: NodeGone, RouteConflict']);
-  assert.equal(one(round({ failed: [{ action: { kind: 'create-rule' }, error: '500' }], findings: [{ reason: 'NodeGone' }] })).reason, 'RepairsFailed');
-  assert.equal(flightConditions({ error: new Error('down') })[0]!.reason, 'RoundFailed');
 });

@@ -7,13 +7,13 @@ import { describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
 import { isConflict, isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
-import type { ManagedClusterView } from './cluster-clients.ts';
+import type { ManagedCluster } from './managed-cluster.ts';
 import { mergeConditions, type ConditionWish } from './cluster-conditions.ts';
 
-export type ClusterConditionWriter = (mc: ManagedClusterView, wishes: ConditionWish[]) => Promise<void>;
+export type ClusterConditionWriter = (mc: ManagedCluster, wishes: ConditionWish[]) => Promise<void>;
 
 /** Never throws: a status that cannot be written is logged, the cycle's work stands. */
-export function clusterConditionWriter(o: { clusters: ResourceClient<ManagedClusterView>; clock: Clock; log: Logger }): ClusterConditionWriter {
+export function clusterConditionWriter(o: { clusters: ResourceClient<ManagedCluster>; clock: Clock; log: Logger }): ClusterConditionWriter {
   return async (mc, wishes) => {
     if (wishes.length === 0) return;
     let current = mc;

@@ -1,10 +1,9 @@
-// Adapters from kubeward's OpenStack and Kubernetes clients to the cluster view routegc and flight
-// decide on: Nova servers as ClusterInstance, Nodes as ClusterNode, Node conditions written back.
+// Adapters from kubeward's OpenStack and Kubernetes clients to the cluster view every controller
+// decides on: Nova servers as ClusterInstance, Nodes as ClusterNode, Node conditions written back.
 import type { KubeApi } from '../../clients/kube/kube-api.ts';
 import type { Condition, Node } from '../../clients/kube/kube-types.ts';
-import type { OpenStackClient } from '../../clients/openstack/openstack-client.ts';
 import type { Server } from '../../clients/openstack/openstack-types.ts';
-import type { RouteGcCloud } from './routegc-cycle.ts';
+import { nextCondition } from './cluster-conditions.ts';
 import { instanceIdOf, type ClusterInstance, type ClusterNode } from './cluster-view.ts';
 
 export const POD_NETWORK_BROKEN_ANNOTATION = 'kubeward.io/pod-network-broken';
@@ -12,7 +11,10 @@ export const POD_NETWORK_BROKEN_ANNOTATION = 'kubeward.io/pod-network-broken';
 export function toClusterInstance(s: Server): ClusterInstance {
   return {
     id: s.id,
-    name: s.name,
+    // A server of a down cell (status UNKNOWN, microversion 2.69) comes with id, status, tenant and
+    // created only: it is present, but nothing else about it is known.
+    name: s.name ?? '',
+    status: s.status,
     addresses: Object.values(s.addresses ?? {}).flatMap((list) => list.map((a) => a.addr)),
     createdMs: Date.parse(s.created),
     vmState: s['OS-EXT-STS:vm_state'],
@@ -52,21 +54,13 @@ export function kubeClusterNodes(api: KubeApi): ClusterNodes {
     setCondition: async (name, c, nowMs) => {
       const node = await api.nodes.get(undefined, name);
       const old = node.status?.conditions?.find((x) => x.type === c.type);
-      if (old && old.status === c.status && old.reason === c.reason && old.message === c.message) return false;
       // A condition that was never True is not worth writing as False.
       if (!old && c.status === 'False') return false;
-      const lastTransitionTime = old && old.status === c.status ? old.lastTransitionTime : new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const next = nextCondition(old, c, nowMs);
+      if (!next) return false;
       // Strategic merge keys conditions by type: the others on the Node stay as they are.
-      await api.nodes.patch(undefined, name, { status: { conditions: [{ ...c, lastTransitionTime }] } }, 'strategic', 'status');
+      await api.nodes.patch(undefined, name, { status: { conditions: [next] } }, 'strategic', 'status');
       return true;
     },
-  };
-}
-
-/** routegc's view of OpenStack on kubeward's client. */
-export function openStackRouteGcCloud(os: OpenStackClient): RouteGcCloud {
-  return {
-    getRouter: (id, signal) => os.neutron.getRouter(id, { signal }),
-    listServers: async (signal) => (await os.nova.listServers({}, { signal })).map(toClusterInstance),
   };
 }

@@ -1,0 +1,92 @@
+// The one way a controller of `kubeward operator` gets from a queue key to a runner for that
+// ManagedCluster: read the object (forgetting runners of deleted clusters), gate it, derive its scope
+// (identity, validated CIDR, pools), connect its clients, and keep one runner per cluster until its
+// scope changes. Conditions are written through the one condition helper after every run.
+import type { Clock } from '../../base/clock.ts';
+import type { Logger } from '../../base/logger.ts';
+import { EventRecorder, type EventSink } from '../../clients/kube/event-recorder.ts';
+import type { ResourceClient } from '../../clients/kube/resource-client.ts';
+import type { ReconcileResult, Reconciler } from '../runtime/controller.ts';
+import { kubeClusterNodes, type ClusterNodes } from './cluster-adapters.ts';
+import type { ClusterClients, ClusterClientSource } from './cluster-clients.ts';
+import type { ConditionWish } from './cluster-conditions.ts';
+import { eventEmitter, type EmitEvent } from './cluster-events.ts';
+import { getClusterOrForget, jitteredRequeue } from './cluster-lookup.ts';
+import { scopeFingerprint, scopeOf, type ClusterScope } from './cluster-scope.ts';
+import { clusterConditionWriter } from './cluster-status.ts';
+import type { ManagedCluster } from './managed-cluster.ts';
+
+/** Everything a runner is built from. */
+export interface ClusterContext {
+  mc: ManagedCluster;
+  scope: ClusterScope;
+  clients: ClusterClients;
+  nodes: ClusterNodes;
+  /** Events on the ManagedCluster (management cluster) and on the Node concerned (the cluster's own API). */
+  emit: EmitEvent;
+}
+
+export interface ClusterRunnerOptions {
+  clusters: ResourceClient<ManagedCluster>;
+  clients: ClusterClientSource;
+  events: EventSink;
+  clock: Clock;
+  log: Logger;
+  /** The component name on events ("kubeward-routegc"). */
+  component: string;
+}
+
+/** Builds a ClusterContext for one cluster (used alone by one-off passes such as termination). */
+export async function clusterContext(mc: ManagedCluster, o: Omit<ClusterRunnerOptions, 'clusters'>): Promise<ClusterContext> {
+  const scope = scopeOf(mc);
+  const clients = await o.clients(mc);
+  const nodeEvents = new EventRecorder({ events: clients.kube.events, component: o.component, clock: o.clock, log: o.log });
+  const emit = eventEmitter(o.log.child({ cluster: scope.key }), { cluster: { sink: o.events, object: mc }, nodes: nodeEvents });
+  return { mc, scope, clients, nodes: kubeClusterNodes(clients.kube), emit };
+}
+
+export interface ManagedClusterReconcilerOptions<R> extends ClusterRunnerOptions {
+  intervalMs: number;
+  random?: () => number;
+  /** Keep the controller's conditions in the ManagedCluster's status (default true). */
+  conditions?: boolean;
+  /** A reason to leave this cluster alone now, or undefined to go ahead. */
+  skip(mc: ManagedCluster, scope: ClusterScope): string | undefined;
+  build(ctx: ClusterContext): R;
+  /** One run: the conditions to hold afterwards and, optionally, when to come back (default: the interval). */
+  run(runner: R, ctx: { mc: ManagedCluster; scope: ClusterScope }, signal: AbortSignal): Promise<{ wishes: ConditionWish[]; requeueAfterMs?: number }>;
+  /** The conditions after a run that threw (the error is rethrown for the queue's backoff). */
+  failed(err: unknown): ConditionWish[];
+}
+
+export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R>): Reconciler {
+  const runners = new Map<string, { fingerprint: string; runner: R }>();
+  const writeConditions = o.conditions === false ? async () => {} : clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log });
+  const next = (): ReconcileResult => jitteredRequeue(o.intervalMs, o.random);
+  return async (key, signal) => {
+    const mc = await getClusterOrForget(o.clusters, key, runners);
+    if (!mc) return {};
+    const scope = scopeOf(mc);
+    const skip = o.skip(mc, scope);
+    if (skip) {
+      o.log.debug({ cluster: key, reason: skip }, `${o.component}: skipped`);
+      return mc.metadata.deletionTimestamp ? {} : next();
+    }
+    const id = `${key}#${mc.metadata.uid ?? ''}`;
+    const fingerprint = scopeFingerprint(scope);
+    let hit = runners.get(id);
+    if (hit?.fingerprint !== fingerprint) {
+      hit = { fingerprint, runner: o.build(await clusterContext(mc, o)) };
+      runners.set(id, hit);
+    }
+    let out: Awaited<ReturnType<typeof o.run>>;
+    try {
+      out = await o.run(hit.runner, { mc, scope }, signal);
+    } catch (err) {
+      await writeConditions(mc, o.failed(err));
+      throw err;
+    }
+    await writeConditions(mc, out.wishes);
+    return out.requeueAfterMs !== undefined ? { requeueAfterMs: out.requeueAfterMs } : mc.metadata.deletionTimestamp ? {} : next();
+  };
+}

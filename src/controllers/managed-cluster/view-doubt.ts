@@ -1,0 +1,47 @@
+// Whether one round's observation of a cluster can be trusted enough to destroy anything (pure).
+// An empty or sharply shrunk Node or instance list, or a Nova list that may leave servers out (a
+// down cell shows them as UNKNOWN), looks exactly like "everything is orphaned": kubeward refuses
+// that round instead, and says why.
+
+export type DoubtCode = 'InstanceListPartial' | 'NodeListEmpty' | 'NodeListShrunk' | 'InstanceListEmpty' | 'InstanceListShrunk';
+
+export interface Doubt {
+  code: DoubtCode;
+  message: string;
+}
+
+export interface ViewCounts {
+  nodes: number;
+  /** The cluster's instances (proven or named by a Node). */
+  instances: number;
+  /** Servers Nova reported with status UNKNOWN (down cell, microversion >= 2.69): present, but their details are not. */
+  unknownServers: number;
+  /** Counts of the last trusted round, when there was one. */
+  lastNodes?: number;
+  lastInstances?: number;
+}
+
+export interface DoubtOptions {
+  /** Refuse when a list lost more than this fraction since the last trusted round (default 0.5). */
+  maxShrinkFraction?: number;
+  /** Whether an empty Node list is doubt even with no instance (routegc without instance prefixes). */
+  emptyNodesAlwaysDoubt?: boolean;
+}
+
+export const DEFAULT_MAX_SHRINK = 0.5;
+
+/** The first reason not to trust this view, or undefined. */
+export function doubtAboutView(c: ViewCounts, o: DoubtOptions = {}): Doubt | undefined {
+  const shrink = o.maxShrinkFraction ?? DEFAULT_MAX_SHRINK;
+  const shrunk = (now: number, last: number | undefined) => last !== undefined && now < last * (1 - shrink);
+  if (c.unknownServers > 0) {
+    return { code: 'InstanceListPartial', message: `Nova reports ${c.unknownServers} server(s) as UNKNOWN (a cell is down): their names and addresses are not known, so the instance list may be incomplete` };
+  }
+  if (c.nodes === 0 && (c.instances > 0 || o.emptyNodesAlwaysDoubt)) {
+    return { code: 'NodeListEmpty', message: `the cluster's Node list is empty${c.instances ? ` while ${c.instances} of its instance(s) exist` : ''}: a wrong kubeconfig, a restore or an RBAC change looks the same as "nothing is registered"` };
+  }
+  if (shrunk(c.nodes, c.lastNodes)) return { code: 'NodeListShrunk', message: `the Node list shrank from ${c.lastNodes} to ${c.nodes} since the last round` };
+  if (c.instances === 0 && c.nodes > 0) return { code: 'InstanceListEmpty', message: `the instance list is empty while ${c.nodes} Node(s) exist` };
+  if (shrunk(c.instances, c.lastInstances)) return { code: 'InstanceListShrunk', message: `the instance list shrank from ${c.lastInstances} to ${c.instances} since the last round while ${c.nodes} Node(s) exist` };
+  return undefined;
+}

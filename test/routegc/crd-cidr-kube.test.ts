@@ -1,0 +1,43 @@
+// Harm 5 at the door: the ManagedCluster CRD (deploy/operator) makes a real kube-apiserver refuse a
+// clusterCIDR that is no CIDR, is /0, or is wider than /8 (IPv6 /32), so a tenant cannot widen the
+// scope routegc removes routes in and flight opens rules for.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
+import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
+import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
+import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
+import { clusterCidrProblem } from '../../src/controllers/managed-cluster/cidr-scope.ts';
+import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
+import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+
+const NS = 'crd-cidr';
+
+describe('the ManagedCluster CRD validates clusterCIDR', { skip: kubeApiserverMissing() }, () => {
+  let kube: KubeTestServer;
+  let api: KubeApi;
+  before(async () => {
+    kube = await startKubeApiserver();
+    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
+    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await ensureNamespace(api, NS);
+  });
+  after(async () => {
+    await kube?.stop();
+  });
+
+  test('harm 5: the apiserver accepts exactly the CIDRs kubeward accepts without force', async () => {
+    const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
+    const cases = ['100.100.0.0/16', '10.0.0.0/8', '10.1.2.0/32', 'fd00:100::/48', 'fd00::/32', '0.0.0.0/0', '::/0', '10.0.0.0/7', 'fd00::/31', '300.1.2.0/24', '10.0.0.0/33', '10.0.0.0', 'x'];
+    for (const [i, cidr] of cases.entries()) {
+      const create = clusters.create({
+        metadata: { name: `c${i}`, namespace: NS },
+        spec: { kubeconfigSecretRef: { name: 's' }, cloudCredentialsSecretRef: { name: 's', cloud: 'x' }, clusterCIDR: cidr },
+      });
+      if (clusterCidrProblem(cidr) === undefined) await create;
+      else await assert.rejects(create, (err: Error) => /422|Invalid|should match|spec\.clusterCIDR/i.test(`${err.message} ${JSON.stringify(err)}`), cidr);
+    }
+  });
+});
