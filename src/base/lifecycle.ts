@@ -89,3 +89,35 @@ export function once<T>(fn: () => Promise<T>): () => Promise<T> {
   let p: Promise<T> | undefined;
   return () => (p ??= fn());
 }
+
+/**
+ * The last resort: an uncaught exception or unhandled rejection is a bug, so it is logged and the
+ * process leaves through the ordered shutdown (watch publishes .down on the way) and exits 1, so a
+ * supervisor restarts it. A second one during that shutdown is only logged; if the shutdown itself
+ * hangs, the process exits anyway after exitAfterMs. Returns the undo.
+ */
+export function exitOnUncaught(shutdown: Shutdown, log: Logger, proc: NodeJS.Process = process, exitAfterMs = 60_000): () => void {
+  const onFatal = (kind: string) => (err: unknown) => {
+    log.fatal({ err: describeError(err), kind }, `${kind}: shutting down`);
+    log.debug({ stack: err instanceof Error ? err.stack : undefined }, 'where it was thrown');
+    if (shutdown.started) return;
+    setTimeout(() => proc.exit(1), exitAfterMs).unref();
+    void shutdown.run(kind).finally(() => proc.exit(1));
+  };
+  const onException = onFatal('uncaught exception');
+  const onRejection = onFatal('unhandled rejection');
+  proc.on('uncaughtException', onException);
+  proc.on('unhandledRejection', onRejection);
+  return () => {
+    proc.off('uncaughtException', onException);
+    proc.off('unhandledRejection', onRejection);
+  };
+}
+
+/**
+ * A daemon that stopped (fatal error, or its work done) must end: anything still holding the loop
+ * open after its shutdown steps (a child, a timer) is a leak, not a reason to stay alive.
+ */
+export function exitSoon(code: number, proc: NodeJS.Process = process, afterMs = 1000): void {
+  setTimeout(() => proc.exit(code), afterMs).unref();
+}
