@@ -14,6 +14,7 @@ export class Shutdown {
   readonly #steps: ShutdownStep[] = [];
   readonly #log: Logger;
   #done: Promise<void> | undefined;
+  #reason: string | undefined;
   readonly #finished = Promise.withResolvers<string>();
 
   constructor(log: Logger) {
@@ -34,13 +35,21 @@ export class Shutdown {
     return this.#done !== undefined;
   }
 
+  /** Why the shutdown runs ("received SIGTERM", "uncaught exception", ...), once it does. */
+  get reason(): string | undefined {
+    return this.#reason;
+  }
+
   run(reason: string): Promise<void> {
+    this.#reason ??= reason;
     this.#done ??= this.#runSteps(reason);
     return this.#done;
   }
 
   async #runSteps(reason: string): Promise<void> {
-    this.#log.info({ reason, steps: this.#steps.map((s) => s.name) }, 'shutting down');
+    // Nothing to close (a start that failed early): no lines besides the caller's one-line error.
+    const log = this.#steps.length ? this.#log.info.bind(this.#log) : this.#log.debug.bind(this.#log);
+    log({ reason, steps: this.#steps.map((s) => s.name) }, 'shutting down');
     for (const step of this.#steps) {
       const started = Date.now();
       try {
@@ -50,7 +59,7 @@ export class Shutdown {
         this.#log.error({ step: step.name, err: describeError(err) }, 'shutdown step failed; continuing');
       }
     }
-    this.#log.info('shutdown complete');
+    log('shutdown complete');
     this.#finished.resolve(reason);
   }
 }

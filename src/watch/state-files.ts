@@ -1,9 +1,10 @@
 // Publishes VIP states as files, in the order that keeps readers safe: the new file is written
 // (atomically) before the opposite one is removed, so a reader never sees neither file, and the
 // moment with both means down.
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeIfExists, writeFileAtomic } from '../sys/atomic-file.ts';
+import { makeDirs } from '../sys/make-dir.ts';
 import { serializeRecord, stateFileName, type StateRecord } from './state-record.ts';
 
 export class StateFiles {
@@ -15,7 +16,7 @@ export class StateFiles {
 
   /** Creates the directory (mode 0755) if missing; also called before writes, so a removed directory comes back. */
   async ensureDir(): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o755 });
+    await makeDirs(this.dir, 0o755);
   }
 
   /** Writes the record for one VIP, then removes the opposite file. */
