@@ -310,12 +310,14 @@ export function checkProxyConfig(raw: Raw): string | undefined {
     if (Boolean(hc.clientCert) !== Boolean(hc.clientKey)) {
       return `${i < fromFlags ? '--client-cert/--client-key' : key(i, 'healthCheck.clientCert/clientKey')}: give both or neither`;
     }
-    // Without a CA the check would verify against the public Web PKI, which no cluster CA is part
-    // of: every upstream would be down and the proxy in permanent fail-open, without a word.
-    if (hc.type !== 'tcp' && !hc.caFile && !hc.insecureSkipTlsVerify) {
-      const where = i < fromFlags ? '--health-check ' + hc.type : `frontends[${i - fromFlags}].healthCheck (type ${hc.type})`;
-      return `${where}: give --ca-file FILE (the cluster CA, usually /etc/kubernetes/pki/ca.crt; healthCheck.caFile in the file) or, to skip verification, --insecure-skip-tls-verify`;
-    }
+  }
+  // Without a CA the check would verify against the public Web PKI, which no cluster CA is part
+  // of: every upstream would be down and the proxy in permanent fail-open, without a word.
+  for (const [i, f] of frontends.entries()) {
+    const hc = f.healthCheck;
+    if (hc.type === 'tcp' || hc.caFile || hc.insecureSkipTlsVerify) continue;
+    const where = i < fromFlags ? `--health-check ${hc.type}` : `frontends[${i - fromFlags}].healthCheck (type ${hc.type})`;
+    return `${where}: give --ca-file FILE (the cluster CA, usually /etc/kubernetes/pki/ca.crt; healthCheck.caFile in the file) or, to skip verification, --insecure-skip-tls-verify`;
   }
   return undefined;
 }
