@@ -129,7 +129,16 @@ export function filePath(what = 'a file path') {
     .string({ error: `expected ${what}` })
     .min(1, `expected ${what}`)
     .max(4096, `expected ${what} of at most 4096 characters`)
-    .refine((p) => !/[\x00-\x1f\x7f]/.test(p), { error: `expected ${what} without control characters (newline, tab, ...)` });
+    .refine((p) => !hasControlCharacters(p), { error: `expected ${what} without control characters (newline, tab, ...)` });
+}
+
+/** Any character below U+0020, or DEL: they split lines, config entries and log records. */
+export function hasControlCharacters(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
 }
 
 /** --admin-address: HOST:PORT, or "off". */
