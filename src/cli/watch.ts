@@ -23,7 +23,7 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const hostName = (what: string) => z.string().refine((n) => isHostName(n), { error: `expected ${what} (letters, digits, - and .)` });
 
-const fields = {
+export const watchFields = {
   healthUrl: z
     .url({ protocol: /^https$/, error: 'expected an https:// URL such as https://localhost:6443/readyz' })
     // Userinfo would be logged and shown in /status with the URL; credentials go in files.
@@ -50,7 +50,7 @@ const fields = {
   onExit: z.enum(['down', 'keep'], { error: 'expected down or keep' }).prefault('down'),
 };
 
-export type WatchConfig = ModeConfig<typeof fields>;
+export type WatchConfig = ModeConfig<typeof watchFields>;
 
 const helpAfter = `
 The watcher decides whether this node's kube-apiserver may receive the node's own traffic to the
@@ -68,12 +68,12 @@ Examples:
   kubeward watch --vip-from-dns api-int.example.com --insecure-skip-tls-verify --fall 6 --interval 1s
 `;
 
-const spec: ModeSpec<typeof fields> = {
+const spec: ModeSpec<typeof watchFields> = {
   name: 'watch',
   summary: 'probe the local apiserver and publish <VIP>.up / <VIP>.down state files',
   helpAfter,
   adminPort: 9450,
-  fields,
+  fields: watchFields,
   flags: [
     { key: 'healthUrl', value: '<url>', help: 'the local apiserver health endpoint', defaultText: 'https://localhost:6443/readyz' },
     { key: 'vip', value: '<ip>', help: 'an API VIP (IPv4 or IPv6) to publish state for', repeatable: true },

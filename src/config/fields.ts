@@ -51,7 +51,7 @@ export const boolean = z.boolean({ error: 'expected true or false' });
 
 /** Why an IP address is refused, or undefined for a plain IPv4 or IPv6 address (no zone id). */
 export function ipAddressProblem(text: string): string | undefined {
-  if (text.includes('%') && isIP(text) === 6) return `${quote(text)} has a zone id (%...); give an address without one`;
+  if (isIP(text.split('%')[0]!) === 6 && text.includes('%')) return `${quote(text)} has a zone id (%...); give an address without one`;
   if (isIP(text) === 0) return `${quote(text)} is not an IPv4 or IPv6 address`;
   return undefined;
 }
@@ -85,7 +85,7 @@ export function checkHostPort(text: string, minPort = 0): HostPort | { problem: 
   const port = Number(m[3]);
   if (port > 65535 || port < minPort) return { problem: `${quote(text)}: the port must be from ${minPort} to 65535` };
   if (m[1] !== undefined) {
-    const problem = isIP(m[1]) === 6 ? ipAddressProblem(m[1]) : `${quote(text)}: only IPv6 addresses go in brackets`;
+    const problem = isIP(m[1].split('%')[0]!) === 6 ? ipAddressProblem(m[1]) : `${quote(text)}: only IPv6 addresses go in brackets`;
     return problem ? { problem } : { host: m[1], port };
   }
   const host = m[2]!;
