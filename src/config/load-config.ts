@@ -61,6 +61,7 @@ function describeIssue(issue: z.core.$ZodIssue, fileData: RawConfig, flags: RawC
     const idx = rest.length && /^\d+$/.test(rest[0]!) ? ` (value ${Number(rest[0]) + 1})` : '';
     return `${flagNameOf(top)}${idx}: ${issue.message}`;
   }
-  const source = fileData[top] !== undefined ? (filePath ?? 'config') : 'config';
-  return `${source}: key "${issue.path.join('.')}": ${issue.message}`;
+  if (fileData[top] !== undefined) return `${filePath ?? 'config'}: key "${issue.path.join('.')}": ${issue.message}`;
+  // In neither place (a required value left out): name the flag, which is how most set it.
+  return `${flagNameOf(top)}${rest.length ? ` (key "${issue.path.join('.')}")` : ''}: ${issue.message}`;
 }
