@@ -132,6 +132,13 @@ test('watch: --lock-file=--help is a file named --help, never an option of flock
   const locked = await w.waitForLog(/^lock acquired$/);
   assert.equal(locked.lock, join(cwd, '--help'));
   assert.ok(existsSync(join(cwd, '--help')));
+  // A stray SIGHUP or SIGUSR2 (Node's default: die at once) is logged and ignored.
+  await waitFor(() => existsSync(join(cwd, 'state', '10.0.0.70.up')), { timeoutMs: 15_000, what: '.up' });
+  w.signal('SIGHUP');
+  w.signal('SIGUSR2');
+  await w.waitForLog(/^signal ignored/, { where: (l) => l.signal === 'SIGUSR2' });
+  assert.equal(w.child.exitCode, null, 'still running');
   w.signal('SIGTERM');
   assert.equal((await w.exited).code, 0);
+  assert.ok(existsSync(join(cwd, 'state', '10.0.0.70.down')), 'SIGTERM still published down');
 });

@@ -130,3 +130,16 @@ export function exitOnUncaught(shutdown: Shutdown, log: Logger, proc: NodeJS.Pro
 export function exitSoon(code: number, proc: NodeJS.Process = process, afterMs = 1000): void {
   setTimeout(() => proc.exit(code), afterMs).unref();
 }
+
+/**
+ * SIGHUP and SIGUSR2 would end a Node process at once (the default action), skipping the ordered
+ * shutdown: a watch would leave its .up files behind. A mode that reloads on SIGHUP adds its own
+ * listener; otherwise the signal is logged and ignored.
+ */
+export function ignoreStraySignals(log: Logger, proc: NodeJS.Process = process): void {
+  for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
+    proc.on(signal, () => {
+      if (proc.listenerCount(signal) === 1) log.warn({ signal }, 'signal ignored: this mode does not use it');
+    });
+  }
+}

@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { z } from 'zod';
 import type { Registry } from 'prom-client';
 import { createLogger, type Logger, type LogFormat, type LogLevel } from '../base/logger.ts';
-import { Shutdown, exitOnSignals, exitOnUncaught, exitSoon } from '../base/lifecycle.ts';
+import { Shutdown, exitOnSignals, exitOnUncaught, exitSoon, ignoreStraySignals } from '../base/lifecycle.ts';
 import { UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { adminAddress, commonFields, formatHostPort, type HostPort } from '../config/fields.ts';
 import { flagNameOf, mergeConfig, readConfigFile, type RawConfig } from '../config/load-config.ts';
@@ -113,6 +113,7 @@ async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConf
   const shutdown = new Shutdown(log);
   exitOnSignals(shutdown, log);
   exitOnUncaught(shutdown, log);
+  ignoreStraySignals(log);
   let handle: DaemonHandle | undefined;
   const admin =
     config.adminAddress === 'off'
