@@ -1,11 +1,14 @@
 // Local faults are not upstream failures, over real TCP: a token file that disappears or goes bad
 // leaves the upstreams up and their connections open (reason local, in /readyz, /status and a
 // metric); at a low fd limit a flood of clients meets the connection cap, not EMFILE, and the
-// healthy connections and checks carry on; a SIGHUP with a bad key is rejected and the proxy lives.
+// healthy connections and checks carry on; with the fd limit pulled under the running process
+// (real EMFILE) nothing is blamed or evicted; a SIGHUP with a bad key is rejected and the proxy lives.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { connect, type Socket } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -164,4 +167,48 @@ test('a SIGHUP reload with a client key that is not a key is rejected; the runni
   assert.equal(p.child.exitCode, null, 'still running');
   p.signal('SIGTERM');
   assert.equal((await p.exited).code, 0);
+});
+
+test('real EMFILE (the fd limit lowered under the running proxy): checks fail local, the upstream stays up, established connections keep carrying bytes', async (t) => {
+  const ups = await startUpstreams(t, ['a']);
+  ups[0]!.onConnection = (s) => s.pipe(s);
+  const [listen, admin] = [await freePort(), await freePort()];
+  const p = new KubewardProcess(['proxy', '--listen', `127.0.0.1:${listen}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--interval', '100ms', '--fall', '2', '--admin-address', `127.0.0.1:${admin}`]);
+  t.after(() => p.stop());
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: 'ready' });
+  const held = await Promise.all(Array.from({ length: 5 }, () => openGreeted(listen)));
+  t.after(() => held.forEach((h) => h.socket.destroy()));
+  const echo = (s: Socket) => new Promise<string>((resolve) => {
+    s.once('data', (d: Buffer) => resolve(d.toString()));
+    s.write('ping');
+  });
+  for (const h of held) assert.equal(await echo(h.socket), 'ping');
+
+  // A limit below what the process holds (the kernel allows that): every new socket is EMFILE, even
+  // after a transient descriptor (the admin keep-alive connection of the readiness poll) closes.
+  // The soft limit only: raising it back needs no privilege.
+  const softLimit = readFileSync(`/proc/${p.pid}/limits`, 'utf8').match(/^Max open files\s+(\d+)/m)![1]!;
+  const setLimit = (n: number | string) => execFileSync('prlimit', ['--pid', String(p.pid), `--nofile=${n}:`]);
+  setLimit(readdirSync(`/proc/${p.pid}/fd`).length - 4);
+  t.after(() => void (p.child.exitCode === null && setLimit(softLimit)));
+  await p.waitForLog(/^health checks hit a local fault/);
+  const fault = p.logs.find((l) => /^health checks hit a local fault/.test(l.msg))!;
+  assert.match(String(fault.detail), /EMFILE/);
+  // New clients meet EMFILE at accept too; keep trying for many check intervals (fall is 2).
+  const started = performance.now();
+  await waitFor(async () => {
+    await openGreeted(listen).then((g) => g.socket.destroy(), () => undefined);
+    return performance.now() - started > 2000;
+  }, { timeoutMs: 20_000, intervalMs: 50, what: 'twenty check intervals under EMFILE' });
+  for (const h of held) assert.equal(await echo(h.socket), 'ping', 'an established connection still carries bytes');
+  assert.equal(p.logs.filter((l) => l.msg === 'upstream down').length, 0, 'the upstream was never blamed');
+  assert.equal(p.logs.filter((l) => /^closing connections/.test(l.msg)).length, 0, 'nothing was evicted');
+  assert.equal(p.logs.filter((l) => /^health checks hit a local fault/.test(l.msg)).length, 1, 'logged once per streak');
+
+  setLimit(softLimit);
+  await p.waitForLog(/^health checks run again: the local fault is over$/);
+  const status = (await (await fetch(`http://127.0.0.1:${admin}/status`)).json()) as { frontends: { localFault: unknown; upstreams: { state: string }[] }[] };
+  assert.equal(status.frontends[0]!.upstreams[0]!.state, 'up');
+  assert.equal(status.frontends[0]!.localFault, null);
+  assert.equal(held.filter((h) => h.socket.destroyed).length, 0);
 });
