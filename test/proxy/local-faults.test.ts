@@ -94,7 +94,7 @@ test('at a low fd limit a flood of clients meets the connection cap: 28 healthy 
   const ups = await startUpstreams(t, ['a', 'b']);
   const [listen, admin] = [await freePort(), await freePort()];
   const p = new KubewardProcess(
-    ['proxy', '--listen', `127.0.0.1:${listen}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]), '--health-check', 'tcp', '--interval', '100ms', '--fall', '2', '--admin-address', `127.0.0.1:${admin}`, '--slow-start', '0s'],
+    ['proxy', '--listen', `127.0.0.1:${listen}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]), '--health-check', 'tcp', '--interval', '100ms', '--fall', '2', '--admin-address', `127.0.0.1:${admin}`, '--slow-start', '0s', '--shutdown-grace', '300ms'],
     { prefix: ['prlimit', '--nofile=200:200', '--'] },
   );
   t.after(() => p.stop());
