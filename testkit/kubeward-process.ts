@@ -32,8 +32,9 @@ export class KubewardProcess {
   readonly logs: LogLine[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-  constructor(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; prefix?: string[] } = {}) {
-    const argv = [...(opts.prefix ?? []), NODE, MAIN, ...args];
+  /** prefix: a command in front of node (prlimit ...); nodeArgs: node's own options (--import ...). */
+  constructor(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; prefix?: string[]; nodeArgs?: string[] } = {}) {
+    const argv = [...(opts.prefix ?? []), NODE, ...(opts.nodeArgs ?? []), MAIN, ...args];
     this.child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd ?? ROOT, env: opts.env ?? envWithoutOpenStack(), stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (d: string) => (this.stdout += d));
     let partial = '';

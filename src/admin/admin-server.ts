@@ -6,6 +6,12 @@ import type { Registry } from 'prom-client';
 import type { HostPort } from '../config/fields.ts';
 import type { Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';
+import { redactSecrets } from '../base/redact.ts';
+
+/** Most admin connections open at once; more are closed at accept (the listener is for probes and people, not load). */
+export const ADMIN_MAX_CONNECTIONS = 32;
+/** A connection with no request in flight for this long is closed. */
+export const ADMIN_IDLE_TIMEOUT_MS = 10_000;
 
 export interface Readiness {
   ready: boolean;
@@ -45,7 +51,15 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       else res.destroy();
     });
   });
+  // Limits: a local process must not be able to hold the daemon's descriptors or memory through
+  // this listener. Idle keep-alive connections close after 5 s, silent ones (no request or a
+  // request that never completes) after ADMIN_IDLE_TIMEOUT_MS.
+  server.maxConnections = ADMIN_MAX_CONNECTIONS;
   server.keepAliveTimeout = 5000;
+  server.headersTimeout = 5000;
+  server.requestTimeout = ADMIN_IDLE_TIMEOUT_MS;
+  server.timeout = ADMIN_IDLE_TIMEOUT_MS;
+  server.maxHeadersCount = 50;
   await listen(server, opts.address);
   const bound = server.address() as AddressInfo;
   const address = { host: opts.address.host, port: bound.port };
@@ -97,7 +111,10 @@ async function handle(opts: AdminServerOptions, req: IncomingMessage, res: Serve
       return sendText(res, r.ready ? 200 : 503, `${r.ready ? 'ready' : 'not ready'}: ${r.reason}\n`);
     }
     case '/status':
-      return sendJson(res, 200, opts.status());
+      // /status tells more than a probe needs (addresses, errors): loopback peers only, so a
+      // listener bound to the pod network for probes does not publish it there.
+      if (!isLoopback(req.socket.remoteAddress)) return sendJson(res, 403, { error: '/status is served to loopback peers only (kubectl port-forward works)' });
+      return sendJson(res, 200, redactSecrets(opts.status()));
     default:
       return sendJson(res, 404, { error: `no such endpoint ${path}; try /metrics, /healthz, /readyz or /status` });
   }

@@ -14,6 +14,7 @@ export class Shutdown {
   readonly #steps: ShutdownStep[] = [];
   readonly #log: Logger;
   #done: Promise<void> | undefined;
+  #reason: string | undefined;
   readonly #finished = Promise.withResolvers<string>();
 
   constructor(log: Logger) {
@@ -34,13 +35,21 @@ export class Shutdown {
     return this.#done !== undefined;
   }
 
+  /** Why the shutdown runs ("received SIGTERM", "uncaught exception", ...), once it does. */
+  get reason(): string | undefined {
+    return this.#reason;
+  }
+
   run(reason: string): Promise<void> {
+    this.#reason ??= reason;
     this.#done ??= this.#runSteps(reason);
     return this.#done;
   }
 
   async #runSteps(reason: string): Promise<void> {
-    this.#log.info({ reason, steps: this.#steps.map((s) => s.name) }, 'shutting down');
+    // Nothing to close (a start that failed early): no lines besides the caller's one-line error.
+    const log = this.#steps.length ? this.#log.info.bind(this.#log) : this.#log.debug.bind(this.#log);
+    log({ reason, steps: this.#steps.map((s) => s.name) }, 'shutting down');
     for (const step of this.#steps) {
       const started = Date.now();
       try {
@@ -50,7 +59,7 @@ export class Shutdown {
         this.#log.error({ step: step.name, err: describeError(err) }, 'shutdown step failed; continuing');
       }
     }
-    this.#log.info('shutdown complete');
+    log('shutdown complete');
     this.#finished.resolve(reason);
   }
 }
@@ -88,4 +97,49 @@ export function exitOnSignals(shutdown: Shutdown, log: Logger, proc: NodeJS.Proc
 export function once<T>(fn: () => Promise<T>): () => Promise<T> {
   let p: Promise<T> | undefined;
   return () => (p ??= fn());
+}
+
+/**
+ * The last resort: an uncaught exception or unhandled rejection is a bug, so it is logged and the
+ * process leaves through the ordered shutdown (watch publishes .down on the way) and exits 1, so a
+ * supervisor restarts it. A second one during that shutdown is only logged; if the shutdown itself
+ * hangs, the process exits anyway after exitAfterMs. Returns the undo.
+ */
+export function exitOnUncaught(shutdown: Shutdown, log: Logger, proc: NodeJS.Process = process, exitAfterMs = 60_000): () => void {
+  const onFatal = (kind: string) => (err: unknown) => {
+    log.fatal({ err: describeError(err), kind }, `${kind}: shutting down`);
+    log.debug({ stack: err instanceof Error ? err.stack : undefined }, 'where it was thrown');
+    if (shutdown.started) return;
+    setTimeout(() => proc.exit(1), exitAfterMs).unref();
+    void shutdown.run(kind).finally(() => proc.exit(1));
+  };
+  const onException = onFatal('uncaught exception');
+  const onRejection = onFatal('unhandled rejection');
+  proc.on('uncaughtException', onException);
+  proc.on('unhandledRejection', onRejection);
+  return () => {
+    proc.off('uncaughtException', onException);
+    proc.off('unhandledRejection', onRejection);
+  };
+}
+
+/**
+ * A daemon that stopped (fatal error, or its work done) must end: anything still holding the loop
+ * open after its shutdown steps (a child, a timer) is a leak, not a reason to stay alive.
+ */
+export function exitSoon(code: number, proc: NodeJS.Process = process, afterMs = 1000): void {
+  setTimeout(() => proc.exit(code), afterMs).unref();
+}
+
+/**
+ * SIGHUP and SIGUSR2 would end a Node process at once (the default action), skipping the ordered
+ * shutdown: a watch would leave its .up files behind. A mode that reloads on SIGHUP adds its own
+ * listener; otherwise the signal is logged and ignored.
+ */
+export function ignoreStraySignals(log: Logger, proc: NodeJS.Process = process): void {
+  for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
+    proc.on(signal, () => {
+      if (proc.listenerCount(signal) === 1) log.warn({ signal }, 'signal ignored: this mode does not use it');
+    });
+  }
 }

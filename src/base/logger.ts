@@ -1,5 +1,6 @@
 // Logging: pino, JSON lines by default, a compact "time LEVEL msg key=value" form for people.
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { redactSecrets } from './redact.ts';
 
 export type { Logger } from 'pino';
 export type LogFormat = 'json' | 'text';
@@ -44,7 +45,8 @@ export function createLogger(opts: LoggerOptions): Logger {
       level: opts.level,
       base: { pid: process.pid, ...opts.base },
       timestamp: pino.stdTimeFunctions.epochTime,
-      formatters: { level: (_label, number) => ({ level: number }) },
+      // Every line's fields pass through the one redaction (secret keys, URL userinfo).
+      formatters: { level: (_label, number) => ({ level: number }), log: (fields) => redactSecrets(fields) as Record<string, unknown> },
     },
     dest,
   );

@@ -33,6 +33,12 @@ export function usageLine(err: CommanderError, commandPath: string): string {
 
 export async function main(argv: string[]): Promise<void> {
   const program = await buildProgram(argv[0]);
+  if (argv.length === 0) {
+    // No mode: nothing to do is a usage error, not success (a unit with a typo'd ExecStart).
+    process.stderr.write(program.helpInformation() + '\nkubeward: no mode given; see the modes above\n');
+    process.exitCode = 2;
+    return;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { z } from 'zod';
 import type { Registry } from 'prom-client';
 import { createLogger, type Logger, type LogFormat, type LogLevel } from '../base/logger.ts';
-import { Shutdown, exitOnSignals } from '../base/lifecycle.ts';
+import { Shutdown, exitOnSignals, exitOnUncaught, exitSoon, ignoreStraySignals } from '../base/lifecycle.ts';
 import { UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { adminAddress, commonFields, formatHostPort, type HostPort } from '../config/fields.ts';
 import { flagNameOf, mergeConfig, readConfigFile, type RawConfig } from '../config/load-config.ts';
@@ -102,8 +102,8 @@ async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConf
   try {
     config = await loadModeConfig(spec, opts, adminDefault);
   } catch (err) {
-    if (isKubewardError(err, 'E_USAGE')) {
-      process.stderr.write(`kubeward ${spec.name}: ${err.message}\n`);
+    if (isConfigError(err)) {
+      process.stderr.write(`kubeward ${spec.name}: ${oneLine(err.message)}\n`);
       return 2;
     }
     throw err;
@@ -112,6 +112,8 @@ async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConf
   const registry = createMetricsRegistry(spec.name);
   const shutdown = new Shutdown(log);
   exitOnSignals(shutdown, log);
+  exitOnUncaught(shutdown, log);
+  ignoreStraySignals(log);
   let handle: DaemonHandle | undefined;
   const admin =
     config.adminAddress === 'off'
@@ -141,20 +143,29 @@ async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConf
     // A signal ends the daemon through the shutdown steps (exit 0); a fatal stop ends it with its code.
     const code = await Promise.race([handle.finished ?? new Promise<number>(() => {}), shutdown.finished.then(() => 0)]);
     await shutdown.run('daemon stopped');
+    exitSoon(code);
     return code;
   } catch (err) {
-    if (isKubewardError(err, 'E_USAGE')) {
-      log.error({ err: err.message }, 'bad usage');
-      process.stderr.write(`kubeward ${spec.name}: ${err.message}\n`);
-      await shutdown.run('bad usage');
-      await admin?.close();
-      return 2;
-    }
-    log.fatal({ err: describeError(err), code: isKubewardError(err) ? err.code : undefined }, 'fatal error');
-    await shutdown.run('fatal error');
+    // Printed once, as one line (no log line besides it: both would land on stderr).
+    const code = isConfigError(err) ? 2 : 1;
+    if (code === 2) process.stderr.write(`kubeward ${spec.name}: ${oneLine((err as Error).message)}\n`);
+    else log.fatal({ err: describeError(err), code: isKubewardError(err) ? err.code : undefined }, 'fatal error');
+    await shutdown.run(code === 2 ? 'bad usage' : 'fatal error');
     await admin?.close();
-    return 1;
+    // Whatever the failed start left behind (a lock child, a timer) must not keep the process alive.
+    exitSoon(code);
+    return code;
   }
+}
+
+/** Bad flags, keys or config files (E_USAGE, E_CONFIG): exit 2. */
+function isConfigError(err: unknown): err is Error {
+  return isKubewardError(err, 'E_USAGE') || isKubewardError(err, 'E_CONFIG');
+}
+
+/** A message as one line: anything after a line break is folded in. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' | ');
 }
 
 /** Parses flags and the config file into the mode's typed config; throws UsageError. */

@@ -70,6 +70,7 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
     { key: 'discoveryDebounce', value: '<duration>', help: 'endpoint changes closer together than this are applied as one', defaultText: DEFAULTS.discoveryDebounce },
     { key: 'cacheFile', value: '<file>', help: 'the last good discovered list, written atomically and read at start before discovery', defaultText: DEFAULTS.cacheFile },
     { key: 'firstByteTimeout', value: '<duration>', help: "mark an upstream down at once when a connection's client has sent bytes and the upstream none within this long; 0 for off", defaultText: `${DEFAULTS.firstByteTimeout} with readyz or tls checks, off with tcp` },
+    { key: 'maxConnections', value: '<n>', help: 'most client connections per frontend at once (1 to 1000000); the next is closed at accept. Also bounded by the fd limit less a reserve for checks', defaultText: 'from the fd limit' },
     { key: 'reusePort', help: 'listen with SO_REUSEPORT so several proxy processes share the listen addresses (Linux)' },
     { key: 'workers', value: '<n|auto>', help: 'processes serving the listen addresses (SO_REUSEPORT), this one included, each with its own checks; auto: one per CPU', defaultText: String(DEFAULTS.workers) },
     { key: 'watchConfig', help: 'reload when the --config file changes (as on SIGHUP)' },

@@ -2,13 +2,14 @@
 // Composition root: flags → config → probe, files, lock, DNS → Watcher; close order written below.
 import { lookup } from 'node:dns/promises';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { systemClock } from '../base/clock.ts';
-import { KubewardError, UsageError, describeError } from '../base/errors.ts';
+import { KubewardError, UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { formatDuration } from '../base/duration.ts';
-import { boolean, duration, integer } from '../config/fields.ts';
+import { boolean, duration, filePath, integer, isHostName } from '../config/fields.ts';
 import { probeHttps, type HttpsProbeOptions } from '../probe/https-probe.ts';
+import { caBundleProblem, checkToken, clientPairProblem } from '../probe/tls-material.ts';
 import { acquireLock } from '../sys/dir-lock.ts';
 import { StateFiles } from '../watch/state-files.ts';
 import { defaultHeartbeatDir, isDirectoryPath } from '../watch/state-record.ts';
@@ -19,31 +20,39 @@ import { Watcher } from '../watch/watcher.ts';
 import { flagNameOf } from '../config/load-config.ts';
 import { buildModeCommand, type ModeConfig, type ModeSpec } from './mode-command.ts';
 
-const fields = {
-  healthUrl: z.url({ protocol: /^https$/, error: 'expected an https:// URL such as https://localhost:6443/readyz' }).prefault('https://localhost:6443/readyz'),
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const hostName = (what: string) => z.string().refine((n) => isHostName(n), { error: `expected ${what} (letters, digits, - and .)` });
+
+export const watchFields = {
+  healthUrl: z
+    .url({ protocol: /^https$/, error: 'expected an https:// URL such as https://localhost:6443/readyz' })
+    // Userinfo would be logged and shown in /status with the URL; credentials go in files.
+    .refine((u) => !/^https:\/\/[^/]*@/i.test(u), { error: 'a user or password in the URL is not accepted (it would show in logs and /status); use --token-file or --client-cert/--client-key' })
+    .prefault('https://localhost:6443/readyz'),
   vip: z.array(vipAddress).prefault([]),
-  vipFromDns: z.string().min(1).optional(),
+  vipFromDns: hostName('a DNS name').optional(),
   dnsRefresh: duration({ min: 1000 }).prefault('1m'),
-  stateDir: z.string().min(1).prefault('/run/cloud-routes'),
-  lockFile: z.string().min(1).optional(),
+  stateDir: filePath('a directory path').prefault('/run/cloud-routes'),
+  lockFile: filePath().optional(),
   lockTimeout: duration().prefault('5m'),
-  interval: duration({ min: 100 }).prefault('2s'),
-  timeout: duration({ min: 50 }).prefault('3s'),
+  interval: duration({ min: 100, max: HOUR }).prefault('2s'),
+  timeout: duration({ min: 50, max: 5 * MINUTE }).prefault('3s'),
   rise: integer(1, 100).prefault(1),
   fall: integer(1, 100).prefault(8),
   fastDownOnRefused: boolean.prefault(true),
-  heartbeat: duration({ min: 100 }).prefault('5s'),
+  heartbeat: duration({ min: 100, max: HOUR }).prefault('5s'),
   heartbeatDir: z.union([z.literal('state-dir'), z.string().refine((d) => isDirectoryPath(d))], { error: 'expected an absolute directory path or state-dir' }).optional(),
-  caFile: z.string().min(1).optional(),
+  caFile: filePath().optional(),
   insecureSkipTlsVerify: boolean.prefault(false),
-  clientCert: z.string().min(1).optional(),
-  clientKey: z.string().min(1).optional(),
-  tokenFile: z.string().min(1).optional(),
-  tlsServerName: z.string().min(1).optional(),
+  clientCert: filePath().optional(),
+  clientKey: filePath().optional(),
+  tokenFile: filePath().optional(),
+  tlsServerName: hostName('a DNS name (the name in the apiserver certificate)').optional(),
   onExit: z.enum(['down', 'keep'], { error: 'expected down or keep' }).prefault('down'),
 };
 
-export type WatchConfig = ModeConfig<typeof fields>;
+export type WatchConfig = ModeConfig<typeof watchFields>;
 
 const helpAfter = `
 The watcher decides whether this node's kube-apiserver may receive the node's own traffic to the
@@ -61,12 +70,12 @@ Examples:
   kubeward watch --vip-from-dns api-int.example.com --insecure-skip-tls-verify --fall 6 --interval 1s
 `;
 
-const spec: ModeSpec<typeof fields> = {
+const spec: ModeSpec<typeof watchFields> = {
   name: 'watch',
   summary: 'probe the local apiserver and publish <VIP>.up / <VIP>.down state files',
   helpAfter,
   adminPort: 9450,
-  fields,
+  fields: watchFields,
   flags: [
     { key: 'healthUrl', value: '<url>', help: 'the local apiserver health endpoint', defaultText: 'https://localhost:6443/readyz' },
     { key: 'vip', value: '<ip>', help: 'an API VIP (IPv4 or IPv6) to publish state for', repeatable: true },
@@ -109,70 +118,97 @@ const spec: ModeSpec<typeof fields> = {
       url: new URL(c.healthUrl),
       timeoutMs: c.timeout,
       insecureSkipTlsVerify: c.insecureSkipTlsVerify,
-      ca: c.caFile ? await readFlagFile('caFile', c.caFile) : undefined,
-      cert: c.clientCert ? await readFlagFile('clientCert', c.clientCert) : undefined,
-      key: c.clientKey ? await readFlagFile('clientKey', c.clientKey) : undefined,
-      tokenFile: c.tokenFile,
+      ...(await loadTlsMaterial(c)),
+      tokenFile: c.tokenFile && resolve(c.tokenFile),
       servername: c.tlsServerName,
     };
-    const files = new StateFiles(c.stateDir, c.heartbeatDir === 'state-dir' ? undefined : (c.heartbeatDir ?? defaultHeartbeatDir(c.stateDir)));
+    const stateDir = resolve(c.stateDir);
+    const files = new StateFiles(stateDir, c.heartbeatDir === 'state-dir' ? undefined : resolve(c.heartbeatDir ?? defaultHeartbeatDir(stateDir)));
     try {
       await files.ensureDir();
     } catch (err) {
       throw new UsageError(`--state-dir ${c.stateDir}: cannot create it (${describeError(err)})`, { cause: err });
     }
-    const lockPath = c.lockFile ?? join(c.stateDir, 'apiserver-watcher.lock');
+    const lockPath = resolve(c.lockFile ?? join(stateDir, 'apiserver-watcher.lock'));
     const lock = await acquireLock({
       path: lockPath,
       timeoutMs: c.lockTimeout,
       onWait: () => log.warn({ lock: lockPath, timeout: formatDuration(c.lockTimeout) }, 'another watcher holds the lock; waiting'),
+    }).catch((err: unknown) => {
+      const flag = c.lockFile ? `--lock-file ${c.lockFile}` : `--state-dir ${c.stateDir}`;
+      throw isKubewardError(err, 'E_IO') ? new UsageError(`${flag}: ${(err as Error).message}`, { cause: err }) : err;
     });
     log.info({ lock: lockPath }, 'lock acquired');
-
-    const vips: VipSource = new VipSource({
-      staticVips: c.vip,
-      dnsHost: c.vipFromDns,
-      refreshMs: c.dnsRefresh,
-      resolve: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
-      clock: systemClock,
-      log,
-      onChange: () => watcher.vipsChanged(),
-    });
-    const dnsError = await vips.start();
-    if (vips.current.length === 0) {
+    let vips: VipSource | undefined;
+    try {
+      vips = new VipSource({
+        staticVips: c.vip,
+        dnsHost: c.vipFromDns,
+        refreshMs: c.dnsRefresh,
+        resolve: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
+        clock: systemClock,
+        log,
+        onChange: () => watcher.vipsChanged(),
+      });
+      const dnsError = await vips.start();
+      if (vips.current.length === 0) {
+        throw new KubewardError('E_STATE', `--vip-from-dns ${c.vipFromDns}: no VIP found (${dnsError ?? 'no addresses'}) and no --vip given`);
+      }
+    } catch (err) {
+      // Nothing may outlive a failed start: the refresh timer and the lock child would keep the
+      // process alive after "shutdown complete", holding the lock against the next watcher.
+      vips?.close();
       await lock.release();
-      throw new KubewardError('E_STATE', `--vip-from-dns ${c.vipFromDns}: no VIP found (${dnsError ?? 'no addresses'}) and no --vip given`);
+      throw err;
     }
+    const source = vips;
     const watcher = new Watcher({
       intervalMs: c.interval,
       heartbeatMs: c.heartbeat,
       hysteresis: { rise: c.rise, fall: c.fall, fastDownOnRefused: c.fastDownOnRefused },
       probe: (signal) => probeHttps(probeOpts, signal),
       files,
-      vips: () => vips.current,
+      vips: () => source.current,
       clock: systemClock,
       log,
       metrics: new WatchMetrics(registry),
       pid: process.pid,
     });
     // Close order: stop probing and publish the exit state, stop DNS refresh, release the lock
-    // (only after the last write), then the admin listener.
+    // (only after the last write), then the admin listener. A fatal error (the last-resort
+    // handler) runs the same steps, so .down is published on the way out.
     const w = watcher;
-    shutdown.add('stop probing and publish exit state', () => w.stop(c.onExit, 'signal'), c.timeout + 5000);
-    shutdown.add('stop VIP refresh', () => vips.close());
+    shutdown.add('stop probing and publish exit state', () => w.stop(c.onExit, shutdown.reason ?? 'signal'), c.timeout + 5000);
+    shutdown.add('stop VIP refresh', () => source.close());
     shutdown.add('release lock', () => lock.release());
-    log.info({ healthUrl: c.healthUrl, vips: vips.current, stateDir: c.stateDir, interval: formatDuration(c.interval), rise: c.rise, fall: c.fall }, 'watching');
+    log.info({ healthUrl: c.healthUrl, vips: source.current, stateDir, interval: formatDuration(c.interval), rise: c.rise, fall: c.fall }, 'watching');
     watcher.start();
     return {
       readiness: () => w.readiness(),
-      status: () => ({ ...w.status(), healthUrl: c.healthUrl, stateDir: c.stateDir, lockFile: lockPath, onExit: c.onExit, dnsError: vips.lastDnsError ?? null }),
+      status: () => ({ ...w.status(), healthUrl: c.healthUrl, stateDir, lockFile: lockPath, onExit: c.onExit, dnsError: source.lastDnsError ?? null }),
     };
   },
 };
 
+/** Reads and checks the CA, client certificate, key and token at start: bad material is exit 2, not a crash at the first probe. */
+async function loadTlsMaterial(c: WatchConfig): Promise<Pick<HttpsProbeOptions, 'ca' | 'cert' | 'key'>> {
+  const ca = c.caFile ? await readFlagFile('caFile', c.caFile) : undefined;
+  const cert = c.clientCert ? await readFlagFile('clientCert', c.clientCert) : undefined;
+  const key = c.clientKey ? await readFlagFile('clientKey', c.clientKey) : undefined;
+  const caProblem = ca === undefined ? undefined : caBundleProblem(ca);
+  if (caProblem) throw new UsageError(`--ca-file ${c.caFile}: ${caProblem}`);
+  const pair = cert !== undefined && key !== undefined ? clientPairProblem(cert, key) : undefined;
+  if (pair) throw new UsageError(`${pair.key === 'cert' ? `--client-cert ${c.clientCert}` : `--client-key ${c.clientKey}`}: ${pair.problem}`);
+  if (c.tokenFile) {
+    const token = checkToken(await readFlagFile('tokenFile', c.tokenFile));
+    if (!token.ok) throw new UsageError(`--token-file ${c.tokenFile}: the token ${token.problem}`);
+  }
+  return { ca, cert, key };
+}
+
 async function readFlagFile(key: string, path: string): Promise<string> {
   try {
-    return await readFile(path, 'utf8');
+    return await readFile(resolve(path), 'utf8');
   } catch (err) {
     throw new UsageError(`${flagNameOf(key)} ${path}: cannot read it (${describeError(err)})`, { cause: err });
   }

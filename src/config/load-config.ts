@@ -50,7 +50,32 @@ export function mergeConfig<S extends z.ZodType>(
   throw new UsageError(describeIssue(issue, fileData, flags, filePath));
 }
 
+const KIND_WORDS: Record<string, string> = {
+  string: 'a text value',
+  array: 'a list',
+  object: 'a mapping of keys to values',
+  number: 'a number',
+  boolean: 'true or false',
+  undefined: 'nothing',
+  null: 'null',
+};
+
+const RECEIVED_WORDS: Record<string, string> = { string: 'text', array: 'a list', object: 'a mapping', number: 'a number', boolean: 'true/false', null: 'an empty value' };
+
+/** zod's own wording ("Invalid input: expected string, received number") in the words of a config file. */
+export function issueText(issue: z.core.$ZodIssue): string {
+  const m = /^Invalid input: expected (\w+), received (\w+)$/.exec(issue.message);
+  if (m) {
+    const want = KIND_WORDS[m[1]!] ?? m[1]!;
+    return m[2] === 'undefined' ? `is required (${want})` : `expected ${want}, not ${RECEIVED_WORDS[m[2]!] ?? m[2]!}`;
+  }
+  const size = /^Too (small|big): expected (\w+) to have ([<>]=?)(\d+) (\w+)$/.exec(issue.message);
+  if (size) return `expected ${size[1] === 'small' ? 'at least' : 'at most'} ${size[4]} ${size[5]}`;
+  return issue.message;
+}
+
 function describeIssue(issue: z.core.$ZodIssue, fileData: RawConfig, flags: RawConfig, filePath?: string): string {
+  issue = { ...issue, message: issueText(issue) };
   const [top, ...rest] = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {
     const where = issue.path.length ? issue.path.join('.') + '.' : '';
@@ -61,6 +86,7 @@ function describeIssue(issue: z.core.$ZodIssue, fileData: RawConfig, flags: RawC
     const idx = rest.length && /^\d+$/.test(rest[0]!) ? ` (value ${Number(rest[0]) + 1})` : '';
     return `${flagNameOf(top)}${idx}: ${issue.message}`;
   }
-  const source = fileData[top] !== undefined ? (filePath ?? 'config') : 'config';
-  return `${source}: key "${issue.path.join('.')}": ${issue.message}`;
+  if (fileData[top] !== undefined) return `${filePath ?? 'config'}: key "${issue.path.join('.')}": ${issue.message}`;
+  // In neither place (a required value left out): name the flag, which is how most set it.
+  return `${flagNameOf(top)}${rest.length ? ` (key "${issue.path.join('.')}")` : ''}: ${issue.message}`;
 }

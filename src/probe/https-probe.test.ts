@@ -7,6 +7,7 @@ import { ApiserverStandin } from '../../testkit/apiserver-standin.ts';
 import { freePort } from '../../testkit/wait-for.ts';
 import { probeHttps } from './https-probe.ts';
 import { probeTcp, probeTls } from './socket-probe.ts';
+import { classifyProbeError } from './probe-result.ts';
 
 let ca: TestCa;
 let otherCa: TestCa;
@@ -98,4 +99,27 @@ test('a client certificate is presented when the server requires one', async () 
 test('tcp and tls probes succeed against a live server', async () => {
   assert.equal((await probeTcp({ host: '127.0.0.1', port: standin.port, timeoutMs: 1000 })).ok, true);
   assert.equal((await probeTls({ host: '127.0.0.1', port: standin.port, timeoutMs: 1000, ca: ca.cert })).ok, true);
+});
+
+test('local faults are reason local, returned as values: token file missing, two lines, a key that is not a key', async () => {
+  standin.setReadyz('ok');
+  const dir = ca.dir;
+  const twoLines = join(dir, 'token-two-lines');
+  await writeFile(twoLines, 'abc\ndef\n');
+  const missing = await probeHttps({ url: url(), timeoutMs: 2000, ca: ca.cert, tokenFile: join(dir, 'no-such-token') });
+  assert.deepEqual([missing.ok, missing.reason], [false, 'local']);
+  assert.match(missing.detail, /cannot read token file .*ENOENT/);
+  const lines = await probeHttps({ url: url(), timeoutMs: 2000, ca: ca.cert, tokenFile: twoLines });
+  assert.deepEqual([lines.reason, lines.detail.includes('abc')], ['local', false], 'the token itself is never in the detail');
+  const badKey = await probeHttps({ url: url(), timeoutMs: 2000, ca: ca.cert, cert: serverCert.cert, key: 'not a key' });
+  assert.equal(badKey.reason, 'local');
+  const badTls = await probeTls({ host: '127.0.0.1', port: standin.port, timeoutMs: 1000, ca: ca.cert, cert: serverCert.cert, key: 'not a key' });
+  assert.equal(badTls.reason, 'local');
+});
+
+test('fd and buffer exhaustion are local, not the peer', () => {
+  for (const code of ['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM']) {
+    assert.equal(classifyProbeError(Object.assign(new Error(code), { code }), false), 'local', code);
+  }
+  assert.equal(classifyProbeError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), false), 'refused');
 });

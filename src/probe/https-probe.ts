@@ -3,7 +3,9 @@
 import { request } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { classifyProbeError, failedProbe, type ProbeResult } from './probe-result.ts';
+import { describeError } from '../base/errors.ts';
+import { classifyLocal, classifyProbeError, failedProbe, type ProbeResult } from './probe-result.ts';
+import { checkToken } from './tls-material.ts';
 
 export interface HttpsProbeOptions {
   url: URL;
@@ -32,11 +34,16 @@ export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal):
   const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
   let token: string | undefined;
   if (opts.tokenFile) {
+    // A token we cannot read or use is our fault, not the server's: reason local.
+    let text: string;
     try {
-      token = (await readFile(opts.tokenFile, 'utf8')).trim();
+      text = await readFile(opts.tokenFile, 'utf8');
     } catch (err) {
-      return failedProbe('error', elapsed(), `cannot read token file ${opts.tokenFile}: ${(err as Error).message}`);
+      return failedProbe('local', elapsed(), `cannot read token file ${opts.tokenFile}: ${describeError(err)}`);
     }
+    const checked = checkToken(text);
+    if (!checked.ok) return failedProbe('local', elapsed(), `token file ${opts.tokenFile} ${checked.problem}`);
+    token = checked.token;
   }
   const deadline = AbortSignal.timeout(opts.timeoutMs);
   const abort = signal ? AbortSignal.any([deadline, signal]) : deadline;
@@ -44,6 +51,16 @@ export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal):
   const servername = opts.servername ?? (isIP(opts.url.hostname.replace(/^\[|\]$/g, '')) ? undefined : opts.url.hostname);
 
   return new Promise<ProbeResult>((resolve) => {
+    try {
+      sendRequest(resolve);
+    } catch (err) {
+      // https.request throws synchronously for options it cannot use (bad key, invalid header):
+      // nothing reached the server, so it is a local fault, returned as a value.
+      resolve(failedProbe(classifyLocal(err), elapsed(), describeError(err)));
+    }
+  });
+
+  function sendRequest(resolve: (r: ProbeResult) => void): void {
     let settled = false;
     const finish = (r: ProbeResult) => {
       if (settled) return;
@@ -87,5 +104,5 @@ export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal):
       finish(failedProbe(reason, elapsed(), detail));
     });
     req.end();
-  });
+  }
 }

@@ -9,7 +9,14 @@ export type ProbeReason =
   | 'reset' // the peer reset or closed the connection mid-exchange
   | 'unreachable' // no route to the host
   | 'dns' // the name did not resolve
+  | 'local' // a fault on this side (no fds, no buffers, unreadable token, bad TLS material): says nothing about the target
   | 'error'; // anything else; detail says what
+
+/**
+ * errno codes that mean this process or node is short of something, not that the peer failed:
+ * file descriptors (EMFILE, ENFILE), kernel buffers (ENOBUFS) or memory (ENOMEM).
+ */
+const LOCAL_CODES = new Set(['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM']);
 
 export interface ProbeResult {
   ok: boolean;
@@ -40,6 +47,8 @@ const TLS_CODES = new Set([
 export function classifyProbeError(err: unknown, timedOut: boolean): ProbeReason {
   if (timedOut) return 'timeout';
   const code = (err as NodeJS.ErrnoException | undefined)?.code ?? '';
+  // ERR_OSSL_*: OpenSSL refusing our own certificate or key material, before any byte is sent.
+  if (LOCAL_CODES.has(code) || code.startsWith('ERR_OSSL_') || code === 'ERR_INVALID_CHAR' || code === 'ERR_INVALID_ARG_TYPE') return 'local';
   if (code === 'ECONNREFUSED') return 'refused';
   if (code === 'ETIMEDOUT') return 'timeout';
   if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED') return 'reset';
@@ -49,6 +58,12 @@ export function classifyProbeError(err: unknown, timedOut: boolean): ProbeReason
   const message = err instanceof Error ? err.message : '';
   if (/socket hang up|other side closed|disconnected before secure/i.test(message)) return 'reset';
   return 'error';
+}
+
+/** A synchronous throw while setting up a probe: local, unless it names a network cause. */
+export function classifyLocal(err: unknown): ProbeReason {
+  const reason = classifyProbeError(err, false);
+  return reason === 'error' || reason === 'tls' ? 'local' : reason;
 }
 
 export function failedProbe(reason: ProbeReason, latencyMs: number, detail: string, status = 0): ProbeResult {

@@ -1,7 +1,8 @@
 // Connect-only (tcp) and handshake-only (tls) probes, for upstreams that answer no HTTP health path.
 import { connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { classifyProbeError, failedProbe, type ProbeResult } from './probe-result.ts';
+import { describeError } from '../base/errors.ts';
+import { classifyLocal, classifyProbeError, failedProbe, type ProbeResult } from './probe-result.ts';
 
 export interface SocketProbeOptions {
   host: string;
@@ -27,6 +28,15 @@ function probeSocket(opts: SocketProbeOptions, tls: boolean, signal?: AbortSigna
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
   return new Promise((resolve) => {
+    try {
+      connectAndWait(resolve);
+    } catch (err) {
+      // tls.connect throws synchronously for a key or certificate it cannot load: a local fault.
+      resolve(failedProbe(classifyLocal(err), elapsed(), describeError(err)));
+    }
+  });
+
+  function connectAndWait(resolve: (r: ProbeResult) => void): void {
     let timedOut = false;
     const sock = tls
       ? tlsConnect({
@@ -55,5 +65,5 @@ function probeSocket(opts: SocketProbeOptions, tls: boolean, signal?: AbortSigna
       done({ ok: true, status: 0, latencyMs: elapsed(), reason: 'ok', detail: tls ? 'handshake completed' : 'connected' }),
     );
     sock.once('error', (err) => done(failedProbe(classifyProbeError(err, timedOut), elapsed(), err.message)));
-  });
+  }
 }

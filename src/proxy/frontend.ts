@@ -61,6 +61,15 @@ export class Frontend {
   /** Slow start and rebalancing with defaults filled in, resolved once (not per connection). */
   #herd: ReturnType<typeof herdSettings>;
   #destroyed = false;
+  /** Client connections open now (accepted, not yet closed) and the most allowed at once. */
+  #open = 0;
+  #cap = Number.MAX_SAFE_INTEGER;
+  /** Connections closed at accept since the cap started biting; undefined while under it. */
+  #capRejected: number | undefined;
+  /** Upstreams whose latest check was a local fault, with that result; a streak while non-empty. */
+  readonly #localFaults = new Map<string, ProbeResult>();
+  #localSince: number | undefined;
+  #listenerErrors = { code: '', loggedAt: -Infinity, suppressed: 0 };
 
   constructor(config: FrontendConfig, check: LoadedHealthCheck, deps: FrontendDeps, discovered?: HostPort[]) {
     this.#config = config;
@@ -73,7 +82,7 @@ export class Frontend {
       name: config.name,
       reusePort: deps.reusePort,
       onConnection: (client) => this.#accept(client),
-      onError: (err) => this.#deps.log.error({ frontend: this.name, err: describeError(err) }, 'listener error'),
+      onError: (err) => this.#onListenerError(err),
     });
     this.#checker = new HealthChecker({
       intervalMs: check.intervalMs,
@@ -95,6 +104,7 @@ export class Frontend {
         // At most one per interval: not the hot path.
         this.#deps.log.info({ frontend: this.name, from: d.from, to: d.to, spread: d.spread }, 'rebalancing: closed the oldest connection of the busiest upstream');
       },
+      onError: (err) => this.#deps.log.error({ frontend: this.name, err: describeError(err) }, 'rebalancing round failed; the next one runs as planned'),
     });
   }
 
@@ -192,7 +202,60 @@ export class Frontend {
     void this.#rebalancer.close();
   }
 
+  /** The most client connections open at once (see fd-budget.ts); applies to the next accept. */
+  setConnectionCap(cap: number): void {
+    this.#cap = cap;
+  }
+
+  get connectionCap(): number {
+    return this.#cap;
+  }
+
+  /** The local fault streak of this frontend's checks, or undefined when there is none. */
+  get localFault(): { since: number; upstreams: string[]; detail: string } | undefined {
+    if (this.#localSince === undefined) return undefined;
+    const [first] = this.#localFaults.values();
+    return { since: this.#localSince, upstreams: [...this.#localFaults.keys()], detail: first?.detail ?? '' };
+  }
+
+  /**
+   * Over the cap, a connection is closed at once: its descriptor comes back before the process
+   * runs out, so checks and established connections go on. Logged once when the cap starts
+   * biting and once when it stops.
+   */
+  #overCap(accepted: Socket): boolean {
+    if (this.#open < this.#cap) {
+      if (this.#capRejected !== undefined) {
+        this.#deps.log.info({ frontend: this.name, cap: this.#cap, rejected: this.#capRejected }, 'below the connection cap again');
+        this.#capRejected = undefined;
+      }
+      return false;
+    }
+    accepted.destroy();
+    this.#deps.metrics.rejected.inc({ frontend: this.name, why: 'cap' });
+    if (this.#capRejected === undefined) {
+      this.#deps.log.warn({ frontend: this.name, cap: this.#cap }, 'connection cap reached: new client connections are closed at accept until some end (--max-connections)');
+      this.#capRejected = 0;
+    }
+    this.#capRejected++;
+    return true;
+  }
+
+  /** Accept errors (EMFILE, ENFILE) can repeat for every connection: one line per code per 10 s. */
+  #onListenerError(err: Error): void {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    const e = this.#listenerErrors;
+    const now = this.#deps.clock.now();
+    if (code === e.code && now - e.loggedAt < 10_000) {
+      e.suppressed++;
+      return;
+    }
+    this.#deps.log.error({ frontend: this.name, err: describeError(err), suppressedSinceLast: e.suppressed }, 'listener error');
+    this.#listenerErrors = { code, loggedAt: now, suppressed: 0 };
+  }
+
   #accept(accepted: Socket): void {
+    if (this.#overCap(accepted)) return;
     this.counters.accepted++;
     const { buffers } = this.#deps;
     const toUpstream = new Relay();
@@ -205,6 +268,9 @@ export class Frontend {
       accepted.destroy();
       return;
     }
+    // Counted on the adopted socket: the accepted wrapper closes at once (see adopt-socket.ts).
+    this.#open++;
+    client.once('close', () => this.#open--);
     client.on('error', () => client.destroy()); // until the forwarder owns it
     void this.#forward(client, toUpstream, slice).then((forwarded) => {
       if (!forwarded) this.#giveWhenClosed(client, slice);
@@ -293,7 +359,25 @@ export class Frontend {
     const labels = { frontend: this.name, upstream: key };
     this.#deps.metrics.checks.inc({ ...labels, result: result.reason });
     this.#deps.metrics.checkSeconds.observe(labels, result.latencyMs / 1000);
+    this.#trackLocalFault(key, result);
     this.#apply(key, this.list.recordCheck(key, result, this.#deps.clock.now()), 'check');
+  }
+
+  /** A local fault streak starts with the first upstream whose check hit one and ends when none has; logged once each way. */
+  #trackLocalFault(key: string, result: ProbeResult): void {
+    if (result.reason === 'local') {
+      this.#localFaults.set(key, result);
+      if (this.#localSince !== undefined) return;
+      this.#localSince = this.#deps.clock.now();
+      this.#deps.log.error(
+        { frontend: this.name, upstream: key, reason: 'local', detail: result.detail },
+        'health checks hit a local fault: upstream states are kept and no connection is closed until checks run again',
+      );
+      return;
+    }
+    if (!this.#localFaults.delete(key) || this.#localFaults.size > 0 || this.#localSince === undefined) return;
+    this.#deps.log.info({ frontend: this.name, forMs: this.#deps.clock.now() - this.#localSince }, 'health checks run again: the local fault is over');
+    this.#localSince = undefined;
   }
 
   #apply(key: string, event: UpstreamEvent, cause: TransitionCause): void {
@@ -335,6 +419,9 @@ export class Frontend {
         const bytes = this.conns.bytesFor(u.key);
         return { key: u.key, state: u.state, drained: u.drained, active: u.active, bytesToUpstream: bytes.toUpstream, bytesToClient: bytes.toClient };
       }),
+      localFault: this.#localSince !== undefined,
+      connectionCap: this.#cap,
+      openConnections: this.#open,
     };
   }
 

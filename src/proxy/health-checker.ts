@@ -1,7 +1,8 @@
 // Active health checks: one loop per upstream, so a hung upstream never delays the others' checks.
 // Each loop probes every interval (start to start, jittered ±10%), never two probes at once.
 import { jitter, type Clock } from '../base/clock.ts';
-import type { ProbeResult } from '../probe/probe-result.ts';
+import { describeError } from '../base/errors.ts';
+import { failedProbe, type ProbeResult } from '../probe/probe-result.ts';
 
 export type ProbeFn = (upstreamKey: string, signal: AbortSignal) => Promise<ProbeResult>;
 
@@ -54,7 +55,7 @@ export class HealthChecker {
     while (!signal.aborted) {
       const { intervalMs } = this.#opts;
       const started = clock.now();
-      const result = await probe(key, signal);
+      const result = await probe(key, signal).catch((err: unknown) => failedProbe('local', 0, `the check threw: ${describeError(err)}`));
       if (signal.aborted) return;
       onResult(key, result);
       const wait = Math.max(0, jitter(intervalMs, 0.1, random) - (clock.now() - started));

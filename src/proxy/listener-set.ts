@@ -46,7 +46,7 @@ export class ListenerSet {
         opened.push(key);
       }
     } catch (err) {
-      this.close(opened);
+      await this.close(opened);
       throw err;
     }
     return opened;

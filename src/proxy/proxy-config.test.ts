@@ -52,7 +52,21 @@ const problems: { name: string; raw: unknown; want: RegExp }[] = [
   { name: 'two frontends with one name', raw: { frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] }, { name: 'a', listen: ['127.0.0.1:2'], upstreams: ['1.1.1.1:1'] }] }, want: /^frontends\[1\]\.name: .*used twice/ },
   { name: 'an upstream listed twice', raw: { upstream: ['1.1.1.1:1', '1.1.1.1:1'] }, want: /^--upstream: 1\.1\.1\.1:1 is listed twice/ },
   { name: 'a client certificate without its key', raw: { upstream: ['1.1.1.1:1'], clientCert: '/c.pem' }, want: /--client-cert\/--client-key: give both or neither/ },
+  { name: 'a readyz check with neither --ca-file nor --insecure-skip-tls-verify', raw: { upstream: ['1.1.1.1:1'] }, want: /^--health-check readyz: give --ca-file FILE .* or, to skip verification, --insecure-skip-tls-verify/ },
+  { name: 'a tls check in the file without a CA', raw: { frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'], healthCheck: { type: 'tls' } }] }, want: /^frontends\[0\]\.healthCheck \(type tls\): give --ca-file/ },
 ];
+
+test('a tcp check needs no CA; a CA or the explicit opt-out satisfies a TLS check', () => {
+  assert.equal(checkProxyConfig(parse({ upstream: ['1.1.1.1:1'], healthCheck: 'tcp' })), undefined);
+  assert.equal(checkProxyConfig(parse({ upstream: ['1.1.1.1:1'], caFile: '/ca.crt' })), undefined);
+  assert.equal(checkProxyConfig(parse({ upstream: ['1.1.1.1:1'], insecureSkipTlsVerify: true })), undefined);
+});
+
+test('durations, ports and paths out of their range are refused by the schema', () => {
+  for (const bad of [{ interval: '1000h' }, { timeout: '6m' }, { upstream: ['127.0.0.1:0'] }, { upstream: ['[fe80::1%eth0]:6443'] }, { caFile: 'a\nb' }, { maxConnections: 0 }, { shutdownGrace: '2h' }]) {
+    assert.equal(schema.safeParse(bad).success, false, JSON.stringify(bad));
+  }
+});
 
 for (const p of problems) {
   test(`a config with ${p.name} is refused with the key named`, () => {
@@ -61,7 +75,7 @@ for (const p of problems) {
 }
 
 test('port 0 (tests, ephemeral) may repeat', () => {
-  assert.equal(checkProxyConfig(parse({ listen: ['127.0.0.1:0', '127.0.0.1:0'], upstream: ['1.1.1.1:1'] })), undefined);
+  assert.equal(checkProxyConfig(parse({ listen: ['127.0.0.1:0', '127.0.0.1:0'], upstream: ['1.1.1.1:1'], insecureSkipTlsVerify: true })), undefined);
 });
 
 test('the schema refuses an unknown check type, an empty upstream list and unknown keys', () => {

@@ -1,9 +1,12 @@
 // kubeward proxy's configuration: the zod fields (flags and file), the typed config they resolve
 // to, and the checks across keys (duplicate listen addresses, missing upstreams). Defaults live here.
 import { readFile } from 'node:fs/promises';
+import { resolve as resolvePath } from 'node:path';
 import { z } from 'zod';
 import { UsageError, describeError } from '../base/errors.ts';
-import { boolean, duration, formatHostPort, hostPort, integer, type HostPort } from '../config/fields.ts';
+import { flagNameOf } from '../config/load-config.ts';
+import { caBundleProblem, checkToken, clientPairProblem } from '../probe/tls-material.ts';
+import { boolean, duration, filePath, formatHostPort, hostPort, integer, isHostName, upstreamHostPort, type HostPort } from '../config/fields.ts';
 
 export const HEALTH_CHECK_TYPES = ['readyz', 'tls', 'tcp'] as const;
 export type HealthCheckType = (typeof HEALTH_CHECK_TYPES)[number];
@@ -55,6 +58,11 @@ export interface FrontendConfig {
   rebalance?: RebalanceConfig;
   /** Absent: the upstream list is the configured one (static). */
   discovery?: DiscoveryConfig;
+  /**
+   * Most client connections open at once; the next is closed at accept. Absent: derived from the
+   * process's file descriptor limit, keeping a reserve for checks (see fd-budget.ts).
+   */
+  maxConnections?: number;
 }
 
 export interface DiscoveryConfig {
@@ -109,30 +117,36 @@ export const DEFAULTS = {
 
 export const DISCOVERY_TYPES = ['static', 'kubernetes'] as const;
 
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+/** The largest --max-connections; the real cap is also bounded by the process's file descriptor limit. */
+export const MAX_CONNECTIONS_LIMIT = 1_000_000;
+
 const checkType = z.enum(HEALTH_CHECK_TYPES, { error: 'expected readyz, tls or tcp' });
 const path = z.string().regex(/^\//, 'expected a path starting with /, like /readyz');
-const file = z.string().min(1, 'expected a file path');
+const file = filePath();
 
 /** Keys shared by the top level (defaults for every frontend) and each frontend. */
 const tuning = {
-  interval: duration({ min: 50 }).optional(),
-  timeout: duration({ min: 10 }).optional(),
+  interval: duration({ min: 50, max: HOUR }).optional(),
+  timeout: duration({ min: 10, max: 5 * MINUTE }).optional(),
   rise: integer(1, 100).optional(),
   fall: integer(1, 100).optional(),
-  connectTimeout: duration({ min: 10 }).optional(),
+  connectTimeout: duration({ min: 10, max: 5 * MINUTE }).optional(),
   idleTimeout: duration().optional(),
-  firstByteTimeout: duration().optional(),
+  firstByteTimeout: duration({ max: 5 * MINUTE }).optional(),
   maxRetries: integer(0, 100).optional(),
-  drainSpread: duration().optional(),
-  slowStart: duration().optional(),
+  drainSpread: duration({ max: HOUR }).optional(),
+  slowStart: duration({ max: HOUR }).optional(),
   rebalance: boolean.optional(),
   rebalanceThreshold: integer(0, 100_000).optional(),
-  rebalanceInterval: duration({ min: 10 }).optional(),
+  rebalanceInterval: duration({ min: 10, max: HOUR }).optional(),
   rebalanceMinAge: duration().optional(),
   discovery: z.enum(DISCOVERY_TYPES, { error: 'expected static or kubernetes' }).optional(),
-  kubeconfig: z.string().min(1, 'expected a file path').optional(),
-  discoveryDebounce: duration().optional(),
-  cacheFile: z.string().min(1, 'expected a file path').optional(),
+  kubeconfig: file.optional(),
+  discoveryDebounce: duration({ max: 5 * MINUTE }).optional(),
+  cacheFile: file.optional(),
+  maxConnections: integer(1, MAX_CONNECTIONS_LIMIT).optional(),
 };
 
 const healthCheckObject = z.strictObject({
@@ -143,7 +157,7 @@ const healthCheckObject = z.strictObject({
   clientKey: file.optional(),
   tokenFile: file.optional(),
   insecureSkipTlsVerify: boolean.optional(),
-  serverName: z.string().min(1).optional(),
+  serverName: z.string().refine((n) => isHostName(n), { error: 'expected a DNS name (the name in the upstream certificate)' }).optional(),
   interval: tuning.interval,
   timeout: tuning.timeout,
   rise: tuning.rise,
@@ -153,7 +167,7 @@ const healthCheckObject = z.strictObject({
 const frontendObject = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'expected a short name of lowercase letters, digits, - or _'),
   listen: z.array(hostPort, { error: 'expected a list of HOST:PORT' }).min(1, 'list at least one HOST:PORT to listen on'),
-  upstreams: z.array(hostPort, { error: 'expected a list of HOST:PORT' }).min(1, 'list at least one upstream HOST:PORT'),
+  upstreams: z.array(upstreamHostPort, { error: 'expected a list of HOST:PORT' }).min(1, 'list at least one upstream HOST:PORT'),
   healthCheck: healthCheckObject.optional(),
   connectTimeout: tuning.connectTimeout,
   idleTimeout: tuning.idleTimeout,
@@ -169,11 +183,12 @@ const frontendObject = z.strictObject({
   kubeconfig: tuning.kubeconfig,
   discoveryDebounce: tuning.discoveryDebounce,
   cacheFile: tuning.cacheFile,
+  maxConnections: tuning.maxConnections,
 });
 
 export const proxyFields = {
   listen: z.array(hostPort).optional(),
-  upstream: z.array(hostPort).optional(),
+  upstream: z.array(upstreamHostPort).optional(),
   healthCheck: checkType.optional(),
   healthPath: path.optional(),
   caFile: file.optional(),
@@ -182,7 +197,7 @@ export const proxyFields = {
   tokenFile: file.optional(),
   insecureSkipTlsVerify: boolean.optional(),
   ...tuning,
-  shutdownGrace: duration().optional(),
+  shutdownGrace: duration({ max: HOUR }).optional(),
   watchConfig: boolean.optional(),
   reusePort: boolean.optional(),
   workers: z.union([z.literal('auto'), integer(1, 64)], { error: 'expected a whole number from 1 to 64, or auto' }).optional(),
@@ -248,6 +263,7 @@ function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'ups
             cacheFile: f.cacheFile ?? top.cacheFile ?? DEFAULTS.cacheFile,
           }
         : undefined,
+    maxConnections: f.maxConnections ?? top.maxConnections,
   };
 }
 
@@ -295,23 +311,49 @@ export function checkProxyConfig(raw: Raw): string | undefined {
       return `${i < fromFlags ? '--client-cert/--client-key' : key(i, 'healthCheck.clientCert/clientKey')}: give both or neither`;
     }
   }
+  // Without a CA the check would verify against the public Web PKI, which no cluster CA is part
+  // of: every upstream would be down and the proxy in permanent fail-open, without a word.
+  for (const [i, f] of frontends.entries()) {
+    const hc = f.healthCheck;
+    if (hc.type === 'tcp' || hc.caFile || hc.insecureSkipTlsVerify) continue;
+    const where = i < fromFlags ? `--health-check ${hc.type}` : `frontends[${i - fromFlags}].healthCheck (type ${hc.type})`;
+    return `${where}: give --ca-file FILE (the cluster CA, usually /etc/kubernetes/pki/ca.crt; healthCheck.caFile in the file) or, to skip verification, --insecure-skip-tls-verify`;
+  }
   return undefined;
 }
 
-/** Reads the CA, client certificate and key files once at start; unreadable files are usage errors. */
+/**
+ * Reads the CA, client certificate and key files and checks them with the token file, at start and
+ * on every reload: unreadable or unusable material is a UsageError naming the flag (or key), never
+ * a crash at the first probe.
+ */
 export async function loadHealthCheck(frontend: FrontendConfig): Promise<LoadedHealthCheck> {
   const hc: LoadedHealthCheck = { ...frontend.healthCheck };
-  const read = async (key: 'caFile' | 'clientCert' | 'clientKey', path: string | undefined): Promise<string | undefined> => {
+  const where = (key: 'caFile' | 'clientCert' | 'clientKey' | 'tokenFile', path?: string): string =>
+    `${frontend.name === FLAGS_FRONTEND ? flagNameOf(key) : `frontend "${frontend.name}": healthCheck.${key}`}${path === undefined ? '' : ` ${path}`}`;
+  const read = async (key: 'caFile' | 'clientCert' | 'clientKey' | 'tokenFile', path: string | undefined): Promise<string | undefined> => {
     if (path === undefined) return undefined;
     try {
-      return await readFile(path, 'utf8');
+      return await readFile(resolvePath(path), 'utf8');
     } catch (err) {
-      throw new UsageError(`frontend "${frontend.name}": ${key} ${path}: cannot read (${describeError(err)})`, { cause: err });
+      throw new UsageError(`${where(key, path)}: cannot read (${describeError(err)})`, { cause: err });
     }
   };
   hc.ca ??= await read('caFile', hc.caFile);
   hc.cert ??= await read('clientCert', hc.clientCert);
   hc.key ??= await read('clientKey', hc.clientKey);
+  if (hc.ca !== undefined) {
+    const problem = caBundleProblem(String(hc.ca));
+    if (problem) throw new UsageError(`${where('caFile', hc.caFile)}: ${problem}`);
+  }
+  if (hc.cert !== undefined && hc.key !== undefined) {
+    const bad = clientPairProblem(String(hc.cert), String(hc.key));
+    if (bad) throw new UsageError(`${where(bad.key === 'cert' ? 'clientCert' : 'clientKey', bad.key === 'cert' ? hc.clientCert : hc.clientKey)}: ${bad.problem}`);
+  }
+  if (hc.tokenFile !== undefined) {
+    const token = checkToken((await read('tokenFile', hc.tokenFile))!);
+    if (!token.ok) throw new UsageError(`${where('tokenFile', hc.tokenFile)}: the token ${token.problem}`);
+  }
   return hc;
 }
 

@@ -15,6 +15,10 @@ export interface UpstreamSample {
 export interface FrontendSample {
   name: string;
   upstreams: UpstreamSample[];
+  /** Health checks are in a local fault streak (no fds, unreadable token, ...). */
+  localFault: boolean;
+  connectionCap: number;
+  openConnections: number;
 }
 
 const STATES: readonly UpstreamState[] = ['unknown', 'up', 'down'];
@@ -29,6 +33,7 @@ export class ProxyMetrics {
   readonly failOpen: Counter<'frontend'>;
   readonly clientFailures: Counter<'frontend'>;
   readonly closedByProxy: Counter<'frontend' | 'upstream' | 'why'>;
+  readonly rejected: Counter<'frontend' | 'why'>;
 
   constructor(registry: Registry, sample: () => readonly FrontendSample[]) {
     const registers = [registry];
@@ -54,7 +59,9 @@ export class ProxyMetrics {
     this.failOpen = new Counter({ name: 'kubeward_proxy_fail_open_total', help: 'Client connections sent to a down upstream because none was up', labelNames: ['frontend'], registers });
     this.clientFailures = new Counter({ name: 'kubeward_proxy_client_failures_total', help: 'Client connections closed because no upstream accepted', labelNames: ['frontend'], registers });
     this.closedByProxy = new Counter({ name: 'kubeward_proxy_closed_connections_total', help: 'Established connections the proxy closed, by why (dead, drained, shutdown)', labelNames: [...up, 'why'], registers });
+    this.rejected = new Counter({ name: 'kubeward_proxy_rejected_connections_total', help: 'Client connections closed at accept, by why (cap: --max-connections or the fd budget)', labelNames: ['frontend', 'why'], registers });
     registerSampled(registry, sample);
+    registerFrontendSampled(registry, sample);
   }
 }
 
@@ -103,6 +110,40 @@ function registerSampled(registry: Registry, sample: () => readonly FrontendSamp
           this.inc({ frontend: f.name, upstream: u.key, direction: 'to_client' }, u.bytesToClient);
         }
       }
+    },
+  });
+}
+
+function registerFrontendSampled(registry: Registry, sample: () => readonly FrontendSample[]): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'kubeward_proxy_local_fault',
+    help: '1 while the health checks of the frontend hit a local fault (reason local: no fds, unreadable token, bad TLS material); upstream states are then kept',
+    labelNames: ['frontend'],
+    registers,
+    collect() {
+      this.reset();
+      for (const f of sample()) this.set({ frontend: f.name }, Number(f.localFault));
+    },
+  });
+  new Gauge({
+    name: 'kubeward_proxy_connection_cap',
+    help: 'Most client connections the frontend holds at once (--max-connections or the fd budget)',
+    labelNames: ['frontend'],
+    registers,
+    collect() {
+      this.reset();
+      for (const f of sample()) this.set({ frontend: f.name }, f.connectionCap);
+    },
+  });
+  new Gauge({
+    name: 'kubeward_proxy_open_connections',
+    help: 'Client connections open now (accepted, not yet closed)',
+    labelNames: ['frontend'],
+    registers,
+    collect() {
+      this.reset();
+      for (const f of sample()) this.set({ frontend: f.name }, f.openConnections);
     },
   });
 }

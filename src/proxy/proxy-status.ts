@@ -12,6 +12,11 @@ export interface FrontendView {
   upstreams: readonly Upstream[];
   /** Discovery's state, for frontends that discover their upstreams. */
   discovery?: unknown;
+  /** The checks' local fault streak, if one is on (reason local: the fault is this node's, not the upstreams'). */
+  localFault?: { since: number; upstreams: string[]; detail: string };
+  /** Most client connections held at once, and how many are open. */
+  connectionCap?: number;
+  openConnections?: number;
   /** Established connections and their totals, by upstream key. */
   connections: (key: string) => { established: number; total: number; bytesToUpstream: number; bytesToClient: number };
 }
@@ -32,11 +37,15 @@ export interface FrontendStats extends FrontendCounters {
   upstreams: UpstreamStats[];
 }
 
-/** Ready when every frontend has at least one upstream that is up and not drained. */
+/**
+ * Ready when every frontend has at least one upstream that is up and not drained. A local fault
+ * does not change that (upstream states are kept through it) but is named in the reason.
+ */
 export function proxyReadiness(frontends: readonly FrontendView[]): Readiness {
   const without = frontends.filter((f) => !f.upstreams.some((u) => u.state === 'up' && !u.drained)).map((f) => f.name);
-  if (without.length === 0) return { ready: true, reason: `every frontend has a healthy upstream (${frontends.map((f) => f.name).join(', ')})` };
-  return { ready: false, reason: `no healthy upstream for frontend ${without.map((n) => `"${n}"`).join(', ')}` };
+  const faults = frontends.filter((f) => f.localFault).map((f) => `; local fault in the checks of "${f.name}": ${f.localFault!.detail}`).join('');
+  if (without.length === 0) return { ready: true, reason: `every frontend has a healthy upstream (${frontends.map((f) => f.name).join(', ')})${faults}` };
+  return { ready: false, reason: `no healthy upstream for frontend ${without.map((n) => `"${n}"`).join(', ')}${faults}` };
 }
 
 export function proxyStats(frontends: readonly FrontendView[]): FrontendStats[] {
@@ -58,6 +67,8 @@ export function proxyStatus(frontends: readonly FrontendView[], formatAddress: (
       listen: f.listen.map(formatAddress),
       counters: f.counters,
       discovery: f.discovery,
+      localFault: f.localFault ? { ...f.localFault, reason: 'local', since: iso(f.localFault.since) } : null,
+      connections: { open: f.openConnections, cap: f.connectionCap },
       upstreams: f.upstreams.map((u) => {
         const c = f.connections(u.key);
         return {

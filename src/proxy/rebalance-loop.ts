@@ -15,6 +15,8 @@ export interface RebalanceLoopOptions {
   settings: () => { slowStartMs: number; rebalance: RebalanceConfig };
   /** Called after a connection was closed. */
   onClose: (decision: Extract<RebalanceDecision, { action: 'close' }>) => void;
+  /** A round that threw (a bug): reported, and the loop goes on with the next round. */
+  onError?: (err: unknown) => void;
 }
 
 export class RebalanceLoop {
@@ -61,7 +63,11 @@ export class RebalanceLoop {
       } catch {
         return;
       }
-      if (settings().rebalance.enabled) this.step();
+      try {
+        if (settings().rebalance.enabled) this.step();
+      } catch (err) {
+        this.#opts.onError?.(err);
+      }
     }
   }
 }

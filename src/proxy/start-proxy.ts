@@ -13,6 +13,8 @@ import { proxyAdminRoutes } from './proxy-admin-routes.ts';
 import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './proxy-config.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
 import { ReadBufferPool } from './read-buffer-pool.ts';
+import { countOpenFds, planConnectionCaps, readFdLimit } from './fd-budget.ts';
+import { ADMIN_MAX_CONNECTIONS } from '../admin/admin-server.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
 import { readUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
@@ -29,6 +31,8 @@ export interface StartProxyOptions {
   onOperatorDrain?: (frontend: string, upstream: string, drained: boolean) => void;
   /** Largest read per socket (bytes); default 64 KiB. */
   readBufferBytes?: number;
+  /** The file descriptor limit the connection caps are derived from; default: the process's; null: none. */
+  fdLimit?: number | null;
 }
 
 export interface ReloadSummary {
@@ -128,6 +132,24 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
     for (const f of frontends) f.destroy();
     throw err;
   }
+  // Measured once the listeners are open: what the process holds before any client arrives.
+  const fdLimit = opts.fdLimit === undefined ? readFdLimit() : (opts.fdLimit ?? undefined);
+  const fdsAtStart = countOpenFds();
+  const applyCaps = (): void => {
+    const caps = planConnectionCaps({
+      fdLimit,
+      fdsInUse: fdsAtStart,
+      adminConnections: ADMIN_MAX_CONNECTIONS,
+      frontends: frontends.map((f) => ({ name: f.name, maxConnections: f.config.maxConnections, upstreams: f.list.all().length })),
+    });
+    for (const f of frontends) {
+      const c = caps.get(f.name)!;
+      if (c.cap === f.connectionCap) continue;
+      f.setConnectionCap(c.cap);
+      if (c.source !== 'none') log.info({ frontend: f.name, maxConnections: c.cap, from: c.source, fdLimit, fdsAtStart }, 'connection cap set');
+    }
+  };
+  applyCaps();
   await syncDiscoveries();
   const views = (): FrontendView[] =>
     frontends.map((f) => ({
@@ -135,6 +157,9 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
       listen: f.addresses,
       counters: f.counters,
       upstreams: f.list.all(),
+      localFault: f.localFault,
+      connectionCap: f.connectionCap,
+      openConnections: f.sample().openConnections,
       discovery: discoveries.get(f.name)?.d.status,
       connections: (key) => {
         const b = f.conns.bytesFor(key);
@@ -180,6 +205,7 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
     retired = retired.filter((f) => f.conns.size > 0);
     frontends = nextFrontends;
     current = next;
+    applyCaps();
     await syncDiscoveries();
     return summary;
   };

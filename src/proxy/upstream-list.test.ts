@@ -23,6 +23,9 @@ const cases: { name: string; steps: Step[]; state: UpstreamState; evictions: num
   { name: 'a refused connect and one failed check confirm it dead', steps: [['check', ok], ['connect', 'refused'], ['check', fail('refused')]], state: 'down', evictions: 1 },
   { name: 'a down upstream needs rise successes to come back', steps: [['check', ok], ['connect', 'refused'], ['check', ok]], state: 'down', evictions: 0 },
   { name: 'rise successes bring it back', steps: [['check', ok], ['connect', 'refused'], ['check', ok], ['check', ok]], state: 'up', evictions: 0 },
+  { name: 'local faults in any number leave an up upstream up and its connections alone', steps: [['check', ok], ['check', fail('local')], ['check', fail('local')], ['check', fail('local')], ['connect', 'local']], state: 'up', evictions: 0 },
+  { name: 'local faults between failures neither count nor reset the count', steps: [['check', ok], ['check', fail('timeout')], ['check', fail('local')], ['check', fail('timeout')]], state: 'down', evictions: 1 },
+  { name: 'a local fault does not decide an unknown upstream', steps: [['check', fail('local')]], state: 'unknown', evictions: 0 },
   { name: 'an upstream that died, came back and died again is evicted again', steps: [['check', ok], ['check', fail('timeout')], ['check', fail('timeout')], ['check', ok], ['check', ok], ['check', fail('reset')], ['check', fail('reset')]], state: 'down', evictions: 2 },
 ];
 

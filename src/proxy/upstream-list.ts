@@ -66,7 +66,7 @@ const LATENCY_WEIGHT = 0.3;
  * shutdown: it gets no new connections, but the ones it has are left for it to finish.
  */
 export function isDeadReason(reason: ProbeReason): boolean {
-  return reason !== 'ok' && reason !== 'http-status';
+  return reason !== 'ok' && reason !== 'http-status' && reason !== 'local';
 }
 
 export interface UpstreamMember {
@@ -119,10 +119,14 @@ export class UpstreamList {
     };
   }
 
-  /** An active check's result. The first result decides an unknown upstream either way. */
+  /**
+   * An active check's result. The first result decides an unknown upstream either way. A local
+   * fault (reason local: no fds, unreadable token, bad TLS material) says nothing about the
+   * upstream: its state, score and connections stay as they are.
+   */
   recordCheck(key: string, result: ProbeResult, now: number): UpstreamEvent {
     const u = this.get(key);
-    if (!u) return { evict: false };
+    if (!u || result.reason === 'local') return { evict: false };
     u.lastCheck = { ...result, at: now };
     if (result.ok) {
       u.score = Math.max(u.score, 0) + 1;
@@ -154,7 +158,7 @@ export class UpstreamList {
    */
   recordConnectFailure(key: string, failure: { reason: ProbeReason; detail: string }, now: number): UpstreamEvent {
     const u = this.get(key);
-    if (!u) return { evict: false };
+    if (!u || failure.reason === 'local') return { evict: false };
     u.score = Math.min(u.score, 0) - 1;
     if (u.state === 'down') return { evict: false };
     return { transition: moveTo(u, 'down', 'connect', { ...failure, latencyMs: 0, status: 0, ok: false }, now), evict: false };

@@ -4,6 +4,7 @@
 // also happens when this process dies for any reason, so a crash never leaves the lock held.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import { resolve } from 'node:path';
 import { KubewardError } from '../base/errors.ts';
 
 const CONFLICT_EXIT = 75;
@@ -23,12 +24,14 @@ export interface LockOptions {
 
 export function acquireLock(opts: LockOptions): Promise<HeldLock> {
   const waitSec = String(Math.max(0, opts.timeoutMs / 1000));
-  return new Promise((resolve, reject) => {
+  // Absolute, so a path like "--help" reaches flock(1) as a file, never as an option.
+  const path = resolve(opts.path);
+  return new Promise((resolveLock, reject) => {
     let child: ChildProcessByStdio<Writable, Readable, Readable>;
     try {
       child = spawn(
         'flock',
-        ['--exclusive', '--conflict-exit-code', String(CONFLICT_EXIT), '--wait', waitSec, opts.path,
+        ['--exclusive', '--conflict-exit-code', String(CONFLICT_EXIT), '--wait', waitSec, path,
           'sh', '-c', 'echo locked; exec cat >/dev/null'],
         { stdio: ['pipe', 'pipe', 'pipe'] },
       );
@@ -48,7 +51,7 @@ export function acquireLock(opts: LockOptions): Promise<HeldLock> {
       locked = true;
       clearTimeout(waitHint);
       opts.signal?.removeEventListener('abort', onAbort);
-      resolve(heldLock(opts.path, child));
+      resolveLock(heldLock(opts.path, child));
     });
     child.on('error', (err) => {
       clearTimeout(waitHint);

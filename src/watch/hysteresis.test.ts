@@ -52,3 +52,12 @@ test('the transition reason carries the evidence', () => {
   const { transition } = applyProbe(up, fail('timeout'), opts);
   assert.match(transition!.reason, /3 consecutive failed probes \(last: timeout/);
 });
+
+test('a local fault is neither a success nor a failure: counts and state stay', () => {
+  const local = { ok: false, status: 0, latencyMs: 0, reason: 'local' as const, detail: 'cannot read token file' };
+  const opts = { rise: 1, fall: 2, fastDownOnRefused: true };
+  const up = { state: 'up' as const, successes: 3, failures: 0 };
+  for (let i = 0; i < 10; i++) assert.deepEqual(applyProbe(up, local, opts), { tracker: up });
+  const failing = { state: 'up' as const, successes: 0, failures: 1 };
+  assert.deepEqual(applyProbe(failing, local, opts), { tracker: failing });
+});

@@ -29,7 +29,12 @@ export interface Transition {
 
 export const initialTracker: Tracker = { state: 'unknown', successes: 0, failures: 0 };
 
+/**
+ * A local fault (reason local: no fds, unreadable token) is neither a success nor a failure: the
+ * probe did not reach the apiserver, so the counts and the state stay as they are.
+ */
 export function applyProbe(t: Tracker, r: ProbeResult, opts: HysteresisOptions): { tracker: Tracker; transition?: Transition } {
+  if (r.reason === 'local') return { tracker: t };
   if (r.ok) {
     const successes = t.successes + 1;
     if (t.state !== 'up' && successes >= opts.rise) {

@@ -4,9 +4,10 @@
 // only and heartbeats go to `<VIP>.beat` there: OpenShift's consumers watch the state directory
 // (the Azure path unit's PathChanged=/run/cloud-routes/, gcp-routes.sh's `inotifywait -r`) and
 // would otherwise run on every beat.
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeIfExists, writeFileAtomic } from '../sys/atomic-file.ts';
+import { makeDirs } from '../sys/make-dir.ts';
 import { beatFileName, serializeBeat, serializeRecord, stateFileName, type StateRecord } from './state-record.ts';
 
 export class StateFiles {
@@ -21,7 +22,7 @@ export class StateFiles {
 
   /** Creates the directory (mode 0755) if missing; also called before writes, so a removed directory comes back. */
   async ensureDir(): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o755 });
+    await makeDirs(this.dir, 0o755);
   }
 
   /** Writes the record for one VIP, then removes the opposite file. */
@@ -36,7 +37,7 @@ export class StateFiles {
   /** Says the watcher behind the current verdict is alive, without touching the state directory when it can. */
   async beat(vip: string, record: StateRecord): Promise<void> {
     if (this.heartbeatDir === undefined) return this.publish(vip, record);
-    await mkdir(this.heartbeatDir, { recursive: true, mode: 0o755 });
+    await makeDirs(this.heartbeatDir, 0o755);
     await writeFileAtomic(join(this.heartbeatDir, beatFileName(vip)), serializeBeat({ pid: record.pid, generation: record.generation, heartbeat: record.heartbeat }));
   }
 

@@ -4,7 +4,7 @@
 import type { Logger } from '../base/logger.ts';
 import type { Clock } from '../base/clock.ts';
 import { describeError } from '../base/errors.ts';
-import type { ProbeResult } from '../probe/probe-result.ts';
+import { failedProbe, type ProbeResult } from '../probe/probe-result.ts';
 import { applyProbe, initialTracker, type HysteresisOptions, type Tracker } from './hysteresis.ts';
 import type { PublishedState, StateRecord } from './state-record.ts';
 import type { WatchMetrics } from './watch-metrics.ts';
@@ -42,6 +42,8 @@ export class Watcher {
   #lastVerdictMs = 0;
   #lastProbe: ProbeResult | undefined;
   #failStreakLogged = false;
+  /** The detail of the ongoing local fault streak (reason local), if any. */
+  #localFault: string | undefined;
   #writeQueue: Promise<void> = Promise.resolve();
   #lastWriteError: string | undefined;
   #published: readonly string[] = [];
@@ -83,6 +85,7 @@ export class Watcher {
   readiness(): { ready: boolean; reason: string } {
     if (!this.#verdict) return { ready: false, reason: 'no verdict yet' };
     if (this.#lastWriteError) return { ready: false, reason: `cannot write state files: ${this.#lastWriteError}` };
+    if (this.#localFault !== undefined) return { ready: false, reason: `local fault: probes cannot run (${this.#localFault}); published ${this.#verdict.state} is kept` };
     return { ready: true, reason: `published ${this.#verdict.state} for ${this.#published.length} VIP(s)` };
   }
 
@@ -99,6 +102,7 @@ export class Watcher {
       lastVerdictAt: this.#lastVerdictMs ? new Date(this.#lastVerdictMs).toISOString() : null,
       vips: this.#o.vips(),
       lastWriteError: this.#lastWriteError ?? null,
+      localFault: this.#localFault ?? null,
     };
   }
 
@@ -107,7 +111,8 @@ export class Watcher {
     const signal = this.#stop.signal;
     while (!signal.aborted) {
       const started = clock.now();
-      const result = await this.#o.probe(signal);
+      // A probe that throws is a bug on this side, never a verdict on the apiserver.
+      const result = await this.#o.probe(signal).catch((err: unknown) => failedProbe('local', 0, `the probe threw: ${describeError(err)}`));
       if (signal.aborted) return;
       await this.#handle(result);
       try {
@@ -147,8 +152,19 @@ export class Watcher {
     await this.#publishAll();
   }
 
-  /** A failed probe is logged once per streak, and the end of a streak once. */
+  /** A failed probe is logged once per streak, and the end of a streak once; local faults have their own streak. */
   #logStreak(r: ProbeResult): void {
+    if (r.reason === 'local') {
+      if (this.#localFault === undefined) {
+        this.#o.log.error({ reason: r.reason, detail: r.detail }, 'health probe hit a local fault (not the apiserver\'s): the verdict is kept until probes run again');
+      }
+      this.#localFault = r.detail;
+      return;
+    }
+    if (this.#localFault !== undefined) {
+      this.#o.log.info('health probes run again: the local fault is over');
+      this.#localFault = undefined;
+    }
     if (!r.ok && !this.#failStreakLogged) {
       this.#failStreakLogged = true;
       this.#o.log.warn({ reason: r.reason, status: r.status, detail: r.detail, latencyMs: r.latencyMs }, 'health probe failed; further failures in this streak are counted, not logged');

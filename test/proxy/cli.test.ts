@@ -45,7 +45,7 @@ const badConfigs: { name: string; args?: string[]; yaml?: string; stderr: RegExp
   { name: 'no upstream at all', args: [], stderr: /nothing to proxy: give --upstream/ },
   { name: 'an unknown check type on the command line', args: ['--upstream', '127.0.0.1:1', '--health-check', 'http'], stderr: /--health-check: expected readyz, tls or tcp/ },
   { name: 'an unknown check type in the file', yaml: 'frontends:\n  - name: api\n    listen: ["127.0.0.1:16443"]\n    upstreams: ["127.0.0.1:1"]\n    healthCheck: {type: http}\n', stderr: /key "frontends\.0\.healthCheck\.type": expected readyz, tls or tcp/ },
-  { name: 'an unreadable CA file', args: ['--upstream', '127.0.0.1:1', '--listen', '127.0.0.1:0', '--ca-file', '/nonexistent/ca.crt', '--admin-address', 'off'], stderr: /caFile \/nonexistent\/ca\.crt: cannot read/ },
+  { name: 'an unreadable CA file', args: ['--upstream', '127.0.0.1:1', '--listen', '127.0.0.1:0', '--ca-file', '/nonexistent/ca.crt', '--admin-address', 'off'], stderr: /--ca-file \/nonexistent\/ca\.crt: cannot read/ },
 ];
 
 for (const c of badConfigs) {

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { KubewardError } from '../../base/errors.ts';
+import { KubewardError, describeError } from '../../base/errors.ts';
 
 /** The process facts the lookup needs; the CLI passes process.env, process.cwd() and os.homedir(). */
 export interface LookupEnvironment {
@@ -35,7 +35,7 @@ export const readTextIfExists: ReadText = async (path) => {
     return await readFile(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
-    throw new KubewardError('E_CONFIG', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
+    throw new KubewardError('E_CONFIG', `cannot read ${path}: ${describeError(err)}`, { cause: err });
   }
 };
 
@@ -53,7 +53,8 @@ export async function readFirstConfigFile(candidates: string[], read: ReadText =
     try {
       doc = parse(text);
     } catch (err) {
-      throw new KubewardError('E_CONFIG', `${path} is not valid YAML: ${(err as Error).message}`, { cause: err });
+      // Line and column only: the parser's own message quotes the line, often a password.
+      throw new KubewardError('E_CONFIG', `${path} is not valid YAML: ${describeError(err)}`, { cause: err });
     }
     if (doc === null || doc === undefined) return { path, doc: {} };
     if (typeof doc !== 'object' || Array.isArray(doc)) throw new KubewardError('E_CONFIG', `${path}: expected a mapping with a "clouds" key`);
