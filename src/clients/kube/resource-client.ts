@@ -19,6 +19,13 @@ export interface ListOptions {
   limit?: number;
 }
 
+/** Per-call bounds: an abort signal (a leader's fence, a controller stopping) and a deadline. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** 0 or missing: the client's default deadline. */
+  timeoutMs?: number;
+}
+
 export type PatchType = 'merge' | 'json' | 'strategic';
 const PATCH_CONTENT_TYPE: Record<PatchType, string> = {
   merge: 'application/merge-patch+json',
@@ -62,17 +69,17 @@ export class ResourceClient<T extends KubeObject> {
     return { metadata: { resourceVersion: rv }, items };
   }
 
-  get(namespace: string | undefined, name: string): Promise<T> {
-    return this.#kube.request<T>('GET', this.path(namespace, name));
+  get(namespace: string | undefined, name: string, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('GET', this.path(namespace, name), { ...call });
   }
 
-  create(obj: T): Promise<T> {
-    return this.#kube.request<T>('POST', this.path(obj.metadata.namespace), { body: this.#withType(obj) });
+  create(obj: T, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('POST', this.path(obj.metadata.namespace), { body: this.#withType(obj), ...call });
   }
 
   /** PUT with the object's resourceVersion: fails with a conflict if someone wrote in between. */
-  replace(obj: T): Promise<T> {
-    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name), { body: this.#withType(obj) });
+  replace(obj: T, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name), { body: this.#withType(obj), ...call });
   }
 
   replaceStatus(obj: T): Promise<T> {
@@ -84,11 +91,11 @@ export class ResourceClient<T extends KubeObject> {
   }
 
   /** DELETE; `uid`/`resourceVersion` preconditions make it delete exactly the object that was seen. */
-  delete(namespace: string | undefined, name: string, opts: { uid?: string; propagationPolicy?: string } = {}): Promise<unknown> {
+  delete(namespace: string | undefined, name: string, opts: { uid?: string; propagationPolicy?: string } & CallOptions = {}): Promise<unknown> {
     const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
     if (opts.uid) body.preconditions = { uid: opts.uid };
     if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
-    return this.#kube.request('DELETE', this.path(namespace, name), { body });
+    return this.#kube.request('DELETE', this.path(namespace, name), { body, signal: opts.signal, timeoutMs: opts.timeoutMs });
   }
 
   watch(namespace: string | undefined, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number }): Promise<void> {
