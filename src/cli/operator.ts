@@ -15,6 +15,7 @@ import { createControllerMetrics } from '../controllers/runtime/controller-metri
 import { secretClusterClients } from '../controllers/routegc/cluster-clients.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
 import { createFlightMetrics } from '../controllers/flight/flight-metrics.ts';
+import { createDeorbitMetrics } from '../controllers/deorbit/deorbit-metrics.ts';
 import { DEFAULT_FLIGHT_SETTINGS } from '../controllers/flight/flight-reconciler.ts';
 import type { ModeFlag } from './mode-command.ts';
 import { deorbitTuningFields, deorbitTuningFlags } from './deorbit.ts';
@@ -28,6 +29,7 @@ const prefixed = Object.fromEntries(Object.entries(deorbitTuningFields).map(([k,
   deorbitApiUnavailableTimeout: typeof deorbitTuningFields.apiUnavailableTimeout;
   deorbitLegacyServiceGrace: typeof deorbitTuningFields.legacyServiceGrace;
   deorbitCsiDriver: typeof deorbitTuningFields.csiDriver;
+  deorbitMaxDeletesPerPass: typeof deorbitTuningFields.maxDeletesPerPass;
 };
 
 const fields = {
@@ -187,6 +189,8 @@ Example:
           apiUnavailableTimeoutMs: cfg.deorbitApiUnavailableTimeout,
           legacyServiceGraceMs: cfg.deorbitLegacyServiceGrace,
           csiDrivers: cfg.deorbitCsiDriver,
+          maxDeletesPerPass: cfg.deorbitMaxDeletesPerPass,
+          metrics: running.includes('deorbit') ? createDeorbitMetrics(ctx.registry) : undefined,
         },
         clock,
         log: ctx.log,

@@ -1,5 +1,6 @@
 // Typed CRUD, paging and watch for one kind of object, on top of KubeClient. One ResourceKind per
 // API resource (core or group), so the controllers name what they touch and nothing else.
+import { KubeApiError } from './kube-api-error.ts';
 import type { KubeClient, Query } from './kube-client.ts';
 import type { KubeList, KubeObject, WatchEvent } from './kube-types.ts';
 
@@ -62,7 +63,11 @@ export class ResourceClient<T extends KubeObject> {
       const page = await this.#kube.request<KubeList<T>>('GET', this.path(namespace), {
         query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, continue: cont },
       });
-      items.push(...(page.items ?? []));
+      // A 200 without an items list (a proxy's `{}`) is not an empty collection: nothing may act on it.
+      if (!Array.isArray(page?.items)) {
+        throw new KubeApiError({ method: 'GET', path: this.path(namespace), status: 200, reason: 'UnexpectedBody', message: 'the answer has no "items" list' });
+      }
+      items.push(...page.items);
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion;
     } while (cont);

@@ -13,6 +13,7 @@ function cluster(clock: ManualClock, goneAfterMs: number | undefined): DeorbitPo
   return {
     satellite: {
       listSnapshots: async () => undefined,
+      listSnapshotClasses: async () => undefined,
       listPvcs: async () => (claimDeletedAt === undefined ? [pvc('data', 'pv-1')] : []),
       listPvs: async () => (volumeExists() ? [pv('pv-1', { csi: CSI, handle: 'vol-1' }, { phase: claimDeletedAt === undefined ? 'Bound' : 'Released' })] : []),
       listServices: async () => [],

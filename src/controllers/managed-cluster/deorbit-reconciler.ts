@@ -1,14 +1,16 @@
 // The deorbit controller's reconcile for one ManagedCluster: add the finalizer while Running; once
 // deleted, run one deorbit pass, record its events and progress (status, conditions), and remove
 // the finalizer when the cluster is clean or deorbit gave up (after an optional last check, such as
-// the operator's route clean-up, which may keep it waiting).
+// the operator's route clean-up, which may keep it waiting). A deleted cluster whose spec and
+// lifecycle do not ask for a deorbit (deletionPolicy Orphan) only loses the finalizer. The signal is
+// the leader's fence: once it falls, no deletion, status write or finalizer change is sent.
 import type { Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
 import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import { KubeApiError, isConflict, isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
-import { SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
+import { DEORBIT_ORPHANED_REASON, SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
 import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.ts';
 import type { DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
@@ -56,8 +58,11 @@ export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, si
       case 'none':
         return {};
       case 'add-finalizer':
+        signal?.throwIfAborted();
         await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER]);
         return {};
+      case 'orphan':
+        return orphan(deps, mc, signal);
       case 'protected':
         await writeStatus(deps, mc, 'protected');
         return {};
@@ -77,7 +82,8 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?:
     if (err instanceof KubeApiError) throw err;
     ports = { failure: { ok: false, source: 'credentials', kind: 'other', message: describeError(err) } };
   }
-  const { decision, events } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports });
+  const { decision, events } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports, signal });
+  signal?.throwIfAborted();
   const p = decision.progress;
   const finishing = decision.outcome === 'done' || decision.outcome === 'self-destruct';
   // Events of a self-destruct wait until the finalizer is really gone.
@@ -88,8 +94,10 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?:
     await writeStatus(deps, mc, p, { reason: check.reason, message: check.message });
     return { requeueAfterMs: check.requeueAfterMs };
   }
+  signal?.throwIfAborted();
   const written = await writeStatus(deps, mc, p);
   if (finishing) {
+    signal?.throwIfAborted();
     try {
       await patchFinalizers(deps, written, (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER));
     } catch (err) {
@@ -103,6 +111,26 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?:
   }
   if (decision.outcome === 'waiting') return { requeueAfterMs: decision.requeueAfterMs };
   throw new KubewardError('E_STATE', `deorbit of ${mc.metadata.namespace}/${mc.metadata.name}: ${p.lastError ?? decision.outcome}`);
+}
+
+/**
+ * Deleted without a deorbit asked for (deletionPolicy Orphan, not Terminating): say so, count it, and
+ * let the object go. Nothing in the cluster or the cloud is touched.
+ */
+async function orphan(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
+  const policy = mc.spec.deletionPolicy ?? 'Orphan (default)';
+  await deps.events.record(
+    mc,
+    'Normal',
+    DEORBIT_ORPHANED_REASON,
+    `deletionPolicy is ${policy} and the cluster is not Terminating: its load balancers, volumes and snapshots are left as they are; set spec.deletionPolicy: Delete before deleting to clean them up`,
+  );
+  deps.settings.metrics?.refused('DeletionPolicyOrphan');
+  signal?.throwIfAborted();
+  await patchFinalizers(deps, mc, (mc.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER));
+  deps.connector.forget(mc.metadata.uid ?? '');
+  deps.log.info({ cluster: mc.metadata.name, policy }, 'deleted without deorbit (deletionPolicy Orphan)');
+  return {};
 }
 
 /** Writes phase, deorbit progress and the condition; retries once on a stale resourceVersion. */
