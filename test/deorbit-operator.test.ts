@@ -227,8 +227,8 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     assert.deepEqual((await h.sat.services.list('apps')).items.map((x) => x.metadata.name).sort(), ['internal', 'web']);
     assert.equal((await h.sat.volumeSnapshots('v1').list('apps')).items.length, 2);
     // The same decision as the real run: budget 2 per pass, snapshot of the Cinder class only.
-    assert.match(dry.out, /would delete in the first pass \(budget 2 per pass\): 2\n  delete VolumeSnapshot apps\/snap-c\n  delete PersistentVolumeClaim apps\/dry-1\n/);
-    assert.match(dry.out, /would delete in later passes \(held back by the budget\): 1\n  delete Service apps\/web\n/);
+    assert.match(dry.out, /would delete in the first pass \(budget 2 per pass\): 2\n {2}delete VolumeSnapshot apps\/snap-c\n {2}delete PersistentVolumeClaim apps\/dry-1\n/);
+    assert.match(dry.out, /would delete in later passes \(held back by the budget\): 1\n {2}delete Service apps\/web\n/);
     assert.doesNotMatch(dry.out, /snap-b|internal/);
     assert.match(dry.out, /load balancers 1: lb-d1;/, 'waits for its own load balancer only, not cluster k1_x\'s');
   });
