@@ -12,13 +12,20 @@ export type DeorbitLifecycle =
   | 'deorbit' // being deleted, deorbit asked for, our finalizer is there: clean up
   | 'none'; // not Running yet, or our finalizer is gone (deleted before Running, or done)
 
+/** The fields isDeorbitRequested reads, so any controller's view of a ManagedCluster can ask it. */
+export interface DeorbitRequestView {
+  spec: { deletionPolicy?: string };
+  status?: { phase?: string; deorbit?: { attempt?: number } };
+}
+
 /**
  * Whether deleting this ManagedCluster may clean up the cluster behind it: its spec says
  * deletionPolicy Delete, its lifecycle says it is being terminated (status.phase Terminating, set
  * before the delete), or a deorbit already started (progress in status). A deleted object alone
  * proves nothing: GitOps prunes, namespace deletes and hand-registered clusters delete it too.
+ * Every clean-up on deletion (deorbit's, and routegc's removal of the cluster's routes) should ask it.
  */
-export function isDeorbitRequested(mc: ManagedCluster): boolean {
+export function isDeorbitRequested(mc: DeorbitRequestView): boolean {
   if (mc.spec.deletionPolicy === 'Delete') return true;
   if (mc.status?.phase === 'Terminating') return true;
   const started = mc.status?.deorbit;
