@@ -32,9 +32,9 @@ export function svc(name: string, type: 'LoadBalancer' | 'ClusterIP' = 'LoadBala
   };
 }
 
-/** A snapshot of class `cinder` (driver cinder.csi.openstack.org in view()) unless told otherwise. */
-export function snap(name: string, className: string | undefined = 'cinder'): VolumeSnapshot {
-  return { metadata: { name, namespace: 'apps', uid: `uid-${name}` }, spec: { volumeSnapshotClassName: className } };
+/** A snapshot of class `cinder` (driver cinder.csi.openstack.org in view()) unless told otherwise; null: no class. */
+export function snap(name: string, className: string | null = 'cinder'): VolumeSnapshot {
+  return { metadata: { name, namespace: 'apps', uid: `uid-${name}` }, spec: { volumeSnapshotClassName: className ?? undefined } };
 }
 
 export const CSI = 'cinder.csi.openstack.org';

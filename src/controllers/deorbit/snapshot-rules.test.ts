@@ -8,7 +8,7 @@ test('only snapshots of a class whose driver is a Cinder CSI driver are Cinder\'
   const cases: [string, ReturnType<typeof snap>, boolean][] = [
     ['class with the Cinder driver', snap('a', 'cinder'), true],
     ['class of another driver (a backup tool)', snap('b', 'backup'), false],
-    ['no class name', snap('c', undefined), false],
+    ['no class name', snap('c', null), false],
     ['a class that does not exist', snap('d', 'gone'), false],
   ];
   for (const [name, s, cinder] of cases) {
