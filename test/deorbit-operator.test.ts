@@ -90,14 +90,15 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
 
   const clusters = () => h.mgmt.resource<ManagedCluster>(KINDS.managedCluster);
 
-  async function createCluster(ns: string): Promise<void> {
+  /** deletionPolicy null: none in the spec (the CRD's default applies). */
+  async function createCluster(ns: string, deletionPolicy: 'Delete' | null = 'Delete'): Promise<void> {
     await ensureNamespace(h.mgmt, ns);
     const secret = (name: string, key: string, text: string) => h.mgmt.secrets.create({ metadata: { name, namespace: ns }, data: { [key]: Buffer.from(text).toString('base64') } });
     await secret('k1-kubeconfig', 'kubeconfig', h.satKubeconfig);
     await secret('k1-openstack', 'clouds.yaml', emu.cloudsYaml('k1', 'demo'));
     await clusters().create({
       metadata: { name: 'k1', namespace: ns, finalizers: ['test.kubeward.io/keep'] },
-      spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-openstack', cloud: 'k1' }, openstack: { loadBalancerClusterName: 'k1' }, deletionPolicy: 'Delete' },
+      spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-openstack', cloud: 'k1' }, openstack: { loadBalancerClusterName: 'k1' }, deletionPolicy: deletionPolicy ?? undefined },
     });
   }
   const get = (ns: string) => clusters().get(ns, 'k1').catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
@@ -194,6 +195,22 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     assert.equal(late.code, 1, late.out);
     assert.match(late.out, /gave up \(timeout\)/);
     assert.match(late.out, /volumes 1: vol-o2/);
+  });
+
+  test('the operator lets a deleted Orphan cluster go untouched, with the DeorbitSkipped event and the refusal metric', async () => {
+    await resetSatellite(h.sat, ['apps'], 'v1');
+    await createService(h.sat, 'apps', 'live', 'LoadBalancer');
+    const op = await operator('replica-o');
+    await createCluster('orphan', null);
+    await waitFor(() => hasFinalizer('orphan'), { timeoutMs: 30_000, intervalMs: 100, what: 'the finalizer' });
+    await clusters().delete('orphan', 'k1');
+    await waitFor(async () => !(await hasFinalizer('orphan')), { timeoutMs: 30_000, intervalMs: 100, what: 'the finalizer removed' });
+    assert.deepEqual((await h.sat.services.list('apps')).items.map((x) => x.metadata.name), ['live'], 'the live cluster\'s Service stays');
+    assert.deepEqual((await h.mgmt.events.list('orphan')).items.map((e) => e.reason), ['DeorbitSkipped']);
+    const metrics = await (await fetch(`${op.admin}/metrics`)).text();
+    assert.match(metrics, /^kubeward_deorbit_refusals_total\{reason="DeletionPolicyOrphan"[^}]*\} 1$/m);
+    op.proc.kill('SIGTERM');
+    await new Promise((r) => op.proc.once('exit', r));
   });
 
   test('kubeward deorbit refuses to run without --context (never the current-context), exit 2 naming the flag', async () => {
