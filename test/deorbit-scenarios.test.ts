@@ -337,6 +337,18 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     assert.equal((await s.get())!.status!.deorbit!.step, 'done', 'readable again and the volume gone: finished');
   });
 
+  test('harm 6: a well-formed but short Cinder list (the volume left out) does not make the volume gone: a GET by ID finds it', async () => {
+    const s = await scenario({ name: 'h6short', csiDelayMs: 24 * 60 * MIN });
+    s.volume('vol-1');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-1', source: { csi: { driver: CSI, volumeHandle: 'vol-1' } } });
+    s.emu.addFault({ service: 'volume', method: 'GET', path: '/volumes/detail', body: '{"volumes": []}' });
+    const t0 = await s.terminate();
+    await s.drive(async () => s.clock.now() - t0 >= 3 * MIN, { maxVirtualMs: 4 * MIN, fixtures: false });
+    assert.equal(await s.hasFinalizer(), true, 'still waiting for vol-1');
+    assert.deepEqual((await s.get())!.status!.deorbit!.leftovers.volumes, ['vol-1']);
+    assert.ok(s.emu.requests.some((r) => r.method === 'GET' && /\/volumes\/vol-1$/.test(r.path)), 'asked Cinder for vol-1 itself');
+  });
+
   test('harm 10: load balancers of cluster k1_x, of a Service never seen, or named for the shared default "kubernetes" are not waited for', async () => {
     const s = await scenario({ name: 'h10', settings: { hangTimeoutMs: 30 * MIN }, ccmDelayMs: 10 * S });
     s.loadBalancer('lb-ours', 'kube_service_k1_apps_web');

@@ -23,7 +23,13 @@ function cluster(clock: ManualClock, goneAfterMs: number | undefined): DeorbitPo
       },
       version: async () => 'v1.30.0',
     },
-    cloud: { listVolumes: async () => (volumeExists() ? [{ id: 'vol-1', status: 'available' }] : []), listLoadBalancers: async () => undefined, listFloatingIps: async () => [] },
+    cloud: {
+      listVolumes: async () => (volumeExists() ? [{ id: 'vol-1', status: 'available' }] : []),
+      listLoadBalancers: async () => undefined,
+      listFloatingIps: async () => [],
+      getVolume: async (id) => (volumeExists() && id === 'vol-1' ? { id, status: 'available' } : undefined),
+      getLoadBalancer: async () => undefined,
+    },
   };
 }
 

@@ -36,6 +36,8 @@ function fakes(opts: { failOn?: string; absent?: string; listFails?: KubeApiErro
       },
       listLoadBalancers: async () => [],
       listFloatingIps: async () => [],
+      getVolume: async (id) => (id === 'vol-1' ? { id, status: 'in-use' } : undefined),
+      getLoadBalancer: async () => undefined,
     },
   };
   return { ports, deleted };
@@ -126,4 +128,17 @@ test('an unreadable cloud answer holds the pass, names the reason once, and is c
   const again = await runDeorbitPass({ ...base, settings, ports, progress: r.decision.progress });
   assert.deepEqual(again.events, [], 'the same reason is not announced again');
   assert.deepEqual(refused, ['CloudAnswerUnreadable', 'CloudAnswerUnreadable']);
+});
+
+test('a volume a well-formed list leaves out but a GET still finds is not gone', async () => {
+  const { ports } = fakes();
+  ports.cloud.listVolumes = async () => []; // short list: a scope or policy change, a partial answer
+  const asked: string[] = [];
+  ports.cloud.getVolume = async (id) => {
+    asked.push(id);
+    return { id, status: 'in-use' };
+  };
+  const r = await runDeorbitPass({ ...base, ports });
+  assert.deepEqual(asked, ['vol-1']);
+  assert.deepEqual(r.decision.progress.leftovers.volumes, ['vol-1'], 'still waited for');
 });

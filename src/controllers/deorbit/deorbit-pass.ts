@@ -6,7 +6,10 @@ import { KubeApiError } from '../../clients/kube/kube-api-error.ts';
 import { OpenStackBodyError } from '../../clients/openstack/response-body.ts';
 import { describeError } from '../../base/errors.ts';
 import { OpenStackError } from '../../clients/openstack/openstack-error.ts';
+import type { PersistentVolume } from '../../clients/kube/kube-types.ts';
 import { decideDeorbit } from './decide-deorbit.ts';
+import { annotatedLoadBalancerIds } from './load-balancer-rules.ts';
+import { cinderVolumeId } from './volume-rules.ts';
 import type { DeorbitCloud } from './deorbit-cloud.ts';
 import { deletedEvent, deleteFailedEvent } from './deorbit-events.ts';
 import type { DeorbitSatellite } from './deorbit-satellite.ts';
@@ -40,7 +43,9 @@ export interface DeorbitPassResult {
 }
 
 export async function runDeorbitPass(input: DeorbitPassInput): Promise<DeorbitPassResult> {
-  const observation = 'failure' in input.ports ? input.ports.failure : await observeDeorbit(input.ports);
+  const observation = 'failure' in input.ports
+    ? input.ports.failure
+    : await observeDeorbit(input.ports, { csiDrivers: input.settings.csiDrivers, knownLoadBalancers: input.progress.trackedLoadBalancers });
   const decision = decideDeorbit({ ...input, observation });
   const metrics = input.settings.metrics;
   if (!observation.ok && observation.refusal) metrics?.refused(observation.refusal);
@@ -56,7 +61,14 @@ export async function runDeorbitPass(input: DeorbitPassInput): Promise<DeorbitPa
   return { decision, events: [...exec.events, ...decision.events], deleted: exec.deleted, wouldDelete: [] };
 }
 
-export async function observeDeorbit(ports: DeorbitPorts): Promise<Observation> {
+/** What the pass already knows that must be confirmed one by one when a list leaves it out. */
+export interface ObserveHints {
+  csiDrivers: readonly string[];
+  /** Load balancer IDs learned from annotations on earlier passes. */
+  knownLoadBalancers: readonly string[];
+}
+
+export async function observeDeorbit(ports: DeorbitPorts, hints: ObserveHints = { csiDrivers: [], knownLoadBalancers: [] }): Promise<Observation> {
   let satellite;
   try {
     const [snapshots, snapshotClasses, pvcs, pvs, services] = await Promise.all([
@@ -71,7 +83,10 @@ export async function observeDeorbit(ports: DeorbitPorts): Promise<Observation> 
     return { ok: false, source: 'cluster-api', kind: failureKind(err), message: describeError(err), refusal: refusalOf(err) };
   }
   try {
-    const [volumes, loadBalancers] = await Promise.all([ports.cloud.listVolumes(), ports.cloud.listLoadBalancers()]);
+    const [listedVolumes, listedLoadBalancers] = await Promise.all([ports.cloud.listVolumes(), ports.cloud.listLoadBalancers()]);
+    const volumes = await confirmAbsent(listedVolumes, volumeIdsOf(satellite.pvs, hints.csiDrivers), (id) => ports.cloud.getVolume(id));
+    const lbIds = [...new Set([...hints.knownLoadBalancers, ...annotatedLoadBalancerIds(satellite.services)])];
+    const loadBalancers = listedLoadBalancers && (await confirmAbsent(listedLoadBalancers, lbIds, (id) => ports.cloud.getLoadBalancer(id)));
     // Floating IPs matter only for load balancers that are still there.
     const floatingIps = loadBalancers && loadBalancers.length > 0 ? await ports.cloud.listFloatingIps() : [];
     return { ok: true, satellite, cloud: { volumes, loadBalancers, floatingIps } };
@@ -79,6 +94,27 @@ export async function observeDeorbit(ports: DeorbitPorts): Promise<Observation> 
     return { ok: false, source: 'cloud', kind: failureKind(err), message: describeError(err), refusal: refusalOf(err) };
   }
 }
+
+/** The Cinder volume IDs the cluster's PVs name (only these can keep deorbit waiting). */
+function volumeIdsOf(pvs: PersistentVolume[], csiDrivers: readonly string[]): string[] {
+  return [...new Set(pvs.map((pv) => cinderVolumeId(pv, csiDrivers)).filter((id): id is string => id !== undefined))];
+}
+
+/**
+ * The listed objects plus those of `ids` the list left out but that a GET by ID still finds: only
+ * a 404 proves an object gone. Bounded: a list missing more than MAX_CONFIRM of them is itself doubtful.
+ */
+async function confirmAbsent<T extends { id: string }>(listed: T[], ids: readonly string[], get: (id: string) => Promise<T | undefined>): Promise<T[]> {
+  const have = new Set(listed.map((x) => x.id));
+  const missing = ids.filter((id) => !have.has(id));
+  if (missing.length > MAX_CONFIRM) {
+    throw new OpenStackBodyError('UnexpectedBody', { service: 'deorbit', method: 'GET', path: 'list', status: 200 }, `the list leaves out ${missing.length} objects the cluster names (more than ${MAX_CONFIRM} to confirm one by one)`);
+  }
+  const found = await Promise.all(missing.map((id) => get(id)));
+  return [...listed, ...found.filter((x): x is Awaited<T> => x !== undefined)];
+}
+
+const MAX_CONFIRM = 50;
 
 /** An answer that was there but unreadable (not an outage): the pass holds and names it. */
 export function refusalOf(err: unknown): RefusalReason | undefined {
