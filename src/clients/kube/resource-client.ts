@@ -87,12 +87,12 @@ export class ResourceClient<T extends KubeObject> {
     return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name), { body: this.#withType(obj), ...call });
   }
 
-  replaceStatus(obj: T): Promise<T> {
-    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name, 'status'), { body: this.#withType(obj) });
+  replaceStatus(obj: T, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name, 'status'), { body: this.#withType(obj), ...call });
   }
 
-  patch(namespace: string | undefined, name: string, patch: unknown, type: PatchType = 'merge', subresource?: string): Promise<T> {
-    return this.#kube.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType: PATCH_CONTENT_TYPE[type] });
+  patch(namespace: string | undefined, name: string, patch: unknown, type: PatchType = 'merge', subresource?: string, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType: PATCH_CONTENT_TYPE[type], ...call });
   }
 
   /** DELETE; `uid`/`resourceVersion` preconditions make it delete exactly the object that was seen. */

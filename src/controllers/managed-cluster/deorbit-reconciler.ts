@@ -59,12 +59,12 @@ export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, si
         return {};
       case 'add-finalizer':
         signal?.throwIfAborted();
-        await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER]);
+        await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER], signal);
         return {};
       case 'orphan':
         return orphan(deps, mc, signal);
       case 'protected':
-        await writeStatus(deps, mc, 'protected');
+        await writeStatus(deps, mc, 'protected', undefined, signal);
         return {};
       case 'deorbit':
         return deorbit(deps, mc, signal);
@@ -91,15 +91,15 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?:
   const check: FinishCheck = finishing && deps.beforeFinish ? await deps.beforeFinish(mc, decision.outcome as 'done' | 'self-destruct', signal) : { finish: true };
   for (const ev of check.events ?? []) await deps.events.record(mc, ev.type, ev.reason, ev.message);
   if (!check.finish) {
-    await writeStatus(deps, mc, p, { reason: check.reason, message: check.message });
+    await writeStatus(deps, mc, p, { reason: check.reason, message: check.message }, signal);
     return { requeueAfterMs: check.requeueAfterMs };
   }
   signal?.throwIfAborted();
-  const written = await writeStatus(deps, mc, p);
+  const written = await writeStatus(deps, mc, p, undefined, signal);
   if (finishing) {
     signal?.throwIfAborted();
     try {
-      await patchFinalizers(deps, written, (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER));
+      await patchFinalizers(deps, written, (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER), signal);
     } catch (err) {
       if (decision.outcome === 'self-destruct') await deps.events.record(mc, 'Warning', SELF_DESTRUCT_FAILED_REASON, `could not remove the finalizer: ${describeError(err)}`);
       throw err;
@@ -127,7 +127,7 @@ async function orphan(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: 
   );
   deps.settings.metrics?.refused('DeletionPolicyOrphan');
   signal?.throwIfAborted();
-  await patchFinalizers(deps, mc, (mc.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER));
+  await patchFinalizers(deps, mc, (mc.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER), signal);
   deps.connector.forget(mc.metadata.uid ?? '');
   deps.log.info({ cluster: mc.metadata.name, policy }, 'deleted without deorbit (deletionPolicy Orphan)');
   return {};
@@ -135,7 +135,9 @@ async function orphan(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: 
 
 /** Writes phase, deorbit progress and the condition; retries once on a stale resourceVersion. */
 /** `waiting`: the condition stays False with this reason although the pass itself is done. */
-async function writeStatus(deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected', waiting?: { reason: string; message: string }): Promise<ManagedCluster> {
+async function writeStatus(
+  deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected', waiting?: { reason: string; message: string }, signal?: AbortSignal,
+): Promise<ManagedCluster> {
   for (let attempt = 0; ; attempt++) {
     const prev = mc.status?.conditions?.find((c) => c.type === DEORBIT_CONDITION);
     const computed = deorbitCondition(p, deps.clock.now(), prev);
@@ -149,7 +151,8 @@ async function writeStatus(deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: D
     };
     if (JSON.stringify(status) === JSON.stringify(mc.status)) return mc;
     try {
-      return await deps.clusters.replaceStatus({ ...mc, status });
+      signal?.throwIfAborted();
+      return await deps.clusters.replaceStatus({ ...mc, status }, { signal });
     } catch (err) {
       if (!isConflict(err) || attempt > 0) throw err;
       mc = await deps.clusters.get(mc.metadata.namespace, mc.metadata.name);
@@ -158,13 +161,14 @@ async function writeStatus(deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: D
 }
 
 /** JSON patch guarded by a test of the current list, so a concurrent change to finalizers is never lost. */
-async function patchFinalizers(deps: DeorbitReconcilerDeps, mc: ManagedCluster, finalizers: string[]): Promise<void> {
+async function patchFinalizers(deps: DeorbitReconcilerDeps, mc: ManagedCluster, finalizers: string[], signal?: AbortSignal): Promise<void> {
   const patch = [
     { op: 'test', path: '/metadata/resourceVersion', value: mc.metadata.resourceVersion },
     { op: mc.metadata.finalizers ? 'replace' : 'add', path: '/metadata/finalizers', value: finalizers },
   ];
   try {
-    await deps.clusters.patch(mc.metadata.namespace, mc.metadata.name, patch, 'json');
+    signal?.throwIfAborted();
+    await deps.clusters.patch(mc.metadata.namespace, mc.metadata.name, patch, 'json', undefined, { signal });
   } catch (err) {
     // 422 from the failed test, or 409: someone wrote first; the next reconcile sees the new state.
     if (err instanceof KubeApiError && (err.status === 422 || err.status === 409)) throw new KubewardError('E_CONFLICT', `${mc.metadata.name} changed meanwhile; retrying`, { cause: err });
