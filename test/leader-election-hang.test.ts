@@ -12,7 +12,12 @@ import { createKubeApi, type KubeApi } from '../src/clients/kube/kube-api.ts';
 import type { KubeObject } from '../src/clients/kube/kube-types.ts';
 import { LeaderElector } from '../src/clients/kube/leader-elector.ts';
 import { loadKubeConfig } from '../src/clients/kube/load-kube-config.ts';
-import { ensureNamespace } from '../testkit/kube/kube-objects.ts';
+import { Registry } from 'prom-client';
+import { DEFAULT_DEORBIT_SETTINGS } from '../src/controllers/deorbit/deorbit-types.ts';
+import { Operator } from '../src/controllers/operator/operator.ts';
+import { createControllerMetrics } from '../src/controllers/runtime/controller-metrics.ts';
+import { ensureNamespace, installCrd } from '../testkit/kube/kube-objects.ts';
+import { join } from 'node:path';
 import { startKubeFaultProxy, type KubeFaultProxy } from '../testkit/kube/kube-fault-proxy.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../testkit/kube/kube-test-server.ts';
 import { waitFor } from '../testkit/wait-for.ts';
@@ -27,12 +32,14 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
   let proxy: KubeFaultProxy;
   let viaProxy: KubeApi;
   const electors: LeaderElector[] = [];
+  const operators: Operator[] = [];
 
   before(async () => {
     kube = await startKubeApiserver();
     const text = await readFile(kube.kubeconfigPath, 'utf8');
     direct = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
     await ensureNamespace(direct, NS);
+    await installCrd(direct, await readFile(join(import.meta.dirname, '../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
     const doc = parse(text) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[]; users: { user: { token: string } }[] };
     proxy = await startKubeFaultProxy({ server: doc.clusters[0]!.cluster.server, ca: Buffer.from(doc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString('utf8') });
     // The client's own deadline stays at its 30 s default: only the elector's bounds may save us.
@@ -40,6 +47,8 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
   });
   after(async () => {
     for (const e of electors) await e.stop({ release: false });
+    proxy.mode = 'pass';
+    for (const o of operators) await o.stop({ releaseLease: false });
     await proxy?.close();
     await kube?.stop();
   });
@@ -94,5 +103,38 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
     assert.ok(acted.every((t) => t < at['b-start']!), 'a never started a destructive call once b led');
     assert.equal(a.isLeader, false);
     assert.equal(a.fence.aborted, true);
+  });
+
+  test('the operator behind the hanging proxy has stopped its controllers when the standby starts leading', async () => {
+    proxy.mode = 'pass';
+    const op = new Operator({
+      api: viaProxy,
+      controllers: ['deorbit'],
+      leaderElection: { namespace: NS, name: 'op2', identity: 'op-a', leaseDurationMs: 4_000, renewDeadlineMs: 2_000, retryPeriodMs: 400 },
+      connector: { connect: async () => Promise.reject(new Error('not used')), forget: () => undefined },
+      deorbit: DEFAULT_DEORBIT_SETTINGS,
+      clock: systemClock,
+      log: createSilentLogger(),
+      metrics: createControllerMetrics(new Registry()),
+    });
+    operators.push(op);
+    let lost = false;
+    void op.lostLeadership.then(() => (lost = true));
+    op.start();
+    await waitFor(() => op.isLeader, { timeoutMs: 15_000, what: 'the operator leads' });
+    const running = () => (op.status() as { controllers: { running: boolean }[] }).controllers.some((c) => c.running);
+    assert.equal(running(), true);
+    let seenAtTakeOver: { leader: boolean; running: boolean; lost: boolean } | undefined;
+    const b = new LeaderElector({
+      leases: direct.leases, namespace: NS, name: 'op2', identity: 'op-b', leaseDurationMs: 4_000, renewDeadlineMs: 2_000, retryPeriodMs: 400,
+      clock: systemClock, log: createSilentLogger(),
+      onStartedLeading: () => void (seenAtTakeOver ??= { leader: op.isLeader, running: running(), lost }),
+      onStoppedLeading: () => undefined,
+    });
+    electors.push(b);
+    b.start();
+    proxy.mode = 'hang';
+    await waitFor(() => seenAtTakeOver, { timeoutMs: 20_000, what: 'the standby takes over' });
+    assert.deepEqual(seenAtTakeOver, { leader: false, running: false, lost: true }, 'when the standby took over, the hung operator had already stopped and reported the loss');
   });
 });
