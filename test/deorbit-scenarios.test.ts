@@ -374,7 +374,7 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     await s.drive(async () => s.clock.now() - t0 >= 3 * MIN, { maxVirtualMs: 4 * MIN });
     const st = (await s.get())!.status!.deorbit!;
     assert.deepEqual(st.leftovers.loadBalancers, ['lb-ours'], 'waits for the annotated one only, not the neighbour\'s');
-    assert.ok(s.events.some((e) => e.reason === 'DeorbitHeld' && /shared default/.test(e.message)), 'says that names prove nothing here');
+    assert.ok(s.events.some((e) => e.reason === 'UnprovenDeorbitLoadBalancerNames' && /shared default/.test(e.message)), 'says that names prove nothing here');
   });
 
   test('budget: seven LoadBalancer Services are deleted at most three per pass', async () => {

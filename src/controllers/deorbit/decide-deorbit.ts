@@ -12,7 +12,7 @@ import {
 import { judgeSnapshots } from './snapshot-rules.ts';
 import { claimsToDelete, judgeVolumes } from './volume-rules.ts';
 import {
-  AMBIGUOUS_LB_REASON, DEORBIT_HELD_REASON, heldEvent, listText, RETAINED_VOLUMES_REASON, SELF_DESTRUCT_REASON, stepDoneEvent, stepFailedEvent, waitingEvent, type WaitStep,
+  AMBIGUOUS_LB_REASON, heldEvent, UNPROVEN_LB_NAMES_REASON, listText, RETAINED_VOLUMES_REASON, SELF_DESTRUCT_REASON, stepDoneEvent, stepFailedEvent, waitingEvent, type WaitStep,
 } from './deorbit-events.ts';
 import type {
   CloudView, DeleteAction, DeorbitDecision, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget, Observation, SatelliteView, SelfDestructReason,
@@ -98,7 +98,7 @@ function decideWithView(nowMs: number, s: DeorbitSettings, target: DeorbitTarget
   if (!isClusterNameDistinct(target.loadBalancerClusterName) && p.attempt === 1 && events.some((e) => e.reason === 'WaitingForDeorbitSnapshots')) {
     events.push({
       type: 'Warning',
-      reason: DEORBIT_HELD_REASON,
+      reason: UNPROVEN_LB_NAMES_REASON,
       message: `the load-balancer cluster name "${target.loadBalancerClusterName}" is the cloud controller's shared default: load balancers are matched by their annotated ID or legacy name only`,
     });
   }

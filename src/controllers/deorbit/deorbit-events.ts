@@ -34,6 +34,8 @@ export const RETAINED_VOLUMES_REASON = 'RetainedDeorbitVolumes';
 /** deorbit refused to act or to judge: the message names why. */
 export const DEORBIT_HELD_REASON = 'DeorbitHeld';
 export const AMBIGUOUS_LB_REASON = 'AmbiguousDeorbitLoadBalancers';
+/** The load-balancer cluster name is the shared default: names prove nothing, only IDs count. */
+export const UNPROVEN_LB_NAMES_REASON = 'UnprovenDeorbitLoadBalancerNames';
 /** A deleted ManagedCluster whose deletionPolicy is Orphan: its finalizer goes, nothing is cleaned up. */
 export const DEORBIT_ORPHANED_REASON = 'DeorbitSkipped';
 

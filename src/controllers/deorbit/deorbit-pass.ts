@@ -101,20 +101,22 @@ function volumeIdsOf(pvs: PersistentVolume[], csiDrivers: readonly string[]): st
 }
 
 /**
- * The listed objects plus those of `ids` the list left out but that a GET by ID still finds: only
- * a 404 proves an object gone. Bounded: a list missing more than MAX_CONFIRM of them is itself doubtful.
+ * The listed objects plus those of `ids` the list left out but that a GET by ID still finds: only a
+ * 404 proves an object gone. A few GETs at a time, so a cluster with many tracked IDs does not
+ * flood the service.
  */
 async function confirmAbsent<T extends { id: string }>(listed: T[], ids: readonly string[], get: (id: string) => Promise<T | undefined>): Promise<T[]> {
   const have = new Set(listed.map((x) => x.id));
   const missing = ids.filter((id) => !have.has(id));
-  if (missing.length > MAX_CONFIRM) {
-    throw new OpenStackBodyError('UnexpectedBody', { service: 'deorbit', method: 'GET', path: 'list', status: 200 }, `the list leaves out ${missing.length} objects the cluster names (more than ${MAX_CONFIRM} to confirm one by one)`);
+  const found: T[] = [];
+  for (let i = 0; i < missing.length; i += CONFIRM_CONCURRENCY) {
+    const batch = await Promise.all(missing.slice(i, i + CONFIRM_CONCURRENCY).map((id) => get(id)));
+    for (const x of batch) if (x !== undefined) found.push(x);
   }
-  const found = await Promise.all(missing.map((id) => get(id)));
-  return [...listed, ...found.filter((x): x is Awaited<T> => x !== undefined)];
+  return [...listed, ...found];
 }
 
-const MAX_CONFIRM = 50;
+const CONFIRM_CONCURRENCY = 5;
 
 /** An answer that was there but unreadable (not an outage): the pass holds and names it. */
 export function refusalOf(err: unknown): RefusalReason | undefined {
