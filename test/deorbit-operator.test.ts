@@ -217,6 +217,9 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     const r = await runOnce(['--timeout', '5s'], { context: null });
     assert.equal(r.code, 2, r.out);
     assert.match(r.out, /--context/);
+    const wrong = await runOnce(['--timeout', '5s'], { context: 'nope' });
+    assert.equal(wrong.code, 2, wrong.out);
+    assert.match(wrong.out, /--context: .* has no context "nope"; it has: kube-test/);
   });
 
   test('kubeward deorbit --dry-run prints what the real run would delete and wait for, and sends nothing destructive', async () => {

@@ -9,6 +9,7 @@ import { systemClock } from '../base/clock.ts';
 import { UsageError } from '../base/errors.ts';
 import { boolean, duration, integer } from '../config/fields.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
 import { openStackClientFor } from '../clients/openstack/create-openstack-client.ts';
 import { openStackDeorbitCloud } from '../controllers/deorbit/deorbit-cloud.ts';
@@ -80,7 +81,7 @@ Example:
     run: async (cfg, ctx) => {
       if (!cfg.context) throw new UsageError('--context: name the kubeconfig context of the cluster to clean up; deorbit never acts on the current-context');
       const clock = systemClock;
-      const api = createKubeApi(loadKubeConfig({ kind: 'file', path: cfg.kubeconfig, context: cfg.context }), { timeoutMs: 30_000 });
+      const api = createKubeApi(loadContext(cfg.kubeconfig, cfg.context), { timeoutMs: 30_000 });
       const satellite = kubeDeorbitSatellite(api);
       const os = await openStackClientFor(cfg.osCloud, { env: process.env, cwd: process.cwd(), homeDir: homedir() }, { log: ctx.log, clock });
       const abort = new AbortController();
@@ -111,4 +112,12 @@ Example:
       return result.code;
     },
   });
+}
+
+/** The named context of the kubeconfig; a name it does not have is a usage error that lists those it has. */
+function loadContext(path: string, context: string): KubeConfig {
+  const kc = loadKubeConfig({ kind: 'file', path, context: undefined, flag: '--kubeconfig' });
+  const names = kc.getContexts().map((c) => c.name);
+  if (!names.includes(context)) throw new UsageError(`--context: ${path} has no context "${context}"; it has: ${names.join(', ') || 'none'}`);
+  return loadKubeConfig({ kind: 'file', path, context, flag: '--kubeconfig' });
 }
