@@ -36,6 +36,8 @@ export const DEORBIT_HELD_REASON = 'DeorbitHeld';
 export const AMBIGUOUS_LB_REASON = 'AmbiguousDeorbitLoadBalancers';
 /** The load-balancer cluster name is the shared default: names prove nothing, only IDs count. */
 export const UNPROVEN_LB_NAMES_REASON = 'UnprovenDeorbitLoadBalancerNames';
+/** The operator's dry run: what a pass would delete and wait for. */
+export const DEORBIT_DRY_RUN_REASON = 'DeorbitDryRun';
 /** A deleted ManagedCluster whose deletionPolicy is Orphan: its finalizer goes, nothing is cleaned up. */
 export const DEORBIT_ORPHANED_REASON = 'DeorbitSkipped';
 

@@ -21,6 +21,11 @@ export interface DeorbitSettings {
   maxDeletesPerPass: number;
   /** Where refusals and held-back deletions are counted; none when absent. */
   metrics?: DeorbitMetrics;
+  /**
+   * Operator dry run: decide as the real controller would and report it (event DeorbitDryRun,
+   * condition reason DryRun); delete nothing, add or remove no finalizer, keep no progress.
+   */
+  dryRun?: boolean;
 }
 
 export const DEFAULT_DEORBIT_SETTINGS: DeorbitSettings = {

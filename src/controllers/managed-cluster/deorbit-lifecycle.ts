@@ -107,12 +107,19 @@ const STEP_REASON: Record<DeorbitProgress['step'], string> = {
 };
 
 /** The DeorbitComplete condition for progress (or for a protected cluster). */
-export function deorbitCondition(p: DeorbitProgress | 'protected', nowMs: number, previous?: Condition): Condition {
+/** A dry-run pass: what the real controller would do, for the condition's message. */
+export interface DryRunReport {
+  dryRun: string;
+}
+
+export function deorbitCondition(p: DeorbitProgress | 'protected' | DryRunReport, nowMs: number, previous?: Condition): Condition {
   let status: Condition['status'];
   let reason: string;
   let message: string;
   if (p === 'protected') {
     [status, reason, message] = ['False', 'TerminationProtected', 'termination protection is on: nothing is cleaned up until spec.terminationProtection is false'];
+  } else if ('dryRun' in p) {
+    [status, reason, message] = ['False', 'DryRun', `dry run, nothing is deleted: ${p.dryRun}`];
   } else {
     status = p.step === 'done' || p.step === 'self-destructed' ? 'True' : 'False';
     // A hold names its reason (CloudAnswerUnreadable...), other failures are retries.

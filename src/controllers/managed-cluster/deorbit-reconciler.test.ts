@@ -9,14 +9,17 @@ import { svc } from '../deorbit/deorbit-fixtures.test-helpers.ts';
 import { deorbitReconciler } from './deorbit-reconciler.ts';
 import { DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
 
-function setup(mc: ManagedCluster, onDelete: (name: string) => void = () => undefined) {
+function setup(mc: ManagedCluster, onDelete: (name: string) => void = () => undefined, settings = DEFAULT_DEORBIT_SETTINGS) {
   const writes: string[] = [];
   const deleted: string[] = [];
   const events: string[] = [];
+  const statuses: ManagedCluster['status'][] = [];
+  const messages: string[] = [];
   const clusters = {
     get: async () => structuredClone(mc),
     replaceStatus: async (obj: ManagedCluster) => {
       writes.push('status');
+      statuses.push(obj.status);
       return obj;
     },
     patch: async () => {
@@ -44,12 +47,17 @@ function setup(mc: ManagedCluster, onDelete: (name: string) => void = () => unde
   const reconcile = deorbitReconciler({
     clusters,
     connector: { connect: async () => ports, forget: () => undefined },
-    events: { record: async (_o, _t, reason) => void events.push(reason) },
-    settings: DEFAULT_DEORBIT_SETTINGS,
+    events: {
+      record: async (_o, _t, reason, message) => {
+        events.push(reason);
+        messages.push(message);
+      },
+    },
+    settings,
     clock: new ManualClock(Date.parse('2026-01-01T00:00:10Z')),
     log: createSilentLogger(),
   });
-  return { reconcile, writes, deleted, events };
+  return { reconcile, writes, deleted, events, statuses, messages };
 }
 
 const deleted = (policy?: 'Delete' | 'Orphan'): ManagedCluster => ({
@@ -72,4 +80,22 @@ test('a deleted cluster without deletionPolicy (Orphan) loses only the finalizer
   assert.deepEqual(s.deleted, []);
   assert.deepEqual(s.writes, ['finalizers']);
   assert.deepEqual(s.events, ['DeorbitSkipped']);
+});
+
+test('operator dry run: the same decision reported in an event and the condition; nothing deleted, no finalizer, no progress kept', async () => {
+  const s = setup(deleted('Delete'), undefined, { ...DEFAULT_DEORBIT_SETTINGS, dryRun: true, maxDeletesPerPass: 2 });
+  const r = await s.reconcile('t/k1', new AbortController().signal);
+  assert.deepEqual(s.deleted, []);
+  assert.deepEqual(s.writes, ['status'], 'the condition only');
+  assert.deepEqual(s.events, ['DeorbitDryRun']);
+  assert.match(s.messages[0]!, /would delete now 2: Service apps\/a, Service apps\/b; later \(budget\) 1: Service apps\/c/);
+  const st = s.statuses[0]!;
+  assert.equal(st?.deorbit, undefined, 'no progress kept');
+  assert.equal(st?.phase, 'Running', 'the phase is left alone');
+  assert.equal(st?.conditions?.[0]?.reason, 'DryRun');
+  assert.equal(r?.requeueAfterMs, DEFAULT_DEORBIT_SETTINGS.pollIntervalMs);
+  const orphan = setup(deleted(undefined), undefined, { ...DEFAULT_DEORBIT_SETTINGS, dryRun: true });
+  await orphan.reconcile('t/k1', new AbortController().signal);
+  assert.deepEqual(orphan.writes, [], 'an Orphan cluster keeps its finalizer in a dry run');
+  assert.match(orphan.messages[0]!, /dry run: .*would remove the finalizer/);
 });

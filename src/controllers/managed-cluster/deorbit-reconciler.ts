@@ -10,12 +10,12 @@ import type { Logger } from '../../base/logger.ts';
 import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import { KubeApiError, isConflict, isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
-import { DEORBIT_ORPHANED_REASON, SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
+import { DEORBIT_DRY_RUN_REASON, DEORBIT_ORPHANED_REASON, listText, SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
 import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.ts';
 import type { DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { ClusterConnector } from './cluster-connector.ts';
-import { decideLifecycle, deorbitCondition, progressFromStatus, setCondition, statusFromProgress } from './deorbit-lifecycle.ts';
+import { decideLifecycle, deorbitCondition, progressFromStatus, setCondition, statusFromProgress, type DryRunReport } from './deorbit-lifecycle.ts';
 import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
 
 /** What a last check before the finalizer goes decided: finish now, or wait and say why. */
@@ -58,30 +58,56 @@ export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, si
       case 'none':
         return {};
       case 'add-finalizer':
+        if (deps.settings.dryRun) return {}; // a finalizer holds deletion: not in a dry run
         signal?.throwIfAborted();
         await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER], signal);
         return {};
       case 'orphan':
+        if (deps.settings.dryRun) {
+          await deps.events.record(mc, 'Normal', DEORBIT_ORPHANED_REASON, `dry run: deletionPolicy is ${mc.spec.deletionPolicy ?? 'Orphan (default)'}; would remove the finalizer and touch nothing`);
+          return {};
+        }
         return orphan(deps, mc, signal);
       case 'protected':
         await writeStatus(deps, mc, 'protected', undefined, signal);
         return {};
       case 'deorbit':
-        return deorbit(deps, mc, signal);
+        return deps.settings.dryRun ? dryRun(deps, mc, signal) : deorbit(deps, mc, signal);
     }
   };
 }
 
-async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
-  const progress = progressFromStatus(mc.status?.deorbit);
-  let ports: DeorbitPassInput['ports'];
+async function portsFor(deps: DeorbitReconcilerDeps, mc: ManagedCluster): Promise<DeorbitPassInput['ports']> {
   try {
-    ports = await deps.connector.connect(mc);
+    return await deps.connector.connect(mc);
   } catch (err) {
     // Our own API failing is not the cluster's problem: retry without counting it against the cluster.
     if (err instanceof KubeApiError) throw err;
-    ports = { failure: { ok: false, source: 'credentials', kind: 'other', message: describeError(err) } };
+    return { failure: { ok: false, source: 'credentials', kind: 'other', message: describeError(err) } };
   }
+}
+
+/** One pass of the real decision, reported (event and condition) and not acted on; looks again every poll. */
+async function dryRun(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
+  const ports = await portsFor(deps, mc);
+  const progress = progressFromStatus(mc.status?.deorbit);
+  const { decision, wouldDelete } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports, dryRun: true, signal });
+  const p = decision.progress;
+  const name = (a: { kind: string; namespace: string; name: string }) => `${a.kind} ${a.namespace}/${a.name}`;
+  const report = decision.outcome === 'failed'
+    ? `would hold: ${p.heldReason ? `${p.heldReason}: ` : ''}${p.lastError ?? 'the cluster or the cloud could not be read'}`
+    : `would delete now ${listText(wouldDelete.map(name))}; later (budget) ${listText(decision.deferred.map(name))}; ` +
+      `would wait for volumes ${listText(p.leftovers.volumes)}, load balancers ${listText(p.leftovers.loadBalancers)}` +
+      (decision.outcome === 'done' ? '; would then remove the finalizer' : '');
+  signal?.throwIfAborted();
+  await deps.events.record(mc, 'Normal', DEORBIT_DRY_RUN_REASON, report);
+  await writeStatus(deps, mc, { dryRun: report }, undefined, signal);
+  return { requeueAfterMs: deps.settings.pollIntervalMs };
+}
+
+async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
+  const progress = progressFromStatus(mc.status?.deorbit);
+  const ports = await portsFor(deps, mc);
   const { decision, events } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports, signal });
   signal?.throwIfAborted();
   const p = decision.progress;
@@ -133,21 +159,25 @@ async function orphan(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: 
   return {};
 }
 
-/** Writes phase, deorbit progress and the condition; retries once on a stale resourceVersion. */
-/** `waiting`: the condition stays False with this reason although the pass itself is done. */
+/**
+ * Writes phase, deorbit progress and the condition; retries once on a stale resourceVersion.
+ * `waiting`: the condition stays False with this reason although the pass itself is done.
+ */
 async function writeStatus(
-  deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected', waiting?: { reason: string; message: string }, signal?: AbortSignal,
+  deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected' | DryRunReport, waiting?: { reason: string; message: string }, signal?: AbortSignal,
 ): Promise<ManagedCluster> {
+  const progress = p !== 'protected' && !('dryRun' in p) ? p : undefined;
   for (let attempt = 0; ; attempt++) {
     const prev = mc.status?.conditions?.find((c) => c.type === DEORBIT_CONDITION);
     const computed = deorbitCondition(p, deps.clock.now(), prev);
     const transition = prev?.status === 'False' ? prev.lastTransitionTime : new Date(deps.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const condition = waiting ? { ...computed, status: 'False' as const, ...waiting, lastTransitionTime: transition } : computed;
+    // Only a running deorbit marks the cluster Terminating and keeps progress (a dry run or a
+    // protected cluster writes its condition alone).
     const status = {
       ...mc.status,
-      phase: 'Terminating' as const,
+      ...(progress ? { phase: 'Terminating' as const, deorbit: statusFromProgress(progress) } : {}),
       conditions: setCondition(mc.status?.conditions, condition),
-      ...(p === 'protected' ? {} : { deorbit: statusFromProgress(p) }),
     };
     if (JSON.stringify(status) === JSON.stringify(mc.status)) return mc;
     try {
