@@ -72,12 +72,12 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     fixtures = state;
   }
 
-  async function operator(identity: string): Promise<{ proc: ChildProcess; admin: string }> {
+  async function operator(identity: string, extra: string[] = []): Promise<{ proc: ChildProcess; admin: string }> {
     const port = await freePort();
     const proc = spawn(NODE, [
       MAIN, 'operator', '--kubeconfig', join(dir, 'mgmt.kubeconfig'), '--controllers', 'deorbit', '--identity', identity,
       '--lease-namespace', 'default', '--lease-duration', '2s', '--renew-deadline', '1500ms', '--retry-period', '200ms',
-      '--deorbit-poll-interval', '300ms', '--resync', '10s', '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn',
+      '--deorbit-poll-interval', '300ms', '--resync', '10s', '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn', ...extra,
     ], { stdio: ['ignore', 'ignore', 'pipe'], env: envWithoutOpenStack() });
     procs.push(proc);
     return { proc, admin: `http://127.0.0.1:${port}` };
@@ -209,6 +209,33 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     assert.deepEqual((await h.mgmt.events.list('orphan')).items.map((e) => e.reason), ['DeorbitSkipped']);
     const metrics = await (await fetch(`${op.admin}/metrics`)).text();
     assert.match(metrics, /^kubeward_deorbit_refusals_total\{reason="DeletionPolicyOrphan"[^}]*\} 1$/m);
+    op.proc.kill('SIGTERM');
+    await new Promise((r) => op.proc.once('exit', r));
+  });
+
+  test('kubeward operator --deorbit-dry-run reports what it would do for a deleted cluster and sends nothing destructive', async () => {
+    await resetSatellite(h.sat, ['apps'], 'v1');
+    volume('vol-r1');
+    loadBalancer('lb-r1', 'kube_service_k1_apps_web');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'dry-op', pvName: 'pv-r1', source: { csi: { driver: CSI, volumeHandle: 'vol-r1' } } });
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    const before = emu.requests.length;
+    const op = await operator('replica-dry', ['--deorbit-dry-run']);
+    await createCluster('dryop');
+    await clusters().delete('dryop', 'k1');
+    await waitFor(async () => (await h.mgmt.events.list('dryop')).items.some((e) => e.reason === 'DeorbitDryRun'), { timeoutMs: 30_000, intervalMs: 100, what: 'a DeorbitDryRun event' });
+    const ev = (await h.mgmt.events.list('dryop')).items.find((e) => e.reason === 'DeorbitDryRun')!;
+    assert.match(ev.message, /would delete now 2: PersistentVolumeClaim apps\/dry-op, Service apps\/web/);
+    assert.match(ev.message, /load balancers 1: lb-r1/);
+    const mc = (await get('dryop'))!;
+    assert.equal(mc.metadata.finalizers?.includes(DEORBIT_FINALIZER), false, 'no finalizer added in a dry run');
+    assert.equal(mc.status?.conditions?.find((c) => c.type === 'DeorbitComplete')?.reason, 'DryRun');
+    assert.equal(mc.status?.deorbit, undefined, 'no progress kept');
+    assert.deepEqual((await h.sat.pvcs.list('apps')).items.map((c) => c.metadata.name), ['dry-op']);
+    assert.deepEqual((await h.sat.services.list('apps')).items.map((x) => x.metadata.name), ['web']);
+    const destructive = emu.requests.slice(before).filter((r) => !['GET', 'HEAD'].includes(r.method) && !(r.method === 'POST' && r.path.endsWith('/auth/tokens')));
+    assert.deepEqual(destructive, [], 'nothing but reads and tokens went to OpenStack');
+    emu.store.loadBalancers.delete('lb-r1'); // the next test names its own
     op.proc.kill('SIGTERM');
     await new Promise((r) => op.proc.once('exit', r));
   });

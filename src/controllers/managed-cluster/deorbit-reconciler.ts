@@ -15,7 +15,7 @@ import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.t
 import type { DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { ClusterConnector } from './cluster-connector.ts';
-import { decideLifecycle, deorbitCondition, progressFromStatus, setCondition, statusFromProgress, type DryRunReport } from './deorbit-lifecycle.ts';
+import { decideLifecycle, deorbitCondition, isDeorbitRequested, progressFromStatus, setCondition, statusFromProgress, type DryRunReport } from './deorbit-lifecycle.ts';
 import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
 
 /** What a last check before the finalizer goes decided: finish now, or wait and say why. */
@@ -54,6 +54,8 @@ export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, si
       if (isNotFound(err)) return {};
       throw err;
     }
+    // A dry run adds no finalizer, so a deleted cluster may lack it: report what a deorbit would do anyway.
+    if (deps.settings.dryRun && mc.metadata.deletionTimestamp && isDeorbitRequested(mc) && !mc.spec.terminationProtection) return dryRun(deps, mc, signal);
     switch (decideLifecycle(mc)) {
       case 'none':
         return {};
