@@ -1,6 +1,8 @@
 // kubeward operator and kubeward deorbit as processes, against real kube-apiservers and the
 // OpenStack emulator on real time: a crash (SIGKILL) in the middle of a deorbit and a restart that
-// resumes it, two replicas with leader election and a take-over, and the one-shot command's exits.
+// resumes it, two replicas with leader election and a take-over, and the one-shot command's exits,
+// its refusal to act without --context, and a --dry-run that sends nothing destructive (read from
+// the emulator's request log and the cluster's own objects).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -70,12 +72,12 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     fixtures = state;
   }
 
-  async function operator(identity: string): Promise<{ proc: ChildProcess; admin: string }> {
+  async function operator(identity: string, extra: string[] = []): Promise<{ proc: ChildProcess; admin: string }> {
     const port = await freePort();
     const proc = spawn(NODE, [
       MAIN, 'operator', '--kubeconfig', join(dir, 'mgmt.kubeconfig'), '--controllers', 'deorbit', '--identity', identity,
       '--lease-namespace', 'default', '--lease-duration', '2s', '--renew-deadline', '1500ms', '--retry-period', '200ms',
-      '--deorbit-poll-interval', '300ms', '--resync', '10s', '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn',
+      '--deorbit-poll-interval', '300ms', '--resync', '10s', '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn', ...extra,
     ], { stdio: ['ignore', 'ignore', 'pipe'], env: envWithoutOpenStack() });
     procs.push(proc);
     return { proc, admin: `http://127.0.0.1:${port}` };
@@ -88,14 +90,15 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
 
   const clusters = () => h.mgmt.resource<ManagedCluster>(KINDS.managedCluster);
 
-  async function createCluster(ns: string): Promise<void> {
+  /** deletionPolicy null: none in the spec (the CRD's default applies). */
+  async function createCluster(ns: string, deletionPolicy: 'Delete' | null = 'Delete'): Promise<void> {
     await ensureNamespace(h.mgmt, ns);
     const secret = (name: string, key: string, text: string) => h.mgmt.secrets.create({ metadata: { name, namespace: ns }, data: { [key]: Buffer.from(text).toString('base64') } });
     await secret('k1-kubeconfig', 'kubeconfig', h.satKubeconfig);
     await secret('k1-openstack', 'clouds.yaml', emu.cloudsYaml('k1', 'demo'));
     await clusters().create({
       metadata: { name: 'k1', namespace: ns, finalizers: ['test.kubeward.io/keep'] },
-      spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-openstack', cloud: 'k1' }, openstack: { loadBalancerClusterName: 'k1' } },
+      spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-openstack', cloud: 'k1' }, openstack: { loadBalancerClusterName: 'k1' }, deletionPolicy: deletionPolicy ?? undefined },
     });
   }
   const get = (ns: string) => clusters().get(ns, 'k1').catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
@@ -194,8 +197,92 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     assert.match(late.out, /volumes 1: vol-o2/);
   });
 
-  function runOnce(extra: string[]): Promise<{ code: number | null; out: string }> {
-    const proc = spawn(NODE, [MAIN, 'deorbit', '--kubeconfig', join(dir, 'sat.kubeconfig'), '--os-cloud', 'k1', '--lb-cluster-name', 'k1', '--poll-interval', '300ms', '--log-level', 'warn', ...extra], {
+  test('the operator lets a deleted Orphan cluster go untouched, with the DeorbitSkipped event and the refusal metric', async () => {
+    await resetSatellite(h.sat, ['apps'], 'v1');
+    await createService(h.sat, 'apps', 'live', 'LoadBalancer');
+    const op = await operator('replica-o');
+    await createCluster('orphan', null);
+    await waitFor(() => hasFinalizer('orphan'), { timeoutMs: 30_000, intervalMs: 100, what: 'the finalizer' });
+    await clusters().delete('orphan', 'k1');
+    await waitFor(async () => !(await hasFinalizer('orphan')), { timeoutMs: 30_000, intervalMs: 100, what: 'the finalizer removed' });
+    assert.deepEqual((await h.sat.services.list('apps')).items.map((x) => x.metadata.name), ['live'], 'the live cluster\'s Service stays');
+    assert.deepEqual((await h.mgmt.events.list('orphan')).items.map((e) => e.reason), ['DeorbitSkipped']);
+    const metrics = await (await fetch(`${op.admin}/metrics`)).text();
+    assert.match(metrics, /^kubeward_deorbit_refusals_total\{reason="DeletionPolicyOrphan"[^}]*\} 1$/m);
+    op.proc.kill('SIGTERM');
+    await new Promise((r) => op.proc.once('exit', r));
+  });
+
+  test('kubeward operator --deorbit-dry-run reports what it would do for a deleted cluster and sends nothing destructive', async () => {
+    await resetSatellite(h.sat, ['apps'], 'v1');
+    volume('vol-r1');
+    loadBalancer('lb-r1', 'kube_service_k1_apps_web');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'dry-op', pvName: 'pv-r1', source: { csi: { driver: CSI, volumeHandle: 'vol-r1' } } });
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    const before = emu.requests.length;
+    const op = await operator('replica-dry', ['--deorbit-dry-run']);
+    await createCluster('dryop');
+    await clusters().delete('dryop', 'k1');
+    await waitFor(async () => (await h.mgmt.events.list('dryop')).items.some((e) => e.reason === 'DeorbitDryRun'), { timeoutMs: 30_000, intervalMs: 100, what: 'a DeorbitDryRun event' });
+    const ev = (await h.mgmt.events.list('dryop')).items.find((e) => e.reason === 'DeorbitDryRun')!;
+    assert.match(ev.message, /would delete now 2: PersistentVolumeClaim apps\/dry-op, Service apps\/web/);
+    assert.match(ev.message, /load balancers 1: lb-r1/);
+    const mc = (await get('dryop'))!;
+    assert.equal(mc.metadata.finalizers?.includes(DEORBIT_FINALIZER), false, 'no finalizer added in a dry run');
+    assert.equal(mc.status?.conditions?.find((c) => c.type === 'DeorbitComplete')?.reason, 'DryRun');
+    assert.equal(mc.status?.deorbit, undefined, 'no progress kept');
+    assert.deepEqual((await h.sat.pvcs.list('apps')).items.map((c) => c.metadata.name), ['dry-op']);
+    assert.deepEqual((await h.sat.services.list('apps')).items.map((x) => x.metadata.name), ['web']);
+    const destructive = emu.requests.slice(before).filter((r) => !['GET', 'HEAD'].includes(r.method) && !(r.method === 'POST' && r.path.endsWith('/auth/tokens')));
+    assert.deepEqual(destructive, [], 'nothing but reads and tokens went to OpenStack');
+    emu.store.loadBalancers.delete('lb-r1'); // the next test names its own
+    op.proc.kill('SIGTERM');
+    await new Promise((r) => op.proc.once('exit', r));
+  });
+
+  test('kubeward deorbit refuses to run without --context (never the current-context), exit 2 naming the flag', async () => {
+    const r = await runOnce(['--timeout', '5s'], { context: null });
+    assert.equal(r.code, 2, r.out);
+    assert.match(r.out, /--context/);
+    const wrong = await runOnce(['--timeout', '5s'], { context: 'nope' });
+    assert.equal(wrong.code, 2, wrong.out);
+    assert.match(wrong.out, /--context: .* has no context "nope"; it has: kube-test/);
+  });
+
+  test('kubeward deorbit --dry-run prints what the real run would delete and wait for, and sends nothing destructive', async () => {
+    await resetSatellite(h.sat, ['apps'], 'v1');
+    if (fixtures) {
+      fixtures.stop = true;
+      await fixtures.done;
+    }
+    volume('vol-d1');
+    loadBalancer('lb-d1', 'kube_service_k1_apps_web');
+    loadBalancer('lb-foreign', 'kube_service_k1_x_apps_web');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'dry-1', pvName: 'pv-d1', source: { csi: { driver: CSI, volumeHandle: 'vol-d1' } } });
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    await createService(h.sat, 'apps', 'internal', 'ClusterIP');
+    await h.sat.volumeSnapshots('v1').create({ metadata: { name: 'snap-c', namespace: 'apps' }, spec: { volumeSnapshotClassName: 'cinder' } });
+    await h.sat.volumeSnapshots('v1').create({ metadata: { name: 'snap-b', namespace: 'apps' }, spec: { volumeSnapshotClassName: 'backup' } });
+    const before = emu.requests.length;
+    const dry = await runOnce(['--dry-run', '--max-deletes-per-pass', '2']);
+    assert.equal(dry.code, 0, dry.out);
+    const sent = emu.requests.slice(before);
+    assert.ok(sent.some((r) => r.path.includes('/volumes/detail')), 'it did look at Cinder');
+    const destructive = sent.filter((r) => !['GET', 'HEAD'].includes(r.method) && !(r.method === 'POST' && r.path.endsWith('/auth/tokens')));
+    assert.deepEqual(destructive, [], 'nothing but reads and a token went to OpenStack');
+    assert.deepEqual((await h.sat.pvcs.list('apps')).items.map((c) => c.metadata.name), ['dry-1'], 'the claim is still there');
+    assert.deepEqual((await h.sat.services.list('apps')).items.map((x) => x.metadata.name).sort(), ['internal', 'web']);
+    assert.equal((await h.sat.volumeSnapshots('v1').list('apps')).items.length, 2);
+    // The same decision as the real run: budget 2 per pass, snapshot of the Cinder class only.
+    assert.match(dry.out, /would delete in the first pass \(budget 2 per pass\): 2\n {2}delete VolumeSnapshot apps\/snap-c\n {2}delete PersistentVolumeClaim apps\/dry-1\n/);
+    assert.match(dry.out, /would delete in later passes \(held back by the budget\): 1\n {2}delete Service apps\/web\n/);
+    assert.doesNotMatch(dry.out, /snap-b|internal/);
+    assert.match(dry.out, /load balancers 1: lb-d1;/, 'waits for its own load balancer only, not cluster k1_x\'s');
+  });
+
+  function runOnce(extra: string[], opts: { context?: string | null } = {}): Promise<{ code: number | null; out: string }> {
+    const context = opts.context === null ? [] : ['--context', opts.context ?? 'kube-test'];
+    const proc = spawn(NODE, [MAIN, 'deorbit', '--kubeconfig', join(dir, 'sat.kubeconfig'), ...context, '--os-cloud', 'k1', '--lb-cluster-name', 'k1', '--poll-interval', '300ms', '--log-level', 'warn', ...extra], {
       env: envWithoutOpenStack({ OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

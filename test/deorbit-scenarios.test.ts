@@ -4,9 +4,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { kubeApiserverMissing } from '../testkit/kube/kube-test-server.ts';
 import { Scenario, startHarness, type Harness, type ScenarioOptions } from '../testkit/kube/deorbit-harness.ts';
-import { createBoundClaim, createPendingClaim, createService, ensureNamespace, installCrd, removeCrd, resetSatellite, VOLUME_SNAPSHOT_CRD } from '../testkit/kube/kube-objects.ts';
+import {
+  createBoundClaim, createPendingClaim, createService, createSnapshotClasses, ensureNamespace, installCrd, removeCrd, resetSatellite, VOLUME_SNAPSHOT_CLASS_CRD, VOLUME_SNAPSHOT_CRD,
+} from '../testkit/kube/kube-objects.ts';
 import { startKubeFaultProxy } from '../testkit/kube/kube-fault-proxy.ts';
 import { parse } from 'yaml';
+import { KINDS } from '../src/clients/kube/resource-kinds.ts';
 
 const missing = kubeApiserverMissing();
 const CSI = 'cinder.csi.openstack.org';
@@ -55,7 +58,9 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
     await createService(h.sat, 'apps', 'api', 'LoadBalancer', { finalizer: true });
     await createService(h.sat, 'apps', 'internal', 'ClusterIP');
-    await h.sat.volumeSnapshots('v1').create({ metadata: { name: 'snap-1', namespace: 'apps' }, spec: { source: { persistentVolumeClaimName: 'data-0' } } });
+    await h.sat.volumeSnapshots('v1').create({ metadata: { name: 'snap-1', namespace: 'apps' }, spec: { volumeSnapshotClassName: 'cinder', source: { persistentVolumeClaimName: 'data-0' } } });
+    // A backup tool's snapshot (another driver's class) is not the cloud's to clean up.
+    await h.sat.volumeSnapshots('v1').create({ metadata: { name: 'backup-1', namespace: 'apps' }, spec: { volumeSnapshotClassName: 'backup', source: { persistentVolumeClaimName: 'data-0' } } });
 
     const t0 = await s.terminate();
     const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
@@ -63,7 +68,7 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     assert.ok(doneAt - t0 <= 90 * S, `finished ${(doneAt - t0) / 1000}s after deletion, within ~90 s`);
     assert.deepEqual(await pvcNames(), ['pending', 'shared'], 'NFS and Pending claims untouched');
     assert.deepEqual(await svcNames(), ['internal'], 'the ClusterIP Service untouched');
-    assert.deepEqual((await h.sat.volumeSnapshots('v1').list()).items, []);
+    assert.deepEqual((await h.sat.volumeSnapshots('v1').list()).items.map((x) => x.metadata.name), ['backup-1'], 'only the Cinder-class snapshot was deleted');
     assert.equal(s.emu.store.volumes.size, 0, 'Cinder volumes gone');
     assert.equal(s.emu.store.loadBalancers.size, 0, 'Octavia load balancers gone');
     const reasons = s.events.map((e) => e.reason);
@@ -210,6 +215,7 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     s.emu.addDelay({ kind: 'lb-delete', id: 'lb-stuck', stuck: true });
     s.loadBalancer('lb-error', 'kube_service_k1_apps_old', { status: 'ERROR' });
     await createService(h.sat, 'apps', 'web', 'LoadBalancer', { lbId: 'lb-stuck' });
+    await createService(h.sat, 'apps', 'old', 'LoadBalancer'); // seen once, so its exact LB name is the cluster's
     await s.os.octavia.deleteLoadBalancer('lb-stuck', { cascade: true });
     const t0 = await s.terminate();
     await s.drive(async () => s.clock.now() - t0 >= 10 * MIN, { maxVirtualMs: 11 * MIN });
@@ -223,6 +229,8 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
   });
 
   test('D9 no VolumeSnapshot API: nothing to delete, deorbit finishes normally', async () => {
+    // The group leaves discovery only once both of its CRDs are gone.
+    await h.sat.client.request('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/volumesnapshotclasses.snapshot.storage.k8s.io');
     await removeCrd(h.sat, 'volumesnapshots.snapshot.storage.k8s.io', 'snapshot.storage.k8s.io');
     try {
       const s = await scenario({ name: 'd9' });
@@ -236,6 +244,8 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
       assert.deepEqual(s.errors.filter((e) => /snapshot/i.test(e)), [], 'the missing API never failed an attempt');
     } finally {
       await installCrd(h.sat, VOLUME_SNAPSHOT_CRD);
+      await installCrd(h.sat, VOLUME_SNAPSHOT_CLASS_CRD);
+      await createSnapshotClasses(h.sat);
     }
   });
 
@@ -268,6 +278,116 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     assert.ok(s.emu.requests.some((r) => r.status === 'hang'), 'the hang happened');
     assert.ok(s.emu.requests.some((r) => r.status === 401), 'the revoked token was refused');
     assert.deepEqual(s.errors, [], 'neither failed a pass: the client retried and re-authenticated');
+  });
+
+  // ---- issue 11: what deorbit must never do (each fails on the code before the fix) ----
+
+  test('harm 7: a ManagedCluster registered by hand (no deletionPolicy) is deleted: the finalizer goes, nothing in the cluster or the cloud is touched', async () => {
+    const s = await scenario({ name: 'h7orphan', spec: { deletionPolicy: undefined } });
+    assert.equal((await s.get())!.spec.deletionPolicy, 'Orphan', 'the CRD defaults the policy to Orphan');
+    s.volume('vol-1');
+    s.loadBalancer('lb-web', 'kube_service_k1_apps_web');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-1', source: { csi: { driver: CSI, volumeHandle: 'vol-1' } } });
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    await s.terminate();
+    await s.drive(finalizerGone(s), { maxVirtualMs: MIN });
+    assert.deepEqual(await pvcNames(), ['data-0'], 'the live cluster keeps its claim');
+    assert.deepEqual(await svcNames(), ['web'], 'and its LoadBalancer Service');
+    assert.ok(s.emu.store.volumes.has('vol-1') && s.emu.store.loadBalancers.has('lb-web'));
+    assert.deepEqual(s.events.map((e) => e.reason), ['DeorbitSkipped']);
+    assert.match(s.events[0]!.message, /deletionPolicy is Orphan/);
+    assert.equal(s.emu.requests.filter((r) => r.method !== 'GET' && !r.path.includes('/auth/tokens')).length, 0, 'nothing destructive sent to OpenStack');
+  });
+
+  test('harm 7: the CRD refuses a deletionPolicy that is neither Delete nor Orphan', async () => {
+    await ensureNamespace(h.mgmt, 'h7crd');
+    await assert.rejects(
+      h.mgmt.resource(KINDS.managedCluster).create({
+        metadata: { name: 'bad', namespace: 'h7crd' },
+        spec: { kubeconfigSecretRef: { name: 'k' }, cloudCredentialsSecretRef: { name: 'c', cloud: 'x' }, deletionPolicy: 'Destroy' },
+      } as never),
+      /deletionPolicy|Unsupported value/,
+    );
+  });
+
+  test('harm 6: Cinder answering 200 with {}, an HTML page or a paging loop holds deorbit (named in a condition and an event) while the volume exists', async () => {
+    const s = await scenario({ name: 'h6body', csiDelayMs: 24 * 60 * MIN });
+    s.volume('vol-1');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-1', source: { csi: { driver: CSI, volumeHandle: 'vol-1' } } });
+    const t0 = await s.terminate();
+    await s.drive(async () => s.clock.now() - t0 >= 20 * S, { maxVirtualMs: MIN, fixtures: false });
+    // The claim is deleted (its PV Released), the volume is still there: now Cinder's answers go bad.
+    await h.sat.pvs.replaceStatus({ ...(await h.sat.pvs.get(undefined, 'pv-1')), status: { phase: 'Released' } });
+    const loop = JSON.stringify({ volumes: [{ id: 'vol-x', status: 'available' }], volumes_links: [{ rel: 'next', href: 'http://cinder.internal/v3/p/volumes/detail?marker=vol-x' }] });
+    for (const [what, body, contentType] of [['empty object', '{}', undefined], ['HTML page', '<html><body>Maintenance</body></html>', 'text/html'], ['paging loop', loop, undefined]] as const) {
+      const fault = s.emu.addFault({ service: 'volume', method: 'GET', path: '/volumes/detail', body, contentType });
+      const from = s.clock.now();
+      await s.drive(async () => s.clock.now() - from >= 5 * MIN, { maxVirtualMs: 6 * MIN, fixtures: false });
+      assert.equal(await s.hasFinalizer(), true, `${what}: never finished while vol-1 exists`);
+      const mc = (await s.get())!;
+      assert.notEqual(mc.status!.deorbit!.step, 'done', what);
+      assert.equal(mc.status!.conditions!.find((c) => c.type === 'DeorbitComplete')!.reason, 'CloudAnswerUnreadable', what);
+      assert.ok(fault.hits > 0, what);
+      s.emu.faults.remove(fault.id);
+    }
+    const held = s.events.filter((e) => e.reason === 'DeorbitHeld');
+    assert.ok(held.length >= 1 && /CloudAnswerUnreadable/.test(held[0]!.message), 'a DeorbitHeld event names the reason');
+    s.emu.store.volumes.delete('vol-1');
+    await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN, fixtures: false });
+    assert.equal((await s.get())!.status!.deorbit!.step, 'done', 'readable again and the volume gone: finished');
+  });
+
+  test('harm 6: a well-formed but short Cinder list (the volume left out) does not make the volume gone: a GET by ID finds it', async () => {
+    const s = await scenario({ name: 'h6short', csiDelayMs: 24 * 60 * MIN });
+    s.volume('vol-1');
+    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-1', source: { csi: { driver: CSI, volumeHandle: 'vol-1' } } });
+    s.emu.addFault({ service: 'volume', method: 'GET', path: '/volumes/detail', body: '{"volumes": []}' });
+    const t0 = await s.terminate();
+    await s.drive(async () => s.clock.now() - t0 >= 3 * MIN, { maxVirtualMs: 4 * MIN, fixtures: false });
+    assert.equal(await s.hasFinalizer(), true, 'still waiting for vol-1');
+    assert.deepEqual((await s.get())!.status!.deorbit!.leftovers.volumes, ['vol-1']);
+    assert.ok(s.emu.requests.some((r) => r.method === 'GET' && /\/volumes\/vol-1$/.test(r.path)), 'asked Cinder for vol-1 itself');
+  });
+
+  test('harm 10: load balancers of cluster k1_x, of a Service never seen, or named for the shared default "kubernetes" are not waited for', async () => {
+    const s = await scenario({ name: 'h10', settings: { hangTimeoutMs: 30 * MIN }, ccmDelayMs: 10 * S });
+    s.loadBalancer('lb-ours', 'kube_service_k1_apps_web');
+    s.loadBalancer('lb-k1x', 'kube_service_k1_x_apps_web'); // cluster "k1_x": the old prefix matched it
+    s.loadBalancer('lb-unseen', 'kube_service_k1_apps_gone'); // no such Service in this cluster
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
+    const t0 = await s.terminate();
+    const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
+    assert.ok(doneAt - t0 <= 60 * S, `finished normally (${(doneAt - t0) / 1000}s), not at the hang timeout`);
+    const st = (await s.get())!.status!.deorbit!;
+    assert.equal(st.step, 'done');
+    assert.deepEqual([...s.emu.store.loadBalancers.keys()].sort(), ['lb-k1x', 'lb-unseen'], 'only ours went (the CCM fixture deleted it)');
+  });
+
+  test('harm 10: with the shared default cluster name, another cluster\'s kube_service_kubernetes_* load balancer is not ours; the annotated one is', async () => {
+    const s = await scenario({ name: 'h10def', spec: { openstack: { loadBalancerClusterName: 'kubernetes' } }, settings: { hangTimeoutMs: 30 * MIN }, ccmDelayMs: 24 * 60 * MIN });
+    s.loadBalancer('lb-foreign', 'kube_service_kubernetes_apps_web'); // a neighbour on defaults, same namespace and name
+    s.loadBalancer('lb-ours', 'whatever-name');
+    s.emu.addDelay({ kind: 'lb-delete', id: 'lb-ours', stuck: true });
+    await createService(h.sat, 'apps', 'web', 'LoadBalancer', { lbId: 'lb-ours' });
+    await s.os.octavia.deleteLoadBalancer('lb-ours', { cascade: true });
+    const t0 = await s.terminate();
+    await s.drive(async () => s.clock.now() - t0 >= 3 * MIN, { maxVirtualMs: 4 * MIN });
+    const st = (await s.get())!.status!.deorbit!;
+    assert.deepEqual(st.leftovers.loadBalancers, ['lb-ours'], 'waits for the annotated one only, not the neighbour\'s');
+    assert.ok(s.events.some((e) => e.reason === 'UnprovenDeorbitLoadBalancerNames' && /shared default/.test(e.message)), 'says that names prove nothing here');
+  });
+
+  test('budget: seven LoadBalancer Services are deleted at most three per pass', async () => {
+    const s = await scenario({ name: 'budget', settings: { maxDeletesPerPass: 3 } });
+    for (let i = 0; i < 7; i++) await createService(h.sat, 'apps', `svc-${i}`, 'LoadBalancer');
+    await s.terminate();
+    await s.reconcileNow();
+    assert.equal((await svcNames()).length, 4, 'three went in the first pass');
+    await s.reconcileNow();
+    assert.equal((await svcNames()).length, 1, 'three more in the second');
+    await s.reconcileNow();
+    assert.deepEqual(await svcNames(), []);
+    assert.equal(s.events.filter((e) => e.reason === 'SuccessfulDeorbitService').length, 7);
   });
 });
 

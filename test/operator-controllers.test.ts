@@ -78,6 +78,7 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
         clusterCIDR: '100.100.0.0/16',
         openstack: { routerID: c.routerId, securityGroupName: `${name}-sg`, loadBalancerClusterName: name },
         nodePools: [{ name: 'small' }],
+        deletionPolicy: 'Delete', // these clusters are deorbited when deleted (the default, Orphan, would let them go)
       },
     });
     await clusters().replaceStatus({ ...mc, status: { phase: 'Running' } });

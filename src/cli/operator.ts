@@ -16,6 +16,7 @@ import { secretClusterClients } from '../controllers/managed-cluster/cluster-cli
 import { DEFAULT_BUDGETS } from '../controllers/managed-cluster/blast-budget.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
 import { createFlightMetrics } from '../controllers/flight/flight-metrics.ts';
+import { createDeorbitMetrics } from '../controllers/deorbit/deorbit-metrics.ts';
 import { DEFAULT_FLIGHT_SETTINGS } from '../controllers/flight/flight-reconciler.ts';
 import type { ModeFlag } from './mode-command.ts';
 import { deorbitTuningFields, deorbitTuningFlags } from './deorbit.ts';
@@ -29,6 +30,7 @@ const prefixed = Object.fromEntries(Object.entries(deorbitTuningFields).map(([k,
   deorbitApiUnavailableTimeout: typeof deorbitTuningFields.apiUnavailableTimeout;
   deorbitLegacyServiceGrace: typeof deorbitTuningFields.legacyServiceGrace;
   deorbitCsiDriver: typeof deorbitTuningFields.csiDriver;
+  deorbitMaxDeletesPerPass: typeof deorbitTuningFields.maxDeletesPerPass;
 };
 
 const fields = {
@@ -46,6 +48,7 @@ const fields = {
   workers: integer(1, 64).default(4),
   resync: duration({ min: 1000 }).prefault('5m'),
   deorbitHangTimeout: duration({ min: 1000 }).prefault('24h'),
+  deorbitDryRun: boolean.prefault(false),
   ...prefixed,
   routegcInterval: duration({ min: 1000 }).prefault('5m'),
   routegcDryRun: boolean.prefault(false),
@@ -126,6 +129,7 @@ Example:
       { key: 'identity', value: '<name>', help: 'this replica in the Lease', defaultText: '$POD_NAME or host name + random' },
       { key: 'workers', value: '<n>', help: 'clusters reconciled in parallel per controller', defaultText: '4' },
       { key: 'resync', value: '<duration>', help: 'every cluster is looked at again at least this often', defaultText: '5m' },
+      { key: 'deorbitDryRun', help: 'deorbit: report what each pass would delete and wait for (event DeorbitDryRun, condition reason DryRun); delete nothing, add or remove no finalizer' },
       { key: 'deorbitHangTimeout', value: '<duration>', help: 'deorbit gives up (records the debris, removes its finalizer) this long after deletion', defaultText: '24h' },
       ...deorbitTuningFlags.map((f) => ({ ...f, key: `deorbit${f.key[0]!.toUpperCase()}${f.key.slice(1)}` })),
       ...routegcFlightFlags,
@@ -199,6 +203,9 @@ Example:
           apiUnavailableTimeoutMs: cfg.deorbitApiUnavailableTimeout,
           legacyServiceGraceMs: cfg.deorbitLegacyServiceGrace,
           csiDrivers: cfg.deorbitCsiDriver,
+          maxDeletesPerPass: cfg.deorbitMaxDeletesPerPass,
+          dryRun: cfg.deorbitDryRun,
+          metrics: running.includes('deorbit') ? createDeorbitMetrics(ctx.registry) : undefined,
         },
         clock,
         log: ctx.log,

@@ -23,7 +23,7 @@ import { DEORBIT_FINALIZER, type ManagedCluster, type ManagedClusterSpec } from 
 import { backoffDelayMs } from '../../src/controllers/runtime/backoff.ts';
 import { OpenStackEmulator } from '../openstack/openstack-emulator.ts';
 import { FakeCcm, FakeCsi } from './cloud-fixtures.ts';
-import { ensureNamespace, installCrd, VOLUME_SNAPSHOT_CRD } from './kube-objects.ts';
+import { createSnapshotClasses, ensureNamespace, installCrd, VOLUME_SNAPSHOT_CLASS_CRD, VOLUME_SNAPSHOT_CRD } from './kube-objects.ts';
 import { startKubeApiserver, type KubeTestServer } from './kube-test-server.ts';
 
 export const CRD_FILE = join(import.meta.dirname, '../../deploy/operator/managedcluster-crd.yaml');
@@ -53,6 +53,8 @@ export async function startHarness(): Promise<Harness> {
   try {
     await installCrd(mgmt, await readFile(CRD_FILE, 'utf8'));
     await installCrd(sat, VOLUME_SNAPSHOT_CRD);
+    await installCrd(sat, VOLUME_SNAPSHOT_CLASS_CRD);
+    await createSnapshotClasses(sat);
   } catch (err) {
     await stopAll(); // a failed set-up must not leave apiservers running
     throw err;
@@ -175,6 +177,8 @@ export class Scenario {
         cloudCredentialsSecretRef: { name: 'k1-openstack', cloud: 'k1' },
         version: '1.30.2',
         openstack: { loadBalancerClusterName: this.name },
+        // Scenarios are about deorbit itself: the cluster asks for it (harm-7 tests override this).
+        deletionPolicy: 'Delete',
         ...this.o.spec,
       },
     });

@@ -26,6 +26,35 @@ spec:
       schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
 `;
 
+/** VolumeSnapshotClass (cluster-scoped, top-level `driver`), as external-snapshotter serves it. */
+export const VOLUME_SNAPSHOT_CLASS_CRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: volumesnapshotclasses.snapshot.storage.k8s.io
+  annotations: { api-approved.kubernetes.io: "https://github.com/kubernetes-csi/external-snapshotter/pull/419" }
+spec:
+  group: snapshot.storage.k8s.io
+  scope: Cluster
+  names: { kind: VolumeSnapshotClass, listKind: VolumeSnapshotClassList, plural: volumesnapshotclasses, singular: volumesnapshotclass }
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
+`;
+
+/** Snapshot classes: `cinder` (driver cinder.csi.openstack.org) and `backup` (another driver). */
+export async function createSnapshotClasses(api: KubeApi): Promise<void> {
+  const kind = { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses', kind: 'VolumeSnapshotClass', namespaced: false };
+  const classes = api.resource<KubeObject & { driver: string; deletionPolicy: string }>(kind);
+  for (const [name, driver] of [['cinder', 'cinder.csi.openstack.org'], ['backup', 'backup.example.com']] as const) {
+    await classes.create({ metadata: { name }, driver, deletionPolicy: 'Delete' }).catch((err: unknown) => {
+      if (!isConflict(err)) throw err;
+    });
+  }
+}
+
 export const CCM_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
 
 /** Creates (or keeps) a CRD from YAML and waits until its resources can be listed. */

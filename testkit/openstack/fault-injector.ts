@@ -1,5 +1,5 @@
 // Faults the emulator injects per endpoint: added latency, an error status (in the service's own body
-// shape), or a hang (the request is accepted and never answered), optionally for the next N calls only.
+// shape), a 200 with a body of the test's choosing, or a hang (the request is accepted and never answered), optionally for the next N calls only.
 import type { ServiceName } from './http-kit.ts';
 
 export interface FaultSpec {
@@ -17,6 +17,13 @@ export interface FaultSpec {
   message?: string;
   /** Error type for status (NeutronError.type, Nova fault key, Keystone title, Octavia faultcode). */
   type?: string;
+  /**
+   * Answer with this exact body text instead of handling the request (status from `status`, 200 when
+   * absent): an HTML maintenance page, `{}`, a renamed key, a page whose next link never advances.
+   */
+  body?: string;
+  /** Content type of `body` (application/json when absent). */
+  contentType?: string;
   /** Never answer; the connection stays open until the client gives up or the emulator closes. */
   hang?: boolean;
   /** Apply to the next N matching requests only; forever when absent. */

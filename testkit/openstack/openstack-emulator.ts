@@ -182,6 +182,12 @@ export class OpenStackEmulator {
       this.#log({ service, method, path: url.pathname + url.search, status: 'hang', requestId });
       return;
     }
+    if (fault?.body !== undefined) {
+      res.writeHead(fault.status ?? 200, { 'x-openstack-request-id': requestId, 'content-type': fault.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(fault.body)) });
+      res.end(fault.body);
+      this.#log({ service, method, path: url.pathname + url.search, status: fault.status ?? 200, requestId });
+      return;
+    }
     if (fault?.status) {
       return this.#send(res, service, method, url.pathname + url.search, requestId, { status: fault.status, body: errorBody(service, fault.status, fault.message ?? `Injected fault (${fault.id})`, fault.type) });
     }

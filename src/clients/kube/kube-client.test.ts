@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { KubeClient } from './kube-client.ts';
 import { KubeApiError } from './kube-api-error.ts';
 import { loadKubeConfig } from './load-kube-config.ts';
+import { ResourceClient } from './resource-client.ts';
+import { KINDS } from './resource-kinds.ts';
+import type { Service } from './kube-types.ts';
 
 async function serve(t: import('node:test').TestContext, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<KubeClient> {
   const srv = createServer(handler);
@@ -54,4 +57,19 @@ test('a watch delivers events line by line and an ERROR event rejects with its s
   assert.deepEqual(names, ['a']);
   assert.ok(err instanceof KubeApiError);
   assert.equal(err.status, 410);
+});
+
+test('a list answered 200 without an items array is an error, never an empty collection', async (t) => {
+  const bodies = ['{}', '{"kind":"ServiceList","itemz":[]}', '{"items":null}'];
+  let i = 0;
+  const kube = await serve(t, (_req, res) => void res.end(bodies[i++ % bodies.length]));
+  const services = new ResourceClient<Service>(kube, KINDS.service);
+  for (const body of bodies) {
+    const err = await services.list('apps').catch((e: unknown) => e);
+    assert.ok(err instanceof KubeApiError, body);
+    assert.equal(err.reason, 'UnexpectedBody', body);
+  }
+  i = 0;
+  const ok = await serve(t, (_req, res) => void res.end('{"items":[]}'));
+  assert.deepEqual((await new ResourceClient<Service>(ok, KINDS.service).list('apps')).items, [], 'a real empty list is empty');
 });

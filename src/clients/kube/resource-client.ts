@@ -1,5 +1,6 @@
 // Typed CRUD, paging and watch for one kind of object, on top of KubeClient. One ResourceKind per
 // API resource (core or group), so the controllers name what they touch and nothing else.
+import { KubeApiError } from './kube-api-error.ts';
 import type { KubeClient, Query } from './kube-client.ts';
 import type { KubeList, KubeObject, WatchEvent } from './kube-types.ts';
 
@@ -17,6 +18,13 @@ export interface ListOptions {
   fieldSelector?: string;
   /** Page size; the client follows `continue` until the list is complete. */
   limit?: number;
+}
+
+/** Per-call bounds: an abort signal (a leader's fence, a controller stopping) and a deadline. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** 0 or missing: the client's default deadline. */
+  timeoutMs?: number;
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic';
@@ -55,40 +63,44 @@ export class ResourceClient<T extends KubeObject> {
       const page = await this.#kube.request<KubeList<T>>('GET', this.path(namespace), {
         query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, continue: cont },
       });
-      items.push(...(page.items ?? []));
+      // A 200 without an items list (a proxy's `{}`) is not an empty collection: nothing may act on it.
+      if (!Array.isArray(page?.items)) {
+        throw new KubeApiError({ method: 'GET', path: this.path(namespace), status: 200, reason: 'UnexpectedBody', message: 'the answer has no "items" list' });
+      }
+      items.push(...page.items);
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion;
     } while (cont);
     return { metadata: { resourceVersion: rv }, items };
   }
 
-  get(namespace: string | undefined, name: string): Promise<T> {
-    return this.#kube.request<T>('GET', this.path(namespace, name));
+  get(namespace: string | undefined, name: string, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('GET', this.path(namespace, name), { ...call });
   }
 
-  create(obj: T): Promise<T> {
-    return this.#kube.request<T>('POST', this.path(obj.metadata.namespace), { body: this.#withType(obj) });
+  create(obj: T, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('POST', this.path(obj.metadata.namespace), { body: this.#withType(obj), ...call });
   }
 
   /** PUT with the object's resourceVersion: fails with a conflict if someone wrote in between. */
-  replace(obj: T): Promise<T> {
-    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name), { body: this.#withType(obj) });
+  replace(obj: T, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name), { body: this.#withType(obj), ...call });
   }
 
-  replaceStatus(obj: T): Promise<T> {
-    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name, 'status'), { body: this.#withType(obj) });
+  replaceStatus(obj: T, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name, 'status'), { body: this.#withType(obj), ...call });
   }
 
-  patch(namespace: string | undefined, name: string, patch: unknown, type: PatchType = 'merge', subresource?: string): Promise<T> {
-    return this.#kube.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType: PATCH_CONTENT_TYPE[type] });
+  patch(namespace: string | undefined, name: string, patch: unknown, type: PatchType = 'merge', subresource?: string, call: CallOptions = {}): Promise<T> {
+    return this.#kube.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType: PATCH_CONTENT_TYPE[type], ...call });
   }
 
   /** DELETE; `uid`/`resourceVersion` preconditions make it delete exactly the object that was seen. */
-  delete(namespace: string | undefined, name: string, opts: { uid?: string; propagationPolicy?: string } = {}): Promise<unknown> {
+  delete(namespace: string | undefined, name: string, opts: { uid?: string; propagationPolicy?: string } & CallOptions = {}): Promise<unknown> {
     const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
     if (opts.uid) body.preconditions = { uid: opts.uid };
     if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
-    return this.#kube.request('DELETE', this.path(namespace, name), { body });
+    return this.#kube.request('DELETE', this.path(namespace, name), { body, signal: opts.signal, timeoutMs: opts.timeoutMs });
   }
 
   watch(namespace: string | undefined, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number }): Promise<void> {

@@ -21,8 +21,7 @@ export class CinderClient implements CinderApi {
   }
 
   async getVolume(id: string, opts: CallOptions = {}): Promise<Volume | undefined> {
-    const res = await this.#http.requestOrAbsent<{ volume: Volume }>('block-storage', { method: 'GET', path: `/volumes/${enc(id)}`, signal: opts.signal });
-    return res?.body.volume;
+    return this.#http.objectOrAbsent<Volume>('block-storage', { method: 'GET', path: `/volumes/${enc(id)}`, signal: opts.signal }, 'volume');
   }
 
   async deleteVolume(id: string, opts: CallOptions = {}): Promise<DeleteOutcome> {

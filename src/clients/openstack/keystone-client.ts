@@ -20,24 +20,20 @@ export class KeystoneClient implements KeystoneApi {
   }
 
   async findDomain(name: string, opts: CallOptions = {}): Promise<Domain | undefined> {
-    const res = await this.#http.request<{ domains: Domain[] }>('identity', { method: 'GET', path: '/domains', query: { name }, signal: opts.signal });
-    return res.body.domains[0];
+    return (await this.#http.array<Domain>('identity', { method: 'GET', path: '/domains', query: { name }, signal: opts.signal }, 'domains'))[0];
   }
 
   async findUser(name: string, domainId: string, opts: CallOptions = {}): Promise<User | undefined> {
-    const res = await this.#http.request<{ users: User[] }>('identity', { method: 'GET', path: '/users', query: { name, domain_id: domainId }, signal: opts.signal });
-    return res.body.users[0];
+    return (await this.#http.array<User>('identity', { method: 'GET', path: '/users', query: { name, domain_id: domainId }, signal: opts.signal }, 'users'))[0];
   }
 
   async listRoles(opts: CallOptions = {}): Promise<Role[]> {
-    const res = await this.#http.request<{ roles: Role[] }>('identity', { method: 'GET', path: '/roles', signal: opts.signal });
-    return res.body.roles;
+    return this.#http.array<Role>('identity', { method: 'GET', path: '/roles', signal: opts.signal }, 'roles');
   }
 
   async listProjectUserRoles(projectId: string, userId: string, opts: CallOptions = {}): Promise<Role[]> {
     const path = `/projects/${enc(projectId)}/users/${enc(userId)}/roles`;
-    const res = await this.#http.request<{ roles: Role[] }>('identity', { method: 'GET', path, signal: opts.signal });
-    return res.body.roles;
+    return this.#http.array<Role>('identity', { method: 'GET', path, signal: opts.signal }, 'roles');
   }
 
   async assignProjectUserRole(projectId: string, userId: string, roleId: string, opts: CallOptions = {}): Promise<void> {

@@ -25,8 +25,7 @@ export class NeutronClient implements NeutronApi {
   }
 
   async getRouter(id: string, opts: CallOptions = {}): Promise<Router | undefined> {
-    const res = await this.#http.requestOrAbsent<{ router: Router }>('network', { method: 'GET', path: `/routers/${enc(id)}`, signal: opts.signal });
-    return res?.body.router;
+    return this.#http.objectOrAbsent<Router>('network', { method: 'GET', path: `/routers/${enc(id)}`, signal: opts.signal }, 'router');
   }
 
   async updateRoutes(id: string, routes: ExtraRoute[], opts: UpdateRoutesOptions = {}): Promise<Router> {
@@ -51,8 +50,7 @@ export class NeutronClient implements NeutronApi {
   }
 
   async listExtensions(opts: CallOptions = {}): Promise<NeutronExtension[]> {
-    const res = await this.#http.request<{ extensions: NeutronExtension[] }>('network', { method: 'GET', path: '/extensions', signal: opts.signal });
-    return res.body.extensions;
+    return this.#http.array<NeutronExtension>('network', { method: 'GET', path: '/extensions', signal: opts.signal }, 'extensions');
   }
 
   listPorts(f: PortListFilter = {}, opts: CallOptions = {}): Promise<Port[]> {
@@ -67,8 +65,7 @@ export class NeutronClient implements NeutronApi {
   }
 
   async getPort(id: string, opts: CallOptions = {}): Promise<Port | undefined> {
-    const res = await this.#http.requestOrAbsent<{ port: Port }>('network', { method: 'GET', path: `/ports/${enc(id)}`, signal: opts.signal });
-    return res?.body.port;
+    return this.#http.objectOrAbsent<Port>('network', { method: 'GET', path: `/ports/${enc(id)}`, signal: opts.signal }, 'port');
   }
 
   async updatePort(id: string, update: PortUpdate, opts: CallOptions = {}): Promise<Port> {
@@ -81,8 +78,7 @@ export class NeutronClient implements NeutronApi {
   }
 
   async getSecurityGroup(id: string, opts: CallOptions = {}): Promise<SecurityGroup | undefined> {
-    const res = await this.#http.requestOrAbsent<{ security_group: SecurityGroup }>('network', { method: 'GET', path: `/security-groups/${enc(id)}`, signal: opts.signal });
-    return res?.body.security_group;
+    return this.#http.objectOrAbsent<SecurityGroup>('network', { method: 'GET', path: `/security-groups/${enc(id)}`, signal: opts.signal }, 'security_group');
   }
 
   async createSecurityGroupRule(rule: SecurityGroupRuleCreate, opts: CallOptions = {}): Promise<SecurityGroupRule> {

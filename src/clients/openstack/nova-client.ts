@@ -30,8 +30,7 @@ export class NovaClient implements NovaApi {
   }
 
   async getServer(id: string, opts: CallOptions = {}): Promise<Server | undefined> {
-    const res = await this.#http.requestOrAbsent<{ server: Server }>('compute', { method: 'GET', path: `/servers/${enc(id)}`, signal: opts.signal });
-    return res?.body.server;
+    return this.#http.objectOrAbsent<Server>('compute', { method: 'GET', path: `/servers/${enc(id)}`, signal: opts.signal }, 'server');
   }
 
   async reboot(id: string, type: RebootType, opts: CallOptions = {}): Promise<void> {
@@ -49,8 +48,7 @@ export class NovaClient implements NovaApi {
   }
 
   async listTags(id: string, opts: CallOptions = {}): Promise<string[]> {
-    const res = await this.#http.request<{ tags: string[] }>('compute', { method: 'GET', path: `/servers/${enc(id)}/tags`, signal: opts.signal });
-    return res.body.tags;
+    return this.#http.array<string>('compute', { method: 'GET', path: `/servers/${enc(id)}/tags`, signal: opts.signal }, 'tags');
   }
 
   async addTag(id: string, tag: string, opts: CallOptions = {}): Promise<void> {
@@ -62,8 +60,7 @@ export class NovaClient implements NovaApi {
   }
 
   async getMetadata(id: string, opts: CallOptions = {}): Promise<Record<string, string>> {
-    const res = await this.#http.request<{ metadata: Record<string, string> }>('compute', { method: 'GET', path: `/servers/${enc(id)}/metadata`, signal: opts.signal });
-    return res.body.metadata;
+    return this.#http.object<Record<string, string>>('compute', { method: 'GET', path: `/servers/${enc(id)}/metadata`, signal: opts.signal }, 'metadata');
   }
 
   async mergeMetadata(id: string, metadata: Record<string, string>, opts: CallOptions = {}): Promise<Record<string, string>> {

@@ -18,8 +18,7 @@ export class OctaviaClient implements OctaviaApi {
   }
 
   async getLoadBalancer(id: string, opts: CallOptions = {}): Promise<LoadBalancer | undefined> {
-    const res = await this.#http.requestOrAbsent<{ loadbalancer: LoadBalancer }>('load-balancer', { method: 'GET', path: `/lbaas/loadbalancers/${enc(id)}`, signal: opts.signal });
-    return res?.body.loadbalancer;
+    return this.#http.objectOrAbsent<LoadBalancer>('load-balancer', { method: 'GET', path: `/lbaas/loadbalancers/${enc(id)}`, signal: opts.signal }, 'loadbalancer');
   }
 
   async deleteLoadBalancer(id: string, opts: CallOptions & { cascade?: boolean } = {}): Promise<DeleteOutcome> {

@@ -1,10 +1,11 @@
 // Authenticated JSON requests to a service from the catalog: the token header, one re-authentication on
-// 401, the Nova microversion header, errors with the service's fault type, and paged lists.
-import { KubewardError } from '../../base/errors.ts';
+// 401, the Nova microversion header, errors with the service's fault type, and paged lists whose
+// bodies are checked (response-body.ts): an unexpected 200 or a paging loop is an error, never a list.
 import type { KeystoneSession } from './keystone-session.ts';
 import type { ServiceType } from './service-catalog.ts';
 import { OpenStackError, codeForStatus, parseFault } from './openstack-error.ts';
 import { sendWithRetries, type SendResult, type SenderDeps } from './http-sender.ts';
+import { OpenStackBodyError, parseResponseText, readArrayBody, readListPage, readObjectBody, type BodySource } from './response-body.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -80,7 +81,25 @@ export class OpenStackHttp {
         attempts: r.attempts,
       });
     }
-    return { status: r.status, headers: r.headers, body: parseBody(r.text) as T, requestId: r.requestId };
+    return { status: r.status, headers: r.headers, body: parseResponseText(r.text) as T, requestId: r.requestId };
+  }
+
+  /** A single object under `key` (`{"server": {...}}`); any other 200 body is an OpenStackBodyError. */
+  async object<T>(service: ServiceType, req: ApiRequest, key: string): Promise<T> {
+    const res = await this.request<unknown>(service, req);
+    return readObjectBody<T>(res.body, key, this.#source(service, req, res));
+  }
+
+  /** Like object(), but a 404 gives undefined (and a 200 without the object is still an error, not "absent"). */
+  async objectOrAbsent<T>(service: ServiceType, req: ApiRequest, key: string): Promise<T | undefined> {
+    const res = await this.requestOrAbsent<unknown>(service, req);
+    return res === undefined ? undefined : readObjectBody<T>(res.body, key, this.#source(service, req, res));
+  }
+
+  /** An array under `key` that is not a paged list (Nova tags, Neutron extensions). */
+  async array<T>(service: ServiceType, req: ApiRequest, key: string): Promise<T[]> {
+    const res = await this.request<unknown>(service, req);
+    return readArrayBody<T>(res.body, key, this.#source(service, req, res));
   }
 
   /** Like request(), but a 404 gives undefined. */
@@ -96,24 +115,41 @@ export class OpenStackHttp {
   /**
    * Every item of a paged list. Follows `<key>_links` rel=next (its query applied to our own endpoint,
    * since services behind proxies advertise internal host names), or, when a full page came without
-   * links, asks again with marker = the last item's id.
+   * links, asks again with marker = the last item's id. Every page must be a list under `key`; a
+   * marker (or next query) seen before, an item ID met on an earlier page, or more than MAX_PAGES
+   * pages is a paging loop: an OpenStackBodyError, never a list that looks complete.
    */
   async listAll<T extends { id?: string }>(service: ServiceType, path: string, key: string, query: Query = {}, opts: PageOptions = {}): Promise<T[]> {
     const out: T[] = [];
-    const seen = new Set<string>();
+    const seenPages = new Set<string>();
+    const seenIds = new Set<string>();
     let q: Query = { ...query, limit: opts.pageSize };
+    seenPages.add(pageKey(q));
     for (let page = 0; page < MAX_PAGES; page++) {
-      const { body } = await this.request<Record<string, unknown>>(service, { method: 'GET', path, query: q, signal: opts.signal });
-      const items = (body?.[key] ?? []) as T[];
+      const req: ApiRequest = { method: 'GET', path, query: q, signal: opts.signal };
+      const res = await this.request<unknown>(service, req);
+      const src = this.#source(service, req, res);
+      const { items, links } = readListPage<T>(res.body, key, src);
+      for (const item of items) {
+        if (typeof item.id !== 'string') continue;
+        if (seenIds.has(item.id)) throw new OpenStackBodyError('PagingLoop', src, `item ${item.id} came again on page ${page + 1}: the marker does not advance`);
+        seenIds.add(item.id);
+      }
       out.push(...items);
-      const next = nextQuery(body?.[`${key}_links`], q, items, opts.pageSize);
+      const next = nextQuery(links, q, items, opts.pageSize);
       if (!next) return out;
-      const marker = String(next.marker ?? JSON.stringify(next));
-      if (seen.has(marker)) return out;
-      seen.add(marker);
+      if (next === 'unreadable') throw new OpenStackBodyError('UnexpectedBody', src, `"${key}_links" has a next link that is not a URL`);
+      const k = pageKey(next);
+      if (seenPages.has(k)) throw new OpenStackBodyError('PagingLoop', src, `the next page (${k}) was asked for before`);
+      seenPages.add(k);
       q = next;
     }
-    throw new KubewardError('E_STATE', `${SERVICE_NAMES[service]} GET ${path}: more than ${MAX_PAGES} pages, giving up`);
+    throw new OpenStackBodyError('PagingLoop', { service: SERVICE_NAMES[service], method: 'GET', path, status: 200 }, `more than ${MAX_PAGES} pages`);
+  }
+
+  #source(service: ServiceType, req: ApiRequest, res: ApiResponse<unknown>): BodySource {
+    const url = buildUrl('http://x', req.path, req.query);
+    return { service: SERVICE_NAMES[service], method: req.method, path: url.pathname + url.search, status: res.status, requestId: res.requestId };
   }
 
   async #send(service: ServiceType, url: URL, req: ApiRequest): Promise<{ result: SendResult; token: string }> {
@@ -144,19 +180,17 @@ export function buildUrl(base: string, path: string, query: Query = {}): URL {
   return url;
 }
 
-function parseBody(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+/** The marker, or the whole query when the service pages by something else. */
+function pageKey(q: Query): string {
+  return q.marker !== undefined ? `marker=${String(q.marker)}` : JSON.stringify(Object.entries(q).filter(([, v]) => v !== undefined).sort());
 }
 
-function nextQuery(links: unknown, current: Query, items: { id?: string }[], pageSize: number | undefined): Query | undefined {
-  if (Array.isArray(links)) {
-    const next = (links as { rel?: string; href?: string }[]).find((l) => l.rel === 'next' && l.href);
-    if (next) return Object.fromEntries(new URL(next.href!, 'http://link.invalid').searchParams);
+function nextQuery(links: { rel?: unknown; href?: unknown }[] | undefined, current: Query, items: { id?: string }[], pageSize: number | undefined): Query | 'unreadable' | undefined {
+  const next = links?.find((l) => typeof l === 'object' && l !== null && l.rel === 'next' && typeof l.href === 'string' && l.href !== '');
+  if (next) {
+    // An unreadable next link is not the end of the list: the caller treats 'unreadable' as an error.
+    if (!URL.canParse(next.href as string, 'http://link.invalid')) return 'unreadable';
+    return Object.fromEntries(new URL(next.href as string, 'http://link.invalid').searchParams);
   }
   const last = items.at(-1);
   if (pageSize !== undefined && items.length === pageSize && last?.id) return { ...current, marker: last.id };

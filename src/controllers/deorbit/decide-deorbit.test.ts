@@ -82,7 +82,8 @@ test('wait steps advance in order and each is over only when it and the earlier 
 });
 
 test('volume and load-balancer waits: what blocks and what does not', () => {
-  const at = (step: DeorbitProgress['step']) => ({ ...INITIAL_PROGRESS, attempt: 1, attemptStartedMs: T0, step });
+  // apps/web was seen on an earlier pass: its exact load-balancer name is the cluster's.
+  const at = (step: DeorbitProgress['step']) => ({ ...INITIAL_PROGRESS, attempt: 1, attemptStartedMs: T0, step, seenServices: [{ namespace: 'apps', name: 'web' }] });
   const cases: { name: string; obs: Observation; version?: string; nowMs?: number; done: boolean }[] = [
     { name: 'PV whose volume is already gone (D4)', obs: view({ pvs: [pv('p', { csi: CSI, handle: 'vol-9' })] }), done: true },
     { name: 'Failed PV with an existing volume (D5)', obs: view({ pvs: [pv('p', { csi: CSI, handle: 'vol-1' }, { phase: 'Failed' })] }, { volumes: [{ id: 'vol-1', status: 'available' }] }), done: true },

@@ -2,10 +2,17 @@
 // delete, which events to emit, whether to keep waiting, finish, or give up (self-destruct).
 // Order (Kubernikus): delete snapshots → PVCs → LB Services; wait for snapshots, then Cinder
 // volumes, then load balancers. Every pass re-checks everything, so a restart resumes anywhere.
-import { isLegacyVersion, annotatedLoadBalancerIds, clusterLoadBalancers, floatingIpsOf, isLoadBalancerService, servicesToDelete } from './load-balancer-rules.ts';
+// Safety: only what is proven the cluster's is deleted or waited for (Cinder-backed claims and
+// snapshots, LoadBalancer Services, load balancers by exact identity); at most maxDeletesPerPass
+// deletions per pass; an answer that cannot be read holds the pass and says why.
+import {
+  annotatedLoadBalancerIds, floatingIpsOf, isClusterNameDistinct, isLegacyVersion, isLoadBalancerService, matchLoadBalancers, seenLoadBalancerServices,
+  servicesToDelete, type SeenService,
+} from './load-balancer-rules.ts';
+import { judgeSnapshots } from './snapshot-rules.ts';
 import { claimsToDelete, judgeVolumes } from './volume-rules.ts';
 import {
-  listText, RETAINED_VOLUMES_REASON, SELF_DESTRUCT_REASON, stepDoneEvent, stepFailedEvent, waitingEvent, type WaitStep,
+  AMBIGUOUS_LB_REASON, heldEvent, UNPROVEN_LB_NAMES_REASON, listText, RETAINED_VOLUMES_REASON, SELF_DESTRUCT_REASON, stepDoneEvent, stepFailedEvent, waitingEvent, type WaitStep,
 } from './deorbit-events.ts';
 import type {
   CloudView, DeleteAction, DeorbitDecision, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget, Observation, SatelliteView, SelfDestructReason,
@@ -24,8 +31,8 @@ const WAIT_STEPS: readonly WaitStep[] = ['snapshots', 'volumes', 'loadbalancers'
 export function decideDeorbit(input: DeorbitInput): DeorbitDecision {
   const { nowMs, settings, target, observation: obs } = input;
   const p: DeorbitProgress = structuredClone(input.progress);
-  if (p.step === 'done') return { deletes: [], events: [], progress: p, outcome: 'done' };
-  if (p.step === 'self-destructed') return { deletes: [], events: [], progress: p, outcome: 'self-destruct' };
+  if (p.step === 'done') return { deletes: [], events: [], progress: p, outcome: 'done', heldBack: 0, deferred: [] };
+  if (p.step === 'self-destructed') return { deletes: [], events: [], progress: p, outcome: 'self-destruct', heldBack: 0, deferred: [] };
   if (p.attemptStartedMs === undefined) {
     p.attempt = Math.max(1, p.attempt);
     p.attemptStartedMs = nowMs;
@@ -40,48 +47,70 @@ export function decideDeorbit(input: DeorbitInput): DeorbitDecision {
     } else if (obs.source === 'cloud') {
       p.apiFailingSinceMs = undefined; // the cluster's API answered before the cloud failed
     }
-    return { deletes: [], events: [], progress: p, outcome: 'failed' };
+    const events: DeorbitEvent[] = [];
+    // An answer that cannot be read proves nothing gone: hold, and say so once per new reason.
+    if (obs.refusal && p.heldReason !== obs.refusal) events.push(heldEvent(obs.refusal, obs.message));
+    p.heldReason = obs.refusal;
+    return { deletes: [], events, progress: p, outcome: 'failed', heldBack: 0, deferred: [] };
   }
   p.apiFailingSinceMs = undefined;
   p.lastError = undefined;
+  p.heldReason = undefined;
   return decideWithView(nowMs, settings, target, p, obs.satellite, obs.cloud);
 }
 
 function decideWithView(nowMs: number, s: DeorbitSettings, target: DeorbitTarget, p: DeorbitProgress, sat: SatelliteView, cloud: CloudView): DeorbitDecision {
-  const deletes = plannedDeletes(sat, s.csiDrivers);
+  const planned = plannedDeletes(sat, s.csiDrivers);
+  const budget = Math.max(0, s.maxDeletesPerPass);
+  const deletes = planned.slice(0, budget);
   p.trackedLoadBalancers = [...new Set([...p.trackedLoadBalancers, ...annotatedLoadBalancerIds(sat.services)])].sort();
+  p.seenServices = mergeSeen(p.seenServices, seenLoadBalancerServices(sat.services));
   const vols = judgeVolumes(sat.pvs, cloud.volumes, s.csiDrivers);
-  const lbs = cloud.loadBalancers ? clusterLoadBalancers(cloud.loadBalancers, target.loadBalancerClusterName, p.trackedLoadBalancers) : [];
+  const match = cloud.loadBalancers ? matchLoadBalancers(cloud.loadBalancers, target.loadBalancerClusterName, p.seenServices, p.trackedLoadBalancers) : { ours: [], ambiguous: [] };
+  const lbs = match.ours;
   const lbServices = sat.services.filter(isLoadBalancerService);
+  const cinderSnapshots = judgeSnapshots(sat.snapshots ?? [], sat.snapshotClasses, s.csiDrivers).cinder;
   // Before 1.17 nothing holds a Service until its load balancer is gone: the Kubernikus grace period stands in.
   const servicesSettled = lbServices.length === 0 || (isLegacyVersion(target.version) && nowMs >= target.deletionStartedMs + s.legacyServiceGraceMs);
   const finished: Record<WaitStep, boolean> = {
-    snapshots: (sat.snapshots ?? []).length === 0,
+    snapshots: cinderSnapshots.length === 0,
     volumes: vols.waitingFor.length === 0,
     loadbalancers: servicesSettled && lbs.length === 0,
   };
   const fips = floatingIpsOf(lbs, cloud.floatingIps);
   p.remaining = {
-    snapshots: (sat.snapshots ?? []).length,
-    pvcs: deletes.filter((d) => d.kind === 'PersistentVolumeClaim').length,
+    snapshots: cinderSnapshots.length,
+    pvcs: planned.filter((d) => d.kind === 'PersistentVolumeClaim').length,
     services: lbServices.length,
     volumes: vols.waitingFor.length,
     loadBalancers: lbs.length,
   };
   p.leftovers = { volumes: vols.waitingFor, loadBalancers: lbs.map((lb) => lb.id).sort(), floatingIps: fips };
   const detail: Record<WaitStep, string> = {
-    snapshots: sat.snapshots === undefined ? 'no VolumeSnapshot API in the cluster' : `VolumeSnapshots left ${listText(sat.snapshots.map((x) => `${x.metadata.namespace}/${x.metadata.name}`))}`,
+    snapshots: sat.snapshots === undefined ? 'no VolumeSnapshot API in the cluster' : `Cinder VolumeSnapshots left ${listText(cinderSnapshots.map((x) => `${x.metadata.namespace}/${x.metadata.name}`))}`,
     volumes: `Cinder volumes left ${listText(vols.waitingFor)}`,
     loadbalancers: `LoadBalancer Services left ${listText(lbServices.map((x) => `${x.metadata.namespace}/${x.metadata.name}`))}; Octavia load balancers left ${listText(p.leftovers.loadBalancers)}`,
   };
   const events = advanceSteps(p, finished, detail);
+  if (match.ambiguous.length > 0) {
+    events.push({ type: 'Warning', reason: AMBIGUOUS_LB_REASON, message: `load balancer names carried by more than one load balancer prove nothing and are left alone: ${listText(match.ambiguous)}` });
+  }
+  if (!isClusterNameDistinct(target.loadBalancerClusterName) && p.attempt === 1 && events.some((e) => e.reason === 'WaitingForDeorbitSnapshots')) {
+    events.push({
+      type: 'Warning',
+      reason: UNPROVEN_LB_NAMES_REASON,
+      message: `the load-balancer cluster name "${target.loadBalancerClusterName}" is the cloud controller's shared default: load balancers are matched by their annotated ID or legacy name only`,
+    });
+  }
   if (vols.retained.length > 0 && vols.retained.join() !== p.retainedVolumes.join()) {
     events.push({ type: 'Warning', reason: RETAINED_VOLUMES_REASON, message: `not waiting for Cinder volumes that stay by design (Retain policy or unclaimed PV) ${listText(vols.retained)}` });
   }
   p.retainedVolumes = vols.retained;
+  const deferred = planned.slice(deletes.length);
+  const heldBack = deferred.length;
   if (p.step === 'done') {
     p.finishedMs = nowMs;
-    return { deletes, events, progress: p, outcome: 'done' };
+    return { deletes, events, progress: p, outcome: 'done', heldBack, deferred };
   }
   if (nowMs - p.attemptStartedMs! >= s.attemptTimeoutMs) {
     const step = p.step as WaitStep;
@@ -90,9 +119,16 @@ function decideWithView(nowMs: number, s: DeorbitSettings, target: DeorbitTarget
     p.attemptStartedMs = undefined;
     p.step = 'deleting';
     p.lastError = `attempt ${p.attempt - 1} timed out waiting for ${step}`;
-    return { deletes, events, progress: p, outcome: 'attempt-failed' };
+    return { deletes, events, progress: p, outcome: 'attempt-failed', heldBack, deferred };
   }
-  return { deletes, events, progress: p, outcome: 'waiting', requeueAfterMs: s.pollIntervalMs };
+  return { deletes, events, progress: p, outcome: 'waiting', requeueAfterMs: s.pollIntervalMs, heldBack, deferred };
+}
+
+/** Services seen so far, by namespace/name (a later UID replaces an earlier one), sorted. */
+function mergeSeen(before: readonly SeenService[], now: readonly SeenService[]): SeenService[] {
+  const byKey = new Map(before.map((x) => [`${x.namespace}/${x.name}`, x]));
+  for (const x of now) byKey.set(`${x.namespace}/${x.name}`, { ...byKey.get(`${x.namespace}/${x.name}`), ...x });
+  return [...byKey.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, v]) => v);
 }
 
 /** Moves through the wait steps in order; a step is over only when it and every earlier one are. */
@@ -121,7 +157,7 @@ export function plannedDeletes(sat: SatelliteView, csiDrivers: readonly string[]
     uid: o.metadata.uid,
   });
   return [
-    ...(sat.snapshots ?? []).filter((x) => !x.metadata.deletionTimestamp).map(ref('VolumeSnapshot')),
+    ...judgeSnapshots(sat.snapshots ?? [], sat.snapshotClasses, csiDrivers).cinder.filter((x) => !x.metadata.deletionTimestamp).map(ref('VolumeSnapshot')),
     ...claimsToDelete(sat.pvcs, sat.pvs, csiDrivers).map(ref('PersistentVolumeClaim')),
     ...servicesToDelete(sat.services).map(ref('Service')),
   ];
@@ -135,5 +171,5 @@ function selfDestruct(p: DeorbitProgress, reason: SelfDestructReason, nowMs: num
   const message =
     `failed to terminate gracefully (${reason}); left behind: volumes ${listText(l.volumes)}; load balancers ${listText(l.loadBalancers)}; ` +
     `floating IPs ${listText(l.floatingIps)}; retained volumes ${listText(p.retainedVolumes)}`;
-  return { deletes: [], events: [{ type: 'Warning', reason: SELF_DESTRUCT_REASON, message }], progress: p, outcome: 'self-destruct' };
+  return { deletes: [], events: [{ type: 'Warning', reason: SELF_DESTRUCT_REASON, message }], progress: p, outcome: 'self-destruct', heldBack: 0, deferred: [] };
 }

@@ -1,4 +1,6 @@
 // The narrow view of OpenStack that deorbit needs, and its adapter on kubeward's OpenStack client.
+// Absence from a list is confirmed by asking for the object itself (a 404), so a list that is
+// well-formed but short (a policy or scope change, a partial answer) never makes a volume "gone".
 import type { OpenStackClient } from '../../clients/openstack/openstack-client.ts';
 import type { CloudFloatingIp, CloudLoadBalancer, CloudVolume } from './deorbit-types.ts';
 
@@ -8,6 +10,10 @@ export interface DeorbitCloud {
   /** Every Octavia load balancer of the project; undefined when the cloud has no load-balancer service. */
   listLoadBalancers(signal?: AbortSignal): Promise<CloudLoadBalancer[] | undefined>;
   listFloatingIps(signal?: AbortSignal): Promise<CloudFloatingIp[]>;
+  /** One volume by ID; undefined only when Cinder answers 404. */
+  getVolume(id: string, signal?: AbortSignal): Promise<CloudVolume | undefined>;
+  /** One load balancer by ID; undefined only when Octavia answers 404 (or the cloud has no Octavia). */
+  getLoadBalancer(id: string, signal?: AbortSignal): Promise<CloudLoadBalancer | undefined>;
 }
 
 export function openStackDeorbitCloud(os: OpenStackClient): DeorbitCloud {
@@ -20,5 +26,15 @@ export function openStackDeorbitCloud(os: OpenStackClient): DeorbitCloud {
       return lbs.map((lb) => ({ id: lb.id, name: lb.name, provisioningStatus: lb.provisioning_status, vipPortId: lb.vip_port_id }));
     },
     listFloatingIps: async (signal) => (await os.neutron.listFloatingIps({}, { signal })).map((f) => ({ id: f.id, portId: f.port_id })),
+    getVolume: async (id, signal) => {
+      const v = await os.cinder.getVolume(id, { signal });
+      return v && { id: v.id, status: v.status };
+    },
+    getLoadBalancer: async (id, signal) => {
+      const info = await os.keystone.tokenInfo({ signal });
+      if (!info.catalog.some((e) => e.type === 'load-balancer')) return undefined;
+      const lb = await os.octavia.getLoadBalancer(id, { signal });
+      return lb && { id: lb.id, name: lb.name, provisioningStatus: lb.provisioning_status, vipPortId: lb.vip_port_id };
+    },
   };
 }

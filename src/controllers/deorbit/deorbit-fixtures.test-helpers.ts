@@ -32,8 +32,9 @@ export function svc(name: string, type: 'LoadBalancer' | 'ClusterIP' = 'LoadBala
   };
 }
 
-export function snap(name: string): VolumeSnapshot {
-  return { metadata: { name, namespace: 'apps', uid: `uid-${name}` } };
+/** A snapshot of class `cinder` (driver cinder.csi.openstack.org in view()) unless told otherwise; null: no class. */
+export function snap(name: string, className: string | null = 'cinder'): VolumeSnapshot {
+  return { metadata: { name, namespace: 'apps', uid: `uid-${name}` }, spec: { volumeSnapshotClassName: className ?? undefined } };
 }
 
 export const CSI = 'cinder.csi.openstack.org';
@@ -41,7 +42,7 @@ export const CSI = 'cinder.csi.openstack.org';
 export function view(sat: Partial<SatelliteView>, cloud: Partial<CloudView> = {}): Observation {
   return {
     ok: true,
-    satellite: { snapshots: [], pvcs: [], pvs: [], services: [], ...sat },
+    satellite: { snapshots: [], snapshotClasses: [{ name: 'cinder', driver: CSI }], pvcs: [], pvs: [], services: [], ...sat },
     cloud: { volumes: [], loadBalancers: [], floatingIps: [], ...cloud },
   };
 }

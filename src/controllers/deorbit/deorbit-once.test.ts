@@ -13,6 +13,7 @@ function cluster(clock: ManualClock, goneAfterMs: number | undefined): DeorbitPo
   return {
     satellite: {
       listSnapshots: async () => undefined,
+      listSnapshotClasses: async () => undefined,
       listPvcs: async () => (claimDeletedAt === undefined ? [pvc('data', 'pv-1')] : []),
       listPvs: async () => (volumeExists() ? [pv('pv-1', { csi: CSI, handle: 'vol-1' }, { phase: claimDeletedAt === undefined ? 'Bound' : 'Released' })] : []),
       listServices: async () => [],
@@ -22,7 +23,13 @@ function cluster(clock: ManualClock, goneAfterMs: number | undefined): DeorbitPo
       },
       version: async () => 'v1.30.0',
     },
-    cloud: { listVolumes: async () => (volumeExists() ? [{ id: 'vol-1', status: 'available' }] : []), listLoadBalancers: async () => undefined, listFloatingIps: async () => [] },
+    cloud: {
+      listVolumes: async () => (volumeExists() ? [{ id: 'vol-1', status: 'available' }] : []),
+      listLoadBalancers: async () => undefined,
+      listFloatingIps: async () => [],
+      getVolume: async (id) => (volumeExists() && id === 'vol-1' ? { id, status: 'available' } : undefined),
+      getLoadBalancer: async () => undefined,
+    },
   };
 }
 

@@ -1,11 +1,12 @@
 // Single-cluster deorbit: the same passes as the operator, driven by a loop instead of a work queue,
 // with progress printed as it goes. Ends with 0 when the cluster is clean, 1 when the time is up
-// (or the cluster's API stayed unreachable) with the list of what is left.
+// (or the cluster's API stayed unreachable) with the list of what is left. A dry run is one pass of
+// the same decision with nothing sent: it prints what the real run would delete and wait for.
 import type { Clock } from '../../base/clock.ts';
 import { listText } from './deorbit-events.ts';
 import { runDeorbitPass, type DeorbitPorts } from './deorbit-pass.ts';
 import { backoffDelayMs } from '../runtime/backoff.ts';
-import { INITIAL_PROGRESS, type DeorbitProgress, type DeorbitSettings, type DeorbitTarget } from './deorbit-types.ts';
+import { INITIAL_PROGRESS, type DeleteAction, type DeorbitProgress, type DeorbitSettings, type DeorbitTarget } from './deorbit-types.ts';
 
 export interface DeorbitOnceOptions {
   ports: DeorbitPorts;
@@ -60,4 +61,31 @@ export async function runDeorbitOnce(o: DeorbitOnceOptions): Promise<DeorbitOnce
     }
     await o.clock.sleep(waitMs, o.signal);
   }
+}
+
+const actionText = (a: DeleteAction): string => `${a.kind} ${a.namespace}/${a.name}`;
+
+/**
+ * One pass of the real run's decision with nothing deleted. Exit 0 when it could judge the cluster
+ * (whatever it would delete), 1 when it could not (the reason is printed; the real run would hold).
+ */
+export async function runDeorbitDryRun(o: DeorbitOnceOptions): Promise<DeorbitOnceResult> {
+  const { decision, wouldDelete } = await runDeorbitPass({ nowMs: o.clock.now(), settings: o.settings, target: o.target, progress: structuredClone(INITIAL_PROGRESS), ports: o.ports, dryRun: true, signal: o.signal });
+  const p = decision.progress;
+  o.print('dry run: nothing is deleted; this is what `kubeward deorbit` would do with the same flags');
+  if (decision.outcome === 'failed') {
+    o.print(`would hold: ${p.heldReason ? `${p.heldReason}: ` : ''}${p.lastError ?? 'the cluster or the cloud could not be read'}`);
+    return { code: 1, progress: p };
+  }
+  o.print(`would delete in the first pass (budget ${o.settings.maxDeletesPerPass} per pass): ${wouldDelete.length}`);
+  for (const a of wouldDelete) o.print(`  delete ${actionText(a)}`);
+  if (decision.deferred.length > 0) {
+    o.print(`would delete in later passes (held back by the budget): ${decision.deferred.length}`);
+    for (const a of decision.deferred) o.print(`  delete ${actionText(a)}`);
+  }
+  const l = p.leftovers;
+  o.print(`would wait for: Cinder volumes ${listText(l.volumes)}; load balancers ${listText(l.loadBalancers)}; floating IPs on them ${listText(l.floatingIps)}`);
+  if (p.retainedVolumes.length) o.print(`would leave (Retain or unclaimed): volumes ${listText(p.retainedVolumes)}`);
+  for (const ev of decision.events.filter((e) => e.type === 'Warning')) o.print(`note ${ev.reason}: ${ev.message}`);
+  return { code: 0, progress: p };
 }

@@ -4,20 +4,24 @@ import { runDeorbitPass, type DeorbitPorts } from './deorbit-pass.ts';
 import { DEFAULT_DEORBIT_SETTINGS, INITIAL_PROGRESS, type DeleteAction } from './deorbit-types.ts';
 import { KubeApiError } from '../../clients/kube/kube-api-error.ts';
 import { CSI, pv, pvc, snap, svc } from './deorbit-fixtures.test-helpers.ts';
+import { OpenStackBodyError } from '../../clients/openstack/response-body.ts';
+import type { DeorbitRefusal } from './deorbit-metrics.ts';
 
 /** A satellite and cloud that record deletes; `failOn` names objects whose delete fails, `absent` ones already gone. */
-function fakes(opts: { failOn?: string; absent?: string; listFails?: KubeApiError } = {}) {
+function fakes(opts: { failOn?: string; absent?: string; listFails?: KubeApiError; cloudFails?: Error } = {}) {
   const deleted: string[] = [];
   const ports: DeorbitPorts = {
     satellite: {
-      listSnapshots: async () => [snap('s1'), snap('s2')],
+      listSnapshots: async () => [snap('s1'), snap('s2'), snap('backup', 'velero-class')],
+      listSnapshotClasses: async () => [{ name: 'cinder', driver: CSI }, { name: 'velero-class', driver: 'backup.example.com' }],
       listPvcs: async () => [pvc('c1', 'pv1')],
       listPvs: async () => {
         if (opts.listFails) throw opts.listFails;
         return [pv('pv1', { csi: CSI, handle: 'vol-1' })];
       },
       listServices: async () => [svc('web')],
-      delete: async (a: DeleteAction) => {
+      delete: async (a: DeleteAction, signal?: AbortSignal) => {
+        signal?.throwIfAborted();
         if (a.name === opts.failOn) throw new Error('admission webhook said no');
         if (a.name === opts.absent) return 'absent';
         deleted.push(`${a.kind}/${a.name}`);
@@ -25,7 +29,16 @@ function fakes(opts: { failOn?: string; absent?: string; listFails?: KubeApiErro
       },
       version: async () => 'v1.30.0',
     },
-    cloud: { listVolumes: async () => [{ id: 'vol-1', status: 'in-use' }], listLoadBalancers: async () => [], listFloatingIps: async () => [] },
+    cloud: {
+      listVolumes: async () => {
+        if (opts.cloudFails) throw opts.cloudFails;
+        return [{ id: 'vol-1', status: 'in-use' }];
+      },
+      listLoadBalancers: async () => [],
+      listFloatingIps: async () => [],
+      getVolume: async (id) => (id === 'vol-1' ? { id, status: 'in-use' } : undefined),
+      getLoadBalancer: async () => undefined,
+    },
   };
   return { ports, deleted };
 }
@@ -61,4 +74,71 @@ test('a cluster API failure is classified, and a credentials failure needs no po
   assert.equal(c.decision.outcome, 'failed');
   assert.equal(c.decision.progress.apiFailingSinceMs, undefined);
   assert.match(c.decision.progress.lastError!, /credentials: secret k1-kubeconfig/);
+});
+
+test('a snapshot of another driver\'s class is never deleted', async () => {
+  const { ports, deleted } = fakes();
+  await runDeorbitPass({ ...base, ports });
+  assert.ok(!deleted.includes('VolumeSnapshot/backup'), 'the backup tool\'s snapshot stays');
+});
+
+test('the budget holds deletions back to later passes, and the metric counts them', async () => {
+  const { ports, deleted } = fakes();
+  let held = 0;
+  const settings = { ...DEFAULT_DEORBIT_SETTINGS, maxDeletesPerPass: 2, metrics: { refused: () => undefined, heldBack: (n: number) => void (held += n) } };
+  const r = await runDeorbitPass({ ...base, settings, ports });
+  assert.deepEqual(deleted, ['VolumeSnapshot/s1', 'VolumeSnapshot/s2']);
+  assert.deepEqual(r.decision.deferred.map((a) => a.name), ['c1', 'web']);
+  assert.equal(held, 2);
+});
+
+test('a dry run decides exactly as the real run and sends nothing', async () => {
+  const dry = fakes();
+  const real = fakes();
+  const d = await runDeorbitPass({ ...base, ports: dry.ports, dryRun: true });
+  const r = await runDeorbitPass({ ...base, ports: real.ports });
+  assert.deepEqual(dry.deleted, []);
+  assert.deepEqual(d.wouldDelete.map((a) => `${a.kind}/${a.name}`), real.deleted);
+  assert.deepEqual(d.decision.progress, r.decision.progress);
+});
+
+test('once the fence falls no further deletion is sent and the pass throws', async () => {
+  const { ports, deleted } = fakes();
+  const fence = new AbortController();
+  const del = ports.satellite.delete;
+  ports.satellite.delete = async (a, signal) => {
+    const out = await del(a, signal);
+    fence.abort(new Error('leadership lost'));
+    return out;
+  };
+  await assert.rejects(runDeorbitPass({ ...base, ports, signal: fence.signal }), /leadership lost/);
+  assert.deepEqual(deleted, ['VolumeSnapshot/s1'], 'the first deletion went out before the fence fell, nothing after');
+});
+
+test('an unreadable cloud answer holds the pass, names the reason once, and is counted', async () => {
+  const err = new OpenStackBodyError('UnexpectedBody', { service: 'cinder', method: 'GET', path: '/volumes/detail', status: 200 }, 'expected "volumes" in the answer, got an empty object');
+  const { ports } = fakes({ cloudFails: err });
+  const refused: DeorbitRefusal[] = [];
+  const settings = { ...DEFAULT_DEORBIT_SETTINGS, metrics: { refused: (r: DeorbitRefusal) => void refused.push(r), heldBack: () => undefined } };
+  const r = await runDeorbitPass({ ...base, settings, ports });
+  assert.equal(r.decision.outcome, 'failed', 'held, not done');
+  assert.equal(r.decision.progress.heldReason, 'CloudAnswerUnreadable');
+  assert.deepEqual(r.events.map((e) => e.reason), ['DeorbitHeld']);
+  assert.match(r.events[0]!.message, /CloudAnswerUnreadable.*empty object/);
+  const again = await runDeorbitPass({ ...base, settings, ports, progress: r.decision.progress });
+  assert.deepEqual(again.events, [], 'the same reason is not announced again');
+  assert.deepEqual(refused, ['CloudAnswerUnreadable', 'CloudAnswerUnreadable']);
+});
+
+test('a volume a well-formed list leaves out but a GET still finds is not gone', async () => {
+  const { ports } = fakes();
+  ports.cloud.listVolumes = async () => []; // short list: a scope or policy change, a partial answer
+  const asked: string[] = [];
+  ports.cloud.getVolume = async (id) => {
+    asked.push(id);
+    return { id, status: 'in-use' };
+  };
+  const r = await runDeorbitPass({ ...base, ports });
+  assert.deepEqual(asked, ['vol-1']);
+  assert.deepEqual(r.decision.progress.leftovers.volumes, ['vol-1'], 'still waited for');
 });

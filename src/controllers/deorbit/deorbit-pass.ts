@@ -1,14 +1,19 @@
 // One deorbit pass, shared by the operator and the one-shot command: observe the cluster and the
 // cloud, decide (pure), delete what the decision says in order (stopping at the first failure), and
-// hand back the events and the new progress for the caller to record.
-import { describeError } from '../../base/errors.ts';
+// hand back the events and the new progress for the caller to record. A dry run makes the same
+// decision and sends nothing; the signal is the leader's fence, checked before every deletion.
 import { KubeApiError } from '../../clients/kube/kube-api-error.ts';
+import { OpenStackBodyError } from '../../clients/openstack/response-body.ts';
+import { describeError } from '../../base/errors.ts';
 import { OpenStackError } from '../../clients/openstack/openstack-error.ts';
+import type { PersistentVolume } from '../../clients/kube/kube-types.ts';
 import { decideDeorbit } from './decide-deorbit.ts';
+import { annotatedLoadBalancerIds } from './load-balancer-rules.ts';
+import { cinderVolumeId } from './volume-rules.ts';
 import type { DeorbitCloud } from './deorbit-cloud.ts';
 import { deletedEvent, deleteFailedEvent } from './deorbit-events.ts';
 import type { DeorbitSatellite } from './deorbit-satellite.ts';
-import type { DeorbitDecision, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget, FailureKind, Observation } from './deorbit-types.ts';
+import type { DeleteAction, DeorbitDecision, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget, FailureKind, Observation, RefusalReason } from './deorbit-types.ts';
 
 export interface DeorbitPorts {
   satellite: DeorbitSatellite;
@@ -22,7 +27,10 @@ export interface DeorbitPassInput {
   progress: DeorbitProgress;
   /** The clients, or why they could not be made (a missing Secret, a bad clouds.yaml...). */
   ports: DeorbitPorts | { failure: Observation & { ok: false } };
+  /** The leader's fence (or a shutdown): once aborted, no further deletion is sent and the pass throws. */
   signal?: AbortSignal;
+  /** Decide as the real run would, delete nothing; the deletions are in `wouldDelete`. */
+  dryRun?: boolean;
 }
 
 export interface DeorbitPassResult {
@@ -30,54 +38,106 @@ export interface DeorbitPassResult {
   /** Deletion events, then the decision's own, in the order they happened. */
   events: DeorbitEvent[];
   deleted: number;
+  /** Dry run: what the real run would have deleted in this pass (the decision's deletions, in order). */
+  wouldDelete: DeleteAction[];
 }
 
 export async function runDeorbitPass(input: DeorbitPassInput): Promise<DeorbitPassResult> {
-  const observation = 'failure' in input.ports ? input.ports.failure : await observeDeorbit(input.ports);
+  const observation = 'failure' in input.ports
+    ? input.ports.failure
+    : await observeDeorbit(input.ports, { csiDrivers: input.settings.csiDrivers, knownLoadBalancers: input.progress.trackedLoadBalancers });
   const decision = decideDeorbit({ ...input, observation });
-  if (decision.deletes.length === 0 || 'failure' in input.ports) return { decision, events: decision.events, deleted: 0 };
-  const exec = await executeDeletes(input.ports.satellite, decision);
+  const metrics = input.settings.metrics;
+  if (!observation.ok && observation.refusal) metrics?.refused(observation.refusal);
+  metrics?.heldBack(decision.heldBack);
+  if (input.dryRun) return { decision, events: decision.events, deleted: 0, wouldDelete: decision.deletes };
+  if (decision.deletes.length === 0 || 'failure' in input.ports) return { decision, events: decision.events, deleted: 0, wouldDelete: [] };
+  const exec = await executeDeletes(input.ports.satellite, decision, input.signal);
   if (exec.error) {
     decision.progress.lastError = exec.error;
     decision.outcome = 'failed';
     decision.requeueAfterMs = undefined;
   }
-  return { decision, events: [...exec.events, ...decision.events], deleted: exec.deleted };
+  return { decision, events: [...exec.events, ...decision.events], deleted: exec.deleted, wouldDelete: [] };
 }
 
-export async function observeDeorbit(ports: DeorbitPorts): Promise<Observation> {
+/** What the pass already knows that must be confirmed one by one when a list leaves it out. */
+export interface ObserveHints {
+  csiDrivers: readonly string[];
+  /** Load balancer IDs learned from annotations on earlier passes. */
+  knownLoadBalancers: readonly string[];
+}
+
+export async function observeDeorbit(ports: DeorbitPorts, hints: ObserveHints = { csiDrivers: [], knownLoadBalancers: [] }): Promise<Observation> {
   let satellite;
   try {
-    const [snapshots, pvcs, pvs, services] = await Promise.all([
+    const [snapshots, snapshotClasses, pvcs, pvs, services] = await Promise.all([
       ports.satellite.listSnapshots(),
+      ports.satellite.listSnapshotClasses(),
       ports.satellite.listPvcs(),
       ports.satellite.listPvs(),
       ports.satellite.listServices(),
     ]);
-    satellite = { snapshots, pvcs, pvs, services };
+    satellite = { snapshots, snapshotClasses, pvcs, pvs, services };
   } catch (err) {
-    return { ok: false, source: 'cluster-api', kind: failureKind(err), message: describeError(err) };
+    return { ok: false, source: 'cluster-api', kind: failureKind(err), message: describeError(err), refusal: refusalOf(err) };
   }
   try {
-    const [volumes, loadBalancers] = await Promise.all([ports.cloud.listVolumes(), ports.cloud.listLoadBalancers()]);
+    const [listedVolumes, listedLoadBalancers] = await Promise.all([ports.cloud.listVolumes(), ports.cloud.listLoadBalancers()]);
+    const volumes = await confirmAbsent(listedVolumes, volumeIdsOf(satellite.pvs, hints.csiDrivers), (id) => ports.cloud.getVolume(id));
+    const lbIds = [...new Set([...hints.knownLoadBalancers, ...annotatedLoadBalancerIds(satellite.services)])];
+    const loadBalancers = listedLoadBalancers && (await confirmAbsent(listedLoadBalancers, lbIds, (id) => ports.cloud.getLoadBalancer(id)));
     // Floating IPs matter only for load balancers that are still there.
     const floatingIps = loadBalancers && loadBalancers.length > 0 ? await ports.cloud.listFloatingIps() : [];
     return { ok: true, satellite, cloud: { volumes, loadBalancers, floatingIps } };
   } catch (err) {
-    return { ok: false, source: 'cloud', kind: failureKind(err), message: describeError(err) };
+    return { ok: false, source: 'cloud', kind: failureKind(err), message: describeError(err), refusal: refusalOf(err) };
   }
 }
 
-async function executeDeletes(satellite: DeorbitSatellite, decision: DeorbitDecision): Promise<{ events: DeorbitEvent[]; deleted: number; error?: string }> {
+/** The Cinder volume IDs the cluster's PVs name (only these can keep deorbit waiting). */
+function volumeIdsOf(pvs: PersistentVolume[], csiDrivers: readonly string[]): string[] {
+  return [...new Set(pvs.map((pv) => cinderVolumeId(pv, csiDrivers)).filter((id): id is string => id !== undefined))];
+}
+
+/**
+ * The listed objects plus those of `ids` the list left out but that a GET by ID still finds: only a
+ * 404 proves an object gone. A few GETs at a time, so a cluster with many tracked IDs does not
+ * flood the service.
+ */
+async function confirmAbsent<T extends { id: string }>(listed: T[], ids: readonly string[], get: (id: string) => Promise<T | undefined>): Promise<T[]> {
+  const have = new Set(listed.map((x) => x.id));
+  const missing = ids.filter((id) => !have.has(id));
+  const found: T[] = [];
+  for (let i = 0; i < missing.length; i += CONFIRM_CONCURRENCY) {
+    const batch = await Promise.all(missing.slice(i, i + CONFIRM_CONCURRENCY).map((id) => get(id)));
+    for (const x of batch) if (x !== undefined) found.push(x);
+  }
+  return [...listed, ...found];
+}
+
+const CONFIRM_CONCURRENCY = 5;
+
+/** An answer that was there but unreadable (not an outage): the pass holds and names it. */
+export function refusalOf(err: unknown): RefusalReason | undefined {
+  if (err instanceof OpenStackBodyError) return 'CloudAnswerUnreadable';
+  if ((err instanceof KubeApiError && err.reason === 'UnexpectedBody') || err instanceof SyntaxError) return 'ClusterAnswerUnreadable';
+  return undefined;
+}
+
+async function executeDeletes(satellite: DeorbitSatellite, decision: DeorbitDecision, fence?: AbortSignal): Promise<{ events: DeorbitEvent[]; deleted: number; error?: string }> {
   const events: DeorbitEvent[] = [];
   let deleted = 0;
   for (const action of decision.deletes) {
+    // The fence fell (leadership lost, shutdown): stop here, record nothing; another replica may lead.
+    fence?.throwIfAborted();
     try {
-      if ((await satellite.delete(action)) === 'deleted') {
+      if ((await satellite.delete(action, fence)) === 'deleted') {
         deleted++;
         events.push(deletedEvent(action));
       }
     } catch (err) {
+      if (fence?.aborted) throw fence.reason;
       events.push(deleteFailedEvent(action, describeError(err)));
       return { events, deleted, error: `deleting ${action.kind} ${action.namespace}/${action.name}: ${describeError(err)}` };
     }

@@ -1,6 +1,8 @@
 // The vocabulary of deorbit: settings, what one observation holds, the progress kept between
 // passes (status of the ManagedCluster, or memory in one-shot mode), and the decision of a pass.
 import type { PersistentVolume, PersistentVolumeClaim, Service, VolumeSnapshot } from '../../clients/kube/kube-types.ts';
+import type { SeenService } from './load-balancer-rules.ts';
+import type { DeorbitMetrics } from './deorbit-metrics.ts';
 
 export interface DeorbitSettings {
   /** Time between looks while waiting (15 s). */
@@ -13,8 +15,17 @@ export interface DeorbitSettings {
   apiUnavailableTimeoutMs: number;
   /** Clusters older than 1.17 (no Service finalizer): LB Services count as gone this long after deletion (5 min). */
   legacyServiceGraceMs: number;
-  /** CSI drivers whose volumes are Cinder volumes. */
+  /** CSI drivers whose volumes (and VolumeSnapshotClasses) are Cinder's. */
   csiDrivers: readonly string[];
+  /** Blast-radius budget: at most this many deletions per pass; the rest wait for the next pass (5). */
+  maxDeletesPerPass: number;
+  /** Where refusals and held-back deletions are counted; none when absent. */
+  metrics?: DeorbitMetrics;
+  /**
+   * Operator dry run: decide as the real controller would and report it (event DeorbitDryRun,
+   * condition reason DryRun); delete nothing, add or remove no finalizer, keep no progress.
+   */
+  dryRun?: boolean;
 }
 
 export const DEFAULT_DEORBIT_SETTINGS: DeorbitSettings = {
@@ -24,6 +35,7 @@ export const DEFAULT_DEORBIT_SETTINGS: DeorbitSettings = {
   apiUnavailableTimeoutMs: 120_000,
   legacyServiceGraceMs: 300_000,
   csiDrivers: ['cinder.csi.openstack.org'],
+  maxDeletesPerPass: 5,
 };
 
 /** The cluster being deorbited, as its owner (ManagedCluster or command line) describes it. */
@@ -53,9 +65,17 @@ export interface CloudFloatingIp {
   portId: string | null;
 }
 
+/** A VolumeSnapshotClass: which CSI driver takes snapshots of this class. */
+export interface SnapshotClass {
+  name: string;
+  driver: string;
+}
+
 export interface SatelliteView {
   /** undefined: the VolumeSnapshot API does not exist in the cluster (nothing to delete). */
   snapshots: VolumeSnapshot[] | undefined;
+  /** undefined: no VolumeSnapshotClass API; then no snapshot is proven to be Cinder's. */
+  snapshotClasses: SnapshotClass[] | undefined;
   pvcs: PersistentVolumeClaim[];
   pvs: PersistentVolume[];
   services: Service[];
@@ -72,9 +92,15 @@ export interface CloudView {
 export type FailureSource = 'cluster-api' | 'cloud' | 'credentials';
 export type FailureKind = 'unavailable' | 'unauthorized' | 'other';
 
+/**
+ * Why a pass refuses to judge what is left: an answer it cannot read proves nothing, so deorbit holds
+ * (never finishes) and says so. The name is the condition's reason and the metric's label.
+ */
+export type RefusalReason = 'CloudAnswerUnreadable' | 'ClusterAnswerUnreadable';
+
 export type Observation =
   | { ok: true; satellite: SatelliteView; cloud: CloudView }
-  | { ok: false; source: FailureSource; kind: FailureKind; message: string };
+  | { ok: false; source: FailureSource; kind: FailureKind; message: string; refusal?: RefusalReason };
 
 export type DeorbitStep = 'deleting' | 'snapshots' | 'volumes' | 'loadbalancers' | 'done' | 'self-destructed';
 export type SelfDestructReason = 'DeorbitHanging' | 'APIUnavailable';
@@ -100,6 +126,10 @@ export interface DeorbitProgress {
   retainedVolumes: string[];
   /** Load balancer IDs learned from Service annotations (kept after the Services are gone). */
   trackedLoadBalancers: string[];
+  /** LoadBalancer Services seen (kept after they are gone): their exact LB names prove ownership. */
+  seenServices: SeenService[];
+  /** Why the last pass held (a RefusalReason), until a pass can read everything again. */
+  heldReason?: RefusalReason;
   /** What would be left behind if deorbit stopped now, from the last successful look. */
   leftovers: Debris;
   selfDestructReason?: SelfDestructReason;
@@ -112,6 +142,7 @@ export const INITIAL_PROGRESS: DeorbitProgress = {
   remaining: { snapshots: 0, pvcs: 0, services: 0, volumes: 0, loadBalancers: 0 },
   retainedVolumes: [],
   trackedLoadBalancers: [],
+  seenServices: [],
   leftovers: { volumes: [], loadBalancers: [], floatingIps: [] },
 };
 
@@ -141,4 +172,8 @@ export interface DeorbitDecision {
   outcome: DeorbitOutcome;
   /** Next look, when waiting. */
   requeueAfterMs?: number;
+  /** Deletions the per-pass budget held back to a later pass (the count of `deferred`). */
+  heldBack: number;
+  /** The held-back deletions themselves, in the order later passes would send them. */
+  deferred: DeleteAction[];
 }

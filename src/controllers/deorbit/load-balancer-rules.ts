@@ -1,10 +1,29 @@
 // Pure rules about LoadBalancer Services and their Octavia load balancers: which Services deorbit
-// deletes, which load balancers belong to the cluster, and when the wait for them is over.
+// deletes, which load balancers are proven to be the cluster's, and when the wait for them is over.
+// A load balancer is the cluster's only by an exact identity, never by a name prefix (the prefix
+// kube_service_k1_ also matches cluster k1_x): the ID the cloud controller annotated on a Service
+// we saw, the exact name it gives a Service we saw, or its legacy name (from the Service's UID).
 import type { Service } from '../../clients/kube/kube-types.ts';
 import type { CloudFloatingIp, CloudLoadBalancer } from './deorbit-types.ts';
 
-/** The annotation cloud-provider-openstack writes with the Octavia load balancer's ID. */
+/**
+ * The annotation cloud-provider-openstack writes with the Octavia load balancer's ID
+ * (ServiceAnnotationLoadBalancerID in kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go).
+ */
 export const LB_ID_ANNOTATION = 'loadbalancer.openstack.org/load-balancer-id';
+
+/**
+ * OCCM's --cluster-name when nobody set one. Every cloud controller left on its defaults names its load
+ * balancers kube_service_kubernetes_<ns>_<svc>, so in a shared project that name proves nothing.
+ */
+export const SHARED_DEFAULT_CLUSTER_NAME = 'kubernetes';
+
+/** A Service as deorbit remembers it across passes (the Service itself is gone once deleted). */
+export interface SeenService {
+  namespace: string;
+  name: string;
+  uid?: string;
+}
 
 export function isLoadBalancerService(svc: Service): boolean {
   return svc.spec.type === 'LoadBalancer';
@@ -20,14 +39,51 @@ export function annotatedLoadBalancerIds(services: Service[]): string[] {
   return ids.filter((id): id is string => typeof id === 'string' && id !== '');
 }
 
+export function seenLoadBalancerServices(services: Service[]): SeenService[] {
+  return services.filter(isLoadBalancerService).map((s) => ({ namespace: s.metadata.namespace ?? '', name: s.metadata.name, uid: s.metadata.uid }));
+}
+
+/** OCCM's name: lbFormat "%s%s_%s_%s" (kube_service_ + cluster, namespace, service), cut at 255 (Sprintf255). */
+export function loadBalancerName(clusterName: string, s: SeenService): string {
+  return `kube_service_${clusterName}_${s.namespace}_${s.name}`.slice(0, 255);
+}
+
+/** The pre-1.x name (k8s.io/cloud-provider DefaultLoadBalancerName): "a" + the Service UID without dashes, 32 chars. */
+export function legacyLoadBalancerName(s: SeenService): string | undefined {
+  return s.uid ? `a${s.uid.replaceAll('-', '')}`.slice(0, 32) : undefined;
+}
+
+/** Whether the cluster name can tell our load balancers from another cluster's. */
+export function isClusterNameDistinct(clusterName: string): boolean {
+  return clusterName !== '' && clusterName !== SHARED_DEFAULT_CLUSTER_NAME;
+}
+
+export interface LoadBalancerMatch {
+  /** Proven the cluster's and not yet deleted. */
+  ours: CloudLoadBalancer[];
+  /** Names that more than one load balancer carries: another cluster may use the same name; left alone. */
+  ambiguous: string[];
+}
+
 /**
- * The cluster's Octavia load balancers that still exist: named by OCCM for this cluster
- * (kube_service_<cluster>_<namespace>_<service>) or known by ID from an annotation.
+ * The cluster's Octavia load balancers that still exist. By annotated ID always; by OCCM's exact name
+ * only when the cluster name is distinct; by legacy (UID) name always. A name two load balancers
+ * carry proves nothing and is reported instead.
  */
-export function clusterLoadBalancers(lbs: CloudLoadBalancer[], clusterName: string, knownIds: readonly string[]): CloudLoadBalancer[] {
-  const prefix = `kube_service_${clusterName}_`;
+export function matchLoadBalancers(lbs: CloudLoadBalancer[], clusterName: string, seen: readonly SeenService[], knownIds: readonly string[]): LoadBalancerMatch {
+  const live = lbs.filter((lb) => lb.provisioningStatus !== 'DELETED');
+  const names = new Set<string>();
+  for (const s of seen) {
+    if (isClusterNameDistinct(clusterName)) names.add(loadBalancerName(clusterName, s));
+    const legacy = legacyLoadBalancerName(s);
+    if (legacy) names.add(legacy);
+  }
+  const count = new Map<string, number>();
+  for (const lb of live) count.set(lb.name, (count.get(lb.name) ?? 0) + 1);
+  const ambiguous = [...names].filter((n) => (count.get(n) ?? 0) > 1).sort();
   const known = new Set(knownIds);
-  return lbs.filter((lb) => lb.provisioningStatus !== 'DELETED' && (lb.name.startsWith(prefix) || known.has(lb.id)));
+  const ours = live.filter((lb) => known.has(lb.id) || (names.has(lb.name) && count.get(lb.name) === 1));
+  return { ours, ambiguous };
 }
 
 /** Floating IPs on the VIP ports of the given load balancers: they outlive a half-deleted LB. */

@@ -29,7 +29,13 @@ export function openStackCloudFactory(log: Logger, clock: Clock): CloudFactory {
   };
 }
 
-const NO_CLOUD: DeorbitCloud = { listVolumes: async () => [], listLoadBalancers: async () => undefined, listFloatingIps: async () => [] };
+const NO_CLOUD: DeorbitCloud = {
+  listVolumes: async () => [],
+  listLoadBalancers: async () => undefined,
+  listFloatingIps: async () => [],
+  getVolume: async () => undefined,
+  getLoadBalancer: async () => undefined,
+};
 
 export function secretConnector(opts: { secrets: ResourceClient<Secret>; cloudFactory: CloudFactory; kubeTimeoutMs?: number }): ClusterConnector {
   // The same Secret reader and cache as routegc and flight; only what is built from them differs.

@@ -7,9 +7,30 @@ import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type DeorbitStatus, type ManagedC
 
 export type DeorbitLifecycle =
   | 'add-finalizer' // Running (or no phase: a cluster registered by hand) and not being deleted
+  | 'orphan' // being deleted, but neither its spec nor its lifecycle asks for a deorbit: let it go, touch nothing
   | 'protected' // being deleted, but termination protection is on: wait, touch nothing
-  | 'deorbit' // being deleted, our finalizer is there: clean up
+  | 'deorbit' // being deleted, deorbit asked for, our finalizer is there: clean up
   | 'none'; // not Running yet, or our finalizer is gone (deleted before Running, or done)
+
+/** The fields isDeorbitRequested reads, so any controller's view of a ManagedCluster can ask it. */
+export interface DeorbitRequestView {
+  spec: { deletionPolicy?: string };
+  status?: { phase?: string; deorbit?: { attempt?: number } };
+}
+
+/**
+ * Whether deleting this ManagedCluster may clean up the cluster behind it: its spec says
+ * deletionPolicy Delete, its lifecycle says it is being terminated (status.phase Terminating, set
+ * before the delete), or a deorbit already started (progress in status). A deleted object alone
+ * proves nothing: GitOps prunes, namespace deletes and hand-registered clusters delete it too.
+ * Every clean-up on deletion (deorbit's, and routegc's removal of the cluster's routes) should ask it.
+ */
+export function isDeorbitRequested(mc: DeorbitRequestView): boolean {
+  if (mc.spec.deletionPolicy === 'Delete') return true;
+  if (mc.status?.phase === 'Terminating') return true;
+  const started = mc.status?.deorbit;
+  return started !== undefined && (started.attempt ?? 0) > 0;
+}
 
 export function decideLifecycle(mc: ManagedCluster): DeorbitLifecycle {
   const hasFinalizer = mc.metadata.finalizers?.includes(DEORBIT_FINALIZER) ?? false;
@@ -19,6 +40,7 @@ export function decideLifecycle(mc: ManagedCluster): DeorbitLifecycle {
     return !hasFinalizer && (phase === undefined || phase === 'Running') ? 'add-finalizer' : 'none';
   }
   if (!hasFinalizer) return 'none';
+  if (!isDeorbitRequested(mc)) return 'orphan';
   return mc.spec.terminationProtection ? 'protected' : 'deorbit';
 }
 
@@ -36,6 +58,8 @@ export function progressFromStatus(s: DeorbitStatus | undefined): DeorbitProgres
     remaining: { ...INITIAL_PROGRESS.remaining, ...s.remaining },
     retainedVolumes: s.retainedVolumes ?? [],
     trackedLoadBalancers: s.trackedLoadBalancers ?? [],
+    seenServices: s.seenServices ?? [],
+    heldReason: s.heldReason as DeorbitProgress['heldReason'],
     leftovers: { ...INITIAL_PROGRESS.leftovers, ...s.leftovers },
     selfDestructReason: s.selfDestructReason as DeorbitProgress['selfDestructReason'],
     finishedMs: ms(s.finishedAt),
@@ -52,6 +76,8 @@ export function statusFromProgress(p: DeorbitProgress): DeorbitStatus {
     remaining: p.remaining,
     retainedVolumes: p.retainedVolumes,
     trackedLoadBalancers: p.trackedLoadBalancers,
+    seenServices: p.seenServices,
+    heldReason: p.heldReason,
     leftovers: p.leftovers,
     selfDestructReason: p.selfDestructReason,
     finishedAt: iso(p.finishedMs),
@@ -81,15 +107,23 @@ const STEP_REASON: Record<DeorbitProgress['step'], string> = {
 };
 
 /** The DeorbitComplete condition for progress (or for a protected cluster). */
-export function deorbitCondition(p: DeorbitProgress | 'protected', nowMs: number, previous?: Condition): Condition {
+/** A dry-run pass: what the real controller would do, for the condition's message. */
+export interface DryRunReport {
+  dryRun: string;
+}
+
+export function deorbitCondition(p: DeorbitProgress | 'protected' | DryRunReport, nowMs: number, previous?: Condition): Condition {
   let status: Condition['status'];
   let reason: string;
   let message: string;
   if (p === 'protected') {
     [status, reason, message] = ['False', 'TerminationProtected', 'termination protection is on: nothing is cleaned up until spec.terminationProtection is false'];
+  } else if ('dryRun' in p) {
+    [status, reason, message] = ['False', 'DryRun', `dry run, nothing is deleted: ${p.dryRun}`];
   } else {
     status = p.step === 'done' || p.step === 'self-destructed' ? 'True' : 'False';
-    reason = p.lastError && status === 'False' ? 'Retrying' : STEP_REASON[p.step];
+    // A hold names its reason (CloudAnswerUnreadable...), other failures are retries.
+    reason = status === 'False' && p.heldReason ? p.heldReason : p.lastError && status === 'False' ? 'Retrying' : STEP_REASON[p.step];
     const waitingFor = status === 'False' ? [...p.leftovers.volumes, ...p.leftovers.loadBalancers] : [];
     message = waitingFor.length > 0 ? `${summarize(p)}; waiting for ${listText(waitingFor)}` : summarize(p);
   }

@@ -1,19 +1,21 @@
 // The deorbit controller's reconcile for one ManagedCluster: add the finalizer while Running; once
 // deleted, run one deorbit pass, record its events and progress (status, conditions), and remove
 // the finalizer when the cluster is clean or deorbit gave up (after an optional last check, such as
-// the operator's route clean-up, which may keep it waiting).
+// the operator's route clean-up, which may keep it waiting). A deleted cluster whose spec and
+// lifecycle do not ask for a deorbit (deletionPolicy Orphan) only loses the finalizer. The signal is
+// the leader's fence: once it falls, no deletion, status write or finalizer change is sent.
 import type { Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
 import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import { KubeApiError, isConflict, isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
-import { SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
+import { DEORBIT_DRY_RUN_REASON, DEORBIT_ORPHANED_REASON, listText, SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
 import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.ts';
 import type { DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { ClusterConnector } from './cluster-connector.ts';
-import { decideLifecycle, deorbitCondition, progressFromStatus, setCondition, statusFromProgress } from './deorbit-lifecycle.ts';
+import { decideLifecycle, deorbitCondition, isDeorbitRequested, progressFromStatus, setCondition, statusFromProgress, type DryRunReport } from './deorbit-lifecycle.ts';
 import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
 
 /** What a last check before the finalizer goes decided: finish now, or wait and say why. */
@@ -52,32 +54,64 @@ export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, si
       if (isNotFound(err)) return {};
       throw err;
     }
+    // A dry run adds no finalizer, so a deleted cluster may lack it: report what a deorbit would do anyway.
+    if (deps.settings.dryRun && mc.metadata.deletionTimestamp && isDeorbitRequested(mc) && !mc.spec.terminationProtection) return dryRun(deps, mc, signal);
     switch (decideLifecycle(mc)) {
       case 'none':
         return {};
       case 'add-finalizer':
-        await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER]);
+        if (deps.settings.dryRun) return {}; // a finalizer holds deletion: not in a dry run
+        signal?.throwIfAborted();
+        await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER], signal);
         return {};
+      case 'orphan':
+        if (deps.settings.dryRun) {
+          await deps.events.record(mc, 'Normal', DEORBIT_ORPHANED_REASON, `dry run: deletionPolicy is ${mc.spec.deletionPolicy ?? 'Orphan (default)'}; would remove the finalizer and touch nothing`);
+          return {};
+        }
+        return orphan(deps, mc, signal);
       case 'protected':
-        await writeStatus(deps, mc, 'protected');
+        await writeStatus(deps, mc, 'protected', undefined, signal);
         return {};
       case 'deorbit':
-        return deorbit(deps, mc, signal);
+        return deps.settings.dryRun ? dryRun(deps, mc, signal) : deorbit(deps, mc, signal);
     }
   };
 }
 
-async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
-  const progress = progressFromStatus(mc.status?.deorbit);
-  let ports: DeorbitPassInput['ports'];
+async function portsFor(deps: DeorbitReconcilerDeps, mc: ManagedCluster): Promise<DeorbitPassInput['ports']> {
   try {
-    ports = await deps.connector.connect(mc);
+    return await deps.connector.connect(mc);
   } catch (err) {
     // Our own API failing is not the cluster's problem: retry without counting it against the cluster.
     if (err instanceof KubeApiError) throw err;
-    ports = { failure: { ok: false, source: 'credentials', kind: 'other', message: describeError(err) } };
+    return { failure: { ok: false, source: 'credentials', kind: 'other', message: describeError(err) } };
   }
-  const { decision, events } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports });
+}
+
+/** One pass of the real decision, reported (event and condition) and not acted on; looks again every poll. */
+async function dryRun(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
+  const ports = await portsFor(deps, mc);
+  const progress = progressFromStatus(mc.status?.deorbit);
+  const { decision, wouldDelete } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports, dryRun: true, signal });
+  const p = decision.progress;
+  const name = (a: { kind: string; namespace: string; name: string }) => `${a.kind} ${a.namespace}/${a.name}`;
+  const report = decision.outcome === 'failed'
+    ? `would hold: ${p.heldReason ? `${p.heldReason}: ` : ''}${p.lastError ?? 'the cluster or the cloud could not be read'}`
+    : `would delete now ${listText(wouldDelete.map(name))}; later (budget) ${listText(decision.deferred.map(name))}; ` +
+      `would wait for volumes ${listText(p.leftovers.volumes)}, load balancers ${listText(p.leftovers.loadBalancers)}` +
+      (decision.outcome === 'done' ? '; would then remove the finalizer' : '');
+  signal?.throwIfAborted();
+  await deps.events.record(mc, 'Normal', DEORBIT_DRY_RUN_REASON, report);
+  await writeStatus(deps, mc, { dryRun: report }, undefined, signal);
+  return { requeueAfterMs: deps.settings.pollIntervalMs };
+}
+
+async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
+  const progress = progressFromStatus(mc.status?.deorbit);
+  const ports = await portsFor(deps, mc);
+  const { decision, events } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports, signal });
+  signal?.throwIfAborted();
   const p = decision.progress;
   const finishing = decision.outcome === 'done' || decision.outcome === 'self-destruct';
   // Events of a self-destruct wait until the finalizer is really gone.
@@ -85,13 +119,15 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?:
   const check: FinishCheck = finishing && deps.beforeFinish ? await deps.beforeFinish(mc, decision.outcome as 'done' | 'self-destruct', signal) : { finish: true };
   for (const ev of check.events ?? []) await deps.events.record(mc, ev.type, ev.reason, ev.message);
   if (!check.finish) {
-    await writeStatus(deps, mc, p, { reason: check.reason, message: check.message });
+    await writeStatus(deps, mc, p, { reason: check.reason, message: check.message }, signal);
     return { requeueAfterMs: check.requeueAfterMs };
   }
-  const written = await writeStatus(deps, mc, p);
+  signal?.throwIfAborted();
+  const written = await writeStatus(deps, mc, p, undefined, signal);
   if (finishing) {
+    signal?.throwIfAborted();
     try {
-      await patchFinalizers(deps, written, (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER));
+      await patchFinalizers(deps, written, (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER), signal);
     } catch (err) {
       if (decision.outcome === 'self-destruct') await deps.events.record(mc, 'Warning', SELF_DESTRUCT_FAILED_REASON, `could not remove the finalizer: ${describeError(err)}`);
       throw err;
@@ -105,23 +141,50 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?:
   throw new KubewardError('E_STATE', `deorbit of ${mc.metadata.namespace}/${mc.metadata.name}: ${p.lastError ?? decision.outcome}`);
 }
 
-/** Writes phase, deorbit progress and the condition; retries once on a stale resourceVersion. */
-/** `waiting`: the condition stays False with this reason although the pass itself is done. */
-async function writeStatus(deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected', waiting?: { reason: string; message: string }): Promise<ManagedCluster> {
+/**
+ * Deleted without a deorbit asked for (deletionPolicy Orphan, not Terminating): say so, count it, and
+ * let the object go. Nothing in the cluster or the cloud is touched.
+ */
+async function orphan(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
+  const policy = mc.spec.deletionPolicy ?? 'Orphan (default)';
+  await deps.events.record(
+    mc,
+    'Normal',
+    DEORBIT_ORPHANED_REASON,
+    `deletionPolicy is ${policy} and the cluster is not Terminating: its load balancers, volumes and snapshots are left as they are; set spec.deletionPolicy: Delete before deleting to clean them up`,
+  );
+  deps.settings.metrics?.refused('DeletionPolicyOrphan');
+  signal?.throwIfAborted();
+  await patchFinalizers(deps, mc, (mc.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER), signal);
+  deps.connector.forget(mc.metadata.uid ?? '');
+  deps.log.info({ cluster: mc.metadata.name, policy }, 'deleted without deorbit (deletionPolicy Orphan)');
+  return {};
+}
+
+/**
+ * Writes phase, deorbit progress and the condition; retries once on a stale resourceVersion.
+ * `waiting`: the condition stays False with this reason although the pass itself is done.
+ */
+async function writeStatus(
+  deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected' | DryRunReport, waiting?: { reason: string; message: string }, signal?: AbortSignal,
+): Promise<ManagedCluster> {
+  const progress = p !== 'protected' && !('dryRun' in p) ? p : undefined;
   for (let attempt = 0; ; attempt++) {
     const prev = mc.status?.conditions?.find((c) => c.type === DEORBIT_CONDITION);
     const computed = deorbitCondition(p, deps.clock.now(), prev);
     const transition = prev?.status === 'False' ? prev.lastTransitionTime : new Date(deps.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const condition = waiting ? { ...computed, status: 'False' as const, ...waiting, lastTransitionTime: transition } : computed;
+    // Only a running deorbit marks the cluster Terminating and keeps progress (a dry run or a
+    // protected cluster writes its condition alone).
     const status = {
       ...mc.status,
-      phase: 'Terminating' as const,
+      ...(progress ? { phase: 'Terminating' as const, deorbit: statusFromProgress(progress) } : {}),
       conditions: setCondition(mc.status?.conditions, condition),
-      ...(p === 'protected' ? {} : { deorbit: statusFromProgress(p) }),
     };
     if (JSON.stringify(status) === JSON.stringify(mc.status)) return mc;
     try {
-      return await deps.clusters.replaceStatus({ ...mc, status });
+      signal?.throwIfAborted();
+      return await deps.clusters.replaceStatus({ ...mc, status }, { signal });
     } catch (err) {
       if (!isConflict(err) || attempt > 0) throw err;
       mc = await deps.clusters.get(mc.metadata.namespace, mc.metadata.name);
@@ -130,13 +193,14 @@ async function writeStatus(deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: D
 }
 
 /** JSON patch guarded by a test of the current list, so a concurrent change to finalizers is never lost. */
-async function patchFinalizers(deps: DeorbitReconcilerDeps, mc: ManagedCluster, finalizers: string[]): Promise<void> {
+async function patchFinalizers(deps: DeorbitReconcilerDeps, mc: ManagedCluster, finalizers: string[], signal?: AbortSignal): Promise<void> {
   const patch = [
     { op: 'test', path: '/metadata/resourceVersion', value: mc.metadata.resourceVersion },
     { op: mc.metadata.finalizers ? 'replace' : 'add', path: '/metadata/finalizers', value: finalizers },
   ];
   try {
-    await deps.clusters.patch(mc.metadata.namespace, mc.metadata.name, patch, 'json');
+    signal?.throwIfAborted();
+    await deps.clusters.patch(mc.metadata.namespace, mc.metadata.name, patch, 'json', undefined, { signal });
   } catch (err) {
     // 422 from the failed test, or 409: someone wrote first; the next reconcile sees the new state.
     if (err instanceof KubeApiError && (err.status === 422 || err.status === 409)) throw new KubewardError('E_CONFLICT', `${mc.metadata.name} changed meanwhile; retrying`, { cause: err });

@@ -2,6 +2,8 @@
 // OpenStack, with references to its kubeconfig and cloud credentials in Secrets of its namespace.
 import type { Condition, KubeObject } from '../../clients/kube/kube-types.ts';
 
+export type DeletionPolicy = 'Delete' | 'Orphan';
+
 export type ClusterPhase = 'Pending' | 'Creating' | 'Running' | 'Upgrading' | 'Terminating';
 
 export interface SecretKeyRef {
@@ -27,6 +29,13 @@ export interface ManagedClusterSpec {
   nodePools?: { name: string; size?: number }[];
   /** While true, deletion waits and nothing is cleaned up. */
   terminationProtection?: boolean;
+  /**
+   * What deleting this ManagedCluster does to the cluster behind it. Delete: deorbit (delete its
+   * LoadBalancer Services, Cinder claims and snapshots, wait for Octavia and Cinder). Orphan (the
+   * default, and what a cluster registered by hand gets): remove the finalizer, touch nothing.
+   * A cluster whose status.phase is Terminating (its lifecycle is ending it) is deorbited either way.
+   */
+  deletionPolicy?: DeletionPolicy;
   /** A cluster without cloud resources: nothing to clean up in OpenStack. */
   noCloud?: boolean;
 }
@@ -41,6 +50,8 @@ export interface DeorbitStatus {
   remaining: { snapshots: number; pvcs: number; services: number; volumes: number; loadBalancers: number };
   retainedVolumes: string[];
   trackedLoadBalancers: string[];
+  seenServices?: { namespace: string; name: string; uid?: string }[];
+  heldReason?: string;
   leftovers: { volumes: string[]; loadBalancers: string[]; floatingIps: string[] };
   selfDestructReason?: string;
   finishedAt?: string;
