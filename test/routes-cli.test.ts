@@ -87,7 +87,7 @@ for (const [what, args, message] of cases) {
   });
 }
 
-test('bad input, a resync beyond the timer range (issue 12 item 5): exit 2 naming --resync', { todo: 'the upper bound comes from src/base/duration.ts (daemons helper); passes once that is merged' }, async () => {
+test('bad input, a resync beyond the timer range (issue 12 item 5): exit 2 naming --resync', async () => {
   const r = await routes(['--provider', 'azure', '--resync', '1000h']);
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /--resync/);
