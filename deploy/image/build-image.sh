@@ -91,6 +91,9 @@ if [ "$has_build" = true ] && [ -d "$root/dist" ]; then
     [ -f "$app/$e" ] && { entry="/opt/kubeward/$e"; break; }
   done
   [ -n "$entry" ] || { echo "build-image.sh: dist/ has no entry (kubeward.js, main.js, cli.js or index.js); set one here" >&2; exit 1; }
+  # The static pods' preStop hook (self-contained TypeScript, run by the same Node).
+  mkdir -p "$app/src/handover"
+  cp "$root/src/handover/proc-net-tcp.ts" "$root/src/handover/await-successor.ts" "$app/src/handover/"
 else
   step "application: TypeScript sources and runtime node_modules"
   (cd "$root" && find src testkit -name '*.ts' ! -name '*.test.ts' -print0 | xargs -0 cp --parents -t "$app")
@@ -198,7 +201,8 @@ tag="$version-${config_id:0:12}"
 ref="$name:$tag"
 mkdir -p "$img/$diff_id"; mv "$img/layer.tar" "$img/$diff_id/layer.tar"
 mv "$img/config.json" "$img/$config_id.json"
-printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' "$config_id" "$ref" "$diff_id" > "$img/manifest.json"
+# Also tagged with the bare version, which the manifests in deploy/ name.
+printf '[{"Config":"%s.json","RepoTags":["%s","%s"],"Layers":["%s/layer.tar"]}]' "$config_id" "$ref" "$name:$version$([ "$base" = debian ] && echo -debian)" "$diff_id" > "$img/manifest.json"
 archive="$out/kubeward-$tag.docker.tar"
 tar -C "$img" --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner --format=gnu -cf "$archive.tmp" .
 mv "$archive.tmp" "$archive"
