@@ -159,7 +159,7 @@ if [ "$base" = libs ]; then
 else
   step "base: debootstrap --variant=minbase bookworm (about a minute)"
   [ "$(id -u)" = 0 ] || { echo "build-image.sh: --base debian needs root (debootstrap)" >&2; exit 2; }
-  mirror="${DEBIAN_MIRROR:-$(grep -rhoE '^(URIs:|deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -1 | awk '{print $2}')}"
+  mirror="${DEBIAN_MIRROR:-$(grep -rhoE '^(URIs:|deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -1 | awk '{print $2}' || true)}"
   mirror="${mirror:-http://deb.debian.org/debian}"
   deb="$work/debian"
   debootstrap --variant=minbase --include=nftables,iptables,iproute2 bookworm "$deb" "$mirror" >"$work/debootstrap.log" 2>&1 \
