@@ -126,7 +126,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     await sh('chown', ['65532:65532', join(dir, 'var-lib-kubeward')]);
     await writeFile(join(dir, 'ssl/ca.crt'), await readFile(env.CA));
     setKubeletEnv();
-  });
+  }, { timeout: 12 * 60_000 });
 
   after(async () => {
     for (const c of children) c.kill('SIGKILL');
@@ -134,9 +134,9 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     if (dir) await rm(dir, { recursive: true, force: true });
     await rm('/etc/kubeward/proxy.yaml', { force: true }).catch(() => undefined);
     await writeFile(REPORT, JSON.stringify({ ranAt: new Date().toISOString(), image: imageRef, figures }, null, 2) + '\n');
-  });
+  }, { timeout: 3 * 60_000 });
 
-  test('bootstrap: the kubelet reaches the API only through the proxy static pod, also after every container is killed and the kubelet restarted', async () => {
+  test('bootstrap: the kubelet reaches the API only through the proxy static pod, also after every container is killed and the kubelet restarted', { timeout: 5 * 60_000 }, async () => {
     await writeProxyConfig(env.ADDRS.split(' '));
     await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('1'));
     let t = performance.now();
@@ -165,7 +165,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     figure('restart: kubelet start to Node Ready (s)', seconds(t));
   });
 
-  test('upgrade: a changed static pod takes over 127.0.0.1:6443 with zero failed requests from a client polling every 50 ms', async () => {
+  test('upgrade: a changed static pod takes over 127.0.0.1:6443 with zero failed requests from a client polling every 50 ms', { timeout: 5 * 60_000 }, async () => {
     const before = (await containers('kubeward-proxy')).filter((c) => c.running).map((c) => c.id);
     assert.equal(before.length, 1, 'one proxy container runs before the upgrade');
     const poller = spawn('ip', ['netns', 'exec', env.NETNS, NODE, join(import.meta.dirname, 'poll-client.ts'), '--url', 'https://127.0.0.1:6443/readyz', '--ca', env.CA, '--every', '50', '--max-seconds', '240'], {
@@ -193,7 +193,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     assert.ok(await nodeReady(), 'the Node is Ready after the upgrade');
   });
 
-  test('what plan renders runs: the worker static pod from `kubeward plan render` is started unchanged and serves', async () => {
+  test('what plan renders runs: the worker static pod from `kubeward plan render` is started unchanged and serves', { timeout: 5 * 60_000 }, async () => {
     const planDir = join(dir, 'plan');
     const [tagRepo, tag] = [imageRef.slice(0, imageRef.lastIndexOf(':')), imageRef.slice(imageRef.lastIndexOf(':') + 1)];
     await mkdir(planDir, { recursive: true });
