@@ -74,6 +74,40 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     const tasks = (await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout;
     return ids.map((id) => ({ id, running: new RegExp(`^${id}\\s+\\d+\\s+RUNNING`, 'm').test(tasks) }));
   };
+  interface UpstreamView {
+    upstream: string;
+    state: string;
+    backup?: boolean;
+    active: number;
+    total?: number;
+  }
+  /** The proxy's /status (admin listener on the node's loopback): the apiserver frontend's upstreams. */
+  const proxyUpstreams = async (): Promise<UpstreamView[]> => {
+    const out = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/status']).then((r) => r.stdout, () => '{"frontends":[]}');
+    const status = JSON.parse(out) as { frontends: { upstreams: UpstreamView[] }[] };
+    return status.frontends[0]?.upstreams ?? [];
+  };
+  /** Every upstream's connection total, from /metrics (kubeward_proxy_upstream_connections_total). */
+  const connectionTotals = async (): Promise<Map<string, number>> => {
+    const out = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/metrics']).then((r) => r.stdout, () => '');
+    const totals = new Map<string, number>();
+    for (const m of out.matchAll(/^kubeward_proxy_upstream_connections_total\{[^}]*upstream="([^"]+)"[^}]*\} (\d+)/gm)) totals.set(m[1]!, (totals.get(m[1]!) ?? 0) + Number(m[2]));
+    return totals;
+  };
+  /** The command line of apiserver i (1-based), to start it again after a kill. */
+  const apiserverArgv = async (i: number): Promise<{ pid: number; argv: string[] }> => {
+    const pid = Number(await readFile(join(env.STATE, `multi/kube-apiserver-${i}.pid`), 'utf8'));
+    const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+    return { pid, argv };
+  };
+  const respawnApiserver = async (i: number, argv: string[]): Promise<void> => {
+    const { openSync } = await import('node:fs');
+    const log = openSync(join(env.STATE, `multi/logs/kube-apiserver-${i}.restarted.log`), 'a');
+    const child = spawn('ip', ['netns', 'exec', env.NETNS, ...argv], { detached: true, stdio: ['ignore', log, log] });
+    child.unref();
+    await writeFile(join(env.STATE, `multi/kube-apiserver-${i}.pid`), String(child.pid));
+  };
+  const nodeName = async (): Promise<string> => (await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
   const kubeletStart = () =>
     sh('bash', [join(SHARED, 'kubelet/kubelet.sh'), 'start'], 30_000).catch((err: unknown) => assert.fail(`kubelet.sh start: ${String(err)}`));
   // kubelet.sh reads its settings from the environment.
@@ -232,5 +266,122 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     const admin = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/readyz']);
     assert.match(admin.stdout, /^ready/);
     await waitFor(() => nodeReady(Date.now() - 1000), { timeoutMs: 60_000, intervalMs: 500, what: 'Node Ready through the rendered pod' });
+  });
+  test('discovery and failover: seeded with one apiserver, the proxy finds all three; two killed, the node keeps its lease and Ready, watches come back, the killed ones get connections again', { timeout: 6 * 60_000 }, async () => {
+    const addrs = env.ADDRS.split(' ');
+    // From the plan-rendered pod (no SO_REUSEPORT) back to deploy/proxy, now with discovery.
+    await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
+    await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), { timeoutMs: 120_000, intervalMs: 200, what: 'the plan-rendered proxy gone' });
+    await rm('/etc/kubeward/proxy.yaml', { force: true });
+    // Discovery reads default/kubernetes through the proxy's own frontend with this kubeconfig.
+    await writeFile(join(dir, 'etc-kubeward/kubeconfig'), await readFile(env.KUBECONFIG), { mode: 0o644 });
+    await writeProxyConfig([addrs[0]!], '    discovery: kubernetes\n    kubeconfig: /etc/kubeward/kubeconfig\n    discoveryDebounce: 500ms');
+    let t = performance.now();
+    await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('3'));
+    const discoveredUp = (us: UpstreamView[], a: string) => us.some((u) => u.upstream === `${a}:6443` && u.state === 'up' && !u.backup);
+    await waitFor(async () => {
+      const us = await proxyUpstreams();
+      return addrs.every((a) => discoveredUp(us, a));
+    }, { timeoutMs: 120_000, intervalMs: 500, what: 'all three apiservers discovered and up' });
+    figure('discovery: manifest to three discovered upstreams up (s)', seconds(t));
+    const cache = JSON.parse(await readFile(join(dir, 'var-lib-kubeward/proxy-upstreams.json'), 'utf8')) as unknown;
+    assert.match(JSON.stringify(cache), new RegExp(addrs[2]!.replace(/\./g, '\\.')), 'the discovered list is cached on the host');
+
+    const watcher = spawn('ip', ['netns', 'exec', env.NETNS, NODE, join(import.meta.dirname, 'watch-client.ts'), '--server', 'https://127.0.0.1:6443', '--ca', env.CA, '--token-file', env.TOKEN, '--namespace', 'default', '--count', '6', '--max-seconds', '300'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(watcher);
+    const events: { w: number; ev: string; name?: string }[] = [];
+    let partial = '';
+    watcher.stdout.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const l of lines) if (l) events.push(JSON.parse(l) as { w: number; ev: string; name?: string });
+    });
+    await waitFor(() => new Set(events.filter((e) => e.ev === 'established').map((e) => e.w)).size === 6, { timeoutMs: 30_000, intervalMs: 100, what: 'six watches through the proxy' });
+
+    // Two of three apiservers killed, the seed among them.
+    const killed = [await apiserverArgv(1), await apiserverArgv(2)];
+    const node = await nodeName();
+    const killedAt = Date.now();
+    t = performance.now();
+    for (const k of killed) process.kill(k.pid, 'SIGKILL');
+    await waitFor(async () => {
+      const us = await proxyUpstreams();
+      return [addrs[0], addrs[1]].every((a) => us.find((u) => u.upstream === `${a}:6443`)?.state === 'down');
+    }, { timeoutMs: 30_000, intervalMs: 200, what: 'the killed apiservers marked down' });
+    figure('failover: kill to both marked down (s)', seconds(t));
+    await waitFor(async () => Date.parse((await kubectl(['-n', 'kube-node-lease', 'get', 'lease', node, '-o', 'jsonpath={.spec.renewTime}'])).trim()) > killedAt, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: 'the node lease renewed after the kill',
+    });
+    figure('failover: kill to node lease renewed (s)', seconds(t));
+    await waitFor(() => nodeReady(killedAt), { timeoutMs: 60_000, intervalMs: 500, what: 'Node Ready with a heartbeat after the kill' });
+    figure('failover: kill to Ready heartbeat (s)', seconds(t));
+    await kubectl(['-n', 'default', 'create', 'configmap', 'kw-after-failover', '--from-literal=k=v']);
+    await waitFor(() => new Set(events.filter((e) => e.ev === 'object' && e.name === 'kw-after-failover').map((e) => e.w)).size === 6, {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: 'every watch delivers the ConfigMap created after the kill',
+    });
+    const cut = new Set(events.filter((e) => e.ev === 'closed').map((e) => e.w));
+    assert.ok(cut.size >= 1, 'at least one watch ran through a killed apiserver and was cut');
+    figure('failover: watches cut and re-established', cut.size);
+    figure('failover: kill to every watch delivering a new object (s)', seconds(t));
+
+    // The killed apiservers come back and get connections again.
+    const before = await connectionTotals();
+    t = performance.now();
+    for (const [i, k] of killed.entries()) await respawnApiserver(i + 1, k.argv);
+    await waitFor(async () => {
+      const us = await proxyUpstreams();
+      return [addrs[0], addrs[1]].every((a) => us.find((u) => u.upstream === `${a}:6443`)?.state === 'up');
+    }, { timeoutMs: 120_000, intervalMs: 500, what: 'the restarted apiservers up again' });
+    figure('recovery: restart to both up (s)', seconds(t));
+    await waitFor(async () => {
+      await apiThroughProxy(); // new connections (slow start lets the returning ones take a growing share)
+      const now = await connectionTotals();
+      return [addrs[0], addrs[1]].every((a) => (now.get(`${a}:6443`) ?? 0) > (before.get(`${a}:6443`) ?? 0));
+    }, { timeoutMs: 90_000, intervalMs: 300, what: 'new connections to both restarted apiservers' });
+    figure('recovery: restart to new connections on both (s)', seconds(t));
+    watcher.kill('SIGTERM');
+  });
+
+  test('the node agents: watch and routes as static pods, routes programming nftables in the node namespace', { timeout: 5 * 60_000 }, async () => {
+    const vip = '198.51.100.100';
+    const local = env.ADDRS.split(' ')[2]!;
+    await mkdir(join(dir, 'cloud-routes'), { recursive: true });
+    const image = (text: string) => text.replace(/image: localhost\/kubeward:\S+/, `image: ${imageRef}`);
+    const watchPod = image(await readFile(join(ROOT, 'deploy/watch/static-pod.yaml'), 'utf8'))
+      .replace('--vip-from-dns=api-int.cluster.example.com', `--vip=${vip}\n        - --health-url=https://${local}:6443/readyz\n        - --interval=500ms`)
+      .replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`)
+      .replace('path: /etc/kubernetes/pki/ca.crt,', `path: ${dir}/ssl/ca.crt,`);
+    const routesPod = image(await readFile(join(ROOT, 'deploy/routes/static-pod.yaml'), 'utf8')).replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`);
+    assert.ok(watchPod.includes(`--vip=${vip}`) && watchPod.includes(`${dir}/cloud-routes`) && routesPod.includes(`${dir}/cloud-routes`), 'the manifests were adapted');
+    const t = performance.now();
+    await writeFile(join(env.MANIFESTS, 'kubeward-watch.yaml'), watchPod);
+    await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), routesPod);
+    const redirected = async (): Promise<boolean> => {
+      const r = await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch(() => ({ stdout: '' }));
+      return r.stdout.includes(vip) && /redirect/.test(r.stdout);
+    };
+    await waitFor(() => existsSync(join(dir, `cloud-routes/${vip}.up`)), { timeoutMs: 120_000, intervalMs: 200, what: `watch publishes ${vip}.up` });
+    figure('node agents: manifests to VIP published up (s)', seconds(t));
+    await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 200, what: 'routes redirects the VIP in the node namespace' });
+    figure('node agents: manifests to nftables redirect (s)', seconds(t));
+
+    // The local apiserver dies: watch publishes down, routes withdraws the redirect; it comes back.
+    const k = await apiserverArgv(3);
+    process.kill(k.pid, 'SIGKILL');
+    await waitFor(() => existsSync(join(dir, `cloud-routes/${vip}.down`)), { timeoutMs: 60_000, intervalMs: 100, what: `watch publishes ${vip}.down` });
+    await waitFor(async () => !(await redirected()), { timeoutMs: 30_000, intervalMs: 100, what: 'the redirect withdrawn' });
+    await respawnApiserver(3, k.argv);
+    await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 300, what: 'the redirect back with the apiserver' });
+
+    // Removing the static pods removes the rules (SIGTERM cleans up).
+    await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
+    await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
+    await waitFor(async () => (await inNs(['nft', 'list', 'tables']).then((r) => r.stdout)).includes('kubeward-routes') === false, { timeoutMs: 90_000, intervalMs: 300, what: 'the table removed when routes stops' });
   });
 });
