@@ -46,10 +46,10 @@ version=$("$node_bin" -p 'require(process.argv[1]).version' "$root/package.json"
 
 # Tools the build copies from this machine (Debian package names).
 need=(tar gzip sha256sum)
-[ "$base" = libs ] && need+=(ldd strip nft xtables-nft-multi xtables-legacy-multi ip flock)
+[ "$base" = libs ] && need+=(ldd strip nft xtables-nft-multi xtables-legacy-multi ip flock dash cat)
 [ "$base" = debian ] && need+=(debootstrap strip)
 missing=()
-declare -A pkg_of=([ldd]=libc-bin [strip]=binutils [nft]=nftables [xtables-nft-multi]=iptables [xtables-legacy-multi]=iptables [ip]=iproute2 [flock]=util-linux [debootstrap]=debootstrap [tar]=tar [gzip]=gzip [sha256sum]=coreutils)
+declare -A pkg_of=([ldd]=libc-bin [strip]=binutils [nft]=nftables [xtables-nft-multi]=iptables [xtables-legacy-multi]=iptables [ip]=iproute2 [flock]=util-linux [dash]=dash [cat]=coreutils [debootstrap]=debootstrap [tar]=tar [gzip]=gzip [sha256sum]=coreutils)
 for t in "${need[@]}"; do PATH="$PATH:/usr/sbin:/sbin" command -v "$t" >/dev/null || missing+=("${pkg_of[$t]}"); done
 if ((${#missing[@]})); then
   if [ "$(id -u)" = 0 ]; then
@@ -141,6 +141,9 @@ if [ "$base" = libs ]; then
   copy_with_libs "$(command -v xtables-legacy-multi)" /usr/sbin/xtables-legacy-multi
   copy_with_libs "$(command -v ip)" /usr/sbin/ip
   copy_with_libs "$(command -v flock)" /usr/bin/flock
+  # watch's directory lock runs `flock <file> sh -c 'echo locked; exec cat'` (src/sys/dir-lock.ts).
+  copy_with_libs "$(readlink -f "$(command -v dash)")" /bin/sh
+  copy_with_libs "$(command -v cat)" /usr/bin/cat
   xt=$(dirname "$(ldd "$(command -v xtables-nft-multi)" | grep -oE '/[^ ]+libxtables\.so[^ ]*')")/xtables
   [ -d "$xt" ] || xt=/usr/lib/x86_64-linux-gnu/xtables
   for so in "$xt"/*.so; do copy_with_libs "$so" "$so"; done
@@ -180,7 +183,8 @@ if [ "$(id -u)" = 0 ]; then
   env -i /usr/sbin/chroot "$rootfs" /usr/sbin/nft --version >/dev/null
   env -i /usr/sbin/chroot "$rootfs" /usr/sbin/iptables-restore --version >/dev/null
   env -i /usr/sbin/chroot "$rootfs" /usr/sbin/ip -V >/dev/null
-  env -i /usr/sbin/chroot "$rootfs" /usr/bin/flock --version >/dev/null
+  env -i /usr/sbin/chroot "$rootfs" /usr/bin/flock /tmp/.smoke.lock /bin/sh -c 'echo locked | /usr/bin/cat' | grep -q locked
+  rm -f "$rootfs/tmp/.smoke.lock"
 fi
 
 # --- one reproducible layer -------------------------------------------------------------------

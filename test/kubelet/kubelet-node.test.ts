@@ -384,4 +384,40 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
     await waitFor(async () => (await inNs(['nft', 'list', 'tables']).then((r) => r.stdout)).includes('kubeward-routes') === false, { timeoutMs: 90_000, intervalMs: 300, what: 'the table removed when routes stops' });
   });
+
+  test('the operator from the image against the real apiservers: the example overlay applied server-side, its pod template run by the kubelet', { timeout: 5 * 60_000 }, async () => {
+    const file = join(dir, 'operator-overlay.yaml');
+    await writeFile(file, (await sh('kubectl', ['kustomize', join(ROOT, 'deploy/operator/overlays/example')])).stdout);
+    const apply = () => kubectl(['apply', '--server-side', '--field-manager=kubeward-kubelet-it', '-f', file]);
+    await apply().catch(() => undefined); // the ManagedCluster waits for its CRD
+    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/managedclusters.kubeward.io']);
+    await waitFor(() => apply().then(() => true), { timeoutMs: 60_000, intervalMs: 1000, what: 'the example overlay applied' });
+
+    // No scheduler here: the kubelet runs the Deployment's pod template as a static pod, unchanged
+    // but for the host network (the node has no pod network) and a kubeconfig (no token controller).
+    const dep = JSON.parse(await kubectl(['-n', 'kubeward-system', 'get', 'deployment', 'kubeward-operator', '-o', 'json'])) as {
+      spec: { template: { metadata: { labels: Record<string, string> }; spec: { serviceAccountName?: string; volumes?: unknown[]; containers: { image: string; args: string[]; volumeMounts?: unknown[] }[] } } };
+    };
+    const tpl = dep.spec.template;
+    assert.equal(tpl.spec.containers[0]!.image, 'localhost/kubeward:0.1.0', 'the overlay names the image npm run image tags');
+    const kubeconfig = (await readFile(env.KUBECONFIG, 'utf8')).replace(/server: "https:\/\/[^"]+"/, 'server: "https://127.0.0.1:6443"');
+    await writeFile(join(dir, 'operator-kubeconfig'), kubeconfig, { mode: 0o644 });
+    delete tpl.spec.serviceAccountName;
+    const c = tpl.spec.containers[0]!;
+    c.args = [...c.args, '--kubeconfig=/etc/kubeward/kubeconfig'];
+    c.volumeMounts = [...(c.volumeMounts ?? []), { name: 'kubeconfig', mountPath: '/etc/kubeward/kubeconfig', readOnly: true }];
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'kubeward-operator', namespace: 'kubeward-system', labels: tpl.metadata.labels },
+      spec: { ...tpl.spec, hostNetwork: true, volumes: [...(tpl.spec.volumes ?? []), { name: 'kubeconfig', hostPath: { path: join(dir, 'operator-kubeconfig'), type: 'File' } }] },
+    };
+    const t = performance.now();
+    await writeFile(join(env.MANIFESTS, 'kubeward-operator.json'), JSON.stringify(pod, null, 2));
+    await waitFor(() => inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9453/readyz']).then(() => true, () => false), { timeoutMs: 120_000, intervalMs: 500, what: 'the operator ready (leader)' });
+    figure('operator: manifest to ready leader (s)', seconds(t));
+    const holder = (await kubectl(['-n', 'kubeward-system', 'get', 'lease', 'kubeward-operator', '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
+    assert.match(holder, /^kubeward-operator-/, 'the replica in the image holds the leader Lease under its pod name');
+    await rm(join(env.MANIFESTS, 'kubeward-operator.json'));
+  });
 });
