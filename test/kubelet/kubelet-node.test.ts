@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -49,6 +49,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
   let imageRef: string;
   let dir: string;
   const children: ChildProcess[] = [];
+  let createdEtcKubeward = false;
   const sh = (cmd: string, args: string[], timeout = 60_000) => run(cmd, args, { timeout, maxBuffer: 16 << 20 });
   const inNs = (args: string[], timeout = 30_000) => sh('ip', ['netns', 'exec', env.NETNS, ...args], timeout);
   const kubectl = async (args: string[], server = 'https://198.51.100.4:6443') =>
@@ -167,6 +168,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     if (env) await run('bash', [join(import.meta.dirname, 'node-env.sh'), 'stop'], { env: { ...process.env, KUBEWARD_SHARED_DIR: SHARED, KW_NODE_STATE: env.STATE }, timeout: 120_000 }).catch(() => undefined);
     if (dir) await rm(dir, { recursive: true, force: true });
     await rm('/etc/kubeward/proxy.yaml', { force: true }).catch(() => undefined);
+    if (createdEtcKubeward) await rmdir('/etc/kubeward').catch(() => undefined);
     await writeFile(REPORT, JSON.stringify({ ranAt: new Date().toISOString(), image: imageRef, figures }, null, 2) + '\n');
   }, { timeout: 3 * 60_000 });
 
@@ -257,6 +259,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
     await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), { timeoutMs: 120_000, intervalMs: 200, what: 'the previous proxy gone' });
     assert.ok(!existsSync('/etc/kubeward/proxy.yaml'), '/etc/kubeward/proxy.yaml exists on this machine; the test does not overwrite it');
+    createdEtcKubeward = !existsSync('/etc/kubeward');
     await mkdir('/etc/kubeward', { recursive: true });
     await writeFile('/etc/kubeward/proxy.yaml', await readFile(join(rendered, 'etc/kubeward/proxy.yaml')));
     const t = performance.now();
