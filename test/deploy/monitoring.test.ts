@@ -32,6 +32,12 @@ const nftMissing = await run('nft', ['--version']).then(
   () => true,
 );
 
+/** An HTTP GET from inside a network namespace (Node's fetch; no curl needed); fails unless 2xx. */
+function getInNetns(ns: string, url: string): Promise<{ stdout: string }> {
+  const script = 'const r = await fetch(process.argv[1], { signal: AbortSignal.timeout(3000) }); if (!r.ok) process.exit(1); process.stdout.write(await r.text());';
+  return run('ip', ['netns', 'exec', ns, process.execPath, '--input-type=module', '-e', script, url]);
+}
+
 /** Metric names in a PromQL text: kubeward_* identifiers, histogram series mapped to their family. */
 export function metricNames(text: string): Set<string> {
   const names = new Set<string>();
@@ -72,7 +78,7 @@ describe('metrics named by the rules and the dashboard against live /metrics', {
   const exported = new Map<string, Set<string>>();
 
   const scrape = async (mode: string, url: string, inNetns?: string): Promise<void> => {
-    const text = inNetns ? (await run('ip', ['netns', 'exec', inNetns, 'curl', '-fsS', '--max-time', '3', url])).stdout : await (await fetch(url)).text();
+    const text = inNetns ? (await getInNetns(inNetns, url)).stdout : await (await fetch(url)).text();
     exported.set(mode, new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!)));
   };
 
@@ -99,7 +105,7 @@ describe('metrics named by the rules and the dashboard against live /metrics', {
     }
     const ready = async (url: string, ns?: string) =>
       ns
-        ? run('ip', ['netns', 'exec', ns, 'curl', '-fsS', '--max-time', '2', url]).then(() => true, () => false)
+        ? getInNetns(ns, url).then(() => true, () => false)
         : fetch(url).then((r) => r.ok, () => false);
     await waitFor(() => ready(`http://127.0.0.1:${ports.proxy}/readyz`), { timeoutMs: 30_000, intervalMs: 200, what: 'proxy ready' });
     await waitFor(() => ready(`http://127.0.0.1:${ports.watch}/readyz`), { timeoutMs: 30_000, intervalMs: 200, what: 'watch ready' });
