@@ -78,7 +78,11 @@ if [ "$has_build" = true ]; then
 fi
 if [ "$has_build" = true ] && [ -d "$root/dist" ]; then
   step "application: the production build (dist/)"
-  cp -r "$root/dist" "$app/dist"
+  # bin/kubeward.js runs dist/main.js with kubeward's V8 settings; source maps and the build's
+  # metafile stay out.
+  mkdir -p "$app/dist"
+  (cd "$root/dist" && find . -type f ! -name '*.map' ! -name 'meta.json' -print0 | xargs -0 cp --parents -t "$app/dist")
+  cp -r "$root/bin" "$app/bin"
   cp "$root/package.json" "$app/"
   # The build decides whether it bundles its dependencies; take them when it does not.
   if grep -rqE "from ['\"](@kubernetes/client-node|commander|pino|prom-client|yaml|zod)['\"]" "$app/dist" 2>/dev/null; then
@@ -86,11 +90,7 @@ if [ "$has_build" = true ] && [ -d "$root/dist" ]; then
   else
     need_modules=0
   fi
-  entry=""
-  for e in dist/kubeward.js dist/kubeward.mjs dist/main.js dist/main.mjs dist/cli.js dist/cli.mjs dist/index.js; do
-    [ -f "$app/$e" ] && { entry="/opt/kubeward/$e"; break; }
-  done
-  [ -n "$entry" ] || { echo "build-image.sh: dist/ has no entry (kubeward.js, main.js, cli.js or index.js); set one here" >&2; exit 1; }
+  entry=/opt/kubeward/bin/kubeward.js
   # The static pods' preStop hook (self-contained TypeScript, run by the same Node).
   mkdir -p "$app/src/handover"
   cp "$root/src/handover/proc-net-tcp.ts" "$root/src/handover/await-successor.ts" "$app/src/handover/"
