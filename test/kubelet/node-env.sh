@@ -22,6 +22,7 @@ stop() {
   KUBELET_RT_STATE="$STATE/runtime" bash "$KL/runtime.sh" stop >/dev/null 2>&1 || true
   NETNS="$NETNS" STATE="$STATE/multi" PKI_FROM="$STATE/pki" bash "$KL/multi-apiserver.sh" stop >/dev/null 2>&1 || true
   rm -f "$STATE/env"
+  rm -rf "$STATE/multi/etcd"   # the logs stay for a look after a failure
 }
 [ "${1:-}" = stop ] && { stop; exit 0; }
 [ "${1:-}" = start ] || { echo "usage: node-env.sh start|stop" >&2; exit 2; }
