@@ -48,7 +48,7 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
     kube = await startKubeApiserver();
     api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
     kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
-    await installCrd(api, await readFile(join(import.meta.dirname, '../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await installCrd(api, await readFile(join(import.meta.dirname, '../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
     await ensureNamespace(api, NS);
     dir = await mkdtemp(join(tmpdir(), 'kw-opctl-'));
   });

@@ -34,6 +34,8 @@ export interface AdminServerOptions {
   status: () => unknown;
   /** Asked on every request, so a mode can hand its routes over after the listener started. */
   routes?: () => readonly AdminRoute[];
+  /** Listen with SO_REUSEPORT, so a successor process (a static pod being replaced) can bind the same address. */
+  reusePort?: boolean;
   log: Logger;
 }
 
@@ -60,7 +62,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   server.requestTimeout = ADMIN_IDLE_TIMEOUT_MS;
   server.timeout = ADMIN_IDLE_TIMEOUT_MS;
   server.maxHeadersCount = 50;
-  await listen(server, opts.address);
+  await listen(server, opts.address, opts.reusePort === true);
   const bound = server.address() as AddressInfo;
   const address = { host: opts.address.host, port: bound.port };
   opts.log.info({ address: `${address.host}:${address.port}` }, 'admin listener ready');
@@ -75,10 +77,10 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   };
 }
 
-function listen(server: Server, addr: HostPort): Promise<void> {
+function listen(server: Server, addr: HostPort, reusePort: boolean): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(addr.port, addr.host, () => {
+    server.listen({ port: addr.port, host: addr.host, reusePort }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -125,6 +125,8 @@ async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConf
           readiness: () => handle?.readiness() ?? { ready: false, reason: 'starting' },
           status: () => handle?.status() ?? { starting: true },
           routes: () => handle?.adminRoutes ?? [],
+          // A mode that shares its listen addresses (proxy --reuse-port) shares the admin address too.
+          reusePort: (config as { reusePort?: unknown }).reusePort === true,
         }).catch((err: unknown) => {
           const where = formatHostPort(config.adminAddress as HostPort);
           throw new UsageError(`--admin-address ${where}: cannot listen (${describeError(err)}); pick a free port or "off"`, { cause: err });

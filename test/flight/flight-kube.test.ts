@@ -47,7 +47,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
     kube = await startKubeApiserver();
     api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
     kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
     await ensureNamespace(api, NS);
   });
   after(async () => {

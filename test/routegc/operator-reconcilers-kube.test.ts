@@ -34,7 +34,7 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
     kube = await startKubeApiserver();
     api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
     kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
     await ensureNamespace(api, NS);
   });
   after(async () => {

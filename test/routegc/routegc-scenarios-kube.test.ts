@@ -43,7 +43,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
   before(async () => {
     kube = await startKubeApiserver();
     api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
     await ensureNamespace(api, NS);
   });
   after(async () => {

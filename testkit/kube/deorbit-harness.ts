@@ -26,7 +26,7 @@ import { FakeCcm, FakeCsi } from './cloud-fixtures.ts';
 import { createSnapshotClasses, ensureNamespace, installCrd, VOLUME_SNAPSHOT_CLASS_CRD, VOLUME_SNAPSHOT_CRD } from './kube-objects.ts';
 import { startKubeApiserver, type KubeTestServer } from './kube-test-server.ts';
 
-export const CRD_FILE = join(import.meta.dirname, '../../deploy/operator/managedcluster-crd.yaml');
+export const CRD_FILE = join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml');
 const KEEP = 'test.kubeward.io/keep';
 
 export interface Harness {

@@ -1,0 +1,433 @@
+// The kubelet tier: kubeward run the way users run it. The image from `npm run image`, imported
+// into containerd; a real kubelet v1.20 whose kubeconfig points at https://127.0.0.1:6443, which
+// only the kubeward proxy static pod serves; three real kube-apiservers with the lease endpoint
+// reconciler; all in one network namespace (test/kubelet/node-env.sh, ../shared/kubelet/).
+// Root only; runs when KUBEWARD_KUBELET_IT=1 (.ci/run sets it once the runtime is installed) and
+// writes its step durations to KUBEWARD_KUBELET_IT_REPORT (default /tmp/kubeward-kubelet-it.json),
+// which .ci/run checks so that a tier that was set up cannot pass by skipping.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { waitFor } from '../../testkit/wait-for.ts';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '../..');
+const NODE = process.execPath;
+const SHARED = process.env.KUBEWARD_SHARED_DIR ?? join(ROOT, '../shared');
+const REPORT = process.env.KUBEWARD_KUBELET_IT_REPORT ?? '/tmp/kubeward-kubelet-it.json';
+const enabled = process.env.KUBEWARD_KUBELET_IT === '1';
+const skip = enabled
+  ? false
+  : 'kubelet tier off: needs root, ../shared/kubelet (build.sh, runtime.sh) and KUBEWARD_KUBELET_IT=1; bash .ci/run sets it up (KUBEWARD_KUBELET_IT=0 there skips it)';
+
+// deploy/operator is a kustomize v4+ layout (kubectl 1.21+); Debian's kubectl 1.20 has v2.0.3.
+const kustomizeVersion = await run('kubectl', ['version', '--client', '-o', 'json']).then(
+  (r) => (JSON.parse(r.stdout) as { kustomizeVersion?: string }).kustomizeVersion ?? '',
+  () => '',
+);
+const kustomizeOld = Number(/^v(\d+)/.exec(kustomizeVersion)?.[1] ?? 0) < 4 ? `kubectl's kustomize is ${kustomizeVersion || 'missing'}; deploy/operator needs v4+ (kubectl 1.21+)` : false;
+
+interface NodeEnv {
+  NETNS: string;
+  STATE: string;
+  ADDRS: string;
+  CA: string;
+  TOKEN: string;
+  KUBECONFIG: string;
+  MANIFESTS: string;
+  KUBELET_STATE: string;
+  NODE_IP: string;
+}
+
+const figures: Record<string, number | string> = {};
+function figure(name: string, value: number | string): void {
+  figures[name] = value;
+  process.stdout.write(`# kubelet tier: ${name} = ${value}\n`);
+}
+const seconds = (fromMs: number): number => Math.round((performance.now() - fromMs) / 100) / 10;
+
+describe('kubeward on a real kubelet (image, static pods, three apiservers)', { skip, timeout: 20 * 60_000 }, () => {
+  let env: NodeEnv;
+  let imageRef: string;
+  let dir: string;
+  const children: ChildProcess[] = [];
+  let createdEtcKubeward = false;
+  const sh = (cmd: string, args: string[], timeout = 60_000) => run(cmd, args, { timeout, maxBuffer: 16 << 20 });
+  const inNs = (args: string[], timeout = 30_000) => sh('ip', ['netns', 'exec', env.NETNS, ...args], timeout);
+  const kubectl = async (args: string[], server = 'https://198.51.100.4:6443') =>
+    (await inNs(['kubectl', '--kubeconfig', env.KUBECONFIG, '--server', server, '--request-timeout', '5s', ...args])).stdout;
+
+  /** GET /readyz through the node-local proxy, as the kubelet reaches the API. */
+  const apiThroughProxy = async (): Promise<boolean> =>
+    inNs(['curl', '-fsS', '--max-time', '2', '--cacert', env.CA, 'https://127.0.0.1:6443/readyz']).then(
+      () => true,
+      () => false,
+    );
+  /** The node's Ready condition, with a heartbeat at or after `since` (epoch ms) when given. */
+  const nodeReady = async (since = 0): Promise<boolean> => {
+    const nodes = JSON.parse(await kubectl(['get', 'nodes', '-o', 'json']).catch(() => '{"items":[]}')) as {
+      items: { status: { conditions?: { type: string; status: string; lastHeartbeatTime: string }[] } }[];
+    };
+    const ready = nodes.items[0]?.status.conditions?.find((c) => c.type === 'Ready');
+    return ready?.status === 'True' && Date.parse(ready.lastHeartbeatTime) >= Math.floor(since / 1000) * 1000;
+  };
+  /** Containers of one name in containerd's k8s.io namespace, with their task state. */
+  const containers = async (name: string): Promise<{ id: string; running: boolean }[]> => {
+    const ids = (await sh('ctr', ['-n', 'k8s.io', 'containers', 'ls', '-q', `labels."io.kubernetes.container.name"==${name}`])).stdout.split('\n').filter(Boolean);
+    const tasks = (await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout;
+    return ids.map((id) => ({ id, running: new RegExp(`^${id}\\s+\\d+\\s+RUNNING`, 'm').test(tasks) }));
+  };
+  interface UpstreamView {
+    upstream: string;
+    state: string;
+    backup?: boolean;
+    active: number;
+    total?: number;
+  }
+  /** The proxy's /status (admin listener on the node's loopback): the apiserver frontend's upstreams. */
+  const proxyUpstreams = async (): Promise<UpstreamView[]> => {
+    const out = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/status']).then((r) => r.stdout, () => '{"frontends":[]}');
+    const status = JSON.parse(out) as { frontends: { upstreams: UpstreamView[] }[] };
+    return status.frontends[0]?.upstreams ?? [];
+  };
+  /** Every upstream's connection total, from /metrics (kubeward_proxy_upstream_connections_total). */
+  const connectionTotals = async (): Promise<Map<string, number>> => {
+    const out = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/metrics']).then((r) => r.stdout, () => '');
+    const totals = new Map<string, number>();
+    for (const m of out.matchAll(/^kubeward_proxy_upstream_connections_total\{[^}]*upstream="([^"]+)"[^}]*\} (\d+)/gm)) totals.set(m[1]!, (totals.get(m[1]!) ?? 0) + Number(m[2]));
+    return totals;
+  };
+  /** The command line of apiserver i (1-based), to start it again after a kill. */
+  const apiserverArgv = async (i: number): Promise<{ pid: number; argv: string[] }> => {
+    const pid = Number(await readFile(join(env.STATE, `multi/kube-apiserver-${i}.pid`), 'utf8'));
+    const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+    return { pid, argv };
+  };
+  const respawnApiserver = async (i: number, argv: string[]): Promise<void> => {
+    const { openSync } = await import('node:fs');
+    const log = openSync(join(env.STATE, `multi/logs/kube-apiserver-${i}.restarted.log`), 'a');
+    const child = spawn('ip', ['netns', 'exec', env.NETNS, ...argv], { detached: true, stdio: ['ignore', log, log] });
+    child.unref();
+    await writeFile(join(env.STATE, `multi/kube-apiserver-${i}.pid`), String(child.pid));
+  };
+  const nodeName = async (): Promise<string> => (await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
+  const kubeletStart = () =>
+    sh('bash', [join(SHARED, 'kubelet/kubelet.sh'), 'start'], 30_000).catch((err: unknown) => assert.fail(`kubelet.sh start: ${String(err)}`));
+  // kubelet.sh reads its settings from the environment.
+  const setKubeletEnv = () =>
+    Object.assign(process.env, { NETNS: env.NETNS, NODE_IP: env.NODE_IP, KUBELET_STATE: env.KUBELET_STATE, KUBELET_CA: env.CA, KUBELET_TOKEN: env.TOKEN, KUBE_TEST_HOME: process.env.KUBE_TEST_HOME ?? '/opt/kube-test' });
+
+  /** deploy/proxy/static-pod.yaml with this run's host paths and image: the manifest users install. */
+  const proxyManifest = async (revision: string): Promise<string> => {
+    const text = await readFile(join(ROOT, 'deploy/proxy/static-pod.yaml'), 'utf8');
+    return text
+      .replace('path: /etc/kubeward,', `path: ${dir}/etc-kubeward,`)
+      .replace('path: /etc/kubernetes/ssl,', `path: ${dir}/ssl,`)
+      .replace('path: /var/lib/kubeward,', `path: ${dir}/var-lib-kubeward,`)
+      .replace(/image: localhost\/kubeward:\S+/, `image: ${imageRef}`)
+      .replace('  labels:\n', `  annotations:\n    kubeward.io/test-revision: "${revision}"\n  labels:\n`);
+  };
+  const writeProxyConfig = async (upstreams: string[], extra = ''): Promise<void> => {
+    await writeFile(
+      join(dir, 'etc-kubeward/proxy.yaml'),
+      [
+        'adminAddress: "127.0.0.1:9452"',
+        'frontends:',
+        '  - name: apiserver',
+        '    listen: ["127.0.0.1:6443"]',
+        `    upstreams: [${upstreams.map((u) => `"${u}:6443"`).join(', ')}]`,
+        '    healthCheck: { type: readyz, path: /readyz, caFile: /etc/kubernetes/ssl/ca.crt, interval: 500ms }',
+        extra,
+      ].join('\n') + '\n',
+    );
+  };
+
+  before(async () => {
+    let t = performance.now();
+    const built = await sh('bash', [join(ROOT, 'deploy/image/build-image.sh'), '--no-load'], 10 * 60_000);
+    imageRef = built.stdout.trim().split('\n').pop()!;
+    figure('image build (s)', seconds(t));
+    const meta = JSON.parse(await readFile(join(ROOT, 'build/image', `kubeward-${imageRef.split(':')[1]}.json`), 'utf8')) as { archive: string; compressedBytes: number };
+    figure('image compressed (MB)', Math.round(meta.compressedBytes / 1e5) / 10);
+    t = performance.now();
+    const started = await run('bash', [join(import.meta.dirname, 'node-env.sh'), 'start'], {
+      env: { ...process.env, KUBEWARD_SHARED_DIR: SHARED, KW_NODE_STATE: join(tmpdir(), `kw-node-${process.pid}`), KW_NODE_IMAGE: meta.archive },
+      timeout: 5 * 60_000,
+    });
+    env = Object.fromEntries(started.stdout.split('\n').filter((l) => l.includes('=')).map((l) => [l.split('=')[0]!, l.slice(l.indexOf('=') + 1).replace(/^"|"$/g, '')])) as unknown as NodeEnv;
+    figure('apiservers + containerd + image import (s)', seconds(t));
+    dir = await mkdtemp(join(tmpdir(), 'kw-kubelet-'));
+    await mkdir(join(dir, 'etc-kubeward'));
+    await mkdir(join(dir, 'ssl'));
+    await mkdir(join(dir, 'var-lib-kubeward'));
+    await sh('chown', ['65532:65532', join(dir, 'var-lib-kubeward')]);
+    await writeFile(join(dir, 'ssl/ca.crt'), await readFile(env.CA));
+    setKubeletEnv();
+  }, { timeout: 12 * 60_000 });
+
+  after(async () => {
+    for (const c of children) c.kill('SIGKILL');
+    if (env) await run('bash', [join(import.meta.dirname, 'node-env.sh'), 'stop'], { env: { ...process.env, KUBEWARD_SHARED_DIR: SHARED, KW_NODE_STATE: env.STATE }, timeout: 120_000 }).catch(() => undefined);
+    if (dir) await rm(dir, { recursive: true, force: true });
+    await rm('/etc/kubeward/proxy.yaml', { force: true }).catch(() => undefined);
+    if (createdEtcKubeward) await rmdir('/etc/kubeward').catch(() => undefined);
+    await writeFile(REPORT, JSON.stringify({ ranAt: new Date().toISOString(), image: imageRef, figures }, null, 2) + '\n');
+  }, { timeout: 3 * 60_000 });
+
+  test('bootstrap: the kubelet reaches the API only through the proxy static pod, also after every container is killed and the kubelet restarted', { timeout: 5 * 60_000 }, async () => {
+    await writeProxyConfig(env.ADDRS.split(' '));
+    await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('1'));
+    let t = performance.now();
+    await kubeletStart();
+    await waitFor(apiThroughProxy, { timeoutMs: 120_000, intervalMs: 200, what: 'the API through 127.0.0.1:6443 (the proxy static pod)' });
+    figure('first start: kubelet start to API via proxy (s)', seconds(t));
+    await waitFor(() => nodeReady(), { timeoutMs: 120_000, intervalMs: 500, what: 'Node Ready' });
+    figure('first start: kubelet start to Node Ready (s)', seconds(t));
+
+    // Power-cut: the kubelet and every container gone; nothing serves 127.0.0.1:6443.
+    const pid = Number(await readFile(join(env.KUBELET_STATE, 'kubelet.pid'), 'utf8'));
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => !existsSync(`/proc/${pid}`), { timeoutMs: 10_000, what: 'the kubelet gone' });
+    for (const id of (await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls', '-q'])).stdout.split('\n').filter(Boolean)) {
+      await sh('ctr', ['-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id]).catch(() => undefined);
+    }
+    await waitFor(async () => !(await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout.includes('RUNNING'), { timeoutMs: 20_000, what: 'every container stopped' });
+    assert.equal(await apiThroughProxy(), false, 'with the proxy killed the node has no API');
+
+    const restartedAt = Date.now();
+    t = performance.now();
+    await kubeletStart();
+    await waitFor(apiThroughProxy, { timeoutMs: 120_000, intervalMs: 200, what: 'the API through the proxy after the restart' });
+    figure('restart: kubelet start to API via proxy (s)', seconds(t));
+    await waitFor(() => nodeReady(restartedAt), { timeoutMs: 120_000, intervalMs: 500, what: 'Node Ready with a heartbeat after the restart' });
+    figure('restart: kubelet start to Node Ready (s)', seconds(t));
+  });
+
+  test('upgrade: a changed static pod takes over 127.0.0.1:6443 with zero failed requests from a client polling every 50 ms', { timeout: 5 * 60_000 }, async () => {
+    const before = (await containers('kubeward-proxy')).filter((c) => c.running).map((c) => c.id);
+    assert.equal(before.length, 1, 'one proxy container runs before the upgrade');
+    const poller = spawn('ip', ['netns', 'exec', env.NETNS, NODE, join(import.meta.dirname, 'poll-client.ts'), '--url', 'https://127.0.0.1:6443/readyz', '--ca', env.CA, '--every', '50', '--max-seconds', '240'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(poller);
+    let out = '';
+    poller.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await new Promise((r) => setTimeout(r, 2000)); // the poller's baseline before the change
+    const t = performance.now();
+    await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('2'));
+    await waitFor(async () => (await containers('kubeward-proxy')).some((c) => c.running && !before.includes(c.id)), { timeoutMs: 120_000, intervalMs: 100, what: 'the new proxy container running' });
+    figure('upgrade: manifest change to new container running (s)', seconds(t));
+    await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running && before.includes(c.id)), { timeoutMs: 120_000, intervalMs: 200, what: 'the old proxy container gone' });
+    figure('upgrade: manifest change to old container gone (s)', seconds(t));
+    await new Promise((r) => setTimeout(r, 1000));
+    poller.kill('SIGTERM');
+    await new Promise((r) => poller.once('exit', r));
+    const result = JSON.parse(out.trim()) as { sent: number; ok: number; failed: number; failures: unknown[]; longestGapMs: number };
+    figure('upgrade: requests sent', result.sent);
+    figure('upgrade: requests failed', result.failed);
+    figure('upgrade: longest gap between two answers (ms)', result.longestGapMs);
+    assert.ok(result.sent > 100, `the poller ran through the upgrade (${result.sent} requests)`);
+    assert.equal(result.failed, 0, `failed requests during the upgrade: ${JSON.stringify(result.failures)}`);
+    assert.ok(await nodeReady(), 'the Node is Ready after the upgrade');
+  });
+
+  test('what plan renders runs: the worker static pod from `kubeward plan render` is started unchanged and serves', { timeout: 5 * 60_000 }, async () => {
+    const planDir = join(dir, 'plan');
+    const [tagRepo, tag] = [imageRef.slice(0, imageRef.lastIndexOf(':')), imageRef.slice(imageRef.lastIndexOf(':') + 1)];
+    await mkdir(planDir, { recursive: true });
+    const addrs = env.ADDRS.split(' ');
+    await writeFile(
+      join(planDir, 'inventory.yaml'),
+      [
+        'hosts:',
+        ...addrs.map((a, i) => `  cp${i + 1}: {ip: ${a}}`),
+        `  node1: {ip: ${env.NODE_IP}}`,
+        'groups:',
+        '  kube_control_plane: [cp1, cp2, cp3]',
+        '  etcd: [cp1, cp2, cp3]',
+        '  kube_node: [node1]',
+        'vars:',
+        '  loadbalancer_apiserver_type: kubeward',
+        `  kube_cert_dir: ${dir}/ssl`,
+        `  kubeward_image_repo: ${tagRepo}`,
+        `  kubeward_image_tag: "${tag}"`,
+      ].join('\n') + '\n',
+    );
+    await sh(NODE, [join(ROOT, 'src/cli/main.ts'), 'plan', 'render', '--inventory', join(planDir, 'inventory.yaml'), '--out', join(planDir, 'out')]);
+    const rendered = join(planDir, 'out/nodes/node1');
+    const manifest = await readFile(join(rendered, 'etc/kubernetes/manifests/kubeward-proxy.yaml'), 'utf8');
+    assert.match(manifest, new RegExp(`image: ${imageRef.replace(/[.]/g, '\\.')}`));
+    // The rendered pod binds without SO_REUSEPORT: take the previous proxy out first.
+    await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
+    await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), { timeoutMs: 120_000, intervalMs: 200, what: 'the previous proxy gone' });
+    assert.ok(!existsSync('/etc/kubeward/proxy.yaml'), '/etc/kubeward/proxy.yaml exists on this machine; the test does not overwrite it');
+    createdEtcKubeward = !existsSync('/etc/kubeward');
+    await mkdir('/etc/kubeward', { recursive: true });
+    await writeFile('/etc/kubeward/proxy.yaml', await readFile(join(rendered, 'etc/kubeward/proxy.yaml')));
+    const t = performance.now();
+    await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), manifest);
+    await waitFor(apiThroughProxy, { timeoutMs: 120_000, intervalMs: 200, what: 'the API through the plan-rendered proxy' });
+    figure('plan-rendered pod: manifest to API via proxy (s)', seconds(t));
+    const admin = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/readyz']);
+    assert.match(admin.stdout, /^ready/);
+    await waitFor(() => nodeReady(Date.now() - 1000), { timeoutMs: 60_000, intervalMs: 500, what: 'Node Ready through the rendered pod' });
+  });
+  test('discovery and failover: seeded with one apiserver, the proxy finds all three; two killed, the node keeps its lease and Ready, watches come back, the killed ones get connections again', { timeout: 6 * 60_000 }, async () => {
+    const addrs = env.ADDRS.split(' ');
+    // From the plan-rendered pod (no SO_REUSEPORT) back to deploy/proxy, now with discovery.
+    await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
+    await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), { timeoutMs: 120_000, intervalMs: 200, what: 'the plan-rendered proxy gone' });
+    await rm('/etc/kubeward/proxy.yaml', { force: true });
+    // Discovery reads default/kubernetes through the proxy's own frontend with this kubeconfig.
+    await writeFile(join(dir, 'etc-kubeward/kubeconfig'), await readFile(env.KUBECONFIG), { mode: 0o644 });
+    await writeProxyConfig([addrs[0]!], '    discovery: kubernetes\n    kubeconfig: /etc/kubeward/kubeconfig\n    discoveryDebounce: 500ms');
+    let t = performance.now();
+    await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('3'));
+    const discoveredUp = (us: UpstreamView[], a: string) => us.some((u) => u.upstream === `${a}:6443` && u.state === 'up' && !u.backup);
+    await waitFor(async () => {
+      const us = await proxyUpstreams();
+      return addrs.every((a) => discoveredUp(us, a));
+    }, { timeoutMs: 120_000, intervalMs: 500, what: 'all three apiservers discovered and up' });
+    figure('discovery: manifest to three discovered upstreams up (s)', seconds(t));
+    const cache = JSON.parse(await readFile(join(dir, 'var-lib-kubeward/proxy-upstreams.json'), 'utf8')) as unknown;
+    assert.match(JSON.stringify(cache), new RegExp(addrs[2]!.replace(/\./g, '\\.')), 'the discovered list is cached on the host');
+
+    const watcher = spawn('ip', ['netns', 'exec', env.NETNS, NODE, join(import.meta.dirname, 'watch-client.ts'), '--server', 'https://127.0.0.1:6443', '--ca', env.CA, '--token-file', env.TOKEN, '--namespace', 'default', '--count', '6', '--max-seconds', '300'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(watcher);
+    const events: { w: number; ev: string; name?: string }[] = [];
+    let partial = '';
+    watcher.stdout.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const l of lines) if (l) events.push(JSON.parse(l) as { w: number; ev: string; name?: string });
+    });
+    await waitFor(() => new Set(events.filter((e) => e.ev === 'established').map((e) => e.w)).size === 6, { timeoutMs: 30_000, intervalMs: 100, what: 'six watches through the proxy' });
+
+    // Two of three apiservers killed, the seed among them.
+    const killed = [await apiserverArgv(1), await apiserverArgv(2)];
+    const node = await nodeName();
+    const killedAt = Date.now();
+    t = performance.now();
+    for (const k of killed) process.kill(k.pid, 'SIGKILL');
+    await waitFor(async () => {
+      const us = await proxyUpstreams();
+      return [addrs[0], addrs[1]].every((a) => us.find((u) => u.upstream === `${a}:6443`)?.state === 'down');
+    }, { timeoutMs: 30_000, intervalMs: 200, what: 'the killed apiservers marked down' });
+    figure('failover: kill to both marked down (s)', seconds(t));
+    await waitFor(async () => Date.parse((await kubectl(['-n', 'kube-node-lease', 'get', 'lease', node, '-o', 'jsonpath={.spec.renewTime}'])).trim()) > killedAt, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: 'the node lease renewed after the kill',
+    });
+    figure('failover: kill to node lease renewed (s)', seconds(t));
+    await waitFor(() => nodeReady(killedAt), { timeoutMs: 60_000, intervalMs: 500, what: 'Node Ready with a heartbeat after the kill' });
+    figure('failover: kill to Ready heartbeat (s)', seconds(t));
+    await kubectl(['-n', 'default', 'create', 'configmap', 'kw-after-failover', '--from-literal=k=v']);
+    await waitFor(() => new Set(events.filter((e) => e.ev === 'object' && e.name === 'kw-after-failover').map((e) => e.w)).size === 6, {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: 'every watch delivers the ConfigMap created after the kill',
+    });
+    const cut = new Set(events.filter((e) => e.ev === 'closed').map((e) => e.w));
+    assert.ok(cut.size >= 1, 'at least one watch ran through a killed apiserver and was cut');
+    figure('failover: watches cut and re-established', cut.size);
+    figure('failover: kill to every watch delivering a new object (s)', seconds(t));
+
+    // The killed apiservers come back and get connections again.
+    const before = await connectionTotals();
+    t = performance.now();
+    for (const [i, k] of killed.entries()) await respawnApiserver(i + 1, k.argv);
+    await waitFor(async () => {
+      const us = await proxyUpstreams();
+      return [addrs[0], addrs[1]].every((a) => us.find((u) => u.upstream === `${a}:6443`)?.state === 'up');
+    }, { timeoutMs: 120_000, intervalMs: 500, what: 'the restarted apiservers up again' });
+    figure('recovery: restart to both up (s)', seconds(t));
+    await waitFor(async () => {
+      await apiThroughProxy(); // new connections (slow start lets the returning ones take a growing share)
+      const now = await connectionTotals();
+      return [addrs[0], addrs[1]].every((a) => (now.get(`${a}:6443`) ?? 0) > (before.get(`${a}:6443`) ?? 0));
+    }, { timeoutMs: 90_000, intervalMs: 300, what: 'new connections to both restarted apiservers' });
+    figure('recovery: restart to new connections on both (s)', seconds(t));
+    watcher.kill('SIGTERM');
+  });
+
+  test('the node agents: watch and routes as static pods, routes programming nftables in the node namespace', { timeout: 5 * 60_000 }, async () => {
+    const vip = '198.51.100.100';
+    const local = env.ADDRS.split(' ')[2]!;
+    await mkdir(join(dir, 'cloud-routes'), { recursive: true });
+    const image = (text: string) => text.replace(/image: localhost\/kubeward:\S+/, `image: ${imageRef}`);
+    const watchPod = image(await readFile(join(ROOT, 'deploy/watch/static-pod.yaml'), 'utf8'))
+      .replace('--vip-from-dns=api-int.cluster.example.com', `--vip=${vip}\n        - --health-url=https://${local}:6443/readyz\n        - --interval=500ms`)
+      .replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`)
+      .replace('path: /etc/kubernetes/pki/ca.crt,', `path: ${dir}/ssl/ca.crt,`);
+    const routesPod = image(await readFile(join(ROOT, 'deploy/routes/static-pod.yaml'), 'utf8')).replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`);
+    assert.ok(watchPod.includes(`--vip=${vip}`) && watchPod.includes(`${dir}/cloud-routes`) && routesPod.includes(`${dir}/cloud-routes`), 'the manifests were adapted');
+    const t = performance.now();
+    await writeFile(join(env.MANIFESTS, 'kubeward-watch.yaml'), watchPod);
+    await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), routesPod);
+    const redirected = async (): Promise<boolean> => {
+      const r = await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch(() => ({ stdout: '' }));
+      return r.stdout.includes(vip) && /redirect/.test(r.stdout);
+    };
+    await waitFor(() => existsSync(join(dir, `cloud-routes/${vip}.up`)), { timeoutMs: 120_000, intervalMs: 200, what: `watch publishes ${vip}.up` });
+    figure('node agents: manifests to VIP published up (s)', seconds(t));
+    await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 200, what: 'routes redirects the VIP in the node namespace' });
+    figure('node agents: manifests to nftables redirect (s)', seconds(t));
+
+    // The local apiserver dies: watch publishes down, routes withdraws the redirect; it comes back.
+    const k = await apiserverArgv(3);
+    process.kill(k.pid, 'SIGKILL');
+    await waitFor(() => existsSync(join(dir, `cloud-routes/${vip}.down`)), { timeoutMs: 60_000, intervalMs: 100, what: `watch publishes ${vip}.down` });
+    await waitFor(async () => !(await redirected()), { timeoutMs: 30_000, intervalMs: 100, what: 'the redirect withdrawn' });
+    await respawnApiserver(3, k.argv);
+    await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 300, what: 'the redirect back with the apiserver' });
+
+    // Removing the static pods removes the rules (SIGTERM cleans up).
+    await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
+    await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
+    await waitFor(async () => (await inNs(['nft', 'list', 'tables']).then((r) => r.stdout)).includes('kubeward-routes') === false, { timeoutMs: 90_000, intervalMs: 300, what: 'the table removed when routes stops' });
+  });
+
+  test('the operator from the image against the real apiservers: the example overlay applied server-side, its pod template run by the kubelet', { timeout: 5 * 60_000, skip: kustomizeOld }, async () => {
+    const file = join(dir, 'operator-overlay.yaml');
+    await writeFile(file, (await sh('kubectl', ['kustomize', join(ROOT, 'deploy/operator/overlays/example')])).stdout);
+    const apply = () => kubectl(['apply', '--server-side', '--field-manager=kubeward-kubelet-it', '-f', file]);
+    await apply().catch(() => undefined); // the ManagedCluster waits for its CRD
+    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/managedclusters.kubeward.io']);
+    await waitFor(() => apply().then(() => true), { timeoutMs: 60_000, intervalMs: 1000, what: 'the example overlay applied' });
+
+    // No scheduler here: the kubelet runs the Deployment's pod template as a static pod, unchanged
+    // but for the host network (the node has no pod network) and a kubeconfig (no token controller).
+    const dep = JSON.parse(await kubectl(['-n', 'kubeward-system', 'get', 'deployment', 'kubeward-operator', '-o', 'json'])) as {
+      spec: { template: { metadata: { labels: Record<string, string> }; spec: { serviceAccountName?: string; volumes?: unknown[]; containers: { image: string; args: string[]; volumeMounts?: unknown[] }[] } } };
+    };
+    const tpl = dep.spec.template;
+    assert.equal(tpl.spec.containers[0]!.image, 'localhost/kubeward:0.1.0', 'the overlay names the image npm run image tags');
+    const kubeconfig = (await readFile(env.KUBECONFIG, 'utf8')).replace(/server: "https:\/\/[^"]+"/, 'server: "https://127.0.0.1:6443"');
+    await writeFile(join(dir, 'operator-kubeconfig'), kubeconfig, { mode: 0o644 });
+    delete tpl.spec.serviceAccountName;
+    const c = tpl.spec.containers[0]!;
+    c.args = [...c.args, '--kubeconfig=/etc/kubeward/kubeconfig'];
+    c.volumeMounts = [...(c.volumeMounts ?? []), { name: 'kubeconfig', mountPath: '/etc/kubeward/kubeconfig', readOnly: true }];
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'kubeward-operator', namespace: 'kubeward-system', labels: tpl.metadata.labels },
+      spec: { ...tpl.spec, hostNetwork: true, volumes: [...(tpl.spec.volumes ?? []), { name: 'kubeconfig', hostPath: { path: join(dir, 'operator-kubeconfig'), type: 'File' } }] },
+    };
+    const t = performance.now();
+    await writeFile(join(env.MANIFESTS, 'kubeward-operator.json'), JSON.stringify(pod, null, 2));
+    await waitFor(() => inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9453/readyz']).then(() => true, () => false), { timeoutMs: 120_000, intervalMs: 500, what: 'the operator ready (leader)' });
+    figure('operator: manifest to ready leader (s)', seconds(t));
+    const holder = (await kubectl(['-n', 'kubeward-system', 'get', 'lease', 'kubeward-operator', '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
+    assert.match(holder, /^kubeward-operator-/, 'the replica in the image holds the leader Lease under its pod name');
+    await rm(join(env.MANIFESTS, 'kubeward-operator.json'));
+  });
+});
