@@ -366,9 +366,12 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     const watchPod = image(await readFile(join(ROOT, 'deploy/watch/static-pod.yaml'), 'utf8'))
       .replace('--vip-from-dns=api-int.cluster.example.com', `--vip=${vip}\n        - --health-url=https://${local}:6443/readyz\n        - --interval=500ms`)
       .replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`)
+      .replace('path: /run/cloud-routes-heartbeat,', `path: ${dir}/cloud-routes-heartbeat,`)
       .replace('path: /etc/kubernetes/pki/ca.crt,', `path: ${dir}/ssl/ca.crt,`);
-    const routesPod = image(await readFile(join(ROOT, 'deploy/routes/static-pod.yaml'), 'utf8')).replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`);
-    assert.ok(watchPod.includes(`--vip=${vip}`) && watchPod.includes(`${dir}/cloud-routes`) && routesPod.includes(`${dir}/cloud-routes`), 'the manifests were adapted');
+    const routesPod = image(await readFile(join(ROOT, 'deploy/routes/static-pod.yaml'), 'utf8'))
+      .replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`)
+      .replace('path: /run/cloud-routes-heartbeat,', `path: ${dir}/cloud-routes-heartbeat,`);
+    assert.ok(watchPod.includes(`--vip=${vip}`) && !/path: \/run\/cloud-routes/.test(watchPod + routesPod), "the manifests were adapted: no state or heartbeat directory under the host /run");
     const t = performance.now();
     await writeFile(join(env.MANIFESTS, 'kubeward-watch.yaml'), watchPod);
     await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), routesPod);
