@@ -42,7 +42,7 @@ export const watchFields = {
   fall: integer(1, 100).prefault(8),
   fastDownOnRefused: boolean.prefault(true),
   heartbeat: duration({ min: 100, max: HOUR }).prefault('5s'),
-  heartbeatDir: z.union([z.literal('state-dir'), z.string().refine((d) => isDirectoryPath(d))], { error: 'expected an absolute directory path or state-dir' }).optional(),
+  heartbeatDir: z.string().refine((d) => d === 'state-dir' || isDirectoryPath(d), { error: 'expected an absolute directory path or state-dir' }).optional(),
   caFile: filePath().optional(),
   insecureSkipTlsVerify: boolean.prefault(false),
   clientCert: filePath().optional(),

@@ -21,11 +21,11 @@ export function duration(opts: { min?: number; max?: number } = {}) {
       return z.NEVER;
     }
     if (opts.min !== undefined && ms < opts.min) {
-      ctx.addIssue({ code: 'custom', message: `${text} is too short; the least accepted is ${formatDuration(opts.min)}` });
+      ctx.addIssue({ code: 'custom', message: `${quote(text)} is too short; the least accepted is ${formatDuration(opts.min)}` });
       return z.NEVER;
     }
     if (ms > max) {
-      ctx.addIssue({ code: 'custom', message: `${text} is too long; the most accepted is ${formatDuration(max)}` });
+      ctx.addIssue({ code: 'custom', message: `${quote(text)} is too long; the most accepted is ${formatDuration(max)}` });
       return z.NEVER;
     }
     return ms;
@@ -34,7 +34,9 @@ export function duration(opts: { min?: number; max?: number } = {}) {
 
 /** A value as it may appear inside a one-line message: quoted, control characters escaped, cut at 80 characters. */
 export function quote(text: string): string {
-  return JSON.stringify(text.length > 80 ? text.slice(0, 80) + '…' : text);
+  // JSON.stringify escapes every control character but leaves U+2028/U+2029, which some log
+  // readers break lines on.
+  return JSON.stringify(text.length > 80 ? text.slice(0, 80) + '…' : text).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 /** A whole number in [min, max], from YAML or from a flag's string. */
