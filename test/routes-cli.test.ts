@@ -1,14 +1,12 @@
 // kubeward routes on the command line: bad usage exits 2 with one line naming the flag and the fix.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { execCommand } from '../src/sys/exec.ts';
+import { kubewardArgv } from '../testkit/kubeward-process.ts';
 
-const MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
-const NODE = join(import.meta.dirname, '..', 'node_modules', '.bin', 'node');
 
 async function routes(...args: string[]): Promise<{ code: number; stderr: string }> {
-  const r = await execCommand([NODE, MAIN, 'routes', '--admin-address', 'off', ...args], { okCodes: [0, 1, 2], timeoutMs: 20_000 });
+  const r = await execCommand(kubewardArgv(['routes', '--admin-address', 'off', ...args]), { okCodes: [0, 1, 2], timeoutMs: 20_000 });
   return { code: r.code, stderr: r.stderr.trim() };
 }
 

@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createTestCa } from '../testkit/certs.ts';
 import { waitFor } from '../testkit/wait-for.ts';
+import { kubewardArgv } from '../testkit/kubeward-process.ts';
 import { NODE, REPO, labSkipReason, stopChild, type LabNet } from './lab/lab-net.ts';
 import { VIP4 } from './lab/cloud-lab.ts';
 import { newLab } from './lab/lab-fixtures.ts';
@@ -48,7 +49,7 @@ test('[S12] end to end with kubeward watch: a failing /readyz, a SIGTERM and a k
 
   const watchArgs = ['watch', '--vip', VIP4, '--state-dir', dir, '--ca-file', ca.certFile, '--interval', '200ms', '--timeout', '500ms'];
   const startWatch = () => {
-    const w = lab.net.spawn('m1', [NODE, join(REPO, 'src', 'cli', 'main.ts'), ...watchArgs, '--fall', '2', '--heartbeat', '500ms', '--admin-address', 'off']);
+    const w = lab.net.spawn('m1', [...kubewardArgv(watchArgs), '--fall', '2', '--heartbeat', '500ms', '--admin-address', 'off']);
     w.stdout!.resume();
     w.stderr!.resume();
     return w;

@@ -2,8 +2,13 @@
 // flag gives (always a string), and says in its error what a good value looks like.
 import { isIP } from 'node:net';
 import { z } from 'zod';
+
 import { LOG_LEVELS } from '../base/logger.ts';
 import { parseDuration } from '../base/duration.ts';
+
+// Schemas are checked a few times per process (start, reload): zod's JIT, which compiles each
+// object schema with new Function, costs more memory than it saves time here.
+z.config({ jitless: true });
 
 /** A duration such as "500ms", "2s", "1m"; parsed to milliseconds. */
 export function duration(opts: { min?: number } = {}) {
