@@ -16,7 +16,8 @@ import { VipSource } from '../watch/vip-source.ts';
 import { WatchMetrics } from '../watch/watch-metrics.ts';
 import { Watcher } from '../watch/watcher.ts';
 import { flagNameOf } from '../config/load-config.ts';
-import { buildModeCommand, type ModeConfig, type ModeSpec } from './mode-command.ts';
+import { buildModeCommand, type DaemonHandle, type ModeConfig, type ModeContext, type ModeSpec } from './mode-command.ts';
+import type { ProbeResult } from '../probe/probe-result.ts';
 
 const fields = {
   healthUrl: z.url({ protocol: /^https$/, error: 'expected an https:// URL such as https://localhost:6443/readyz' }).prefault('https://localhost:6443/readyz'),
@@ -96,71 +97,74 @@ const spec: ModeSpec<typeof fields> = {
     if (Boolean(c.clientCert) !== Boolean(c.clientKey)) return '--client-cert and --client-key go together';
     return undefined;
   },
-  run: async (c, { log, registry, shutdown }) => {
-    const probeOpts: HttpsProbeOptions = {
-      url: new URL(c.healthUrl),
-      timeoutMs: c.timeout,
-      insecureSkipTlsVerify: c.insecureSkipTlsVerify,
-      ca: c.caFile ? await readFlagFile('caFile', c.caFile) : undefined,
-      cert: c.clientCert ? await readFlagFile('clientCert', c.clientCert) : undefined,
-      key: c.clientKey ? await readFlagFile('clientKey', c.clientKey) : undefined,
-      tokenFile: c.tokenFile,
-      servername: c.tlsServerName,
-    };
-    const files = new StateFiles(c.stateDir);
-    try {
-      await files.ensureDir();
-    } catch (err) {
-      throw new UsageError(`--state-dir ${c.stateDir}: cannot create it (${describeError(err)})`, { cause: err });
-    }
-    const lockPath = c.lockFile ?? join(c.stateDir, 'apiserver-watcher.lock');
-    const lock = await acquireLock({
-      path: lockPath,
-      timeoutMs: c.lockTimeout,
-      onWait: () => log.warn({ lock: lockPath, timeout: formatDuration(c.lockTimeout) }, 'another watcher holds the lock; waiting'),
-    });
-    log.info({ lock: lockPath }, 'lock acquired');
-
-    const vips: VipSource = new VipSource({
-      staticVips: c.vip.map((v) => canonicalIp(v)!),
-      dnsHost: c.vipFromDns,
-      refreshMs: c.dnsRefresh,
-      resolve: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
-      clock: systemClock,
-      log,
-      onChange: () => watcher.vipsChanged(),
-    });
-    const dnsError = await vips.start();
-    if (vips.current.length === 0) {
-      await lock.release();
-      throw new KubewardError('E_STATE', `--vip-from-dns ${c.vipFromDns}: no VIP found (${dnsError ?? 'no addresses'}) and no --vip given`);
-    }
-    const watcher = new Watcher({
-      intervalMs: c.interval,
-      heartbeatMs: c.heartbeat,
-      hysteresis: { rise: c.rise, fall: c.fall, fastDownOnRefused: c.fastDownOnRefused },
-      probe: (signal) => probeHttps(probeOpts, signal),
-      files,
-      vips: () => vips.current,
-      clock: systemClock,
-      log,
-      metrics: new WatchMetrics(registry),
-      pid: process.pid,
-    });
-    // Close order: stop probing and publish the exit state, stop DNS refresh, release the lock
-    // (only after the last write), then the admin listener.
-    const w = watcher;
-    shutdown.add('stop probing and publish exit state', () => w.stop(c.onExit, 'signal'), c.timeout + 5000);
-    shutdown.add('stop VIP refresh', () => vips.close());
-    shutdown.add('release lock', () => lock.release());
-    log.info({ healthUrl: c.healthUrl, vips: vips.current, stateDir: c.stateDir, interval: formatDuration(c.interval), rise: c.rise, fall: c.fall }, 'watching');
-    watcher.start();
-    return {
-      readiness: () => w.readiness(),
-      status: () => ({ ...w.status(), healthUrl: c.healthUrl, stateDir: c.stateDir, lockFile: lockPath, onExit: c.onExit, dnsError: vips.lastDnsError ?? null }),
-    };
-  },
+  run: (c, ctx) => runWatchMode(c, ctx),
 };
+
+/** The watch mode's run; kubeward agent may pass the probe (the proxy's check results). */
+export async function runWatchMode(c: WatchConfig, { log, registry, shutdown }: ModeContext<WatchConfig>, hooks: { probe?: (signal: AbortSignal) => Promise<ProbeResult> } = {}): Promise<DaemonHandle> {
+  const probeOpts: HttpsProbeOptions = {
+    url: new URL(c.healthUrl),
+    timeoutMs: c.timeout,
+    insecureSkipTlsVerify: c.insecureSkipTlsVerify,
+    ca: c.caFile ? await readFlagFile('caFile', c.caFile) : undefined,
+    cert: c.clientCert ? await readFlagFile('clientCert', c.clientCert) : undefined,
+    key: c.clientKey ? await readFlagFile('clientKey', c.clientKey) : undefined,
+    tokenFile: c.tokenFile,
+    servername: c.tlsServerName,
+  };
+  const files = new StateFiles(c.stateDir);
+  try {
+    await files.ensureDir();
+  } catch (err) {
+    throw new UsageError(`--state-dir ${c.stateDir}: cannot create it (${describeError(err)})`, { cause: err });
+  }
+  const lockPath = c.lockFile ?? join(c.stateDir, 'apiserver-watcher.lock');
+  const lock = await acquireLock({
+    path: lockPath,
+    timeoutMs: c.lockTimeout,
+    onWait: () => log.warn({ lock: lockPath, timeout: formatDuration(c.lockTimeout) }, 'another watcher holds the lock; waiting'),
+  });
+  log.info({ lock: lockPath }, 'lock acquired');
+
+  const vips: VipSource = new VipSource({
+    staticVips: c.vip.map((v) => canonicalIp(v)!),
+    dnsHost: c.vipFromDns,
+    refreshMs: c.dnsRefresh,
+    resolve: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
+    clock: systemClock,
+    log,
+    onChange: () => watcher.vipsChanged(),
+  });
+  const dnsError = await vips.start();
+  if (vips.current.length === 0) {
+    await lock.release();
+    throw new KubewardError('E_STATE', `--vip-from-dns ${c.vipFromDns}: no VIP found (${dnsError ?? 'no addresses'}) and no --vip given`);
+  }
+  const watcher = new Watcher({
+    intervalMs: c.interval,
+    heartbeatMs: c.heartbeat,
+    hysteresis: { rise: c.rise, fall: c.fall, fastDownOnRefused: c.fastDownOnRefused },
+    probe: hooks.probe ?? ((signal) => probeHttps(probeOpts, signal)),
+    files,
+    vips: () => vips.current,
+    clock: systemClock,
+    log,
+    metrics: new WatchMetrics(registry),
+    pid: process.pid,
+  });
+  // Close order: stop probing and publish the exit state, stop DNS refresh, release the lock
+  // (only after the last write), then the admin listener.
+  const w = watcher;
+  shutdown.add('stop probing and publish exit state', () => w.stop(c.onExit, 'signal'), c.timeout + 5000);
+  shutdown.add('stop VIP refresh', () => vips.close());
+  shutdown.add('release lock', () => lock.release());
+  log.info({ healthUrl: c.healthUrl, vips: vips.current, stateDir: c.stateDir, interval: formatDuration(c.interval), rise: c.rise, fall: c.fall }, 'watching');
+  watcher.start();
+  return {
+    readiness: () => w.readiness(),
+    status: () => ({ ...w.status(), healthUrl: c.healthUrl, stateDir: c.stateDir, lockFile: lockPath, onExit: c.onExit, dnsError: vips.lastDnsError ?? null }),
+  };
+}
 
 async function readFlagFile(key: string, path: string): Promise<string> {
   try {
@@ -171,3 +175,5 @@ async function readFlagFile(key: string, path: string): Promise<string> {
 }
 
 export const watchCommand = () => buildModeCommand(spec);
+/** The mode's declaration, for kubeward agent (a watch section has the same keys). */
+export { spec as watchMode };

@@ -2,7 +2,6 @@
 // flag gives (always a string), and says in its error what a good value looks like.
 import { isIP } from 'node:net';
 import { z } from 'zod';
-
 import { LOG_LEVELS } from '../base/logger.ts';
 import { parseDuration } from '../base/duration.ts';
 

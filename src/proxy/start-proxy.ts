@@ -14,6 +14,7 @@ import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './pro
 import { ProxyMetrics } from './proxy-metrics.ts';
 import { ReadBufferPool } from './read-buffer-pool.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
+import type { ProbeResult } from '../probe/probe-result.ts';
 import { readUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
 
@@ -29,6 +30,8 @@ export interface StartProxyOptions {
   onOperatorDrain?: (frontend: string, upstream: string, drained: boolean) => void;
   /** Largest read per socket (bytes); default 64 KiB. */
   readBufferBytes?: number;
+  /** Every health check result, after the proxy applied it (kubeward agent: the watcher's verdicts). */
+  onCheckResult?: (frontend: string, upstream: string, result: ProbeResult) => void;
 }
 
 export interface ReloadSummary {
@@ -67,7 +70,7 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
   let retired: Frontend[] = [];
   const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => frontends.map((f) => f.sample()));
   const local = localHostTest();
-  const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local, reusePort: opts.reusePort, buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }) };
+  const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local, reusePort: opts.reusePort, onCheckResult: opts.onCheckResult, buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }) };
   const discoveries = new Map<string, { d: KubernetesDiscovery; key: string }>();
   const startFrontend = async (fc: ProxyConfig['frontends'][number], check: LoadedHealthCheck): Promise<Frontend> => {
     const cached = fc.discovery ? await loadCachedList(fc.name, fc.discovery.cacheFile, log) : undefined;
