@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { waitFor } from '../testkit/wait-for.ts';
 import { parseWrkOutput, type WrkResult } from './parse-wrk.ts';
-import { readTreeUsage } from './proc-stats.ts';
+import { readTreeMemory, readTreeUsage, type TreeMemory } from './proc-stats.ts';
 
 const run = promisify(execFile);
 
@@ -22,13 +22,30 @@ export async function runWrk(url: string, s: LoadSettings, headers: readonly str
   return parseWrkOutput(stdout);
 }
 
-/** wrk with the proxy's CPU time (its whole process tree) read before and after; pid undefined for direct. */
-export async function measureWrk(url: string, pid: number | undefined, s: LoadSettings, headers: readonly string[] = []): Promise<{ wrk: WrkResult; cpuUsPerRequest?: number }> {
+/**
+ * wrk with the proxy's CPU time (its whole process tree) read before and after, and its memory
+ * sampled every 250 ms while the load runs (the peak of each figure); pid undefined for direct.
+ */
+export async function measureWrk(url: string, pid: number | undefined, s: LoadSettings, headers: readonly string[] = []): Promise<{ wrk: WrkResult; cpuUsPerRequest?: number; peakMemory?: TreeMemory }> {
   const before = pid === undefined ? undefined : readTreeUsage(pid).cpuSeconds;
-  const wrk = await runWrk(url, s, headers);
+  const peak: TreeMemory = { rssBytes: 0, anonBytes: 0, pssBytes: 0 };
+  const sample = (): void => {
+    if (pid === undefined) return;
+    const m = readTreeMemory(pid);
+    peak.rssBytes = Math.max(peak.rssBytes, m.rssBytes);
+    peak.anonBytes = Math.max(peak.anonBytes, m.anonBytes);
+    peak.pssBytes = Math.max(peak.pssBytes, m.pssBytes);
+  };
+  const sampler = setInterval(sample, 250);
+  let wrk: WrkResult;
+  try {
+    wrk = await runWrk(url, s, headers);
+  } finally {
+    clearInterval(sampler);
+  }
   if (pid === undefined || before === undefined) return { wrk };
   const cpu = readTreeUsage(pid).cpuSeconds - before;
-  return { wrk, cpuUsPerRequest: wrk.requests > 0 ? (cpu * 1e6) / wrk.requests : undefined };
+  return { wrk, cpuUsPerRequest: wrk.requests > 0 ? (cpu * 1e6) / wrk.requests : undefined, peakMemory: peak };
 }
 
 /** MB/s (10^6 bytes) over `times` sequential downloads of url with curl to /dev/null. */

@@ -17,7 +17,7 @@ export const DIST = join(ROOT, 'dist');
  * for http.WebSocket (about 6 MiB of private memory and 6 MiB of the binary paged in, measured at
  * rest), `node:crypto` loads WebCrypto. require() returns the object and runs no getter.
  */
-const builtinsViaRequire: Plugin = {
+export const builtinsViaRequire: Plugin = {
   name: 'builtins-via-require',
   setup(b) {
     const names = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
@@ -45,7 +45,7 @@ export const UNUSED_LIBRARY_PARTS: ReadonlyArray<{ importer: RegExp; path: strin
   { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/cluster', what: 'prom-client AggregatorRegistry' },
 ];
 
-const leaveOutUnusedParts: Plugin = {
+export const leaveOutUnusedParts: Plugin = {
   name: 'leave-out-unused-library-parts',
   setup(b) {
     // zod's namespace object carries its 60-odd message locales (z.locales); kubeward's messages are
