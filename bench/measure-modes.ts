@@ -58,7 +58,7 @@ export async function measureModesAtRest(env: ModesEnv, rounds: number, say: (s:
   return out;
 }
 
-const ADMIN = '127.0.0.1:9455';
+const ADMIN = '127.0.0.1:9456';
 
 /** The config of one mode, as an agent file (an agent with one section is that mode's keys) or flags. */
 function configFor(mode: DaemonMode, env: ModesEnv, stateDir: string): string {

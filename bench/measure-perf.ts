@@ -69,28 +69,36 @@ export async function establishedTo(port: number): Promise<number> {
 }
 
 export interface IdleResult {
-  restRssBytes: number;
+  /** RSS with the first fifth of the connections held (one-time costs paid). */
+  warmRssBytes: number;
   heldRssBytes: number;
+  /** What each further connection adds: (held - warm) / (count - warm count). */
   bytesPerConnection: number;
 }
 
 /**
- * Opens `count` TCP connections through the proxy (batches of 250), waits until the backend holds
- * them all, reads the proxy tree's RSS, then closes them and waits until the backend has let go.
+ * Opens `count` TCP connections through the proxy (batches of 250) and reads the proxy tree's RSS
+ * twice: with the first fifth held, and with all held (each once the backend holds them all). The
+ * per-connection figure is the slope between the two, so that one-time costs (code paths first run
+ * and paged in, a heap's first growth) are not spread over the connections. Then closes them.
  */
 export async function measureIdle(proxyPort: number, backendPort: number, pid: number, count: number): Promise<IdleResult> {
   const base = await establishedTo(backendPort);
-  const restRssBytes = readTreeUsage(pid).rssBytes;
   const sockets: Socket[] = [];
-  try {
-    for (let i = 0; i < count; i += 250) {
-      const batch = Array.from({ length: Math.min(250, count - i) }, () => openIdle(proxyPort));
+  const holdUntil = async (n: number): Promise<number> => {
+    while (sockets.length < n) {
+      const batch = Array.from({ length: Math.min(250, n - sockets.length) }, () => openIdle(proxyPort));
       sockets.push(...(await Promise.all(batch)));
     }
-    await waitFor(async () => (await establishedTo(backendPort)) >= base + count, { timeoutMs: 20_000, intervalMs: 200, what: `${count} connections at the backend` });
+    await waitFor(async () => (await establishedTo(backendPort)) >= base + n, { timeoutMs: 20_000, intervalMs: 200, what: `${n} connections at the backend` });
     await new Promise((r) => setTimeout(r, 1000)); // let lazily allocated buffers settle before reading RSS
-    const heldRssBytes = readTreeUsage(pid).rssBytes;
-    return { restRssBytes, heldRssBytes, bytesPerConnection: (heldRssBytes - restRssBytes) / count };
+    return readTreeUsage(pid).rssBytes;
+  };
+  try {
+    const warm = Math.max(1, Math.floor(count / 5));
+    const warmRssBytes = await holdUntil(warm);
+    const heldRssBytes = await holdUntil(count);
+    return { warmRssBytes, heldRssBytes, bytesPerConnection: (heldRssBytes - warmRssBytes) / Math.max(1, count - warm) };
   } finally {
     for (const s of sockets) s.destroy();
     await waitFor(async () => (await establishedTo(backendPort)) <= base, { timeoutMs: 20_000, intervalMs: 200, what: 'idle connections to close' }).catch(() => undefined);

@@ -17,7 +17,7 @@ import { makeStateDir, type RoutesStatus } from './lab/routes-process.ts';
 import { startStandin, whoServes } from './lab/apiserver-standin-process.ts';
 
 const skip = (await labSkipReason()) ?? false;
-const ADMIN = '127.0.0.1:9455';
+const ADMIN = '127.0.0.1:9456';
 
 test('[S12 agent] proxy, watch and routes in one process: /readyz failing and recovering, proxy failover, SIGTERM', { skip }, async (t) => {
   const lab = await newLab(t, 'azure');

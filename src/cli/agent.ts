@@ -31,7 +31,7 @@ The config file has a section per mode, each with the keys of that mode alone (c
 "kubeward <mode> --config"); log and admin settings are top-level and shared:
 
   logFormat: json
-  adminAddress: 127.0.0.1:9455
+  adminAddress: 127.0.0.1:9456
   proxy:  { listen: ["127.0.0.1:6443"], upstream: ["10.0.0.11:6443", "10.0.0.12:6443"], caFile: /etc/kubernetes/pki/ca.crt }
   watch:  { vip: [10.0.0.100], healthUrl: "https://10.0.0.11:6443/readyz", caFile: /etc/kubernetes/pki/ca.crt }
   routes: { provider: azure }
@@ -45,7 +45,7 @@ const agentSpec: ModeSpec<typeof fields> = {
   name: 'agent',
   summary: 'proxy, watch and routes in one process from one config file (one admin listener, logger, registry, shutdown)',
   helpAfter,
-  adminPort: 9455,
+  adminPort: 9456,
   fields,
   flags: [],
   check: (c) => {

@@ -90,7 +90,7 @@ Example:
       { key: 'routeLimit', value: '<n>', help: "Neutron's max_routes for the router", defaultText: '30' },
     ],
     fields,
-    adminPort: 9455,
+    adminPort: 9456,
     run: async (cfg, ctx) => {
       const clock = systemClock;
       const api = createKubeApi(loadKubeConfig({ kind: 'file', path: cfg.kubeconfig, context: cfg.context }), { timeoutMs: 30_000 });
