@@ -128,6 +128,41 @@ test('proxy and watch in one process: the watcher uses the proxy checks, one adm
   assert.deepEqual((await readdir(stateDir)).filter((n) => n.startsWith('10.0.0.100.')), ['10.0.0.100.down'], 'the watcher published down on exit');
 });
 
+test('a killed apiserver: the proxy fails over, and the watcher takes the refused check as down at once', async () => {
+  const [a, b] = [await standin('e'), await standin('f')];
+  const listen = await freePort();
+  const stateDir = await mkdtemp(join(dir, 'state-'));
+  const configFile = join(dir, 'agent-kill.yaml');
+  await writeFile(configFile, [
+    'adminAddress: "off"',
+    'proxy:',
+    `  listen: ["127.0.0.1:${listen}"]`,
+    `  upstream: ["127.0.0.1:${a.port}", "127.0.0.1:${b.port}"]`,
+    `  caFile: ${ca.certFile}`,
+    '  interval: 300ms',
+    'watch:',
+    `  healthUrl: https://127.0.0.1:${a.port}/readyz`,
+    `  caFile: ${ca.certFile}`,
+    '  vip: [10.0.0.102]',
+    `  stateDir: ${stateDir}`,
+    '  interval: 100ms',
+    '  fall: 100',
+    '',
+  ].join('\n'));
+  const p = agent(configFile);
+  await p.waitForLog(/the watcher uses the proxy's checks/);
+  await waitFor(() => existsSync(join(stateDir, '10.0.0.102.up')), { what: '10.0.0.102.up', timeoutMs: 20_000 });
+  await a.close();
+  // fall 100 would take 100 failed checks; a refusal is down at once, through the proxy's check.
+  const down = await p.waitForLog(/apiserver is down/, { timeoutMs: 20_000 });
+  assert.match(String(down.reason), /connection refused/);
+  for (let i = 0; i < 3; i++) {
+    const r = await get(listen, '/version');
+    assert.equal((JSON.parse(r.body) as { server: string }).server, 'f', 'with e gone, connections go to f');
+  }
+  await p.stop();
+});
+
 test('a watch whose probe differs from the proxy check probes on its own, and says why', async () => {
   const a = await standin('c');
   const stateDir = await mkdtemp(join(dir, 'state-'));
