@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { waitFor } from '../testkit/wait-for.ts';
 import { parseWrkOutput, type WrkResult } from './parse-wrk.ts';
 import { readTreeMemory, readTreeUsage, type TreeMemory } from './proc-stats.ts';
+import { median } from './bench-stats.ts';
 
 const run = promisify(execFile);
 
@@ -72,15 +73,16 @@ export interface IdleResult {
   /** RSS with the first fifth of the connections held (one-time costs paid). */
   warmRssBytes: number;
   heldRssBytes: number;
-  /** What each further connection adds: (held - warm) / (count - warm count). */
+  /** What each further connection adds: the median over the steps of a fifth each, per connection. */
   bytesPerConnection: number;
 }
 
 /**
- * Opens `count` TCP connections through the proxy (batches of 250) and reads the proxy tree's RSS
- * twice: with the first fifth held, and with all held (each once the backend holds them all). The
- * per-connection figure is the slope between the two, so that one-time costs (code paths first run
- * and paged in, a heap's first growth) are not spread over the connections. Then closes them.
+ * Opens `count` TCP connections through the proxy (batches of 250) in five steps and reads the
+ * proxy tree's RSS after each (once the backend holds them all). The per-connection figure is the
+ * median of the four steps after the first, per connection: one-time costs (code paths first run
+ * and paged in) stay in the first step, and a heap that grows in jumps, or is collected, in one
+ * step does not decide the figure. Then closes them.
  */
 export async function measureIdle(proxyPort: number, backendPort: number, pid: number, count: number): Promise<IdleResult> {
   const base = await establishedTo(backendPort);
@@ -95,10 +97,11 @@ export async function measureIdle(proxyPort: number, backendPort: number, pid: n
     return readTreeUsage(pid).rssBytes;
   };
   try {
-    const warm = Math.max(1, Math.floor(count / 5));
-    const warmRssBytes = await holdUntil(warm);
-    const heldRssBytes = await holdUntil(count);
-    return { warmRssBytes, heldRssBytes, bytesPerConnection: (heldRssBytes - warmRssBytes) / Math.max(1, count - warm) };
+    const marks = [1, 2, 3, 4, 5].map((i) => Math.max(i, Math.floor((count * i) / 5)));
+    const rss: number[] = [];
+    for (const n of marks) rss.push(await holdUntil(n));
+    const steps = marks.slice(1).map((n, i) => (rss[i + 1]! - rss[i]!) / Math.max(1, n - marks[i]!));
+    return { warmRssBytes: rss[0]!, heldRssBytes: rss[4]!, bytesPerConnection: median(steps) ?? 0 };
   } finally {
     for (const s of sockets) s.destroy();
     await waitFor(async () => (await establishedTo(backendPort)) <= base, { timeoutMs: 20_000, intervalMs: 200, what: 'idle connections to close' }).catch(() => undefined);

@@ -25,7 +25,7 @@ export const METRICS: readonly MetricSpec[] = [
   { key: 'loadRssMB', label: 'proxy RSS under keep-alive load (MiB, peak)', digits: 1, proxyOnly: true },
   { key: 'loadAnonMB', label: 'proxy private under keep-alive load (MiB, peak)', digits: 1, proxyOnly: true },
   { key: 'loadPssMB', label: 'proxy PSS under keep-alive load (MiB, peak)', digits: 1, proxyOnly: true },
-  { key: 'idleKBPerConn', label: 'proxy RSS per idle connection, 1,000 → 5,000 held (KiB)', digits: 2, proxyOnly: true },
+  { key: 'idleKBPerConn', label: 'proxy RSS per idle connection, 5,000 held (KiB, median step of 1,000)', digits: 2, proxyOnly: true },
 ];
 
 const NAMES: Record<Peer, string> = {
