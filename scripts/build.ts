@@ -62,6 +62,15 @@ export const leaveOutUnusedParts: Plugin = {
       const part = UNUSED_LIBRARY_PARTS.find((p) => p.path === args.path && p.importer.test(args.importer));
       return part ? { path: part.what, namespace: 'kubeward-left-out' } : undefined;
     });
+    // prom-client's CPU counter asks OpenTelemetry for the active span only with exemplars on, which
+    // kubeward never turns on: no span, no exemplar labels, and the API (about 40 kB) stays out.
+    b.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) =>
+      /node_modules\/prom-client\//.test(args.importer) ? { path: 'opentelemetry-api-without-spans', namespace: 'kubeward-otel' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'kubeward-otel' }, () => ({
+      contents: 'module.exports = { trace: { getSpan: () => undefined }, context: { active: () => undefined } };',
+      loader: 'js',
+    }));
     b.onLoad({ filter: /.*/, namespace: 'kubeward-left-out' }, (args) => ({
       contents: `module.exports = function leftOut() { throw new Error(${JSON.stringify(`${args.path} is not part of the kubeward build (scripts/build.ts)`)}); };`,
       loader: 'js',
