@@ -5,7 +5,7 @@ import globals from 'globals';
 
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'bench/results/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'bench/results/**', 'coverage/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

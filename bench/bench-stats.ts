@@ -1,10 +1,16 @@
 // Pure arithmetic of the benchmark: medians over rounds and ratios between peers. No I/O.
 
-/** The programs compared; "direct" is the client talking to the backend with no proxy (the limit). */
-export const PEERS = ['kubeward', 'nginx', 'haproxy', 'direct'] as const;
+/**
+ * The programs compared; "direct" is the client talking to the backend with no proxy (the limit).
+ * kubeward is one process (as shipped) against nginx with one worker; kubeward-2 (--workers 2)
+ * against nginx-2, kubespray's two workers.
+ */
+export const PEERS = ['kubeward', 'kubeward-2', 'nginx', 'nginx-2', 'haproxy', 'direct'] as const;
 export type Peer = (typeof PEERS)[number];
 export type ProxyPeer = Exclude<Peer, 'direct'>;
-export const PROXY_PEERS: readonly ProxyPeer[] = ['kubeward', 'nginx', 'haproxy'];
+export const PROXY_PEERS: readonly ProxyPeer[] = ['kubeward', 'kubeward-2', 'nginx', 'nginx-2', 'haproxy'];
+/** Failover compares the shipped kubeward with kubespray's two choices. */
+export const FAILOVER_PEERS: readonly ProxyPeer[] = ['kubeward', 'nginx-2', 'haproxy'];
 
 /** One measurement of one peer in one round; a metric that does not apply (CPU of "direct") is absent. */
 export interface Sample {

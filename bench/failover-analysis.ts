@@ -1,5 +1,6 @@
 // Turns the client's log of one failover run into numbers: failed and slow requests, and when new
 // connections stopped reaching the affected backend as far as the client can tell. Pure.
+import type { ProxyPeer } from './bench-stats.ts';
 
 export const SCENARIOS = ['kill', 'hang', 'readyz-503'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
@@ -19,7 +20,7 @@ export type StopTime = number | 'none' | 'not-within-window';
 
 export interface FailoverSample {
   scenario: Scenario;
-  peer: 'kubeward' | 'nginx' | 'haproxy';
+  peer: ProxyPeer;
   round: number;
   windowMs: number;
   /** Requests started at or after the event. */

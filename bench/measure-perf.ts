@@ -5,7 +5,8 @@ import { connect, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { waitFor } from '../testkit/wait-for.ts';
 import { parseWrkOutput, type WrkResult } from './parse-wrk.ts';
-import { readTreeUsage } from './proc-stats.ts';
+import { readTreeMemory, readTreeUsage, type TreeMemory } from './proc-stats.ts';
+import { median } from './bench-stats.ts';
 
 const run = promisify(execFile);
 
@@ -22,13 +23,30 @@ export async function runWrk(url: string, s: LoadSettings, headers: readonly str
   return parseWrkOutput(stdout);
 }
 
-/** wrk with the proxy's CPU time (its whole process tree) read before and after; pid undefined for direct. */
-export async function measureWrk(url: string, pid: number | undefined, s: LoadSettings, headers: readonly string[] = []): Promise<{ wrk: WrkResult; cpuUsPerRequest?: number }> {
+/**
+ * wrk with the proxy's CPU time (its whole process tree) read before and after, and its memory
+ * sampled every 250 ms while the load runs (the peak of each figure); pid undefined for direct.
+ */
+export async function measureWrk(url: string, pid: number | undefined, s: LoadSettings, headers: readonly string[] = []): Promise<{ wrk: WrkResult; cpuUsPerRequest?: number; peakMemory?: TreeMemory }> {
   const before = pid === undefined ? undefined : readTreeUsage(pid).cpuSeconds;
-  const wrk = await runWrk(url, s, headers);
+  const peak: TreeMemory = { rssBytes: 0, anonBytes: 0, pssBytes: 0 };
+  const sample = (): void => {
+    if (pid === undefined) return;
+    const m = readTreeMemory(pid);
+    peak.rssBytes = Math.max(peak.rssBytes, m.rssBytes);
+    peak.anonBytes = Math.max(peak.anonBytes, m.anonBytes);
+    peak.pssBytes = Math.max(peak.pssBytes, m.pssBytes);
+  };
+  const sampler = setInterval(sample, 250);
+  let wrk: WrkResult;
+  try {
+    wrk = await runWrk(url, s, headers);
+  } finally {
+    clearInterval(sampler);
+  }
   if (pid === undefined || before === undefined) return { wrk };
   const cpu = readTreeUsage(pid).cpuSeconds - before;
-  return { wrk, cpuUsPerRequest: wrk.requests > 0 ? (cpu * 1e6) / wrk.requests : undefined };
+  return { wrk, cpuUsPerRequest: wrk.requests > 0 ? (cpu * 1e6) / wrk.requests : undefined, peakMemory: peak };
 }
 
 /** MB/s (10^6 bytes) over `times` sequential downloads of url with curl to /dev/null. */
@@ -52,28 +70,38 @@ export async function establishedTo(port: number): Promise<number> {
 }
 
 export interface IdleResult {
-  restRssBytes: number;
+  /** RSS with the first fifth of the connections held (one-time costs paid). */
+  warmRssBytes: number;
   heldRssBytes: number;
+  /** What each further connection adds: the median over the steps of a fifth each, per connection. */
   bytesPerConnection: number;
 }
 
 /**
- * Opens `count` TCP connections through the proxy (batches of 250), waits until the backend holds
- * them all, reads the proxy tree's RSS, then closes them and waits until the backend has let go.
+ * Opens `count` TCP connections through the proxy (batches of 250) in five steps and reads the
+ * proxy tree's RSS after each (once the backend holds them all). The per-connection figure is the
+ * median of the four steps after the first, per connection: one-time costs (code paths first run
+ * and paged in) stay in the first step, and a heap that grows in jumps, or is collected, in one
+ * step does not decide the figure. Then closes them.
  */
 export async function measureIdle(proxyPort: number, backendPort: number, pid: number, count: number): Promise<IdleResult> {
   const base = await establishedTo(backendPort);
-  const restRssBytes = readTreeUsage(pid).rssBytes;
   const sockets: Socket[] = [];
-  try {
-    for (let i = 0; i < count; i += 250) {
-      const batch = Array.from({ length: Math.min(250, count - i) }, () => openIdle(proxyPort));
+  const holdUntil = async (n: number): Promise<number> => {
+    while (sockets.length < n) {
+      const batch = Array.from({ length: Math.min(250, n - sockets.length) }, () => openIdle(proxyPort));
       sockets.push(...(await Promise.all(batch)));
     }
-    await waitFor(async () => (await establishedTo(backendPort)) >= base + count, { timeoutMs: 20_000, intervalMs: 200, what: `${count} connections at the backend` });
+    await waitFor(async () => (await establishedTo(backendPort)) >= base + n, { timeoutMs: 20_000, intervalMs: 200, what: `${n} connections at the backend` });
     await new Promise((r) => setTimeout(r, 1000)); // let lazily allocated buffers settle before reading RSS
-    const heldRssBytes = readTreeUsage(pid).rssBytes;
-    return { restRssBytes, heldRssBytes, bytesPerConnection: (heldRssBytes - restRssBytes) / count };
+    return readTreeUsage(pid).rssBytes;
+  };
+  try {
+    const marks = [1, 2, 3, 4, 5].map((i) => Math.max(i, Math.floor((count * i) / 5)));
+    const rss: number[] = [];
+    for (const n of marks) rss.push(await holdUntil(n));
+    const steps = marks.slice(1).map((n, i) => (rss[i + 1]! - rss[i]!) / Math.max(1, n - marks[i]!));
+    return { warmRssBytes: rss[0]!, heldRssBytes: rss[4]!, bytesPerConnection: median(steps) ?? 0 };
   } finally {
     for (const s of sockets) s.destroy();
     await waitFor(async () => (await establishedTo(backendPort)) <= base, { timeoutMs: 20_000, intervalMs: 200, what: 'idle connections to close' }).catch(() => undefined);

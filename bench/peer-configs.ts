@@ -67,6 +67,8 @@ export interface ProxyConfigOptions {
   dir: string;
   listenPort: number;
   upstreamPorts: readonly number[];
+  /** nginx worker processes: kubespray's 2, or 1 against a single kubeward process. */
+  workers?: 1 | 2;
 }
 
 /**
@@ -80,7 +82,7 @@ export function renderNginxStream(o: ProxyConfigOptions): string {
 daemon off;
 pid ${o.dir}/nginx.pid;
 error_log ${o.dir}/error.log notice;
-worker_processes 2;
+worker_processes ${o.workers ?? 2};
 worker_rlimit_nofile ${NOFILE};
 worker_shutdown_timeout 10s;
 events {

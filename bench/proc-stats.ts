@@ -61,3 +61,37 @@ export function readTreeUsage(root: number): TreeUsage {
   }
   return { cpuSeconds: ticks / TICKS_PER_SECOND, rssBytes: pages * PAGE_BYTES, processes: pids.length };
 }
+
+export interface TreeMemory {
+  /** Resident pages, summed per process (pages shared between the processes count once per process). */
+  rssBytes: number;
+  /** Private anonymous memory (RssAnon): what the processes really add to a node. */
+  anonBytes: number;
+  /** Proportional set size: shared pages divided among the processes that map them; sums honestly. */
+  pssBytes: number;
+}
+
+/** Fields of /proc/<pid>/smaps_rollup in bytes; undefined when the process is gone. */
+export function readRollup(pid: number): TreeMemory | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  return { rssBytes: kb('Rss'), anonBytes: kb('Anonymous'), pssBytes: kb('Pss') };
+}
+
+/** RSS, private anonymous memory and PSS summed over root's tree (nginx's master and workers, kubeward's workers). */
+export function readTreeMemory(root: number): TreeMemory {
+  const sum: TreeMemory = { rssBytes: 0, anonBytes: 0, pssBytes: 0 };
+  for (const pid of processTree(root)) {
+    const m = readRollup(pid);
+    if (!m) continue;
+    sum.rssBytes += m.rssBytes;
+    sum.anonBytes += m.anonBytes;
+    sum.pssBytes += m.pssBytes;
+  }
+  return sum;
+}

@@ -3,17 +3,17 @@ import assert from 'node:assert/strict';
 import type { FailoverSample } from './failover-analysis.ts';
 import { formatNumber, renderFailoverTable, renderMedianTable } from './render-table.ts';
 
-test('a metric row shows each peer, kubeward against nginx and HAProxy, and each proxy against direct', () => {
-  const table = renderMedianTable({ kaRps: { kubeward: 30_000, nginx: 40_000, haproxy: 20_000, direct: 60_000 } });
+test('a metric row shows each peer, one kubeward process against one nginx worker, two against two, HAProxy and direct', () => {
+  const table = renderMedianTable({ kaRps: { kubeward: 30_000, nginx: 40_000, 'kubeward-2': 45_000, 'nginx-2': 50_000, haproxy: 20_000, direct: 60_000 } });
   const row = table.split('\n')[2];
-  assert.equal(row, '| keep-alive requests/s (64 conns) | 30,000 | 40,000 | 20,000 | 60,000 | 0.75x | 1.50x | 0.50x | 0.67x | 0.33x |');
+  assert.equal(row, '| keep-alive requests/s (64 conns) | 30,000 | 40,000 | 45,000 | 50,000 | 20,000 | 60,000 | 0.75x | 0.90x | 1.50x | 0.50x |');
 });
 
 test('proxy-only metrics have no ratio to direct, and metrics without samples are left out', () => {
   const table = renderMedianTable({ kaCpuUsPerReq: { kubeward: 18, nginx: 12, haproxy: 9 } });
   const lines = table.split('\n');
   assert.equal(lines.length, 3);
-  assert.equal(lines[2], '| proxy CPU per keep-alive request (µs) | 18.0 | 12.0 | 9.0 | — | 1.50x | 2.00x | — | — | — |');
+  assert.equal(lines[2], '| proxy CPU per keep-alive request (µs) | 18.0 | 12.0 | — | — | 9.0 | — | 1.50x | — | 2.00x | — |');
 });
 
 test('numbers get separators and fixed decimals, and missing ones a dash', () => {
@@ -27,11 +27,11 @@ test('the failover table gives medians and reads stop times as seconds, none, or
     { ...base, peer: 'kubeward', round: 1, failed: 40, stopMs: 2100, markedDownMs: 2000 },
     { ...base, peer: 'kubeward', round: 2, failed: 60, stopMs: 2500 },
     { ...base, peer: 'kubeward', round: 3, failed: 50, stopMs: 2300, markedDownMs: 1900 },
-    { ...base, peer: 'nginx', round: 1, failed: 90, stopMs: 'not-within-window' },
-    { ...base, scenario: 'kill', peer: 'nginx', round: 1, failed: 0, stopMs: 'none' },
+    { ...base, peer: 'nginx-2', round: 1, failed: 90, stopMs: 'not-within-window' },
+    { ...base, scenario: 'kill', peer: 'nginx-2', round: 1, failed: 0, stopMs: 'none' },
   ];
   const lines = renderFailoverTable(samples).split('\n');
-  assert.equal(lines[2], '| backend killed (SIGKILL) | nginx | 1 | 0 | 0 | no connection affected | not reported |');
-  assert.equal(lines[3], '| backend hangs (SIGSTOP: accepts, never answers) | kubeward | 3 | 50 | 0 | 2.30 s | 2.00 s |');
-  assert.equal(lines[4], '| backend hangs (SIGSTOP: accepts, never answers) | nginx | 1 | 90 | 0 | not within 15 s | not reported |');
+  assert.equal(lines[2], '| backend killed (SIGKILL) | nginx (2 workers) | 1 | 0 | 0 | no connection affected | not reported |');
+  assert.equal(lines[3], '| backend hangs (SIGSTOP: accepts, never answers) | kubeward (1 process) | 3 | 50 | 0 | 2.30 s | 2.00 s |');
+  assert.equal(lines[4], '| backend hangs (SIGSTOP: accepts, never answers) | nginx (2 workers) | 1 | 90 | 0 | not within 15 s | not reported |');
 });

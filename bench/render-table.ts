@@ -1,5 +1,5 @@
 // Markdown tables of the benchmark's medians and ratios. Pure: results in, text out.
-import { PROXY_PEERS, ratio, type Medians, type Peer } from './bench-stats.ts';
+import { FAILOVER_PEERS, ratio, type Medians, type Peer } from './bench-stats.ts';
 import { medianStop, type FailoverSample, type Scenario } from './failover-analysis.ts';
 
 export interface MetricSpec {
@@ -19,11 +19,24 @@ export const METRICS: readonly MetricSpec[] = [
   { key: 'ncCpuUsPerConn', label: 'proxy CPU per new connection (µs)', digits: 1, proxyOnly: true },
   { key: 'ncErrors', label: 'new-connection socket errors per round', digits: 0 },
   { key: 'bulkMBps', label: 'bulk 100 MB response (MB/s)', digits: 0 },
-  { key: 'restRssMB', label: 'proxy RSS at rest (MiB)', digits: 1, proxyOnly: true },
-  { key: 'idleKBPerConn', label: 'proxy RSS per idle connection, 5,000 held (KiB)', digits: 2, proxyOnly: true },
+  { key: 'restRssMB', label: 'proxy RSS at rest (MiB, all processes)', digits: 1, proxyOnly: true },
+  { key: 'restAnonMB', label: 'proxy private (RssAnon) at rest (MiB)', digits: 1, proxyOnly: true },
+  { key: 'restPssMB', label: 'proxy PSS at rest (MiB)', digits: 1, proxyOnly: true },
+  { key: 'loadRssMB', label: 'proxy RSS under keep-alive load (MiB, peak)', digits: 1, proxyOnly: true },
+  { key: 'loadAnonMB', label: 'proxy private under keep-alive load (MiB, peak)', digits: 1, proxyOnly: true },
+  { key: 'loadPssMB', label: 'proxy PSS under keep-alive load (MiB, peak)', digits: 1, proxyOnly: true },
+  { key: 'idleKBPerConn', label: 'proxy RSS per idle connection, 5,000 held (KiB, median step of 1,000)', digits: 2, proxyOnly: true },
 ];
 
-const NAMES: Record<Peer, string> = { kubeward: 'kubeward', nginx: 'nginx', haproxy: 'HAProxy', direct: 'direct' };
+const NAMES: Record<Peer, string> = {
+  kubeward: 'kubeward (1 process)',
+  'kubeward-2': 'kubeward --workers 2',
+  nginx: 'nginx (1 worker)',
+  'nginx-2': 'nginx (2 workers)',
+  haproxy: 'HAProxy',
+  direct: 'direct',
+};
+const COLUMNS = ['kubeward', 'nginx', 'kubeward-2', 'nginx-2', 'haproxy', 'direct'] as const;
 const DASH = '—';
 
 /** A number with a fixed count of decimals and thousands separators; a dash for none. */
@@ -36,17 +49,19 @@ function formatRatio(value: number | undefined): string {
   return value === undefined ? DASH : `${value.toFixed(2)}x`;
 }
 
-/** Medians per metric and peer, then kubeward/nginx, kubeward/HAProxy and each proxy/direct. */
+/**
+ * Medians per metric and peer, then the pairs the issue compares: one kubeward process against
+ * nginx with one worker, --workers 2 against nginx's two, kubeward against HAProxy and direct.
+ */
 export function renderMedianTable(medians: Medians, metrics: readonly MetricSpec[] = METRICS): string {
-  const head = ['metric (median of rounds)', ...(['kubeward', 'nginx', 'haproxy', 'direct'] as const).map((p) => NAMES[p]),
-    'kubeward / nginx', 'kubeward / HAProxy', ...PROXY_PEERS.map((p) => `${NAMES[p]} / direct`)];
+  const head = ['metric (median of rounds)', ...COLUMNS.map((p) => NAMES[p]), 'kubeward / nginx (1 each)', 'kubeward / nginx (2 each)', 'kubeward / HAProxy', 'kubeward / direct'];
   const lines = [row(head), row(head.map((_, i) => (i === 0 ? '---' : '---:')))];
   for (const spec of metrics) {
     const m = medians[spec.key];
     if (!m) continue;
-    const values = (['kubeward', 'nginx', 'haproxy', 'direct'] as const).map((p) => formatNumber(m[p], spec.digits));
-    const vsDirect = PROXY_PEERS.map((p) => formatRatio(spec.proxyOnly ? undefined : ratio(m[p], m.direct)));
-    lines.push(row([spec.label, ...values, formatRatio(ratio(m.kubeward, m.nginx)), formatRatio(ratio(m.kubeward, m.haproxy)), ...vsDirect]));
+    const values = COLUMNS.map((p) => formatNumber(m[p], spec.digits));
+    lines.push(row([spec.label, ...values, formatRatio(ratio(m.kubeward, m.nginx)), formatRatio(ratio(m['kubeward-2'], m['nginx-2'])),
+      formatRatio(ratio(m.kubeward, m.haproxy)), formatRatio(spec.proxyOnly ? undefined : ratio(m.kubeward, m.direct))]));
   }
   return lines.join('\n');
 }
@@ -62,7 +77,7 @@ export function renderFailoverTable(samples: readonly FailoverSample[]): string 
   const head = ['scenario', 'proxy', 'rounds', 'failed requests (median)', 'slow > 1 s (median)', 'new connections stop reaching it after (median)', 'proxy marked it down after (median)'];
   const lines = [row(head), row(['---', '---', '---:', '---:', '---:', '---:', '---:'])];
   for (const scenario of Object.keys(SCENARIO_LABELS) as Scenario[]) {
-    for (const peer of PROXY_PEERS) {
+    for (const peer of FAILOVER_PEERS) {
       const mine = samples.filter((s) => s.scenario === scenario && s.peer === peer);
       if (mine.length === 0) continue;
       lines.push(row([SCENARIO_LABELS[scenario], NAMES[peer], String(mine.length),

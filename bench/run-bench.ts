@@ -14,15 +14,22 @@ import { SCENARIOS, type FailoverSample } from './failover-analysis.ts';
 import { measureBulk, measureIdle, measureWrk, runWrk, type LoadSettings } from './measure-perf.ts';
 import { NGINX_STREAM_MODULE } from './peer-configs.ts';
 import { ProcessGroup } from './process-group.ts';
-import { readTreeUsage } from './proc-stats.ts';
+import { readTreeMemory } from './proc-stats.ts';
+
+const MiB = 2 ** 20;
 import { renderFailoverTable, renderMedianTable } from './render-table.ts';
+import { issueFigures, renderFigures } from './figures.ts';
+import { measureModesAtRest, modesSkipReason, type ModeMemory } from './measure-modes.ts';
+import { buildDist } from '../scripts/build.ts';
 import { runFailoverRound, type BackendCert, type FailoverSettings } from './run-failover.ts';
 import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
 
 const HELP = `usage: npm run bench -- [--rounds N] [--duration S] [--idle-connections N] [--failover-rounds N]
-  [--failover-window S] [--skip-perf] [--skip-failover] [--kubeward-arg ARG]... [--out DIR]
---kubeward-arg adds a flag to kubeward proxy; the default is --workers=2, as kubespray's nginx runs
-two worker processes (give --kubeward-arg=--workers=1 for a single process).`;
+  [--failover-window S] [--skip-perf] [--skip-modes] [--skip-failover] [--kubeward-arg ARG]... [--out DIR]
+kubeward runs as shipped: npm run build first, then bin/kubeward.js (the build with its V8 settings).
+It is measured as one process against nginx with one worker, and with --workers 2 against nginx's
+two workers (kubespray's setting). --kubeward-arg adds a flag to every kubeward proxy started.
+--skip-modes leaves out watch, routes and agent at rest (they need root: network namespaces).`;
 
 const { values: opt } = parseArgs({
   options: {
@@ -33,8 +40,8 @@ const { values: opt } = parseArgs({
     'failover-window': { type: 'string', default: '15' },
     'skip-perf': { type: 'boolean', default: false },
     'skip-failover': { type: 'boolean', default: false },
-    // Two processes against kubespray's two nginx workers; any --kubeward-arg replaces this.
-    'kubeward-arg': { type: 'string', multiple: true, default: ['--workers=2'] },
+    'skip-modes': { type: 'boolean', default: false },
+    'kubeward-arg': { type: 'string', multiple: true, default: [] },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -112,7 +119,10 @@ async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { p
     const url = `http://127.0.0.1:${port}/`;
     if (pid !== undefined) {
       // Memory first, on the fresh process: after load a heap's high-water mark would hide the cost.
-      metrics.restRssMB = readTreeUsage(pid).rssBytes / 2 ** 20;
+      // A moment to settle first (kubeward's first checks, nginx's workers forked).
+      await new Promise((r) => setTimeout(r, 2000));
+      const rest = readTreeMemory(pid);
+      Object.assign(metrics, { restRssMB: rest.rssBytes / MiB, restAnonMB: rest.anonBytes / MiB, restPssMB: rest.pssBytes / MiB });
       const idle = await measureIdle(port, backend.port, pid, idleConnections);
       metrics.idleKBPerConn = idle.bytesPerConnection / 1024;
     }
@@ -120,6 +130,7 @@ async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { p
     const ka = await measureWrk(url, pid, load);
     Object.assign(metrics, { kaRps: ka.wrk.requestsPerSec, kaP50Ms: ka.wrk.p50Ms, kaP99Ms: ka.wrk.p99Ms, kaErrors: ka.wrk.socketErrors + ka.wrk.badResponses });
     if (ka.cpuUsPerRequest !== undefined) metrics.kaCpuUsPerReq = ka.cpuUsPerRequest;
+    if (ka.peakMemory) Object.assign(metrics, { loadRssMB: ka.peakMemory.rssBytes / MiB, loadAnonMB: ka.peakMemory.anonBytes / MiB, loadPssMB: ka.peakMemory.pssBytes / MiB });
     const nc = await measureWrk(url, pid, load, ['Connection: close']);
     Object.assign(metrics, { ncRps: nc.wrk.requestsPerSec, ncErrors: nc.wrk.socketErrors + nc.wrk.badResponses });
     if (nc.cpuUsPerRequest !== undefined) metrics.ncCpuUsPerConn = nc.cpuUsPerRequest;
@@ -139,7 +150,9 @@ async function main(group: ProcessGroup): Promise<void> {
     say('interrupted: stopping every process started');
     void group.stopAll().then(() => rm(dir, { recursive: true, force: true })).finally(() => process.exit(130));
   });
-  const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'src/cli/main.ts'), nodeBin: process.execPath, kubewardExtraArgs: opt['kubeward-arg'] };
+  say('building dist/ (npm run build): the bench measures what ships');
+  await buildDist();
+  const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'bin/kubeward.js'), nodeBin: process.execPath, kubewardExtraArgs: opt['kubeward-arg'] };
   try {
     const ca = await createTestCa('kubeward-bench-ca', dir);
     const server = await ca.issueServer('backend', ['IP:127.0.0.1', 'DNS:localhost']);
@@ -156,6 +169,12 @@ async function main(group: ProcessGroup): Promise<void> {
         for (const peer of peerOrder(PEERS, round - 1)) samples.push(await measurePeer(env, peer, round, backend));
       }
     }
+    let modes: ModeMemory[] = [];
+    if (!opt['skip-modes']) {
+      const skip = await modesSkipReason();
+      if (skip) say(`watch, routes and agent at rest: skipped (${skip})`);
+      else modes = await measureModesAtRest({ group, dir, nodeBin: process.execPath, kubewardMain: env.kubewardMain, standinMain: join(repo, 'testkit/apiserver-standin-main.ts'), cert: { caFile: ca.certFile, certFile: server.certFile, keyFile: server.keyFile } }, rounds, say);
+    }
     const failovers: FailoverSample[] = [];
     if (!opt['skip-failover']) {
       const n = positive('failover-rounds', opt['failover-rounds']);
@@ -167,27 +186,35 @@ async function main(group: ProcessGroup): Promise<void> {
         }
       }
     }
-    await report(startedAt, samples, failovers);
+    await report(startedAt, samples, failovers, modes);
   } finally {
     await group.stopAll();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-async function report(startedAt: Date, samples: Sample[], failovers: FailoverSample[]): Promise<void> {
+async function report(startedAt: Date, samples: Sample[], failovers: FailoverSample[], modes: ModeMemory[]): Promise<void> {
   const date = startedAt.toISOString().slice(0, 10);
   const medians = mediansOf(samples);
   const m = machine();
   const perfTable = samples.length > 0 ? renderMedianTable(medians) : '';
   const failoverTable = failovers.length > 0 ? renderFailoverTable(failovers) : '';
+  const modesTable = modes.length > 0 ? renderModes(modes) : '';
+  const figures = renderFigures(issueFigures(medians, modes));
   const settings = { rounds, load, idleConnections, failover, bulk: `${BULK_TIMES} x 100 MB per round with curl (MB = 10^6 bytes)`, kubewardExtraArgs: opt['kubeward-arg'] };
   const outDir = opt.out ?? join(repo, 'bench/results');
   await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, `${date}.json`), `${JSON.stringify({ date: startedAt.toISOString(), machine: m, settings, medians, samples, failovers }, null, 2)}\n`);
+  await writeFile(join(outDir, `${date}.json`), `${JSON.stringify({ date: startedAt.toISOString(), machine: m, settings, medians, samples, modes, failovers }, null, 2)}\n`);
   const md = [`Measured ${startedAt.toISOString()} on ${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}; ${m.nginx}, ${m.haproxy}, Node ${m.node}, kubeward ${m.kubewardCommit}.`,
-    '', perfTable, '', failoverTable, ''].join('\n');
+    '', figures, '', perfTable, '', modesTable, '', failoverTable, ''].join('\n');
   await writeFile(join(outDir, `${date}.md`), md);
   process.stdout.write(`${md}\nwritten: ${join(outDir, `${date}.json`)} and ${date}.md\n`);
+}
+
+function renderModes(modes: readonly ModeMemory[]): string {
+  const lines = ['| daemon at rest (one process, as shipped; median) | RSS (MiB) | private, RssAnon (MiB) | PSS (MiB) |', '| --- | ---: | ---: | ---: |'];
+  for (const d of modes) lines.push(`| kubeward ${d.mode}${d.mode === 'agent' ? ' (proxy + watch + routes)' : ''} | ${d.rssMB.toFixed(1)} | ${d.anonMB.toFixed(1)} | ${d.pssMB.toFixed(1)} |`);
+  return lines.join('\n');
 }
 
 const group = new ProcessGroup();

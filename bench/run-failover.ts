@@ -4,7 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '../testkit/wait-for.ts';
-import { PROXY_PEERS, type ProxyPeer } from './bench-stats.ts';
+import { FAILOVER_PEERS, type ProxyPeer } from './bench-stats.ts';
 import { analyzeFailover, type FailoverSample, type Scenario } from './failover-analysis.ts';
 import { runFailoverLoad } from './failover-client.ts';
 import type { Running } from './process-group.ts';
@@ -43,7 +43,7 @@ export async function runFailoverRound(env: PeerEnv, scenario: Scenario, round: 
   const started: Running[] = [];
   const setups: Setup[] = [];
   try {
-    for (const peer of PROXY_PEERS) {
+    for (const peer of FAILOVER_PEERS) {
       const flag = join(env.dir, `readyz-down-${peer}-${scenario}-${round}`);
       const ports = [await freePort(), await freePort(), await freePort()];
       const backends: Running[] = [];

@@ -12,7 +12,7 @@ export interface PeerEnv {
   group: ProcessGroup;
   /** Where config files and logs go (a fresh temporary directory per run). */
   dir: string;
-  /** kubeward's CLI entry (src/cli/main.ts) and the Node that runs it. */
+  /** kubeward's entry (bin/kubeward.js: the build, as shipped) and the Node that runs it. */
   kubewardMain: string;
   nodeBin: string;
   kubewardExtraArgs: readonly string[];
@@ -41,14 +41,15 @@ export async function startProxy(env: PeerEnv, peer: ProxyPeer, spec: ProxySpec,
   await mkdir(dir, { recursive: true });
   let proc: Running;
   let adminPort: number | undefined;
-  if (peer === 'kubeward') {
+  if (peer === 'kubeward' || peer === 'kubeward-2') {
     adminPort = await freePort();
-    const args = kubewardArgs({ listenPort: port, upstreamPorts: spec.upstreamPorts, adminPort, check: spec.tlsUpstreams ? 'readyz' : 'tcp', caFile: spec.caFile, extraArgs: env.kubewardExtraArgs });
+    const extraArgs = [...(peer === 'kubeward-2' ? ['--workers=2'] : []), ...env.kubewardExtraArgs];
+    const args = kubewardArgs({ listenPort: port, upstreamPorts: spec.upstreamPorts, adminPort, check: spec.tlsUpstreams ? 'readyz' : 'tcp', caFile: spec.caFile, extraArgs });
     proc = env.group.start(`kubeward-${tag}`, env.nodeBin, [env.kubewardMain, ...args]);
     await waitServing(proc, async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined))?.ok === true);
-  } else if (peer === 'nginx') {
+  } else if (peer === 'nginx' || peer === 'nginx-2') {
     const conf = join(dir, 'nginx.conf');
-    await writeFile(conf, renderNginxStream({ dir, listenPort: port, upstreamPorts: spec.upstreamPorts }));
+    await writeFile(conf, renderNginxStream({ dir, listenPort: port, upstreamPorts: spec.upstreamPorts, workers: peer === 'nginx' ? 1 : 2 }));
     proc = env.group.start(`nginx-${tag}`, 'nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf]);
     await waitServing(proc, () => accepts(port));
   } else {

@@ -5,16 +5,16 @@ import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execCommand } from '../src/sys/exec.ts';
+import { kubewardArgv } from '../testkit/kubeward-process.ts';
 import { createTestCa, type TestCa } from '../testkit/certs.ts';
 import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { freePort } from '../testkit/wait-for.ts';
 import { parseInventory } from '../src/plan/parse-inventory.ts';
 import { computeSans } from '../src/plan/apiserver-sans.ts';
 
-const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
 
 function kubeward(...args: string[]) {
-  return execCommand([process.execPath, MAIN, ...args], { okCodes: [0, 1, 2], timeoutMs: 20_000 });
+  return execCommand(kubewardArgv(args), { okCodes: [0, 1, 2], timeoutMs: 20_000 });
 }
 
 describe('kubeward check-cert', () => {

@@ -6,13 +6,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execCommand } from '../src/sys/exec.ts';
+import { kubewardArgv } from '../testkit/kubeward-process.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const MAIN = join(ROOT, 'src/cli/main.ts');
 const example = (name: string) => join(ROOT, 'examples/inventory', name);
 
 function kubeward(...args: string[]) {
-  return execCommand([process.execPath, MAIN, ...args], { okCodes: [0, 1, 2], timeoutMs: 20_000 });
+  return execCommand(kubewardArgv(args), { okCodes: [0, 1, 2], timeoutMs: 20_000 });
 }
 
 test('render writes the plan, --check then passes, and a hand edit makes --check exit 1 with a unified diff', async (t) => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createTestCa, type TestCa } from '../testkit/certs.ts';
 import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { MAIN, NODE } from '../testkit/kubeward-process.ts';
 import { parseInventory } from '../src/plan/parse-inventory.ts';
 import { renderPlan } from '../src/plan/render-plan.ts';
 
@@ -82,7 +83,7 @@ test('a rendered kubeward proxy config starts, proxies TLS to the apiservers and
   const configFile = join(ca.dir, 'proxy.yaml');
   await writeFile(configFile, config.content);
 
-  child = spawn(process.execPath, [join(ROOT, 'src/cli/main.ts'), 'proxy', '--config', configFile, '--log-format', 'text'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(NODE, [MAIN, 'proxy', '--config', configFile, '--log-format', 'text'], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   t.after(() => t.diagnostic(`proxy output (last 2000 chars): ${output.slice(-2000)}`));

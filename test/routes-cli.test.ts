@@ -8,16 +8,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execCommand } from '../src/sys/exec.ts';
+import { kubewardArgv } from '../testkit/kubeward-process.ts';
 
-const MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
-const NODE = join(import.meta.dirname, '..', 'node_modules', '.bin', 'node');
 const isRoot = process.getuid?.() === 0;
 
 async function routes(args: string[]): Promise<{ code: number; stderr: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'kw-routes-cli-'));
   try {
     const withDir = args.some((a) => a.startsWith('--state-dir')) ? args : ['--state-dir', join(dir, 'state'), ...args];
-    const argv = [NODE, MAIN, 'routes', '--admin-address', 'off', ...withDir];
+    const argv = kubewardArgv(['routes', '--admin-address', 'off', ...withDir]);
     const r = await execCommand(isRoot ? ['unshare', '--net', '--', ...argv] : argv, { okCodes: [0, 1, 2], timeoutMs: 20_000 }).catch((err: Error) => ({
       code: -1,
       stderr: `did not exit: ${err.message}`,

@@ -3,37 +3,18 @@
 // SIGTERM of the watcher and a killed watcher (stale heartbeat) each move m1's VIP traffic to the LB.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createInterface } from 'node:readline';
 import { readdir, rm } from 'node:fs/promises';
 import { watch } from 'node:fs';
-import { join } from 'node:path';
 import { createTestCa } from '../testkit/certs.ts';
 import { waitFor } from '../testkit/wait-for.ts';
-import { NODE, REPO, labSkipReason, stopChild, type LabNet } from './lab/lab-net.ts';
+import { kubewardArgv } from '../testkit/kubeward-process.ts';
+import { labSkipReason, stopChild } from './lab/lab-net.ts';
 import { VIP4 } from './lab/cloud-lab.ts';
+import { startStandin, whoServes } from './lab/apiserver-standin-process.ts';
 import { newLab } from './lab/lab-fixtures.ts';
 import { RoutesProcess, makeStateDir } from './lab/routes-process.ts';
-import type { NsAgent } from './lab/ns-agent.ts';
 
 const skip = (await labSkipReason()) ?? false;
-
-/** The HTTPS apiserver stand-in as a process in a namespace; `command` writes to its stdin. */
-async function startStandin(net: LabNet, ns: string, name: string, certFile: string, keyFile: string) {
-  const child = net.spawn(ns, [NODE, join(REPO, 'testkit', 'apiserver-standin-main.ts'), '--cert', certFile, '--key', keyFile, '--host', '::', '--port', '6443', '--name', name]);
-  child.stderr!.resume();
-  const lines = createInterface({ input: child.stdout! });
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${name} stand-in exited ${code}`)));
-    lines.once('line', () => resolve());
-  });
-  return { command: (line: string) => void child.stdin!.write(line + '\n') };
-}
-
-/** Which apiserver answers https://VIP:6443/version from this namespace (its name, or the error). */
-async function whoServes(agent: NsAgent): Promise<string> {
-  const r = await agent.httpGet(`https://${VIP4}:6443/version`, 1500);
-  return 'status' in r ? String((JSON.parse(r.body) as { server: string }).server) : `error:${r.error}`;
-}
 
 test('[S12] end to end with kubeward watch: a failing /readyz, a SIGTERM and a killed watcher each move the node to the LB', { skip }, async (t) => {
   const lab = await newLab(t, 'azure');
@@ -49,7 +30,7 @@ test('[S12] end to end with kubeward watch: a failing /readyz, a SIGTERM and a k
 
   const watchArgs = ['watch', '--vip', VIP4, '--state-dir', dir, '--ca-file', ca.certFile, '--interval', '200ms', '--timeout', '500ms'];
   const startWatch = () => {
-    const w = lab.net.spawn('m1', [NODE, join(REPO, 'src', 'cli', 'main.ts'), ...watchArgs, '--fall', '2', '--heartbeat', '500ms', '--admin-address', 'off']);
+    const w = lab.net.spawn('m1', [...kubewardArgv(watchArgs), '--fall', '2', '--heartbeat', '500ms', '--admin-address', 'off']);
     w.stdout!.resume();
     w.stderr!.resume();
     return w;
@@ -100,10 +81,10 @@ test('[interop] heartbeats never touch the state directory, and kubeward routes 
   await startStandin(lab.net, 'm1', 'm1', cert.certFile, cert.keyFile);
   await startStandin(lab.net, 'm2', 'm2', cert.certFile, cert.keyFile);
   const dir = await makeStateDir(t);
-  const watcher = lab.net.spawn('m1', [
-    NODE, join(REPO, 'src', 'cli', 'main.ts'), 'watch', '--vip', VIP4, '--state-dir', dir, '--ca-file', ca.certFile,
+  const watcher = lab.net.spawn('m1', kubewardArgv([
+    'watch', '--vip', VIP4, '--state-dir', dir, '--ca-file', ca.certFile,
     '--interval', '200ms', '--timeout', '500ms', '--heartbeat', '200ms', '--admin-address', 'off',
-  ]);
+  ]));
   watcher.stdout!.resume();
   watcher.stderr!.resume();
   t.after(() => stopChild(watcher, 'SIGKILL', 1000).then(() => undefined));

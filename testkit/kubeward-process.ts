@@ -1,13 +1,29 @@
 // Runs the real kubeward CLI as a child process for tests: JSON logs collected from stderr, stdout
 // kept, a bounded wait for a log line, and a kill by PID that tests call in their after hooks.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './wait-for.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Node 24 from node_modules (the machine's node may be older). */
 export const NODE = process.execPath;
-export const MAIN = `${ROOT}src/cli/main.ts`;
+
+/**
+ * What the process-level tests run: the TypeScript sources (default), or with KUBEWARD_BIN=dist the
+ * production build through the installed entry point (bin/kubeward.js runs dist/ with the shipped
+ * V8 settings), so that what ships is what is tested. The one place tests learn how to start kubeward.
+ */
+export const KUBEWARD_BIN = process.env.KUBEWARD_BIN === 'dist' ? 'dist' : 'src';
+export const MAIN = KUBEWARD_BIN === 'dist' ? `${ROOT}bin/kubeward.js` : `${ROOT}src/cli/main.ts`;
+if (KUBEWARD_BIN === 'dist' && !existsSync(`${ROOT}dist/main.js`)) {
+  throw new Error('KUBEWARD_BIN=dist: dist/main.js is missing; run "npm run build" first');
+}
+
+/** The command line that runs kubeward with args: [node, ...nodeArgs, entry, ...args]. */
+export function kubewardArgv(args: readonly string[], nodeArgs: readonly string[] = []): string[] {
+  return [NODE, ...nodeArgs, MAIN, ...args];
+}
 
 /**
  * The test process's environment without OS_* variables. The OpenStack client lets OS_* override a
@@ -34,7 +50,7 @@ export class KubewardProcess {
 
   /** prefix: a command in front of node (prlimit ...); nodeArgs: node's own options (--import ...). */
   constructor(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; prefix?: string[]; nodeArgs?: string[] } = {}) {
-    const argv = [...(opts.prefix ?? []), NODE, ...(opts.nodeArgs ?? []), MAIN, ...args];
+    const argv = [...(opts.prefix ?? []), ...kubewardArgv(args, opts.nodeArgs)];
     this.child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd ?? ROOT, env: opts.env ?? envWithoutOpenStack(), stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (d: string) => (this.stdout += d));
     let partial = '';

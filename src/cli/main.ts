@@ -1,10 +1,9 @@
 // kubeward's entry point: one program, one subcommand per mode. Each mode's composition root is
 // src/cli/<mode>.ts; this file only lists them and turns commander's errors into exit code 2.
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { modeCommands } from './modes.ts';
-
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+// A JSON import, so that the production bundle (npm run build) carries the version inline.
+import pkg from '../../package.json' with { type: 'json' };
 
 /** The program with every mode, or only the one about to run (see modes.ts). */
 export async function buildProgram(onlyMode?: string): Promise<Command> {

@@ -14,6 +14,7 @@ export const MODE_LOADERS: Readonly<Record<string, () => Promise<Command>>> = {
   deorbit: async () => (await import('./deorbit.ts')).deorbitCommand(),
   routegc: async () => (await import('./routegc.ts')).routegcCommand(),
   flight: async () => (await import('./flight.ts')).flightCommand(),
+  agent: async () => (await import('./agent.ts')).agentCommand(),
 };
 
 /** The commands of every mode, or of the one named (when it is a mode). */

@@ -2,10 +2,10 @@
 // config → startProxy → admin routes and shutdown steps).
 import type { Command } from 'commander';
 import { availableParallelism } from 'node:os';
-import { buildModeCommand, type ModeContext, type ModeConfig, type ModeSpec } from './mode-command.ts';
+import { buildModeCommand, type DaemonHandle, type ModeContext, type ModeConfig, type ModeSpec } from './mode-command.ts';
 import { UsageError, describeError } from '../base/errors.ts';
 import { checkProxyConfig, DEFAULTS, proxyFields, resolveProxyConfig } from '../proxy/proxy-config.ts';
-import { startProxy, type ProxyHandle } from '../proxy/start-proxy.ts';
+import { startProxy, type ProxyHandle, type StartProxyOptions } from '../proxy/start-proxy.ts';
 import { watchConfigFile } from '../proxy/watch-config-file.ts';
 import { followPrimary, WorkerPool } from '../proxy/proxy-workers.ts';
 
@@ -77,39 +77,43 @@ export const proxyMode: ModeSpec<typeof proxyFields> = {
     { key: 'shutdownGrace', value: '<duration>', help: 'on SIGTERM, how long open connections may finish', defaultText: DEFAULTS.shutdownGrace },
   ],
   check: (config) => checkProxyConfig(config),
-  run: async (config, ctx) => {
-    if (config.watchConfig && !ctx.configPath) throw new UsageError('--watch-config needs --config FILE to watch');
-    const proxyConfig = resolveProxyConfig(config);
-    const isWorker = process.env[WORKER_ENV] === '1';
-    const processes = isWorker ? 1 : config.workers === 'auto' ? availableParallelism() : (config.workers ?? DEFAULTS.workers);
-    let pool: WorkerPool | undefined;
-    const proxy = await startProxy(proxyConfig, {
-      log: ctx.log,
-      registry: ctx.registry,
-      reusePort: config.reusePort || processes > 1 || isWorker,
-      onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
-    });
-    const stopReloads = await enableReloads(proxy, config, ctx, () => pool?.broadcast({ kind: 'kubeward-proxy:reload' }));
-    ctx.shutdown.add('proxy: stop reloading', stopReloads);
-    if (isWorker) {
-      const reload = (): void => void process.emit('SIGHUP', 'SIGHUP');
-      ctx.shutdown.add('proxy: stop following the primary', followPrimary({ reload, drain: (f, u, d) => void proxy.setDrained(f, u, d) }));
-    } else if (processes > 1) {
-      // Workers get the same arguments; the admin listener stays with the primary, the port with all.
-      const args = [...process.argv.slice(2), '--admin-address', 'off', '--workers', '1', '--reuse-port'];
-      pool = new WorkerPool({ count: processes - 1, script: process.argv[1]!, args, execArgv: process.execArgv, env: { ...process.env, [WORKER_ENV]: '1' }, log: ctx.log });
-      ctx.log.info({ workers: processes - 1, pids: pool.pids }, 'proxy workers started');
-    }
-    // The step's own bound is the grace plus time to close what is left.
-    // Workers close in parallel with this process, each within its own grace.
-    ctx.shutdown.add('proxy: stop accepting, let connections finish', () => Promise.all([proxy.close(), pool?.close()]).then(() => undefined), proxyConfig.shutdownGraceMs + 5000);
-    const readiness = () => {
-      const starting = pool?.starting ?? 0;
-      return starting > 0 ? { ready: false, reason: `${starting} of ${processes - 1} proxy workers not listening yet` } : proxy.readiness();
-    };
-    return { readiness, status: () => proxy.status(), adminRoutes: proxy.adminRoutes };
-  },
+  run: (config, ctx) => runProxyMode(config, ctx),
 };
+
+/** The proxy mode's run; kubeward agent passes hooks (the check results its watcher uses). */
+export async function runProxyMode(config: ModeConfig<typeof proxyFields>, ctx: ModeContext<ModeConfig<typeof proxyFields>>, hooks: Pick<StartProxyOptions, 'onCheckResult'> = {}): Promise<DaemonHandle> {
+  if (config.watchConfig && !ctx.configPath) throw new UsageError('--watch-config needs --config FILE to watch');
+  const proxyConfig = resolveProxyConfig(config);
+  const isWorker = process.env[WORKER_ENV] === '1';
+  const processes = isWorker ? 1 : config.workers === 'auto' ? availableParallelism() : (config.workers ?? DEFAULTS.workers);
+  let pool: WorkerPool | undefined;
+  const proxy = await startProxy(proxyConfig, {
+    log: ctx.log,
+    registry: ctx.registry,
+    reusePort: config.reusePort || processes > 1 || isWorker,
+    onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
+    onCheckResult: hooks.onCheckResult,
+  });
+  const stopReloads = await enableReloads(proxy, config, ctx, () => pool?.broadcast({ kind: 'kubeward-proxy:reload' }));
+  ctx.shutdown.add('proxy: stop reloading', stopReloads);
+  if (isWorker) {
+    const reload = (): void => void process.emit('SIGHUP', 'SIGHUP');
+    ctx.shutdown.add('proxy: stop following the primary', followPrimary({ reload, drain: (f, u, d) => void proxy.setDrained(f, u, d) }));
+  } else if (processes > 1) {
+    // Workers get the same arguments; the admin listener stays with the primary, the port with all.
+    const args = [...process.argv.slice(2), '--admin-address', 'off', '--workers', '1', '--reuse-port'];
+    pool = new WorkerPool({ count: processes - 1, script: process.argv[1]!, args, execArgv: process.execArgv, env: { ...process.env, [WORKER_ENV]: '1' }, log: ctx.log });
+    ctx.log.info({ workers: processes - 1, pids: pool.pids }, 'proxy workers started');
+  }
+  // The step's own bound is the grace plus time to close what is left.
+  // Workers close in parallel with this process, each within its own grace.
+  ctx.shutdown.add('proxy: stop accepting, let connections finish', () => Promise.all([proxy.close(), pool?.close()]).then(() => undefined), proxyConfig.shutdownGraceMs + 5000);
+  const readiness = () => {
+    const starting = pool?.starting ?? 0;
+    return starting > 0 ? { ready: false, reason: `${starting} of ${processes - 1} proxy workers not listening yet` } : proxy.readiness();
+  };
+  return { readiness, status: () => proxy.status(), adminRoutes: proxy.adminRoutes };
+}
 
 export function proxyCommand(): Command {
   return buildModeCommand(proxyMode);

@@ -235,3 +235,6 @@ async function checkTool(argv: string[], backend: string): Promise<void> {
 export function routesCommand() {
   return buildModeCommand(spec);
 }
+
+/** The mode's declaration, for kubeward agent (a routes section has the same keys). */
+export { spec as routesMode };

@@ -18,7 +18,8 @@ import { VipSource } from '../watch/vip-source.ts';
 import { WatchMetrics } from '../watch/watch-metrics.ts';
 import { Watcher } from '../watch/watcher.ts';
 import { flagNameOf } from '../config/load-config.ts';
-import { buildModeCommand, type ModeConfig, type ModeSpec } from './mode-command.ts';
+import { buildModeCommand, type DaemonHandle, type ModeConfig, type ModeContext, type ModeSpec } from './mode-command.ts';
+import type { ProbeResult } from '../probe/probe-result.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -113,82 +114,85 @@ const spec: ModeSpec<typeof watchFields> = {
     if (Boolean(c.clientCert) !== Boolean(c.clientKey)) return '--client-cert and --client-key go together';
     return undefined;
   },
-  run: async (c, { log, registry, shutdown }) => {
-    const probeOpts: HttpsProbeOptions = {
-      url: new URL(c.healthUrl),
-      timeoutMs: c.timeout,
-      insecureSkipTlsVerify: c.insecureSkipTlsVerify,
-      ...(await loadTlsMaterial(c)),
-      tokenFile: c.tokenFile && resolve(c.tokenFile),
-      servername: c.tlsServerName,
-    };
-    const stateDir = resolve(c.stateDir);
-    const files = new StateFiles(stateDir, c.heartbeatDir === 'state-dir' ? undefined : resolve(c.heartbeatDir ?? defaultHeartbeatDir(stateDir)));
-    try {
-      await files.ensureDir();
-    } catch (err) {
-      throw new UsageError(`--state-dir ${c.stateDir}: cannot create it (${describeError(err)})`, { cause: err });
-    }
-    const lockPath = resolve(c.lockFile ?? join(stateDir, 'apiserver-watcher.lock'));
-    const lock = await acquireLock({
-      path: lockPath,
-      timeoutMs: c.lockTimeout,
-      onWait: () => log.warn({ lock: lockPath, timeout: formatDuration(c.lockTimeout) }, 'another watcher holds the lock; waiting'),
-    }).catch((err: unknown) => {
-      const flag = c.lockFile ? `--lock-file ${c.lockFile}` : `--state-dir ${c.stateDir}`;
-      throw isKubewardError(err, 'E_IO') ? new UsageError(`${flag}: ${(err as Error).message}`, { cause: err }) : err;
-    });
-    log.info({ lock: lockPath }, 'lock acquired');
-    let vips: VipSource | undefined;
-    try {
-      vips = new VipSource({
-        staticVips: c.vip,
-        dnsHost: c.vipFromDns,
-        refreshMs: c.dnsRefresh,
-        resolve: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
-        clock: systemClock,
-        log,
-        onChange: () => watcher.vipsChanged(),
-      });
-      const dnsError = await vips.start();
-      if (vips.current.length === 0) {
-        throw new KubewardError('E_STATE', `--vip-from-dns ${c.vipFromDns}: no VIP found (${dnsError ?? 'no addresses'}) and no --vip given`);
-      }
-    } catch (err) {
-      // Nothing may outlive a failed start: the refresh timer and the lock child would keep the
-      // process alive after "shutdown complete", holding the lock against the next watcher.
-      vips?.close();
-      await lock.release();
-      throw err;
-    }
-    const source = vips;
-    const watcher = new Watcher({
-      intervalMs: c.interval,
-      heartbeatMs: c.heartbeat,
-      hysteresis: { rise: c.rise, fall: c.fall, fastDownOnRefused: c.fastDownOnRefused },
-      probe: (signal) => probeHttps(probeOpts, signal),
-      files,
-      vips: () => source.current,
+  run: (c, ctx) => runWatchMode(c, ctx),
+};
+
+/** The watch mode's run; kubeward agent may pass the probe (the proxy's check results). */
+export async function runWatchMode(c: WatchConfig, { log, registry, shutdown }: ModeContext<WatchConfig>, hooks: { probe?: (signal: AbortSignal) => Promise<ProbeResult> } = {}): Promise<DaemonHandle> {
+  const probeOpts: HttpsProbeOptions = {
+    url: new URL(c.healthUrl),
+    timeoutMs: c.timeout,
+    insecureSkipTlsVerify: c.insecureSkipTlsVerify,
+    ...(await loadTlsMaterial(c)),
+    tokenFile: c.tokenFile && resolve(c.tokenFile),
+    servername: c.tlsServerName,
+  };
+  const stateDir = resolve(c.stateDir);
+  const files = new StateFiles(stateDir, c.heartbeatDir === 'state-dir' ? undefined : resolve(c.heartbeatDir ?? defaultHeartbeatDir(stateDir)));
+  try {
+    await files.ensureDir();
+  } catch (err) {
+    throw new UsageError(`--state-dir ${c.stateDir}: cannot create it (${describeError(err)})`, { cause: err });
+  }
+  const lockPath = resolve(c.lockFile ?? join(stateDir, 'apiserver-watcher.lock'));
+  const lock = await acquireLock({
+    path: lockPath,
+    timeoutMs: c.lockTimeout,
+    onWait: () => log.warn({ lock: lockPath, timeout: formatDuration(c.lockTimeout) }, 'another watcher holds the lock; waiting'),
+  }).catch((err: unknown) => {
+    const flag = c.lockFile ? `--lock-file ${c.lockFile}` : `--state-dir ${c.stateDir}`;
+    throw isKubewardError(err, 'E_IO') ? new UsageError(`${flag}: ${(err as Error).message}`, { cause: err }) : err;
+  });
+  log.info({ lock: lockPath }, 'lock acquired');
+  let vips: VipSource | undefined;
+  try {
+    vips = new VipSource({
+      staticVips: c.vip,
+      dnsHost: c.vipFromDns,
+      refreshMs: c.dnsRefresh,
+      resolve: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
       clock: systemClock,
       log,
-      metrics: new WatchMetrics(registry),
-      pid: process.pid,
+      onChange: () => watcher.vipsChanged(),
     });
-    // Close order: stop probing and publish the exit state, stop DNS refresh, release the lock
-    // (only after the last write), then the admin listener. A fatal error (the last-resort
-    // handler) runs the same steps, so .down is published on the way out.
-    const w = watcher;
-    shutdown.add('stop probing and publish exit state', () => w.stop(c.onExit, shutdown.reason ?? 'signal'), c.timeout + 5000);
-    shutdown.add('stop VIP refresh', () => source.close());
-    shutdown.add('release lock', () => lock.release());
-    log.info({ healthUrl: c.healthUrl, vips: source.current, stateDir, interval: formatDuration(c.interval), rise: c.rise, fall: c.fall }, 'watching');
-    watcher.start();
-    return {
-      readiness: () => w.readiness(),
-      status: () => ({ ...w.status(), healthUrl: c.healthUrl, stateDir, lockFile: lockPath, onExit: c.onExit, dnsError: source.lastDnsError ?? null }),
-    };
-  },
-};
+    const dnsError = await vips.start();
+    if (vips.current.length === 0) {
+      throw new KubewardError('E_STATE', `--vip-from-dns ${c.vipFromDns}: no VIP found (${dnsError ?? 'no addresses'}) and no --vip given`);
+    }
+  } catch (err) {
+    // Nothing may outlive a failed start: the refresh timer and the lock child would keep the
+    // process alive after "shutdown complete", holding the lock against the next watcher.
+    vips?.close();
+    await lock.release();
+    throw err;
+  }
+  const source = vips;
+  const watcher = new Watcher({
+    intervalMs: c.interval,
+    heartbeatMs: c.heartbeat,
+    hysteresis: { rise: c.rise, fall: c.fall, fastDownOnRefused: c.fastDownOnRefused },
+    probe: hooks.probe ?? ((signal) => probeHttps(probeOpts, signal)),
+    files,
+    vips: () => source.current,
+    clock: systemClock,
+    log,
+    metrics: new WatchMetrics(registry),
+    pid: process.pid,
+  });
+  // Close order: stop probing and publish the exit state, stop DNS refresh, release the lock
+  // (only after the last write), then the admin listener. A fatal error (the last-resort
+  // handler) runs the same steps, so .down is published on the way out.
+  const w = watcher;
+  shutdown.add('stop probing and publish exit state', () => w.stop(c.onExit, shutdown.reason ?? 'signal'), c.timeout + 5000);
+  shutdown.add('stop VIP refresh', () => source.close());
+  shutdown.add('release lock', () => lock.release());
+  log.info({ healthUrl: c.healthUrl, vips: source.current, stateDir, interval: formatDuration(c.interval), rise: c.rise, fall: c.fall }, 'watching');
+  watcher.start();
+  return {
+    readiness: () => w.readiness(),
+    status: () => ({ ...w.status(), healthUrl: c.healthUrl, stateDir, lockFile: lockPath, onExit: c.onExit, dnsError: source.lastDnsError ?? null }),
+  };
+}
 
 /** Reads and checks the CA, client certificate, key and token at start: bad material is exit 2, not a crash at the first probe. */
 async function loadTlsMaterial(c: WatchConfig): Promise<Pick<HttpsProbeOptions, 'ca' | 'cert' | 'key'>> {
@@ -215,3 +219,5 @@ async function readFlagFile(key: string, path: string): Promise<string> {
 }
 
 export const watchCommand = () => buildModeCommand(spec);
+/** The mode's declaration, for kubeward agent (a watch section has the same keys). */
+export { spec as watchMode };

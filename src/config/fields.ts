@@ -5,6 +5,10 @@ import { z } from 'zod';
 import { LOG_LEVELS } from '../base/logger.ts';
 import { MAX_TIMER_MS, formatDuration, parseDuration } from '../base/duration.ts';
 
+// Schemas are checked a few times per process (start, reload): zod's JIT, which compiles each
+// object schema with new Function, costs more memory than it saves time here.
+z.config({ jitless: true });
+
 /** Every duration is at most this long unless its field says otherwise (documented in the README). */
 export const DEFAULT_MAX_DURATION_MS = 24 * 3_600_000;
 

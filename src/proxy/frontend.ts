@@ -30,6 +30,8 @@ export interface FrontendDeps {
   reusePort?: boolean;
   /** Read slices for every socket of the process's frontends. */
   buffers: ReadBufferPool;
+  /** Told every check result after it is applied (see StartProxyOptions.onCheckResult). */
+  onCheckResult?: (frontend: string, upstream: string, result: ProbeResult) => void;
 }
 
 export type CloseWhy = 'dead' | 'drained' | 'removed';
@@ -361,6 +363,7 @@ export class Frontend {
     this.#deps.metrics.checkSeconds.observe(labels, result.latencyMs / 1000);
     this.#trackLocalFault(key, result);
     this.#apply(key, this.list.recordCheck(key, result, this.#deps.clock.now()), 'check');
+    this.#deps.onCheckResult?.(this.name, key, result);
   }
 
   /** A local fault streak starts with the first upstream whose check hit one and ends when none has; logged once each way. */

@@ -16,6 +16,7 @@ import { ReadBufferPool } from './read-buffer-pool.ts';
 import { countOpenFds, planConnectionCaps, readFdLimit } from './fd-budget.ts';
 import { ADMIN_MAX_CONNECTIONS } from '../admin/admin-server.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
+import type { ProbeResult } from '../probe/probe-result.ts';
 import { readUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
 
@@ -33,6 +34,8 @@ export interface StartProxyOptions {
   readBufferBytes?: number;
   /** The file descriptor limit the connection caps are derived from; default: the process's; null: none. */
   fdLimit?: number | null;
+  /** Every health check result, after the proxy applied it (kubeward agent: the watcher's verdicts). */
+  onCheckResult?: (frontend: string, upstream: string, result: ProbeResult) => void;
 }
 
 export interface ReloadSummary {
@@ -71,7 +74,7 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
   let retired: Frontend[] = [];
   const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => frontends.map((f) => f.sample()));
   const local = localHostTest();
-  const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local, reusePort: opts.reusePort, buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }) };
+  const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local, reusePort: opts.reusePort, onCheckResult: opts.onCheckResult, buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }) };
   const discoveries = new Map<string, { d: KubernetesDiscovery; key: string }>();
   const startFrontend = async (fc: ProxyConfig['frontends'][number], check: LoadedHealthCheck): Promise<Frontend> => {
     const cached = fc.discovery ? await loadCachedList(fc.name, fc.discovery.cacheFile, log) : undefined;

@@ -6,7 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../testkit/wait-for.ts';
-import { NODE, REPO, stopChild, type LabNet } from './lab-net.ts';
+import { kubewardArgv } from '../../testkit/kubeward-process.ts';
+import { stopChild, type LabNet } from './lab-net.ts';
 import type { NsAgent } from './ns-agent.ts';
 
 const ADMIN = '127.0.0.1:9451';
@@ -40,7 +41,7 @@ export class RoutesProcess {
   constructor(net: LabNet, ns: string, agent: NsAgent, args: string[], env: Record<string, string> = {}) {
     this.#agent = agent;
     const prefix = Object.keys(env).length ? ['env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)] : [];
-    const argv = [...prefix, NODE, join(REPO, 'src', 'cli', 'main.ts'), 'routes', '--admin-address', ADMIN, '--log-format', 'json', ...args];
+    const argv = [...prefix, ...kubewardArgv(['routes', '--admin-address', ADMIN, '--log-format', 'json', ...args])];
     this.child = net.spawn(ns, argv);
     this.child.stdout!.resume();
     createInterface({ input: this.child.stderr! }).on('line', (l) => this.logs.push(l));

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
 import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
 
 type Greeted = Awaited<ReturnType<typeof openGreeted>>;
@@ -16,7 +17,7 @@ type Greeted = Awaited<ReturnType<typeof openGreeted>>;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function runCli(t: TestContext, args: string[]): { child: ChildProcess; out: { stderr: string }; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['src/cli/main.ts', 'proxy', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(NODE, [MAIN, 'proxy', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   const out = { stderr: '' };
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
 import type { FrontendConfig, ProxyConfig } from '../../src/proxy/proxy-config.ts';
 import { frontendConfig, listenPort, openGreeted, startTestProxy, startUpstreams, upstreamState, waitForState, type TcpUpstream } from './proxy-fixtures.ts';
 
@@ -151,7 +152,7 @@ test('the CLI reloads on SIGHUP and on a file change with --watch-config, and ke
   const yaml = (upstreams: TcpUpstream[], extra = '') =>
     `healthCheck: tcp\ninterval: 100ms\nfrontends:\n  - name: api\n    listen: ["127.0.0.1:${port}"]\n    upstreams: [${upstreams.map((u) => `"127.0.0.1:${u.address.port}"`).join(', ')}]\n${extra}`;
   await writeFile(file, yaml([ups[0]!]));
-  const child = spawn(process.execPath, ['src/cli/main.ts', 'proxy', '--config', file, '--watch-config', '--admin-address', `127.0.0.1:${admin}`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(NODE, [MAIN, 'proxy', '--config', file, '--watch-config', '--admin-address', `127.0.0.1:${admin}`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   t.after(() => {

@@ -1,0 +1,145 @@
+// `kubeward agent`: proxy, watch and routes in one process from one config file, a section per mode
+// with the keys of the mode alone. One logger, one metrics registry, one admin listener (all from
+// mode-command.ts), one ordered shutdown: watch publishes its exit state first, routes removes its
+// rules, then the proxy drains. With both proxy and watch, the watcher takes the proxy's checks of
+// the local apiserver as its probes when they are the same request (src/agent/shared-check.ts).
+import { z } from 'zod';
+import { Shutdown } from '../base/lifecycle.ts';
+import { UsageError } from '../base/errors.ts';
+import { commonFields } from '../config/fields.ts';
+import type { Readiness } from '../admin/admin-server.ts';
+import { buildModeCommand, type DaemonHandle, type ModeConfig, type ModeContext, type ModeSpec } from './mode-command.ts';
+import type { proxyFields } from '../proxy/proxy-config.ts';
+
+/**
+ * The modes an agent runs, in start order. Each is imported only when its section is present, so
+ * an agent without routes never loads the routes code (and a proxy without discovery never loads
+ * the Kubernetes client).
+ */
+const MODES = ['proxy', 'watch', 'routes'] as const;
+type AgentMode = (typeof MODES)[number];
+/** Shutdown order: the quick, node-visible steps first, the proxy's drain (up to its grace) last. */
+const SHUTDOWN_ORDER: readonly AgentMode[] = ['watch', 'routes', 'proxy'];
+
+/** A section: any object; it is checked by its mode's own schema once the mode is loaded. */
+const section = z.record(z.string(), z.unknown(), { error: 'expected a mapping of the mode\'s keys (see "kubeward <mode> --help")' }).optional();
+const fields = { proxy: section, watch: section, routes: section };
+type AgentConfig = ModeConfig<typeof fields>;
+
+const helpAfter = `
+The config file has a section per mode, each with the keys of that mode alone (camelCase, as in
+"kubeward <mode> --config"); log and admin settings are top-level and shared:
+
+  logFormat: json
+  adminAddress: 127.0.0.1:9456
+  proxy:  { listen: ["127.0.0.1:6443"], upstream: ["10.0.0.11:6443", "10.0.0.12:6443"], caFile: /etc/kubernetes/pki/ca.crt }
+  watch:  { vip: [10.0.0.100], healthUrl: "https://10.0.0.11:6443/readyz", caFile: /etc/kubernetes/pki/ca.crt }
+  routes: { provider: azure }
+
+Any combination of sections runs; /metrics, /readyz (ready when every mode is) and /status (one
+entry per mode) are served once. With proxy and watch, the watcher uses the proxy's checks of the
+health URL's upstream instead of probing it again when the two are the same request (README).
+SIGHUP reloads the proxy section. The proxy runs as one process here (workers: 1).`;
+
+const agentSpec: ModeSpec<typeof fields> = {
+  name: 'agent',
+  summary: 'proxy, watch and routes in one process from one config file (one admin listener, logger, registry, shutdown)',
+  helpAfter,
+  adminPort: 9456,
+  fields,
+  flags: [],
+  check: (c) => {
+    if (!MODES.some((m) => c[m] !== undefined)) return `--config FILE: no mode section; give at least one of ${MODES.join(', ')}`;
+    return undefined;
+  },
+  run: async (c, ctx) => {
+    const common = { logFormat: c.logFormat, logLevel: c.logLevel, adminAddress: c.adminAddress };
+    const shutdowns = new Map<AgentMode, Shutdown>();
+    for (const m of SHUTDOWN_ORDER) {
+      if (c[m] === undefined) continue;
+      const s = new Shutdown(ctx.log.child({ agentMode: m }));
+      shutdowns.set(m, s);
+      // The mode's own steps keep their own bounds; this bound only stops a stuck mode holding the rest.
+      ctx.shutdown.add(`${m}: its shutdown steps`, () => s.run('agent shutting down'), m === 'proxy' ? 10 * 60_000 : 2 * 60_000);
+    }
+    const handles = new Map<AgentMode, DaemonHandle>();
+    const modeCtx = <C>(m: AgentMode, reload?: () => Promise<C>): ModeContext<C> => ({
+      log: ctx.log.child({ agentMode: m }),
+      registry: ctx.registry,
+      shutdown: shutdowns.get(m)!,
+      adminAddress: ctx.adminAddress,
+      configPath: ctx.configPath,
+      reloadConfig: reload,
+    });
+    // Only with both proxy and watch: the feed from the proxy's checks to the watcher.
+    const sharing = c.proxy !== undefined && c.watch !== undefined ? await import('../agent/shared-check.ts') : undefined;
+    const feed = sharing ? new sharing.CheckResultFeed() : undefined;
+
+    if (c.proxy !== undefined) {
+      const { proxyMode, runProxyMode } = await import('./proxy.ts');
+      const load = async (cfg: AgentConfig): Promise<ModeConfig<typeof proxyFields>> => {
+        const pc = checkSection('proxy', proxyMode, { ...common, ...cfg.proxy });
+        if (pc.workers !== undefined && pc.workers !== 1) throw new UsageError('proxy.workers: the agent runs the proxy in its own process; remove the key (or run "kubeward proxy" for workers)');
+        return pc;
+      };
+      const pc = await load(c);
+      const reload = async () => load(await ctx.reloadConfig!());
+      handles.set('proxy', await runProxyMode(pc, modeCtx('proxy', reload), { onCheckResult: feed ? (f, u, r) => feed.push(f, u, r) : undefined }));
+    }
+    if (c.watch !== undefined) {
+      const [{ watchMode, runWatchMode }, { resolveProxyConfig }] = await Promise.all([import('./watch.ts'), import('../proxy/proxy-config.ts')]);
+      const wc = checkSection('watch', watchMode, { ...common, ...c.watch });
+      let probe: ((signal: AbortSignal) => Promise<import('../probe/probe-result.ts').ProbeResult>) | undefined;
+      if (sharing && feed) {
+        const { proxyMode } = await import('./proxy.ts');
+        const decision = sharing.decideSharedCheck(wc, resolveProxyConfig(checkSection('proxy', proxyMode, { ...common, ...c.proxy })).frontends);
+        if (decision.shared) {
+          probe = (signal) => feed.next(decision.frontend, decision.upstream, decision.waitMs, signal);
+          ctx.log.info({ frontend: decision.frontend, upstream: decision.upstream, healthUrl: wc.healthUrl }, 'agent: the watcher uses the proxy\'s checks of the local apiserver');
+        } else {
+          ctx.log.info({ reason: decision.reason, healthUrl: wc.healthUrl }, 'agent: the watcher probes the local apiserver itself');
+        }
+      }
+      handles.set('watch', await runWatchMode(wc, modeCtx('watch'), { probe }));
+    }
+    if (c.routes !== undefined) {
+      const { routesMode } = await import('./routes.ts');
+      const rc = checkSection('routes', routesMode, { ...common, ...c.routes });
+      const h = await routesMode.run(rc, modeCtx('routes'));
+      if (typeof h === 'number') throw new UsageError('routes: stopped at start');
+      handles.set('routes', h);
+    }
+    return combine(handles);
+  },
+};
+
+/** Checks a section with the mode's own schema and cross-key check; errors name the section. */
+function checkSection<F extends z.ZodRawShape>(name: AgentMode, spec: ModeSpec<F>, data: Record<string, unknown>): ModeConfig<F> {
+  const schema = z.strictObject({ ...commonFields, adminAddress: z.unknown(), ...spec.fields });
+  const r = schema.safeParse(data);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const where = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map((k) => `"${name}.${k}"`).join(', ')}; check it against "kubeward ${name} --help"` : `key "${[name, ...issue.path.map(String)].join('.')}": ${issue.message}`;
+    throw new UsageError(`config: ${where}`);
+  }
+  const cfg = r.data as ModeConfig<F>;
+  const problem = spec.check?.(cfg);
+  if (problem) throw new UsageError(`config section ${name}: ${problem}`);
+  return cfg;
+}
+
+function combine(handles: ReadonlyMap<AgentMode, DaemonHandle>): DaemonHandle {
+  const readiness = (): Readiness => {
+    const notReady = [...handles].map(([m, h]) => [m, h.readiness()] as const).filter(([, r]) => !r.ready);
+    return notReady.length === 0 ? { ready: true, reason: `${[...handles.keys()].join(', ')} ready` } : { ready: false, reason: notReady.map(([m, r]) => `${m}: ${r.reason}`).join('; ') };
+  };
+  const finished = [...handles.values()].flatMap((h) => (h.finished ? [h.finished] : []));
+  return {
+    readiness,
+    status: () => Object.fromEntries([...handles].map(([m, h]) => [m, h.status()])),
+    adminRoutes: [...handles.values()].flatMap((h) => h.adminRoutes ?? []),
+    finished: finished.length > 0 ? Promise.race(finished) : undefined,
+  };
+}
+
+export const agentCommand = () => buildModeCommand(agentSpec);

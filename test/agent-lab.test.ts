@@ -1,0 +1,90 @@
+// kubeward agent end to end in network namespaces (scenario 12 of the routes lab, in one process):
+// on m1 the agent runs the proxy (to the local apiserver), the watcher on the proxy's checks and
+// routes. A failing /readyz moves m1's VIP traffic to the LB and its recovery brings it back; the
+// proxy fails over between the local apiserver and m2 meanwhile; SIGTERM withdraws the redirect.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createInterface } from 'node:readline';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createTestCa } from '../testkit/certs.ts';
+import { waitFor } from '../testkit/wait-for.ts';
+import { kubewardArgv } from '../testkit/kubeward-process.ts';
+import { labSkipReason, stopChild } from './lab/lab-net.ts';
+import { VIP4 } from './lab/cloud-lab.ts';
+import { newLab } from './lab/lab-fixtures.ts';
+import { makeStateDir, type RoutesStatus } from './lab/routes-process.ts';
+import { startStandin, whoServes } from './lab/apiserver-standin-process.ts';
+
+const skip = (await labSkipReason()) ?? false;
+const ADMIN = '127.0.0.1:9456';
+
+test('[S12 agent] proxy, watch and routes in one process: /readyz failing and recovering, proxy failover, SIGTERM', { skip }, async (t) => {
+  const lab = await newLab(t, 'azure');
+  const m1 = lab.master('m1');
+  await lab.setBackends(['m2']);
+  const ca = await createTestCa();
+  t.after(() => rm(ca.dir, { recursive: true, force: true }));
+  const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1', `IP:${VIP4}`]);
+  for (const m of lab.masters) await m.agent.unserve(m.name);
+  const api1 = await startStandin(lab.net, 'm1', 'm1', cert.certFile, cert.keyFile);
+  await startStandin(lab.net, 'm2', 'm2', cert.certFile, cert.keyFile);
+  const dir = await makeStateDir(t);
+  const configFile = join(dir, 'agent.yaml');
+  await writeFile(configFile, [
+    `adminAddress: ${ADMIN}`,
+    'proxy:',
+    // The local apiserver first, m2 through the VIP's load balancer as the other upstream.
+    '  listen: ["127.0.0.1:16443"]',
+    `  upstream: ["127.0.0.1:6443", "${VIP4}:6443"]`,
+    `  caFile: ${ca.certFile}`,
+    '  interval: 200ms',
+    '  timeout: 500ms',
+    '  fall: 2',
+    '  shutdownGrace: 1s',
+    'watch:',
+    '  healthUrl: https://127.0.0.1:6443/readyz',
+    `  caFile: ${ca.certFile}`,
+    `  vip: [${VIP4}]`,
+    `  stateDir: ${dir}`,
+    '  interval: 200ms',
+    '  fall: 2',
+    '  heartbeat: 500ms',
+    'routes:',
+    '  provider: azure',
+    `  stateDir: ${dir}`,
+    '  staleAfter: 3s',
+    '',
+  ].join('\n'));
+  const logs: string[] = [];
+  const child = lab.net.spawn('m1', kubewardArgv(['agent', '--config', configFile]));
+  child.stdout!.resume();
+  createInterface({ input: child.stderr! }).on('line', (l) => logs.push(l));
+  t.after(() => stopChild(child, 'SIGKILL', 1000).then(() => undefined));
+  const status = async () => {
+    const r = await m1.agent.httpGet(`http://${ADMIN}/status`, 1000);
+    return 'status' in r && r.status === 200 ? (JSON.parse(r.body) as { routes: RoutesStatus; proxy: unknown; watch: unknown }) : undefined;
+  };
+  await waitFor(() => logs.some((l) => l.includes("the watcher uses the proxy's checks")), { timeoutMs: 15_000, what: `shared check log; logs: ${logs.slice(-3).join(' | ')}` });
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm1', { timeoutMs: 20_000, intervalMs: 100, what: 'watch says up, routes redirects' });
+  const s = await status();
+  assert.deepEqual(Object.keys(s ?? {}).sort(), ['proxy', 'routes', 'watch'], 'one admin listener with every mode');
+
+  let started = performance.now();
+  api1.command('readyz fail');
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm2', { timeoutMs: 10_000, intervalMs: 50, what: 'traffic to the LB after /readyz fails' });
+  t.diagnostic(`readyz failing → m1's VIP traffic on m2 after ${(performance.now() - started).toFixed(0)} ms (proxy checks every 200ms, fall 2)`);
+  // Proxy failover in the same process: with the local apiserver down, clients of 127.0.0.1:16443 reach m2.
+  await waitFor(async () => {
+    const r = await m1.agent.httpGet('https://127.0.0.1:16443/version', 1500);
+    return 'status' in r && (JSON.parse(r.body) as { server: string }).server === 'm2';
+  }, { timeoutMs: 10_000, intervalMs: 100, what: 'the proxy sends clients to m2' });
+
+  api1.command('readyz ok');
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm1', { timeoutMs: 10_000, intervalMs: 50, what: 'back to local after recovery' });
+
+  started = performance.now();
+  assert.equal(await stopChild(child, 'SIGTERM', 10_000), 0);
+  await waitFor(async () => (await whoServes(m1.agent)) === 'm2', { timeoutMs: 5000, intervalMs: 50, what: 'traffic to the LB after the agent got SIGTERM' });
+  t.diagnostic(`agent SIGTERM → m1's VIP traffic on m2 after ${(performance.now() - started).toFixed(0)} ms`);
+});
