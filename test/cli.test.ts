@@ -48,3 +48,17 @@ test('the installed entry point refuses an old Node with a clear message', async
   assert.equal(r.status, 2);
   assert.match(r.stderr, /kubeward needs Node.js 24 or newer; this is v\d+/);
 });
+
+test('an admin address already in use exits 2 with one line naming --admin-address, no stack trace', async (t) => {
+  const { createServer } = await import('node:net');
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  t.after(() => holder.close());
+  const port = (holder.address() as { port: number }).port;
+  const r = await runKubeward(['proxy', '--listen', '127.0.0.1:0', '--upstream', '127.0.0.1:1', '--health-check', 'tcp', '--admin-address', `127.0.0.1:${port}`]);
+  assert.equal(r.code, 2, r.stderr);
+  const plain = r.stderr.trimEnd().split('\n').filter((l) => !l.startsWith('{'));
+  assert.equal(plain.length, 1, r.stderr);
+  assert.match(plain[0]!, new RegExp(`^kubeward proxy: --admin-address 127\\.0\\.0\\.1:${port}: cannot listen \\(.*EADDRINUSE.*\\); pick a free port or "off"$`));
+  assert.doesNotMatch(r.stderr, /\n\s+at .+:\d+:\d+/, 'no stack trace');
+});

@@ -9,7 +9,7 @@ import { UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { adminAddress, commonFields, formatHostPort, type HostPort } from '../config/fields.ts';
 import { flagNameOf, mergeConfig, readConfigFile, type RawConfig } from '../config/load-config.ts';
 import { createMetricsRegistry } from '../admin/metrics-registry.ts';
-import { startAdminServer, type AdminRoute, type Readiness } from '../admin/admin-server.ts';
+import { startAdminServer, type AdminRoute, type AdminServer, type Readiness } from '../admin/admin-server.ts';
 
 export interface ModeFlag {
   /** Config key; the flag is its kebab-case form (healthUrl → --health-url). */
@@ -115,23 +115,25 @@ async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConf
   exitOnUncaught(shutdown, log);
   ignoreStraySignals(log);
   let handle: DaemonHandle | undefined;
-  const admin =
-    config.adminAddress === 'off'
-      ? undefined
-      : await startAdminServer({
-          address: config.adminAddress,
-          registry,
-          log,
-          readiness: () => handle?.readiness() ?? { ready: false, reason: 'starting' },
-          status: () => handle?.status() ?? { starting: true },
-          routes: () => handle?.adminRoutes ?? [],
-          // A mode that shares its listen addresses (proxy --reuse-port) shares the admin address too.
-          reusePort: (config as { reusePort?: unknown }).reusePort === true,
-        }).catch((err: unknown) => {
-          const where = formatHostPort(config.adminAddress as HostPort);
-          throw new UsageError(`--admin-address ${where}: cannot listen (${describeError(err)}); pick a free port or "off"`, { cause: err });
-        });
+  let admin: AdminServer | undefined;
   try {
+    // Inside the try: an admin address in use is bad usage (exit 2, one line), not a crash.
+    admin =
+      config.adminAddress === 'off'
+        ? undefined
+        : await startAdminServer({
+            address: config.adminAddress,
+            registry,
+            log,
+            readiness: () => handle?.readiness() ?? { ready: false, reason: 'starting' },
+            status: () => handle?.status() ?? { starting: true },
+            routes: () => handle?.adminRoutes ?? [],
+            // A mode that shares its listen addresses (proxy --reuse-port) shares the admin address too.
+            reusePort: (config as { reusePort?: unknown }).reusePort === true,
+          }).catch((err: unknown) => {
+            const where = formatHostPort(config.adminAddress as HostPort);
+            throw new UsageError(`--admin-address ${where}: cannot listen (${describeError(err)}); pick a free port or "off"`, { cause: err });
+          });
     const configPath = typeof opts.config === 'string' ? opts.config : undefined;
     const reloadConfig = () => loadModeConfig(spec, opts, adminDefault);
     const result = await spec.run(config, { log, registry, shutdown, adminAddress: admin?.address, configPath, reloadConfig });
@@ -141,7 +143,8 @@ async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConf
       return result;
     }
     handle = result;
-    if (admin) shutdown.add('admin listener', () => admin.close());
+    const listener = admin;
+    if (listener) shutdown.add('admin listener', () => listener.close());
     // A signal ends the daemon through the shutdown steps (exit 0); a fatal stop ends it with its code.
     const code = await Promise.race([handle.finished ?? new Promise<number>(() => {}), shutdown.finished.then(() => 0)]);
     await shutdown.run('daemon stopped');
