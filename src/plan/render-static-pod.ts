@@ -4,7 +4,7 @@
 import type { Inventory } from './inventory.ts';
 import type { LbFrontend } from './plan-endpoints.ts';
 import { kubewardAdminPort } from './render-kubeward-proxy.ts';
-import { quote, sha256 } from './render-text.ts';
+import { formatAddress, quote, sha256 } from './render-text.ts';
 
 interface Mount {
   name: string;
@@ -20,7 +20,13 @@ interface PodShape {
   mounts: Mount[];
   /** Port of a loopback /healthz, if the LB serves one. */
   healthPort?: number;
+  /** preStop command and the grace it needs (kubeward's hand-over to the replacing pod). */
+  preStop?: { command: string[]; graceSeconds: number };
 }
+
+/** How long the old pod waits for its successor to listen, and then drains (both bound the grace). */
+const HANDOVER_WAIT_S = 20;
+const SHUTDOWN_GRACE_S = 20;
 
 /**
  * Where the rendered config and the static pod go on the node, relative to "/": the config in
@@ -69,7 +75,14 @@ function shapeOf(inv: Inventory, frontends: LbFrontend[]): PodShape {
         podName: inv.lbPod.name,
         containerName: 'kubeward-proxy',
         image: inv.images.kubeward,
-        command: ['kubeward', 'proxy', '--config', '/etc/kubeward/proxy.yaml'],
+        // Upgrades without a gap, as deploy/proxy/static-pod.yaml: kubelet starts a changed static
+        // pod while the old one terminates. --reuse-port lets both hold the listen and admin
+        // addresses; the preStop hook keeps the old pod accepting until the new one listens.
+        command: ['kubeward', 'proxy', '--config', '/etc/kubeward/proxy.yaml', '--reuse-port', `--shutdown-grace=${SHUTDOWN_GRACE_S}s`],
+        preStop: {
+          command: ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts', ...frontends.flatMap((f) => f.listen.map((l) => formatAddress(l, f.port))), '--timeout', `${HANDOVER_WAIT_S}s`],
+          graceSeconds: HANDOVER_WAIT_S + SHUTDOWN_GRACE_S + 10,
+        },
         mounts: [
           { name: 'etc-kubeward', hostPath: '/etc/kubeward', mountPath: '/etc/kubeward' },
           ...(verified ? [certs] : []),
@@ -100,12 +113,14 @@ export function renderStaticPod(inv: Inventory, nodeName: string, frontends: LbF
     '  nodeSelector:',
     '    kubernetes.io/os: "linux"',
     '  priorityClassName: "system-node-critical"',
+    ...(s.preStop ? [`  terminationGracePeriodSeconds: ${s.preStop.graceSeconds}`] : []),
     '  containers:',
     `    - name: ${quote(s.containerName)}`,
     `      image: ${quote(s.image)}`,
     `      imagePullPolicy: ${quote(inv.lbPod.pullPolicy)}`,
   ];
   if (s.command) lines.push(`      command: [${s.command.map(quote).join(', ')}]`);
+  if (s.preStop) lines.push('      lifecycle:', '        preStop:', '          exec:', `            command: [${s.preStop.command.map(quote).join(', ')}]`);
   lines.push('      resources:', '        requests:', `          cpu: ${quote(inv.lbPod.cpuRequests)}`, `          memory: ${quote(inv.lbPod.memoryRequests)}`);
   if (s.healthPort !== undefined) {
     for (const probe of ['livenessProbe', 'readinessProbe']) {
