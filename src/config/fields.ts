@@ -25,15 +25,20 @@ export function duration(opts: { min?: number; max?: number } = {}) {
       return z.NEVER;
     }
     if (opts.min !== undefined && ms < opts.min) {
-      ctx.addIssue({ code: 'custom', message: `${quote(text)} is too short; the least accepted is ${formatDuration(opts.min)}` });
+      ctx.addIssue({ code: 'custom', message: `${plain(text)} is too short; the least accepted is ${formatDuration(opts.min)}` });
       return z.NEVER;
     }
     if (ms > max) {
-      ctx.addIssue({ code: 'custom', message: `${quote(text)} is too long; the most accepted is ${formatDuration(max)}` });
+      ctx.addIssue({ code: 'custom', message: `${plain(text)} is too long; the most accepted is ${formatDuration(max)}` });
       return z.NEVER;
     }
     return ms;
   });
+}
+
+/** A value shown as typed when it is a plain word (500ms, 1000h), quoted and escaped otherwise. */
+function plain(text: string): string {
+  return /^[\w.]{1,80}$/.test(text) ? text : quote(text);
 }
 
 /** A value as it may appear inside a one-line message: quoted, control characters escaped, cut at 80 characters. */
