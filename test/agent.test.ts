@@ -194,7 +194,7 @@ test('a watch whose probe differs from the proxy check probes on its own, and sa
 test('config errors exit 2 with a line naming the section and key', async () => {
   const cases: Array<[string, RegExp]> = [
     ['logLevel: info\n', /no mode section; give at least one of proxy, watch, routes/],
-    ['proxy:\n  listen: ["127.0.0.1:1"]\n  upstream: ["127.0.0.1:2"]\n  workers: 2\n', /proxy\.workers: the agent runs the proxy in its own process/],
+    ['proxy:\n  listen: ["127.0.0.1:1"]\n  upstream: ["127.0.0.1:2"]\n  healthCheck: tcp\n  workers: 2\n', /proxy\.workers: the agent runs the proxy in its own process/],
     ['watch:\n  vip: [10.0.0.1]\n  insecureSkipTlsVerify: true\n  intervall: 1s\n', /unknown key "watch\.intervall"/],
     ['watch:\n  vip: [10.0.0.1]\n  insecureSkipTlsVerify: true\n  interval: soon\n', /key "watch\.interval": "soon" is not a duration/],
     ['watch:\n  vip: [10.0.0.1]\n', /config section watch: --ca-file FILE/],
