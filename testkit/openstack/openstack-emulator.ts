@@ -27,6 +27,11 @@ export interface EmulatorOptions {
   maxAddressPairs?: number;
   /** Largest page Nova, Cinder and Octavia return (osapi_max_limit); 1000 like upstream. */
   maxPageSize?: number;
+  /**
+   * Called for every logged request with the project of its token (undefined for token requests and
+   * unknown tokens) and the wall-clock time; benchmarks count per project here, past the log's cap.
+   */
+  onRequest?: (entry: RequestLogEntry, meta: { projectId?: string; atMs: number }) => void;
 }
 
 export interface RequestLogEntry {
@@ -171,17 +176,18 @@ export class OpenStackEmulator {
     const hasVersion = VERSION_SEGMENTS[service].includes(segs[1] ?? '');
     const rest = '/' + segs.slice(hasVersion ? 2 : 1).join('/');
     const method = req.method ?? 'GET';
+    const projectId = this.#opts.onRequest ? this.store.tokens.get(String(req.headers['x-auth-token'] ?? ''))?.projectId : undefined;
     const fault = this.faults.take(service, method, rest);
     if (fault?.latencyMs) await new Promise((r) => setTimeout(r, fault.latencyMs));
     if (fault?.hang) {
-      this.#log({ service, method, path: url.pathname + url.search, status: 'hang', requestId });
+      this.#log({ service, method, path: url.pathname + url.search, status: 'hang', requestId }, projectId);
       return;
     }
     if (fault?.status) {
-      return this.#send(res, service, method, url.pathname + url.search, requestId, { status: fault.status, body: errorBody(service, fault.status, fault.message ?? `Injected fault (${fault.id})`, fault.type) });
+      return this.#send(res, service, method, url.pathname + url.search, requestId, { status: fault.status, body: errorBody(service, fault.status, fault.message ?? `Injected fault (${fault.id})`, fault.type) }, true, projectId);
     }
     const reply = await this.#serviceReply(req, url, service, hasVersion, rest, body);
-    this.#send(res, service, method, url.pathname + url.search, requestId, reply);
+    this.#send(res, service, method, url.pathname + url.search, requestId, reply, true, projectId);
   }
 
   async #serviceReply(req: IncomingMessage, url: URL, service: ServiceName, hasVersion: boolean, rest: string, body: unknown): Promise<Reply> {
@@ -226,7 +232,7 @@ export class OpenStackEmulator {
     }
   }
 
-  #send(res: ServerResponse, service: string, method: string, path: string, requestId: string, reply: Reply, logIt = true): void {
+  #send(res: ServerResponse, service: string, method: string, path: string, requestId: string, reply: Reply, logIt = true, projectId?: string): void {
     const headers: Record<string, string> = { 'x-openstack-request-id': requestId, ...reply.headers };
     if (service === 'compute') headers['x-compute-request-id'] = requestId;
     const text = reply.body === undefined ? '' : JSON.stringify(reply.body);
@@ -234,10 +240,11 @@ export class OpenStackEmulator {
     headers['content-length'] = String(Buffer.byteLength(text));
     res.writeHead(reply.status, headers);
     res.end(text);
-    if (logIt) this.#log({ service, method, path, status: reply.status, requestId });
+    if (logIt) this.#log({ service, method, path, status: reply.status, requestId }, projectId);
   }
 
-  #log(entry: RequestLogEntry): void {
+  #log(entry: RequestLogEntry, projectId?: string): void {
+    this.#opts.onRequest?.(entry, { projectId, atMs: Date.now() });
     this.requests.push(entry);
     if (this.requests.length > MAX_LOG) this.requests.splice(0, this.requests.length - MAX_LOG);
   }
