@@ -117,7 +117,12 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     const t0 = Date.now();
     const res = await fetch(`${emu.url}/_admin/bulk/projects`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ count: n, prefix: `c${n}`, servers: 3, serverName: 'kks-{project}-small-{n}' }),
+      // A healthy fleet: servers carry the tags and metadata flight wants, so a dry run finds nothing to repair.
+      body: JSON.stringify({
+        count: n, prefix: `c${n}`, servers: 3, serverName: 'kks-{project}-small-{n}',
+        serverTags: ['kubeward', 'kubeward:cluster={project}', 'kubeward:nodepool=small'],
+        serverMetadata: { provisioner: 'kubeward', 'kubeward:cluster': '{project}', 'kubeward:nodepool': 'small' },
+      }),
     });
     if (res.status !== 201) throw new Error(`bulk create: ${res.status} ${await res.text()}`);
     const projects = ((await res.json()) as { projects: BulkProject[] }).projects;
@@ -171,6 +176,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     if (proc.child.exitCode !== null) throw new Error(`the operator exited early (${proc.child.exitCode}): ${proc.stderr.slice(-800)}`);
     const after = await apiserverMetrics(kube);
     counting = false;
+    const operatorStatus: unknown = await fetch(`${admin}/status`, { signal: AbortSignal.timeout(4000) }).then((r) => r.json(), () => undefined);
     const stopMs = Date.now();
     await proc.stop();
 
@@ -212,7 +218,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       statusConflicts: kubeCounts.statusConflicts,
       kubeByResource: kubeCounts.byResource,
       osByKind,
-      ...{ warnLogs, errorLogs },
+      ...{ warnLogs, errorLogs, operatorStatus },
     };
   } finally {
     await proc?.stop();
