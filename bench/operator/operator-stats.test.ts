@@ -25,6 +25,8 @@ test('cycleStarts: a router read right after a group list is flight\'s; any othe
 test('lateness: only what goes past 1.5 × interval counts', () => {
   assert.deepEqual(lateness([0, 30_000, 75_000, 125_000], 30_000), [0, 0, 5000]);
   assert.deepEqual(lateness([5], 30_000), []);
+  assert.deepEqual(lateness([0, 30_000], 30_000, 60_000), [0], 'the next cycle is not due yet at the end');
+  assert.deepEqual(lateness([0, 30_000], 30_000, 100_000), [0, 25_000], 'a cluster that stopped cycling is late by the overdue time');
 });
 
 test('percentile by nearest rank, finite values only', () => {

@@ -36,11 +36,14 @@ export function cycleStarts(requests: readonly OsRequest[]): Record<CycleKind, n
 /**
  * How late each cycle after the first started, in ms: a cycle is due at most 1.5 × interval after
  * the previous one (0-50 % jitter, counted from when the previous ended, which the log does not show:
- * a cycle's own duration counts as lateness here, so the figure errs on the late side).
+ * a cycle's own duration counts as lateness here, so the figure errs on the late side). With endMs,
+ * a cycle that is overdue at the end of the observation counts too (a cluster that stopped cycling).
  */
-export function lateness(starts: readonly number[], intervalMs: number): number[] {
+export function lateness(starts: readonly number[], intervalMs: number, endMs?: number): number[] {
   const out: number[] = [];
   for (let i = 1; i < starts.length; i++) out.push(Math.max(0, starts[i]! - starts[i - 1]! - 1.5 * intervalMs));
+  const overdue = endMs === undefined || starts.length === 0 ? 0 : endMs - starts.at(-1)! - 1.5 * intervalMs;
+  if (overdue > 0) out.push(overdue);
   return out;
 }
 

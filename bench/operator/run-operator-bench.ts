@@ -13,14 +13,12 @@ import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
-import type { KubeObject } from '../../src/clients/kube/kube-types.ts';
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
-import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import { parseDuration } from '../../src/base/duration.ts';
 import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
 import { KubewardProcess } from '../../testkit/kubeward-process.ts';
-import type { BulkProject } from '../../testkit/openstack/admin-bulk.ts';
+import { bulkTenants, createManagedClusters } from '../../testkit/operator-fleet.ts';
 import { OpenStackEmulator } from '../../testkit/openstack/openstack-emulator.ts';
 import { freePort } from '../../testkit/wait-for.ts';
 import { readTreeUsage } from '../proc-stats.ts';
@@ -60,14 +58,6 @@ function parseOptions() {
   return { sizes: [...new Set(sizes)].sort((a, b) => a - b), durationS, intervalMs, out: values.out, concurrency };
 }
 
-/** Runs fn over items with at most `limit` in flight. */
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
-}
-
 /** The apiserver's own /metrics, with the admin token start.sh made. */
 function apiserverMetrics(kube: KubeTestServer): Promise<PromSample[]> {
   const token = readFileSync(kube.tokenFile, 'utf8').trim();
@@ -86,11 +76,6 @@ function requestKind(service: string, method: string, path: string): string {
   const p = path.split('?')[0]!.replace(/\/[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}/g, '/{id}').replace(/\/[0-9a-f]{32}/g, '/{id}');
   return `${method} ${service} ${p}`;
 }
-
-const cloudsYaml = (emu: OpenStackEmulator, p: BulkProject) => [
-  'clouds:', '  emu:', '    auth:', `      auth_url: ${emu.authUrl}`, `      username: ${p.userName}`, `      password: ${p.password}`, `      project_name: ${p.projectName}`,
-  '      user_domain_name: Default', '      project_domain_name: Default', '    region_name: RegionOne', '    interface: public', '    identity_api_version: 3', '',
-].join('\n');
 
 async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: KubeTestServer, api: KubeApi, kubeconfigText: string): Promise<SizeResult> {
   const ns = `opbench-n${n}`;
@@ -115,37 +100,9 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
   let proc: KubewardProcess | undefined;
   try {
     const t0 = Date.now();
-    const res = await fetch(`${emu.url}/_admin/bulk/projects`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      // A healthy fleet: servers carry the tags and metadata flight wants, so a dry run finds nothing to repair.
-      body: JSON.stringify({
-        count: n, prefix: `c${n}`, servers: 3, serverName: 'kks-{project}-small-{n}',
-        serverTags: ['kubeward', 'kubeward:cluster={project}', 'kubeward:nodepool=small'],
-        serverMetadata: { provisioner: 'kubeward', 'kubeward:cluster': '{project}', 'kubeward:nodepool': 'small' },
-      }),
-    });
-    if (res.status !== 201) throw new Error(`bulk create: ${res.status} ${await res.text()}`);
-    const projects = ((await res.json()) as { projects: BulkProject[] }).projects;
+    const projects = await bulkTenants(emu, `c${n}`, n);
     await ensureNamespace(api, ns);
-    const b64 = (s: string) => Buffer.from(s).toString('base64');
-    const clusters = api.resource<KubeObject & { spec: unknown; status?: unknown }>(KINDS.managedCluster);
-    const exists = (err: unknown) => (err as { status?: number }).status === 409;
-    await pool(projects, o.concurrency, async (p) => {
-      const name = p.projectName;
-      await api.secrets.create({ metadata: { name: `${name}-kubeconfig`, namespace: ns }, data: { kubeconfig: b64(kubeconfigText) } }).catch((e: unknown) => { if (!exists(e)) throw e; });
-      await api.secrets.create({ metadata: { name: `${name}-cloud`, namespace: ns }, data: { 'clouds.yaml': b64(cloudsYaml(emu, p)) } }).catch((e: unknown) => { if (!exists(e)) throw e; });
-      const mc = await clusters.create({
-        metadata: { name, namespace: ns },
-        spec: {
-          kubeconfigSecretRef: { name: `${name}-kubeconfig` },
-          cloudCredentialsSecretRef: { name: `${name}-cloud`, cloud: 'emu' },
-          clusterCIDR: '100.100.0.0/16',
-          openstack: { routerID: p.routerId, securityGroupName: p.securityGroupName, loadBalancerClusterName: name },
-          nodePools: [{ name: 'small' }],
-        },
-      });
-      await clusters.replaceStatus({ ...mc, status: { phase: 'Running' } });
-    });
+    await createManagedClusters(api, ns, kubeconfigText, projects.map((project) => ({ emu, project })), o.concurrency);
     process.stderr.write(`N=${n}: ${n} tenants and ManagedClusters made in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
     const before = await apiserverMetrics(kube);
@@ -182,7 +139,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
 
     const byCluster = projects.map((p) => cycleStarts(perProject.get(p.projectId) ?? []));
     const first = firstCycles(byCluster, startMs, ['routegc', 'flight']);
-    const late = byCluster.flatMap((c) => [...lateness(c.routegc, o.intervalMs), ...lateness(c.flight, o.intervalMs)]);
+    const late = byCluster.flatMap((c) => [...lateness(c.routegc, o.intervalMs, stopMs), ...lateness(c.flight, o.intervalMs, stopMs)]);
     const cycles = { routegc: byCluster.reduce((s, c) => s + c.routegc.length, 0), flight: byCluster.reduce((s, c) => s + c.flight.length, 0) };
     const kubeCounts = apiRequestDelta(before, after);
     const allCycles = cycles.routegc + cycles.flight;
