@@ -22,7 +22,7 @@ test('renderTable: one column per size in order, dashes for what was not measure
   assert.equal(lines[0], '| | N=10 | N=100 |');
   assert.equal(lines[1], '|---|---:|---:|');
   assert.ok(lines.includes('| CPU, s per minute (whole run) | 1.3 | — |'), text);
-  assert.ok(lines.includes('| event-loop delay, largest (ms) | — | — |'), text);
+  assert.ok(lines.includes('| event-loop delay, largest, start-up included (ms) | — | — |'), text);
   assert.ok(lines.includes('| RSS per cluster, slope from the size before (KiB) | — | 512 |'), text);
   assert.ok(lines.includes('| cycles seen (routegc + flight) | 60 | 600 |'), text);
 });
