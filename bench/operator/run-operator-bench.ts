@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
-import { parseDuration } from '../../src/base/duration.ts';
 import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
 import { KubewardProcess } from '../../testkit/kubeward-process.ts';
@@ -22,6 +21,7 @@ import { bulkTenants, createManagedClusters } from '../../testkit/operator-fleet
 import { OpenStackEmulator } from '../../testkit/openstack/openstack-emulator.ts';
 import { freePort } from '../../testkit/wait-for.ts';
 import { readTreeUsage } from '../proc-stats.ts';
+import { checkBenchOptions, type RawBenchOptions } from './bench-options.ts';
 import { checkTargets, renderTable, renderTargets, type SizeResult } from './operator-report.ts';
 import { apiRequestDelta, cycleStarts, firstCycles, lateness, parsePrometheus, percentile, steadyValue, sumOf, type OsRequest, type PromSample } from './operator-stats.ts';
 
@@ -37,25 +37,34 @@ function usage(message: string): never {
   process.exit(2);
 }
 
+const HELP = `Usage: npm run bench:operator -- [--sizes 100,500,1000] [--duration 150] [--interval 30s]
+       [--out bench/results] [--concurrency 16]
+Runs kubeward operator (routegc and flight, dry run) against the OpenStack emulator and a real
+kube-apiserver at each size; see docs/operator-scale.md.`;
+
 function parseOptions() {
-  const { values } = parseArgs({
-    options: {
-      sizes: { type: 'string', default: '100,500,1000' },
-      duration: { type: 'string', default: '150' },
-      interval: { type: 'string', default: '30s' },
-      out: { type: 'string', default: join(ROOT, 'bench/results') },
-      concurrency: { type: 'string', default: '16' },
-    },
-  });
-  const sizes = values.sizes.split(',').map((s) => Number(s.trim()));
-  if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 5000)) usage('--sizes must be whole numbers from 1 to 5000, comma-separated, e.g. --sizes 10,100');
-  const durationS = Number(values.duration);
-  if (!Number.isInteger(durationS) || durationS < 20 || durationS > 1800) usage('--duration must be whole seconds from 20 to 1800, e.g. --duration 150');
-  const intervalMs = parseDuration(values.interval);
-  if (intervalMs === undefined || intervalMs < 1000) usage('--interval must be a duration of at least 1s, e.g. --interval 30s');
-  const concurrency = Number(values.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) usage('--concurrency must be a whole number from 1 to 64');
-  return { sizes: [...new Set(sizes)].sort((a, b) => a - b), durationS, intervalMs, out: values.out, concurrency };
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        sizes: { type: 'string', default: '100,500,1000' },
+        duration: { type: 'string', default: '150' },
+        interval: { type: 'string', default: '30s' },
+        out: { type: 'string', default: join(ROOT, 'bench/results') },
+        concurrency: { type: 'string', default: '16' },
+        help: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (err) {
+    usage(`${(err as Error).message.split('\n')[0]} (see --help)`);
+  }
+  if (values.help) {
+    process.stdout.write(HELP + '\n');
+    process.exit(0);
+  }
+  const checked = checkBenchOptions(values as unknown as RawBenchOptions);
+  if ('error' in checked) usage(checked.error);
+  return checked;
 }
 
 /** The apiserver's own /metrics, with the admin token start.sh made. */
