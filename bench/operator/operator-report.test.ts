@@ -38,10 +38,12 @@ test('checkTargets: the first-cycle target is not measured without N=1,000, and 
   const big = checkTargets([result(500, { rssMiB: 300 }), result(1000, { firstCycleAllS: 12, rssMiB: 340, statusConflicts: 5, latenessP99S: 3 })]);
   assert.deepEqual(big.map((c) => c.holds), [false, true, false, false]);
   assert.match(big[1]!.measured, /^82 KiB per cluster \(N=500 to 1000\)/);
+  const close = checkTargets([result(5, { rssMiB: 210 }), result(10, { rssMiB: 200 })]);
+  assert.equal(close[1]!.holds, undefined, 'sizes 5 clusters apart give no memory verdict (a negative slope is noise)');
   assert.match(big[2]!.measured, /N=1000: 5 of 100/);
 
   const notDone = checkTargets([result(1000, { firstCycleAllS: undefined })]);
   assert.equal(notDone[0]!.holds, false, 'clusters that never had a first cycle fail the target');
   assert.equal(notDone[1]!.holds, undefined, 'one size gives no slope');
-  assert.match(renderTargets(notDone), /\| not measured \| needs two sizes \|/);
+  assert.match(renderTargets(notDone), /\| not measured \| needs two sizes at least 90 clusters apart \|/);
 });

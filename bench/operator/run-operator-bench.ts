@@ -162,7 +162,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     const statusWrites = Object.entries(kubeCounts.byResource).filter(([k]) => /^managedclusters\/status (PUT|PATCH|UPDATE)/.test(k)).reduce((s, [, v]) => s + v, 0);
     const warnLogs = proc.logs.filter((l) => l.level === 40).length;
     const errorLogs = proc.logs.filter((l) => l.level >= 50).length;
-    if (warnLogs + errorLogs) process.stderr.write(`N=${n}: the operator logged ${warnLogs} warnings and ${errorLogs} errors, e.g. ${JSON.stringify(proc.logs.find((l) => l.level >= 40)?.msg)}\n`);
+    if (warnLogs + errorLogs) process.stderr.write(`N=${n}: the operator logged ${warnLogs} warnings and ${errorLogs} errors, first: ${JSON.stringify(proc.logs.find((l) => l.level >= 40)).slice(0, 600)}\n`);
     return {
       n,
       durationS: Math.round((stopMs - startMs) / 1000),
