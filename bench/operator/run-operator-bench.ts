@@ -4,8 +4,8 @@
 // emulator (in this process; one bulk request makes the N tenants) and one real kube-apiserver that
 // is the management cluster and every workload cluster, at each size in turn, and writes
 // bench/results/operator-<date>.json. Bounded: each size runs --duration seconds after its set-up
-// (set-up and stop are capped at 240 s), and a watchdog ends everything after
-// sizes × (duration + 240) s.
+// (240 s per size are allowed for set-up and stop), and a watchdog ends everything after
+// sizes × (duration + 240) s + 2 min; Ctrl-C and SIGTERM clean up the same way.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -216,12 +216,16 @@ async function main(): Promise<void> {
   const date = new Date();
   const m = machine();
   const kube = await startKubeApiserver(); // bounded: start.sh gets 90 s
-  const watchdog = setTimeout(() => {
-    process.stderr.write('bench:operator: over its time bound; stopping\n');
+  // Over time, Ctrl-C or SIGTERM: the operator is killed by pid and the apiserver stopped, then exit.
+  const abort = (why: string, code: number) => {
+    process.stderr.write(`bench:operator: ${why}; stopping\n`);
     current?.child.kill('SIGKILL');
-    void kube.stop().finally(() => process.exit(1));
-  }, boundMs);
+    void kube.stop().finally(() => process.exit(code));
+  };
+  const watchdog = setTimeout(() => abort('over its time bound', 1), boundMs);
   watchdog.unref();
+  process.once('SIGINT', () => abort('interrupted', 130));
+  process.once('SIGTERM', () => abort('terminated', 143));
   const results: SizeResult[] = [];
   try {
     const api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
