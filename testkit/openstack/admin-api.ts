@@ -4,6 +4,7 @@ import { ApiFault, RouteTable, noContent, ok, type Ctx } from './http-kit.ts';
 import type { OpenStackEmulator } from './openstack-emulator.ts';
 import type { DelayKind, DelayRule } from './emulator-store.ts';
 import type { FaultSpec } from './fault-injector.ts';
+import { createProjectsInBulk, parseBulkSpec } from './admin-bulk.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -85,6 +86,8 @@ export function adminRoutes(emu: OpenStackEmulator): RouteTable {
   patch('servers', store.servers, ['created', 'updated']);
   patch('volumes', store.volumes, ['created_at', 'updated_at']);
   patch('loadbalancers', store.loadBalancers, ['created_at', 'updated_at']);
+  // Benchmarks: N projects with user, network, router and servers in one call (admin-bulk.ts).
+  t.add('POST', '/bulk/projects', (ctx) => ok({ projects: createProjectsInBulk(store, parseBulkSpec(ctx.body)) }, 201));
   t.add('POST', '/volumes', (ctx) => {
     const b = (ctx.body ?? {}) as Obj;
     const now = store.clock.now();

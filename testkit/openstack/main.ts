@@ -11,7 +11,9 @@ Serves Keystone v3, Nova 2.69, Neutron, Cinder v3, Octavia and a little Glance o
 Users: admin/admin (project admin, role admin) and demo/demo (project demo, role member).
 Admin API (no token): GET /_admin/state, POST /_admin/faults {"service":"network","path":"^/routers",
 "status":503,"times":2}, POST /_admin/delays {"kind":"volume-delete","delayMs":30000} or
-{"kind":"volume-delete","stuck":true}, POST /_admin/tokens/revoke, POST /_admin/clock/advance {"ms":1000}.`;
+{"kind":"volume-delete","stuck":true}, POST /_admin/tokens/revoke, POST /_admin/clock/advance {"ms":1000},
+POST /_admin/bulk/projects {"count":100,"prefix":"c","servers":3} (N tenants with user, network, router,
+group and servers in one call; the answer lists each tenant's password and ids).`;
 
 function main(): void {
   const { values } = parseArgs({

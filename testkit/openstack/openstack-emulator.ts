@@ -29,6 +29,11 @@ export interface EmulatorOptions {
   maxPageSize?: number;
   /** Neutron extension aliases to advertise (default NEUTRON_EXTENSIONS); revision-if-match and extraroute-atomic change behaviour. */
   neutronExtensions?: readonly string[];
+  /**
+   * Called for every logged request with the project of its token (undefined for token requests and
+   * unknown tokens) and the wall-clock time; benchmarks count per project here, past the log's cap.
+   */
+  onRequest?: (entry: RequestLogEntry, meta: { projectId?: string; atMs: number }) => void;
 }
 
 export interface RequestLogEntry {
@@ -176,10 +181,11 @@ export class OpenStackEmulator {
     const hasVersion = VERSION_SEGMENTS[service].includes(segs[1] ?? '');
     const rest = '/' + segs.slice(hasVersion ? 2 : 1).join('/');
     const method = req.method ?? 'GET';
+    const projectId = this.#opts.onRequest ? this.store.tokens.get(String(req.headers['x-auth-token'] ?? ''))?.projectId : undefined;
     const fault = this.faults.take(service, method, rest);
     if (fault?.latencyMs) await new Promise((r) => setTimeout(r, fault.latencyMs));
     if (fault?.hang) {
-      this.#log({ service, method, path: url.pathname + url.search, status: 'hang', requestId });
+      this.#log({ service, method, path: url.pathname + url.search, status: 'hang', requestId }, projectId);
       return;
     }
     if (fault?.body !== undefined) {
@@ -189,11 +195,11 @@ export class OpenStackEmulator {
       return;
     }
     if (fault?.status) {
-      return this.#send(res, service, method, url.pathname + url.search, requestId, { status: fault.status, body: errorBody(service, fault.status, fault.message ?? `Injected fault (${fault.id})`, fault.type) });
+      return this.#send(res, service, method, url.pathname + url.search, requestId, { status: fault.status, body: errorBody(service, fault.status, fault.message ?? `Injected fault (${fault.id})`, fault.type) }, true, undefined, projectId);
     }
     const reply = await this.#serviceReply(req, url, service, hasVersion, rest, body);
     const ifMatch = typeof req.headers['if-match'] === 'string' ? req.headers['if-match'] : undefined;
-    this.#send(res, service, method, url.pathname + url.search, requestId, reply, true, ifMatch);
+    this.#send(res, service, method, url.pathname + url.search, requestId, reply, true, ifMatch, projectId);
   }
 
   async #serviceReply(req: IncomingMessage, url: URL, service: ServiceName, hasVersion: boolean, rest: string, body: unknown): Promise<Reply> {
@@ -238,7 +244,7 @@ export class OpenStackEmulator {
     }
   }
 
-  #send(res: ServerResponse, service: string, method: string, path: string, requestId: string, reply: Reply, logIt = true, ifMatch?: string): void {
+  #send(res: ServerResponse, service: string, method: string, path: string, requestId: string, reply: Reply, logIt = true, ifMatch?: string, projectId?: string): void {
     const headers: Record<string, string> = { 'x-openstack-request-id': requestId, ...reply.headers };
     if (service === 'compute') headers['x-compute-request-id'] = requestId;
     const text = reply.body === undefined ? '' : JSON.stringify(reply.body);
@@ -246,10 +252,11 @@ export class OpenStackEmulator {
     headers['content-length'] = String(Buffer.byteLength(text));
     res.writeHead(reply.status, headers);
     res.end(text);
-    if (logIt) this.#log({ service, method, path, status: reply.status, requestId, ...(ifMatch !== undefined ? { ifMatch } : {}) });
+    if (logIt) this.#log({ service, method, path, status: reply.status, requestId, ...(ifMatch !== undefined ? { ifMatch } : {}) }, projectId);
   }
 
-  #log(entry: RequestLogEntry): void {
+  #log(entry: RequestLogEntry, projectId?: string): void {
+    this.#opts.onRequest?.(entry, { projectId, atMs: Date.now() });
     this.requests.push(entry);
     if (this.requests.length > MAX_LOG) this.requests.splice(0, this.requests.length - MAX_LOG);
   }
