@@ -337,7 +337,12 @@ export class RoutesAgent {
     this.#timers.clear();
     this.#d.reader.close();
     await this.#running;
-    if (!this.#o.cleanupOnExit) return this.#d.log.info('leaving our rules in place, so a restart has no hairpin gap (remove them with --cleanup-on-exit or kubeward routes --clean-up)');
+    if (!this.#o.cleanupOnExit) {
+      // The rules left behind match the state files as they are now: in kubeward agent the watcher
+      // publishes its exit state just before routes stops, and that verdict must not be lost.
+      await this.#sync('full').catch((err: unknown) => this.#d.log.warn({ err: describeError(err) }, 'last sync before exit failed; leaving the rules of the previous sync'));
+      return this.#d.log.info('leaving our rules in place, so a restart has no hairpin gap (remove them with --cleanup-on-exit or kubeward routes --clean-up)');
+    }
     await this.#d.backend.cleanup();
     this.#d.log.info({ backend: this.#d.backend.name }, 'removed our rules');
     if (this.#d.ovn) await this.#auxiliary('ovn reroute', async () => this.#d.log.info({ removed: await this.#d.ovn!.removeAll() }, 'removed our OVN reroute policies'), undefined);
