@@ -52,6 +52,8 @@ export interface ManagedClusterReconcilerOptions<R> extends ClusterRunnerOptions
   conditions?: boolean;
   /** A reason to leave this cluster alone now, or undefined to go ahead. */
   skip(mc: ManagedCluster, scope: ClusterScope): string | undefined;
+  /** Told of each skip, for the skips worth an event or a metric (default: the debug log only). */
+  skipped?(mc: ManagedCluster, reason: string): Promise<void>;
   build(ctx: ClusterContext): R;
   /** One run: the conditions to hold afterwards and, optionally, when to come back (default: the interval). */
   run(runner: R, ctx: { mc: ManagedCluster; scope: ClusterScope }, signal: AbortSignal): Promise<{ wishes: ConditionWish[]; requeueAfterMs?: number }>;
@@ -70,6 +72,7 @@ export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R
     const skip = o.skip(mc, scope);
     if (skip) {
       o.log.debug({ cluster: key, reason: skip }, `${o.component}: skipped`);
+      await o.skipped?.(mc, skip);
       return mc.metadata.deletionTimestamp ? {} : next();
     }
     const id = `${key}#${mc.metadata.uid ?? ''}`;
