@@ -114,12 +114,12 @@ export class FlightRunner {
     const repair: RepairKind = repairOf(action);
     const node = nodeOfAction(action);
     const labels = { cluster: this.#t.clusterName, repair, action: action.kind };
+    signal?.throwIfAborted();
     if (this.#t.dryRun) {
       this.#d.metrics.repairs.inc({ ...labels, result: 'dry-run' });
       await this.#d.emit({ type: 'Normal', reason: 'FlightWouldRepair', message: `dry run: would ${describeAction(action)}`, node });
       return;
     }
-    signal?.throwIfAborted();
     try {
       await this.#execute(action, signal);
       result.done.push(action);
@@ -183,6 +183,8 @@ export class FlightRunner {
   async #report(plan: FlightPlan, signal?: AbortSignal): Promise<void> {
     const { metrics, nodes, emit, clock } = this.#d;
     const cluster = this.#t.clusterName;
+    // A fence that fell while the view was read: this replica neither acts nor reports.
+    signal?.throwIfAborted();
     // Reasons of the last round that are gone now read 0, other clusters' series are untouched.
     for (const reason of this.#findingReasons) metrics.findings.set({ cluster, reason }, 0);
     this.#findingReasons = new Set(plan.findings.map((f) => f.reason));

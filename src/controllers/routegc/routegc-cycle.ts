@@ -115,6 +115,8 @@ export class RouteGcRunner {
     this.#memory = decision.memory;
     metrics.routesOrphaned.set(labels, decision.counts.orphaned);
     metrics.routesDuplicate.set(labels, decision.counts.duplicate);
+    // A fence that fell while the view was read: this replica neither acts nor reports.
+    signal?.throwIfAborted();
     await this.#reportLimit(decision);
     if (decision.refusal) {
       metrics.refused.inc({ ...labels, reason: decision.refusalCode ?? 'Refused' });
