@@ -2,7 +2,8 @@
 // election on, against a real kube-apiserver (management cluster and the cluster's own API in one)
 // and the OpenStack emulator: routegc removes an orphaned route of a Running cluster, flight repairs
 // a missing security group, the settings of both come from operator flags and the config file, and
-// a deleted cluster's deorbit completes only once every route of its CIDR is gone.
+// a deleted cluster's deorbit completes only once every route of its CIDR is gone, and a deleted
+// Orphan cluster that another finalizer holds keeps its routes.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -61,7 +62,7 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
   const clusters = () => api.resource<ManagedCluster>(KINDS.managedCluster);
 
   /** A Running ManagedCluster k1 on the emulator's router, one Node on server "a", and its Secrets. */
-  async function runningCluster(c: Cloud, name: string): Promise<{ ip: string; id: string; sgId: string }> {
+  async function runningCluster(c: Cloud, name: string, deletionPolicy: 'Delete' | 'Orphan' = 'Delete'): Promise<{ ip: string; id: string; sgId: string }> {
     const s1 = await c.server('a');
     for (const n of (await api.nodes.list()).items) await api.nodes.delete(undefined, n.metadata.name);
     const node = await api.nodes.create({ metadata: { name: 'node-a' }, spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` } } as Node);
@@ -78,7 +79,7 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
         clusterCIDR: '100.100.0.0/16',
         openstack: { routerID: c.routerId, securityGroupName: `${name}-sg`, loadBalancerClusterName: name },
         nodePools: [{ name: 'small' }],
-        deletionPolicy: 'Delete', // these clusters are deorbited when deleted (the default, Orphan, would let them go)
+        deletionPolicy, // Delete unless a test says otherwise: deorbited when deleted (Orphan lets them go)
       },
     });
     await clusters().replaceStatus({ ...mc, status: { phase: 'Running' } });
@@ -163,5 +164,27 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
     assert.ok(reasons.includes('WaitingForDeorbitRoutes') && reasons.includes('SuccessfulDeorbitRoutes'), reasons.join(','));
     await clusters().patch(NS, 'k2', { metadata: { finalizers: null } });
     await proc.stop();
+  });
+
+  test('an Orphan cluster held by another finalizer keeps its live routes once deorbit lets it go', async (t) => {
+    const c = await openCloud(t);
+    const s1 = await runningCluster(c, 'k3', 'Orphan');
+    const initial = [`100.100.1.0/24>${s1.ip}`, '10.200.0.0/16>10.0.0.99'];
+    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+    const { proc, admin } = await operator();
+    const finalizers = async () => (await clusters().get(NS, 'k3')).metadata.finalizers ?? [];
+    await waitFor(async () => (await finalizers()).includes('kubeward.io/deorbit'), { timeoutMs: 30_000, intervalMs: 200, what: 'deorbit\'s finalizer on k3' });
+    await clusters().delete(NS, 'k3');
+    await waitFor(async () => !(await finalizers()).includes('kubeward.io/deorbit'), { timeoutMs: 30_000, intervalMs: 200, what: `deorbit let k3 go; stderr: ${proc.stderr.slice(-400)}` });
+    assert.deepEqual(await finalizers(), ['test.kubeward.io/keep'], 'the other finalizer holds the object');
+    // routegc's next interval (1 s here) looks at the lingering object: it must say why it leaves the routes, not remove them.
+    await waitFor(async () => (await eventReasons('k3')).includes('RouteGCTerminationSkipped') || (await c.routes()).length < 2, {
+      timeoutMs: 30_000, intervalMs: 200, what: `routegc looked at the deleted Orphan cluster; stderr: ${proc.stderr.slice(-400)}`,
+    });
+    assert.deepEqual((await c.routes()).sort(), initial.sort(), 'the live route of the Orphan cluster is still there');
+    assert.ok((await eventReasons('k3')).includes('DeorbitSkipped'), 'deorbit said why it cleaned nothing up');
+    assert.ok((await metric(admin, /^kubeward_routegc_refused_cycles_total\{.*reason="DeletionPolicyOrphan"/)) >= 1, 'the refusal is counted');
+    await proc.stop();
+    await clusters().patch(NS, 'k3', { metadata: { finalizers: null } });
   });
 });

@@ -1,6 +1,7 @@
 // routegc's and flight's operator reconcilers against a real kube-apiserver (management and cluster
 // in one) and the OpenStack emulator: clients from the ManagedCluster's Secrets, events on the
-// ManagedCluster, skips outside Running, and the termination clean-up once the cluster is being deleted.
+// ManagedCluster, skips outside Running, and the termination clean-up once the cluster is being deleted
+// (only when deorbit's rule asks for one: deletionPolicy Delete or Terminating, never for Orphan).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -81,7 +82,19 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
     assert.ok(onMc.includes('RemovedOrphanedRoute'), onMc.join(','));
     assert.ok(onMc.includes('FlightRepaired'), onMc.join(','));
 
+    // Deleted with the default deletionPolicy (Orphan) and held by another finalizer: the object
+    // lingers, the cluster behind it may live on, and its routes are not routegc's to remove.
     await clusters.delete(NS, 'k1');
+    c.emu.requests = [];
+    assert.deepEqual(await gc(key, signal), {}, 'Orphan: skipped, not looked at again');
+    assert.equal(c.emu.requests.length, 0, 'not even a router read');
+    assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99', `100.100.1.0/24>${s1.ip}`], 'an Orphan cluster keeps its live routes');
+    const skipped = (await api.events.list(NS)).items.find((e) => e.involvedObject.uid === mc.metadata.uid && e.reason === 'RouteGCTerminationSkipped');
+    assert.match(skipped?.message ?? '', /deletionPolicy is Orphan and the cluster is not Terminating/);
+    assert.match(await registry.metrics(), /kubeward_routegc_refused_cycles_total\{cluster="tenant-a\/k1",reason="DeletionPolicyOrphan"\} 1/);
+
+    // The same rule deorbit follows: once the spec asks for a clean-up, termination removes the routes.
+    await clusters.patch(NS, 'k1', { spec: { deletionPolicy: 'Delete' } });
     assert.deepEqual(await gc(key, signal), {}, 'deleting: routes removed in one pass, nothing left');
     assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99'], 'termination removes every route in the cluster CIDR, and only those');
     assert.deepEqual(await fl(key, signal), {}, 'flight leaves a cluster being deleted alone');

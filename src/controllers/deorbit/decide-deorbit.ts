@@ -9,6 +9,7 @@ import {
   annotatedLoadBalancerIds, floatingIpsOf, isClusterNameDistinct, isLegacyVersion, isLoadBalancerService, matchLoadBalancers, seenLoadBalancerServices,
   servicesToDelete, type SeenService,
 } from './load-balancer-rules.ts';
+import { applyBudget } from '../managed-cluster/blast-budget.ts';
 import { judgeSnapshots } from './snapshot-rules.ts';
 import { claimsToDelete, judgeVolumes } from './volume-rules.ts';
 import {
@@ -61,8 +62,7 @@ export function decideDeorbit(input: DeorbitInput): DeorbitDecision {
 
 function decideWithView(nowMs: number, s: DeorbitSettings, target: DeorbitTarget, p: DeorbitProgress, sat: SatelliteView, cloud: CloudView): DeorbitDecision {
   const planned = plannedDeletes(sat, s.csiDrivers);
-  const budget = Math.max(0, s.maxDeletesPerPass);
-  const deletes = planned.slice(0, budget);
+  const { allowed: deletes, heldBack: deferred } = applyBudget(planned, s.maxDeletesPerPass);
   p.trackedLoadBalancers = [...new Set([...p.trackedLoadBalancers, ...annotatedLoadBalancerIds(sat.services)])].sort();
   p.seenServices = mergeSeen(p.seenServices, seenLoadBalancerServices(sat.services));
   const vols = judgeVolumes(sat.pvs, cloud.volumes, s.csiDrivers);
@@ -106,7 +106,6 @@ function decideWithView(nowMs: number, s: DeorbitSettings, target: DeorbitTarget
     events.push({ type: 'Warning', reason: RETAINED_VOLUMES_REASON, message: `not waiting for Cinder volumes that stay by design (Retain policy or unclaimed PV) ${listText(vols.retained)}` });
   }
   p.retainedVolumes = vols.retained;
-  const deferred = planned.slice(deletes.length);
   const heldBack = deferred.length;
   if (p.step === 'done') {
     p.finishedMs = nowMs;

@@ -1,6 +1,7 @@
 // The vocabulary of deorbit: settings, what one observation holds, the progress kept between
 // passes (status of the ManagedCluster, or memory in one-shot mode), and the decision of a pass.
 import type { PersistentVolume, PersistentVolumeClaim, Service, VolumeSnapshot } from '../../clients/kube/kube-types.ts';
+import type { ManagedClusterEvent } from '../managed-cluster/cluster-events.ts';
 import type { SeenService } from './load-balancer-rules.ts';
 import type { DeorbitMetrics } from './deorbit-metrics.ts';
 
@@ -155,11 +156,7 @@ export interface DeleteAction {
   uid?: string;
 }
 
-export interface DeorbitEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-}
+export type DeorbitEvent = ManagedClusterEvent;
 
 export type DeorbitOutcome = 'waiting' | 'done' | 'self-destruct' | 'attempt-failed' | 'failed';
 

@@ -1,6 +1,8 @@
 // One flight round for one cluster: observe (each input on its own, so one failing source only skips
 // the repairs that need it), decide (pure), then carry out every action independently: one failing
-// call is an event and a metric, never the end of the round.
+// call is an event and a metric, never the end of the round. The signal is the leader's fence (the
+// reconcile's abort): checked before, and passed into, every reboot, delete, metadata write, rule
+// change and Node condition write; once it falls the round ends there, with no event or metric.
 import type { Clock } from '../../base/clock.ts';
 import { describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
@@ -80,7 +82,7 @@ export class FlightRunner {
     try {
       servers = await cloud.listServers(signal);
     } catch (err) {
-      metrics.failedRounds.inc(labels);
+      if (!signal?.aborted) metrics.failedRounds.inc(labels);
       throw err;
     }
     const nodeList: ClusterNode[] | undefined = await soft('the cluster\'s Nodes', () => nodes.list(signal));
@@ -104,7 +106,7 @@ export class FlightRunner {
     }
     for (const a of plan.heldBack) metrics.heldBack.inc({ ...labels, kind: budgetKindOf(a) ?? a.kind });
     for (const action of plan.actions) await this.#carryOut(action, result, signal);
-    await this.#report(plan);
+    await this.#report(plan, signal);
     return result;
   }
 
@@ -112,6 +114,7 @@ export class FlightRunner {
     const repair: RepairKind = repairOf(action);
     const node = nodeOfAction(action);
     const labels = { cluster: this.#t.clusterName, repair, action: action.kind };
+    signal?.throwIfAborted();
     if (this.#t.dryRun) {
       this.#d.metrics.repairs.inc({ ...labels, result: 'dry-run' });
       await this.#d.emit({ type: 'Normal', reason: 'FlightWouldRepair', message: `dry run: would ${describeAction(action)}`, node });
@@ -123,6 +126,8 @@ export class FlightRunner {
       this.#d.metrics.repairs.inc({ ...labels, result: 'done' });
       await this.#d.emit({ type: 'Normal', reason: 'FlightRepaired', message: describeAction(action), node });
     } catch (err) {
+      // The fence fell during the call: not a failed repair, the end of this replica's round.
+      if (signal?.aborted) throw err;
       const error = describeError(err);
       result.failed.push({ action, error });
       this.#d.metrics.repairs.inc({ ...labels, result: 'failed' });
@@ -144,6 +149,8 @@ export class FlightRunner {
       case 'resync-security-group': {
         // A rule nobody can match (TEST-NET-1/32, port 9) added and removed again: agents resync the group.
         const id = await c.createRule({ security_group_id: a.groupId, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: 9, port_range_max: 9, remote_ip_prefix: '192.0.2.1/32', description: 'kubeward: forced resync' }, signal);
+        // A fence falling between the two leaves the unmatchable rule behind: it lets nothing in.
+        signal?.throwIfAborted();
         await c.deleteRule(id, signal);
         return;
       }
@@ -156,7 +163,10 @@ export class FlightRunner {
       case 'assign-role':
         return c.assignRole(a.role, signal);
       case 'add-tags':
-        for (const tag of a.tags) await c.addTag(a.instanceId, tag, signal);
+        for (const tag of a.tags) {
+          signal?.throwIfAborted();
+          await c.addTag(a.instanceId, tag, signal);
+        }
         return;
       case 'merge-metadata':
         return c.mergeMetadata(a.instanceId, a.metadata, signal);
@@ -170,9 +180,11 @@ export class FlightRunner {
     }
   }
 
-  async #report(plan: FlightPlan): Promise<void> {
+  async #report(plan: FlightPlan, signal?: AbortSignal): Promise<void> {
     const { metrics, nodes, emit, clock } = this.#d;
     const cluster = this.#t.clusterName;
+    // A fence that fell while the view was read: this replica neither acts nor reports.
+    signal?.throwIfAborted();
     // Reasons of the last round that are gone now read 0, other clusters' series are untouched.
     for (const reason of this.#findingReasons) metrics.findings.set({ cluster, reason }, 0);
     this.#findingReasons = new Set(plan.findings.map((f) => f.reason));
@@ -185,10 +197,12 @@ export class FlightRunner {
     }
     if (this.#t.dryRun) return;
     for (const c of plan.conditions) {
+      signal?.throwIfAborted();
       try {
-        const changed = await nodes.setCondition(c.node, { type: c.type, status: c.status, reason: c.reason, message: c.message }, clock.now());
+        const changed = await nodes.setCondition(c.node, { type: c.type, status: c.status, reason: c.reason, message: c.message }, clock.now(), signal);
         if (changed && c.status === 'True') await emit({ type: 'Warning', reason: c.reason, message: c.message, node: c.node });
       } catch (err) {
+        if (signal?.aborted) throw err;
         this.#d.log.warn({ cluster, node: c.node, condition: c.type, err: describeError(err) }, 'could not set Node condition');
       }
     }

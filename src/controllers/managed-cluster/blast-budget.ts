@@ -1,6 +1,7 @@
 // Per-cluster, per-round budgets for destructive actions (pure): whatever one round may do of each
 // kind, in decision order; the rest is held back to a later round and counted, so a wrong view can
-// never do more than a few actions' worth of harm before someone looks.
+// never do more than a few actions' worth of harm before someone looks. Every controller's budget
+// goes through here: flight's per kind, routegc's route removals and deorbit's deletions per pass.
 
 export type BudgetKind = 'reboot' | 'delete' | 'metadata' | 'rule' | 'route-removal';
 
@@ -18,6 +19,12 @@ export interface BudgetOutcome<T> {
   heldBack: T[];
   /** Held back per kind (only kinds that held something back). */
   heldBackByKind: Partial<Record<BudgetKind, number>>;
+}
+
+/** One budget for every item: the first `limit` in order are allowed, the rest held back. A zero or negative limit allows none. */
+export function applyBudget<T>(items: readonly T[], limit: number): { allowed: T[]; heldBack: T[] } {
+  const n = Math.max(0, limit);
+  return { allowed: items.slice(0, n), heldBack: items.slice(n) };
 }
 
 /**

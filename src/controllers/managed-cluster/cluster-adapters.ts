@@ -44,22 +44,23 @@ export function toClusterNode(n: Node): ClusterNode {
 /** The cluster's Nodes, as one list call (throws when the API cannot be read). */
 export interface ClusterNodes {
   list(signal?: AbortSignal): Promise<ClusterNode[]>;
-  /** Sets one condition in the Node's status when type, status, reason or message differ. */
-  setCondition(node: string, condition: Omit<Condition, 'lastTransitionTime'>, nowMs: number): Promise<boolean>;
+  /** Sets one condition in the Node's status when type, status, reason or message differ; an aborted signal writes nothing. */
+  setCondition(node: string, condition: Omit<Condition, 'lastTransitionTime'>, nowMs: number, signal?: AbortSignal): Promise<boolean>;
 }
 
 export function kubeClusterNodes(api: KubeApi): ClusterNodes {
   return {
     list: async () => (await api.nodes.list()).items.map(toClusterNode),
-    setCondition: async (name, c, nowMs) => {
-      const node = await api.nodes.get(undefined, name);
+    setCondition: async (name, c, nowMs, signal) => {
+      const node = await api.nodes.get(undefined, name, { signal });
       const old = node.status?.conditions?.find((x) => x.type === c.type);
       // A condition that was never True is not worth writing as False.
       if (!old && c.status === 'False') return false;
       const next = nextCondition(old, c, nowMs);
       if (!next) return false;
+      signal?.throwIfAborted();
       // Strategic merge keys conditions by type: the others on the Node stay as they are.
-      await api.nodes.patch(undefined, name, { status: { conditions: [next] } }, 'strategic', 'status');
+      await api.nodes.patch(undefined, name, { status: { conditions: [next] } }, 'strategic', 'status', { signal });
       return true;
     },
   };

@@ -1,5 +1,6 @@
 // Where routegc and flight report what they did: an event on the cluster's object (the ManagedCluster,
-// or only the log in single-cluster mode) and on the Node it concerns, when there is one.
+// or only the log in single-cluster mode) and on the Node it concerns, when there is one. The one
+// event shape of every ManagedCluster controller (deorbit's events have no Node).
 import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import type { KubeObject } from '../../clients/kube/kube-types.ts';
 import type { Logger } from '../../base/logger.ts';
@@ -10,6 +11,9 @@ export interface ClusterEvent {
   message: string;
   node?: string;
 }
+
+/** An event on the ManagedCluster alone (deorbit's, the termination route clean-up's): no Node. */
+export type ManagedClusterEvent = Omit<ClusterEvent, 'node'>;
 
 export type EmitEvent = (e: ClusterEvent) => Promise<void>;
 

@@ -1,4 +1,6 @@
-// Whether routegc and flight act on a cluster at all (pure): only Running clusters with a cloud (R4, F8).
+// Whether routegc and flight act on a cluster at all (pure): only Running clusters with a cloud (R4,
+// F8); and whether a deleted cluster's routes may be cleaned up, by the rule deorbit follows.
+import { isDeorbitRequested, type DeorbitRequestView } from './deorbit-lifecycle.ts';
 
 export interface GateInput {
   phase?: string;
@@ -11,5 +13,28 @@ export function skipReason(c: GateInput): string | undefined {
   if (c.noCloud) return 'the cluster has no cloud resources (noCloud)';
   if (c.deleting) return 'the cluster is being deleted';
   if (c.phase !== 'Running') return `phase is ${c.phase ?? 'unset'}, not Running`;
+  return undefined;
+}
+
+export interface TerminationGateInput extends DeorbitRequestView {
+  spec: DeorbitRequestView['spec'] & { noCloud?: boolean };
+}
+
+export interface TerminationRefusal {
+  code: 'NoCloud' | 'DeletionPolicyOrphan';
+  message: string;
+}
+
+/**
+ * Why the routes of a deleted cluster must be left alone, or undefined when termination may remove
+ * them. The rule is deorbit's own (isDeorbitRequested): a deleted object alone proves nothing, so an
+ * Orphan cluster (the default) that lingers on another finalizer keeps its live routes.
+ */
+export function terminationRefusal(c: TerminationGateInput): TerminationRefusal | undefined {
+  if (c.spec.noCloud) return { code: 'NoCloud', message: 'the cluster has no cloud resources (noCloud)' };
+  if (!isDeorbitRequested(c)) {
+    const policy = c.spec.deletionPolicy ?? 'Orphan (default)';
+    return { code: 'DeletionPolicyOrphan', message: `deletionPolicy is ${policy} and the cluster is not Terminating: its routes are left as they are; set spec.deletionPolicy: Delete to remove them` };
+  }
   return undefined;
 }

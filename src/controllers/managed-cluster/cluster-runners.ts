@@ -1,7 +1,9 @@
 // The one way a controller of `kubeward operator` gets from a queue key to a runner for that
 // ManagedCluster: read the object (forgetting runners of deleted clusters), gate it, derive its scope
 // (identity, validated CIDR, pools), connect its clients, and keep one runner per cluster until its
-// scope changes. Conditions are written through the one condition helper after every run.
+// scope changes. Conditions are written through the one condition helper after every run. The
+// reconcile's signal is the leader's fence: runs pass it into every destructive call, and no
+// condition is written once it has fallen.
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import { EventRecorder, type EventSink } from '../../clients/kube/event-recorder.ts';
@@ -52,6 +54,8 @@ export interface ManagedClusterReconcilerOptions<R> extends ClusterRunnerOptions
   conditions?: boolean;
   /** A reason to leave this cluster alone now, or undefined to go ahead. */
   skip(mc: ManagedCluster, scope: ClusterScope): string | undefined;
+  /** Told of each skip, for the skips worth an event or a metric (default: the debug log only). */
+  skipped?(mc: ManagedCluster, reason: string): Promise<void>;
   build(ctx: ClusterContext): R;
   /** One run: the conditions to hold afterwards and, optionally, when to come back (default: the interval). */
   run(runner: R, ctx: { mc: ManagedCluster; scope: ClusterScope }, signal: AbortSignal): Promise<{ wishes: ConditionWish[]; requeueAfterMs?: number }>;
@@ -70,6 +74,7 @@ export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R
     const skip = o.skip(mc, scope);
     if (skip) {
       o.log.debug({ cluster: key, reason: skip }, `${o.component}: skipped`);
+      await o.skipped?.(mc, skip);
       return mc.metadata.deletionTimestamp ? {} : next();
     }
     const id = `${key}#${mc.metadata.uid ?? ''}`;
@@ -83,10 +88,10 @@ export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R
     try {
       out = await o.run(hit.runner, { mc, scope }, signal);
     } catch (err) {
-      await writeConditions(mc, o.failed(err));
+      await writeConditions(mc, o.failed(err), signal);
       throw err;
     }
-    await writeConditions(mc, out.wishes);
+    await writeConditions(mc, out.wishes, signal);
     return out.requeueAfterMs !== undefined ? { requeueAfterMs: out.requeueAfterMs } : mc.metadata.deletionTimestamp ? {} : next();
   };
 }

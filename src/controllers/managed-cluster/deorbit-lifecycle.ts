@@ -1,6 +1,7 @@
 // Pure: what the deorbit controller does with a ManagedCluster at its current point of life, and
 // how deorbit progress maps to and from the resource's status (conditions included).
 import type { Condition } from '../../clients/kube/kube-types.ts';
+import { nextCondition, type ConditionWish } from './cluster-conditions.ts';
 import { listText } from '../deorbit/deorbit-events.ts';
 import { INITIAL_PROGRESS, type DeorbitProgress } from '../deorbit/deorbit-types.ts';
 import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type DeorbitStatus, type ManagedCluster } from './managed-cluster.ts';
@@ -106,32 +107,27 @@ const STEP_REASON: Record<DeorbitProgress['step'], string> = {
   'self-destructed': 'SelfDestructed',
 };
 
-/** The DeorbitComplete condition for progress (or for a protected cluster). */
 /** A dry-run pass: what the real controller would do, for the condition's message. */
 export interface DryRunReport {
   dryRun: string;
 }
 
-export function deorbitCondition(p: DeorbitProgress | 'protected' | DryRunReport, nowMs: number, previous?: Condition): Condition {
-  let status: Condition['status'];
-  let reason: string;
-  let message: string;
+/** What the DeorbitComplete condition should say for progress (or a protected cluster, or a dry run). */
+export function deorbitConditionWish(p: DeorbitProgress | 'protected' | DryRunReport): ConditionWish {
   if (p === 'protected') {
-    [status, reason, message] = ['False', 'TerminationProtected', 'termination protection is on: nothing is cleaned up until spec.terminationProtection is false'];
-  } else if ('dryRun' in p) {
-    [status, reason, message] = ['False', 'DryRun', `dry run, nothing is deleted: ${p.dryRun}`];
-  } else {
-    status = p.step === 'done' || p.step === 'self-destructed' ? 'True' : 'False';
-    // A hold names its reason (CloudAnswerUnreadable...), other failures are retries.
-    reason = status === 'False' && p.heldReason ? p.heldReason : p.lastError && status === 'False' ? 'Retrying' : STEP_REASON[p.step];
-    const waitingFor = status === 'False' ? [...p.leftovers.volumes, ...p.leftovers.loadBalancers] : [];
-    message = waitingFor.length > 0 ? `${summarize(p)}; waiting for ${listText(waitingFor)}` : summarize(p);
+    return { type: DEORBIT_CONDITION, status: 'False', reason: 'TerminationProtected', message: 'termination protection is on: nothing is cleaned up until spec.terminationProtection is false' };
   }
-  const transition = previous && previous.status === status ? previous.lastTransitionTime : new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return { type: DEORBIT_CONDITION, status, reason, message, lastTransitionTime: transition };
+  if ('dryRun' in p) return { type: DEORBIT_CONDITION, status: 'False', reason: 'DryRun', message: `dry run, nothing is deleted: ${p.dryRun}` };
+  const status = p.step === 'done' || p.step === 'self-destructed' ? 'True' : 'False';
+  // A hold names its reason (CloudAnswerUnreadable...), other failures are retries.
+  const reason = status === 'False' && p.heldReason ? p.heldReason : p.lastError && status === 'False' ? 'Retrying' : STEP_REASON[p.step];
+  const waitingFor = status === 'False' ? [...p.leftovers.volumes, ...p.leftovers.loadBalancers] : [];
+  const message = waitingFor.length > 0 ? `${summarize(p)}; waiting for ${listText(waitingFor)}` : summarize(p);
+  return { type: DEORBIT_CONDITION, status, reason, message };
 }
 
-/** Replaces the condition of the same type, keeping the others. */
-export function setCondition(conditions: Condition[] | undefined, c: Condition): Condition[] {
-  return [...(conditions ?? []).filter((x) => x.type !== c.type), c];
+/** The DeorbitComplete condition, through the one condition rule (cluster-conditions.ts): the time moves when the status flips. */
+export function deorbitCondition(p: DeorbitProgress | 'protected' | DryRunReport, nowMs: number, previous?: Condition): Condition {
+  // nextCondition is undefined only when `previous` already says exactly this.
+  return nextCondition(previous, deorbitConditionWish(p), nowMs) ?? previous!;
 }

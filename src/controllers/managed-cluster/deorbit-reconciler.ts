@@ -15,8 +15,9 @@ import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.t
 import type { DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { ClusterConnector } from './cluster-connector.ts';
-import { decideLifecycle, deorbitCondition, isDeorbitRequested, progressFromStatus, setCondition, statusFromProgress, type DryRunReport } from './deorbit-lifecycle.ts';
-import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
+import { mergeConditions } from './cluster-conditions.ts';
+import { decideLifecycle, deorbitConditionWish, isDeorbitRequested, progressFromStatus, statusFromProgress, type DryRunReport } from './deorbit-lifecycle.ts';
+import { DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
 
 /** What a last check before the finalizer goes decided: finish now, or wait and say why. */
 export type FinishCheck =
@@ -170,16 +171,13 @@ async function writeStatus(
 ): Promise<ManagedCluster> {
   const progress = p !== 'protected' && !('dryRun' in p) ? p : undefined;
   for (let attempt = 0; ; attempt++) {
-    const prev = mc.status?.conditions?.find((c) => c.type === DEORBIT_CONDITION);
-    const computed = deorbitCondition(p, deps.clock.now(), prev);
-    const transition = prev?.status === 'False' ? prev.lastTransitionTime : new Date(deps.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const condition = waiting ? { ...computed, status: 'False' as const, ...waiting, lastTransitionTime: transition } : computed;
+    const wish = { ...deorbitConditionWish(p), ...(waiting ? { status: 'False' as const, ...waiting } : {}) };
     // Only a running deorbit marks the cluster Terminating and keeps progress (a dry run or a
     // protected cluster writes its condition alone).
     const status = {
       ...mc.status,
       ...(progress ? { phase: 'Terminating' as const, deorbit: statusFromProgress(progress) } : {}),
-      conditions: setCondition(mc.status?.conditions, condition),
+      conditions: mergeConditions(mc.status?.conditions, [wish], deps.clock.now()) ?? mc.status?.conditions,
     };
     if (JSON.stringify(status) === JSON.stringify(mc.status)) return mc;
     try {

@@ -7,6 +7,8 @@
 //   write was not asked to remove, but is missing now (another full-list writer raced us), is put back.
 //   What another writer added between our read and our write cannot be seen; its owner re-adds it
 //   (the cloud route controller reconciles every few seconds).
+// The signal is the leader's fence: it is checked before, and passed into, every write, so a writer
+// whose leader lost its lease sends nothing more, even between the write and a repair.
 import { KubewardError } from '../../base/errors.ts';
 import type { NeutronApi } from '../../clients/openstack/openstack-client.ts';
 import { isOpenStackError } from '../../clients/openstack/openstack-error.ts';
@@ -80,6 +82,7 @@ export class RouteWriter {
     if (routes.length === 0) return { method, changed: [], conflicts: 0 };
     const before = await this.#read(routerId, signal);
     if (method === 'atomic') {
+      signal?.throwIfAborted();
       const after = op === 'add' ? await this.#neutron.addExtraRoutes(routerId, [...routes], { signal }) : await this.#neutron.removeExtraRoutes(routerId, [...routes], { signal });
       return { method, changed: diff(before.routes, after.routes, op, routes), conflicts: 0 };
     }
@@ -90,6 +93,7 @@ export class RouteWriter {
       const next = nextList(router.routes, routes, op);
       if (next.length === router.routes.length) return { method, changed: [], conflicts };
       try {
+        signal?.throwIfAborted();
         const after = await this.#neutron.updateRoutes(routerId, next, { ifRevision: router.revision_number, signal });
         return { method, changed: diff(router.routes, after.routes, op, routes), conflicts };
       } catch (err) {
@@ -106,6 +110,7 @@ export class RouteWriter {
   async #plain(routerId: string, before: Router, routes: readonly ExtraRoute[], op: 'add' | 'remove', signal?: AbortSignal): Promise<RouteWriteResult> {
     const next = nextList(before.routes, routes, op);
     if (next.length === before.routes.length) return { method: 'plain', changed: [], conflicts: 0 };
+    signal?.throwIfAborted();
     const written = await this.#neutron.updateRoutes(routerId, next, { signal });
     // Every write bumps revision_number once: a bigger jump means another writer got in between.
     const raced = typeof written.revision_number === 'number' && typeof before.revision_number === 'number' && written.revision_number > before.revision_number + 1;
@@ -117,6 +122,7 @@ export class RouteWriter {
       if (lost.length === 0) break;
       const wanted = new Set(routes.map(routeKey));
       const merged = [...current.routes.filter((r) => op === 'add' || !wanted.has(routeKey(r))), ...lost];
+      signal?.throwIfAborted();
       current = await this.#neutron.updateRoutes(routerId, merged, { signal });
       restored.push(...lost);
     }

@@ -2,6 +2,7 @@
 // routegc in the operator, termination removes every route in the cluster CIDR after deorbit's
 // own clean-up (the cluster's controllers still need the pod network while they delete LBs and
 // volumes) and deorbit's completion waits until the router shows none, up to the hang timeout.
+import type { ManagedClusterEvent } from '../managed-cluster/cluster-events.ts';
 
 export interface RouteTerminationInput {
   outcome: 'done' | 'self-destruct';
@@ -20,10 +21,8 @@ export interface RouteTerminationInput {
   pollMs: number;
 }
 
-export interface RouteTerminationEvent {
-  type: 'Normal' | 'Warning';
+export interface RouteTerminationEvent extends ManagedClusterEvent {
   reason: 'SuccessfulDeorbitRoutes' | 'FailedDeorbitRoutes' | 'WaitingForDeorbitRoutes';
-  message: string;
 }
 
 export type RouteTerminationDecision =

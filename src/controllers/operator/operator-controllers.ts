@@ -94,7 +94,8 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
       intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, cleanupPollMs: s.cleanupPollMs, random: d.random,
     });
     // A cluster deorbit is terminating (protected ones included) gets its routes removed by deorbit,
-    // after its LBs and volumes are gone; routegc alone would remove them at once.
+    // after its LBs and volumes are gone; routegc alone would remove them at once. Once deorbit let
+    // an Orphan cluster go, routegc's own gate (terminationRefusal) leaves its routes alone.
     const leftToDeorbit = (key: string): boolean => {
       const mc = d.cached(key);
       return deorbitCleansRoutes && mc?.metadata.deletionTimestamp !== undefined && (mc.metadata.finalizers?.includes(DEORBIT_FINALIZER) ?? false);

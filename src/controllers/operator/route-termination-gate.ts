@@ -8,6 +8,7 @@ import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import type { BeforeFinish } from '../managed-cluster/deorbit-reconciler.ts';
 import { DEORBIT_CONDITION } from '../managed-cluster/managed-cluster.ts';
 import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
+import { terminationRefusal } from '../managed-cluster/cluster-gate.ts';
 import { clusterContext } from '../managed-cluster/cluster-runners.ts';
 import { routeGcRunnerFor } from '../routegc/routegc-reconciler.ts';
 import type { RouteGcMetrics } from '../routegc/routegc-metrics.ts';
@@ -31,7 +32,8 @@ export function routeTerminationGate(o: RouteTerminationGateOptions): BeforeFini
   return async (mc, outcome, signal) => {
     const routerId = mc.spec.openstack?.routerID;
     const clusterCidr = mc.spec.clusterCIDR;
-    if (mc.spec.noCloud || !routerId || !clusterCidr) return { finish: true };
+    // The same rule as deorbit's and routegc's own termination clean-up: an Orphan cluster keeps its routes.
+    if (terminationRefusal(mc) || !routerId || !clusterCidr) return { finish: true };
     const cluster = `${mc.metadata.namespace ?? 'default'}/${mc.metadata.name}`;
     let left: string[] | undefined;
     let error: string | undefined;

@@ -3,7 +3,7 @@
 // within the round's removal budget), and whether the observation is trustworthy enough to act on
 // at all. Every refusal says why; the dry run reports exactly this decision.
 import type { ExtraRoute } from '../../clients/openstack/openstack-types.ts';
-import { applyBudgets } from '../managed-cluster/blast-budget.ts';
+import { applyBudget, DEFAULT_BUDGETS } from '../managed-cluster/blast-budget.ts';
 import { cidrWithin, normalizeIp, parseCidr, sameCidr, type Cidr } from '../managed-cluster/cidr.ts';
 import { clusterCidrProblem, podCidrsOutside, type CidrPolicy } from '../managed-cluster/cidr-scope.ts';
 import { hopsOfNode, mapInstancesToNodes, routeKey, validNextHops, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
@@ -29,7 +29,8 @@ export interface RouteGcMemory {
 /** The least time between the two sightings a removal needs; `--confirm-after` cannot go below it. */
 export const MIN_CONFIRM_AFTER_MS = 10_000;
 
-export const DEFAULT_MAX_REMOVALS_PER_CYCLE = 3;
+/** Route removals per cluster and cycle unless configured: the shared blast-radius default. */
+export const DEFAULT_MAX_REMOVALS_PER_CYCLE = DEFAULT_BUDGETS['route-removal'];
 
 export interface RouteGcOptions extends CidrPolicy {
   clusterCidr: string;
@@ -120,7 +121,7 @@ export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteG
   const suspects: Record<string, number> = {};
   for (const f of findings) suspects[routeKey(f.route)] = input.memory.suspects[routeKey(f.route)] ?? now;
   const confirmed = (f: RouteFinding) => routeKey(f.route) in input.memory.suspects && now - suspects[routeKey(f.route)]! >= (opts.confirmAfterMs ?? 0);
-  const budget = applyBudgets(findings.filter(confirmed), () => 'route-removal', { reboot: 0, delete: 0, metadata: 0, rule: 0, 'route-removal': opts.maxRemovalsPerCycle ?? DEFAULT_MAX_REMOVALS_PER_CYCLE });
+  const budget = applyBudget(findings.filter(confirmed), opts.maxRemovalsPerCycle ?? DEFAULT_MAX_REMOVALS_PER_CYCLE);
   return {
     ...base,
     remove: budget.allowed,

@@ -1,6 +1,8 @@
 // One routegc cycle for one cluster: observe (router, then the cluster's instances and Nodes only if
 // the router has routes of the cluster), decide (pure), remove the confirmed routes, report.
 // Nothing is half-done: a failure before the write changes nothing, and the write is one call.
+// The signal is the leader's fence (the reconcile's abort): checked before, and passed into, every
+// route removal, so a replica that lost its lease removes nothing more, even mid-cycle.
 import { systemClock, type Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
@@ -85,6 +87,7 @@ export class RouteGcRunner {
       this.last = result;
       return result;
     } catch (err) {
+      if (signal?.aborted) throw err; // not a failure of the cycle: this replica stopped acting
       metrics.failedCycles.inc(labels);
       log.warn({ cluster: this.#t.cluster, err: describeError(err) }, 'routegc cycle failed; nothing was changed by the failed step, the next cycle starts over');
       throw err;
@@ -112,6 +115,8 @@ export class RouteGcRunner {
     this.#memory = decision.memory;
     metrics.routesOrphaned.set(labels, decision.counts.orphaned);
     metrics.routesDuplicate.set(labels, decision.counts.duplicate);
+    // A fence that fell while the view was read: this replica neither acts nor reports.
+    signal?.throwIfAborted();
     await this.#reportLimit(decision);
     if (decision.refusal) {
       metrics.refused.inc({ ...labels, reason: decision.refusalCode ?? 'Refused' });
@@ -132,6 +137,7 @@ export class RouteGcRunner {
       }
       return { decision, removed: decision.remove, conflicts: 0 };
     }
+    signal?.throwIfAborted();
     const write = await this.#d.writer.remove(this.#t.routerId, decision.remove.map((f) => f.route), signal);
     metrics.conflicts.inc(labels, write.conflicts);
     const removed = decision.remove.filter((f) => write.changed.some((c) => c.destination === f.route.destination && c.nexthop === f.route.nexthop));
@@ -170,11 +176,13 @@ export class RouteGcRunner {
         for (const r of routes) await this.#d.emit({ type: 'Normal', reason: 'RouteWouldBeRemoved', message: `dry run: termination would remove ${r.destination} via ${r.nexthop}` });
         return routes;
       }
+      opts.signal?.throwIfAborted();
       try {
         const write = await this.#d.writer.remove(this.#t.routerId, routes, opts.signal);
         this.#d.metrics.removed.inc({ cluster: this.#t.cluster, reason: 'termination' }, write.changed.length);
         this.#d.metrics.conflicts.inc({ cluster: this.#t.cluster }, write.conflicts);
       } catch (err) {
+        if (opts.signal?.aborted) throw err; // the fence fell: no retry, no further pass
         this.#d.log.warn({ cluster: this.#t.cluster, err: describeError(err) }, 'termination route clean-up failed; retrying');
       }
       // A zero timeout is one pass: write once, report what is still there.

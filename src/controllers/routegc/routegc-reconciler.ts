@@ -1,21 +1,26 @@
 // routegc inside `kubeward operator`: one RouteGcRunner (and its two-sighting memory) per
 // ManagedCluster, built through the shared cluster runners, requeued every interval with 0-50 %
 // jitter. A ManagedCluster being deleted has all its routes removed (termination clean-up),
-// re-checked until none is left.
+// re-checked until none is left, but only when deorbit's rule asks for a clean-up (deletionPolicy
+// Delete, or Terminating: cluster-gate.ts terminationRefusal); an Orphan cluster keeps its routes.
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import type { Reconciler } from '../runtime/controller.ts';
 import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
-import { skipReason } from '../managed-cluster/cluster-gate.ts';
+import { skipReason, terminationRefusal } from '../managed-cluster/cluster-gate.ts';
 import { managedClusterReconciler, type ClusterContext } from '../managed-cluster/cluster-runners.ts';
 import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
+import { scopeOf } from '../managed-cluster/cluster-scope.ts';
 import { RouteWriter } from '../managed-cluster/route-writer.ts';
 import { openStackRouteGcCloud } from './routegc-cloud.ts';
 import { routeGcConditions } from './routegc-conditions.ts';
 import { RouteGcRunner } from './routegc-cycle.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
+
+/** A deleted ManagedCluster whose deletionPolicy is Orphan: its routes stay (as deorbit's DeorbitSkipped). */
+export const ROUTEGC_TERMINATION_SKIPPED_REASON = 'RouteGCTerminationSkipped';
 
 /** Operator-wide routegc settings; the cluster's own router, CIDR and pools come from its spec. */
 export interface RouteGcSettings {
@@ -66,8 +71,13 @@ export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
     component: 'kubeward-routegc',
     skip: (mc, scope) => {
       const deleting = mc.metadata.deletionTimestamp !== undefined;
-      const gate = deleting ? (mc.spec.noCloud ? 'noCloud' : undefined) : skipReason({ phase: mc.status?.phase, noCloud: mc.spec.noCloud });
+      const gate = deleting ? terminationRefusal(mc)?.message : skipReason({ phase: mc.status?.phase, noCloud: mc.spec.noCloud });
       return gate ?? (scope.routerId && scope.clusterCidr ? undefined : 'no router or cluster CIDR in the spec');
+    },
+    skipped: async (mc, reason) => {
+      if (mc.metadata.deletionTimestamp === undefined || terminationRefusal(mc)?.code !== 'DeletionPolicyOrphan') return;
+      o.metrics.refused.inc({ cluster: scopeOf(mc).key, reason: 'DeletionPolicyOrphan' });
+      await o.events.record(mc, 'Normal', ROUTEGC_TERMINATION_SKIPPED_REASON, `termination route clean-up skipped: ${reason}`);
     },
     build: (ctx) => routeGcRunnerFor(ctx, settings, o.log, o.clock),
     run: async (runner, { mc }, signal) => {
