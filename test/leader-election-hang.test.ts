@@ -39,7 +39,7 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
     const text = await readFile(kube.kubeconfigPath, 'utf8');
     direct = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
     await ensureNamespace(direct, NS);
-    await installCrd(direct, await readFile(join(import.meta.dirname, '../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await installCrd(direct, await readFile(join(import.meta.dirname, '../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
     const doc = parse(text) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[]; users: { user: { token: string } }[] };
     proxy = await startKubeFaultProxy({ server: doc.clusters[0]!.cluster.server, ca: Buffer.from(doc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString('utf8') });
     // The client's own deadline stays at its 30 s default: only the elector's bounds may save us.

@@ -50,7 +50,7 @@ describe('operator isolation: 10 % of the clusters\' OpenStack hangs (real kube-
   before(async () => {
     kube = await startKubeApiserver();
     api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    await installCrd(api, await readFile(join(import.meta.dirname, '../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await installCrd(api, await readFile(join(import.meta.dirname, '../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
     await good.start();
     await sick.start();
   });

@@ -229,7 +229,7 @@ async function main(): Promise<void> {
   const results: SizeResult[] = [];
   try {
     const api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    await installCrd(api, readFileSync(join(ROOT, 'deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await installCrd(api, readFileSync(join(ROOT, 'deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
     const kubeconfigText = readFileSync(kube.kubeconfigPath, 'utf8');
     for (const n of o.sizes) {
       results.push(await runSize(n, o, kube, api, kubeconfigText));

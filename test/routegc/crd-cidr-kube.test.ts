@@ -24,7 +24,7 @@ describe('the ManagedCluster CRD validates clusterCIDR and pool names', { skip: 
   before(async () => {
     kube = await startKubeApiserver();
     api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/managedcluster-crd.yaml'), 'utf8'));
+    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
     await ensureNamespace(api, NS);
   });
   after(async () => {
