@@ -33,6 +33,10 @@ test('operator flags of routegc and flight are config keys too, and a bad value 
     const flag = await runKubeward(['operator', '--kubeconfig', '/nonexistent', '--routegc-interval', 'often', '--admin-address', 'off']);
     assert.equal(flag.code, 2, flag.stderr);
     assert.match(flag.stderr, /--routegc-interval/);
+    // Two sightings of a route one instant apart would make the confirmation meaningless (issue 11, harm 4).
+    const instant = await runKubeward(['operator', '--kubeconfig', '/nonexistent', '--routegc-confirm-after', '0s', '--admin-address', 'off']);
+    assert.equal(instant.code, 2, instant.stderr);
+    assert.match(instant.stderr, /--routegc-confirm-after: 0s is too short; the least accepted is 10s/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -91,7 +95,7 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
     const proc = new KubewardProcess([
       'operator', '--kubeconfig', kube.kubeconfigPath, '--controllers', 'deorbit,routegc,flight', '--identity', 'replica-1',
       '--lease-namespace', 'default', '--lease-duration', '2s', '--renew-deadline', '1500ms', '--retry-period', '200ms',
-      '--routegc-interval', '1s', '--flight-interval', '1s', '--deorbit-poll-interval', '300ms',
+      '--routegc-interval', '1s', '--routegc-confirm-after', '10s', '--flight-interval', '1s', '--deorbit-poll-interval', '300ms',
       '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn', ...extra,
     ]);
     procs.push(proc);

@@ -15,6 +15,7 @@ import { createControllerMetrics } from '../controllers/runtime/controller-metri
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
 import { DEFAULT_BUDGETS } from '../controllers/managed-cluster/blast-budget.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
+import { MIN_CONFIRM_AFTER_MS } from '../controllers/routegc/decide-routegc.ts';
 import { createFlightMetrics } from '../controllers/flight/flight-metrics.ts';
 import { createDeorbitMetrics } from '../controllers/deorbit/deorbit-metrics.ts';
 import { DEFAULT_FLIGHT_SETTINGS } from '../controllers/flight/flight-reconciler.ts';
@@ -51,6 +52,7 @@ const fields = {
   deorbitDryRun: boolean.prefault(false),
   ...prefixed,
   routegcInterval: duration({ min: 1000 }).prefault('5m'),
+  routegcConfirmAfter: duration({ min: MIN_CONFIRM_AFTER_MS }).prefault('30s'),
   routegcDryRun: boolean.prefault(false),
   routegcMaxRemovalsPerCycle: integer(0, 1000).prefault(DEFAULT_BUDGETS['route-removal']),
   routeLimit: integer(1, 100_000).prefault(30),
@@ -72,6 +74,7 @@ const fields = {
 /** routegc's and flight's operator-wide flags; a cluster's own router, CIDR, group and pools come from its spec. */
 const routegcFlightFlags: ModeFlag[] = [
   { key: 'routegcInterval', value: '<duration>', help: 'routegc: time between cycles of one cluster (plus 0-50 % jitter)', defaultText: '5m' },
+  { key: 'routegcConfirmAfter', value: '<duration>', help: 'routegc: least time between the two sightings of a route before it is removed (at least 10s; the cycle after that removes it)', defaultText: '30s' },
   { key: 'routegcDryRun', help: 'routegc: record what would be removed (events RouteWouldBeRemoved), remove nothing; termination does not wait for routes then' },
   { key: 'routegcMaxRemovalsPerCycle', value: '<n>', help: 'routegc: route removals per cluster and cycle; the rest wait', defaultText: String(DEFAULT_BUDGETS['route-removal']) },
   { key: 'routeLimit', value: '<n>', help: "routegc and flight: Neutron's max_routes per router (flight learns the real one from RoutesExhausted)", defaultText: '30' },
@@ -173,7 +176,7 @@ Example:
         connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(ctx.log, clock) }),
         clients: secretClusterClients({ secrets: api.secrets, log: ctx.log, clock, kubeTimeoutMs: 30_000 }),
         routegc: running.includes('routegc')
-          ? { metrics: createRouteGcMetrics(ctx.registry), intervalMs: cfg.routegcInterval, dryRun: cfg.routegcDryRun, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, maxRemovalsPerCycle: cfg.routegcMaxRemovalsPerCycle }
+          ? { metrics: createRouteGcMetrics(ctx.registry), intervalMs: cfg.routegcInterval, confirmAfterMs: cfg.routegcConfirmAfter, dryRun: cfg.routegcDryRun, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, maxRemovalsPerCycle: cfg.routegcMaxRemovalsPerCycle }
           : undefined,
         flight: running.includes('flight')
           ? {

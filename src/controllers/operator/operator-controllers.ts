@@ -32,6 +32,8 @@ export interface RouteGcOperatorSettings {
   routeLimitHeadroom: number;
   /** Route removals per cluster and cycle (default 3). */
   maxRemovalsPerCycle?: number;
+  /** Least time between the two sightings of a removal (the CLI floors it at 10 s). */
+  confirmAfterMs?: number;
   /** Poll interval of the termination clean-up when routegc does it alone (default 15 s). */
   cleanupPollMs?: number;
 }
@@ -91,7 +93,7 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
     const s = required(d.routegc, 'routegc');
     const reconcile = routeGcReconciler({
       clusters: d.clusters, clients: required(d.clients, 'routegc'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'routegc' }),
-      intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, cleanupPollMs: s.cleanupPollMs, random: d.random,
+      intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, confirmAfterMs: s.confirmAfterMs, cleanupPollMs: s.cleanupPollMs, random: d.random,
     });
     // A cluster deorbit is terminating (protected ones included) gets its routes removed by deorbit,
     // after its LBs and volumes are gone; routegc alone would remove them at once. Once deorbit let
