@@ -26,6 +26,8 @@ test('a deleted cluster\'s routes are cleaned up only when deorbit\'s rule asks 
     [{ spec: {}, status: { phase: 'Terminating' } }, undefined],
     [{ spec: { deletionPolicy: 'Orphan' }, status: { phase: 'Running', deorbit: { attempt: 1 } } }, undefined],
     [{ spec: { deletionPolicy: 'Delete', noCloud: true } }, /noCloud/],
+    [{ spec: { deletionPolicy: 'Delete', terminationProtection: true } }, /terminationProtection is set/],
+    [{ spec: { terminationProtection: false }, status: { phase: 'Terminating' } }, undefined],
   ];
   for (const [input, want] of cases) {
     const got = terminationRefusal(input)?.message;

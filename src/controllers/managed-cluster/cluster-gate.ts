@@ -17,11 +17,11 @@ export function skipReason(c: GateInput): string | undefined {
 }
 
 export interface TerminationGateInput extends DeorbitRequestView {
-  spec: DeorbitRequestView['spec'] & { noCloud?: boolean };
+  spec: DeorbitRequestView['spec'] & { noCloud?: boolean; terminationProtection?: boolean };
 }
 
 export interface TerminationRefusal {
-  code: 'NoCloud' | 'DeletionPolicyOrphan';
+  code: 'NoCloud' | 'DeletionPolicyOrphan' | 'TerminationProtected';
   message: string;
 }
 
@@ -36,5 +36,7 @@ export function terminationRefusal(c: TerminationGateInput): TerminationRefusal 
     const policy = c.spec.deletionPolicy ?? 'Orphan (default)';
     return { code: 'DeletionPolicyOrphan', message: `deletionPolicy is ${policy} and the cluster is not Terminating: its routes are left as they are; set spec.deletionPolicy: Delete to remove them` };
   }
+  // As deorbit: protection says wait, whoever would clean up (routegc alone runs without deorbit's finalizer).
+  if (c.spec.terminationProtection) return { code: 'TerminationProtected', message: 'terminationProtection is set: the routes stay until it is cleared' };
   return undefined;
 }

@@ -75,8 +75,9 @@ export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
       return gate ?? (scope.routerId && scope.clusterCidr ? undefined : 'no router or cluster CIDR in the spec');
     },
     skipped: async (mc, reason) => {
-      if (mc.metadata.deletionTimestamp === undefined || terminationRefusal(mc)?.code !== 'DeletionPolicyOrphan') return;
-      o.metrics.refused.inc({ cluster: scopeOf(mc).key, reason: 'DeletionPolicyOrphan' });
+      const refusal = mc.metadata.deletionTimestamp === undefined ? undefined : terminationRefusal(mc)?.code;
+      if (refusal !== 'DeletionPolicyOrphan' && refusal !== 'TerminationProtected') return;
+      o.metrics.refused.inc({ cluster: scopeOf(mc).key, reason: refusal });
       await o.events.record(mc, 'Normal', ROUTEGC_TERMINATION_SKIPPED_REASON, `termination route clean-up skipped: ${reason}`);
     },
     build: (ctx) => routeGcRunnerFor(ctx, settings, o.log, o.clock),
