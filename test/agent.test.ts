@@ -102,9 +102,11 @@ test('proxy and watch in one process: the watcher uses the proxy checks, one adm
 
   // One prober: the proxy checks a once a second; a watcher probing on its own every 100 ms
   // would add about ten requests a second.
+  // The window ends after four more requests at a (about 3 s of the proxy's checks alone, far
+  // less with a second prober), polled rather than slept, so a slow machine widens the window.
   const before = a.requests;
   const windowStart = Date.now();
-  await new Promise((r) => setTimeout(r, 3000));
+  await waitFor(() => a.requests - before >= 4, { what: 'four more requests at standin a', timeoutMs: 20_000 });
   const perSecond = (a.requests - before) / ((Date.now() - windowStart) / 1000);
   assert.ok(perSecond < 3, `standin a got ${perSecond.toFixed(1)} requests/s; the watcher should not probe it besides the proxy`);
 

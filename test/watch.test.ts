@@ -2,7 +2,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestCa, type TestCa, type CertPair } from '../testkit/certs.ts';
@@ -25,6 +25,8 @@ before(async () => {
 after(async () => {
   await Promise.all(procs.map((p) => p.stop()));
   await Promise.all(standins.map((s) => s.close()));
+  // Each state directory and the heartbeat directory the watcher keeps beside it.
+  await Promise.all(stateDirs.flatMap((d) => [d, `${d}-heartbeat`]).map((d) => rm(d, { recursive: true, force: true })));
 });
 
 async function standin(): Promise<ApiserverStandin> {
@@ -34,8 +36,12 @@ async function standin(): Promise<ApiserverStandin> {
   return s;
 }
 
+const stateDirs: string[] = [];
+
 async function stateDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'kw-watch-'));
+  const dir = await mkdtemp(join(tmpdir(), 'kw-watch-'));
+  stateDirs.push(dir);
+  return dir;
 }
 
 function watch(s: ApiserverStandin | number, dir: string, extra: string[] = []): KubewardProcess {
