@@ -11,12 +11,14 @@ import { createTestCa } from '../testkit/certs.ts';
 import { waitFor } from '../testkit/wait-for.ts';
 import { kubewardArgv } from '../testkit/kubeward-process.ts';
 import { labSkipReason, stopChild } from './lab/lab-net.ts';
+import { noteTierSkip } from '../testkit/test-tiers.ts';
 import { VIP4 } from './lab/cloud-lab.ts';
 import { newLab } from './lab/lab-fixtures.ts';
 import { makeStateDir, type RoutesStatus } from './lab/routes-process.ts';
 import { startStandin, whoServes } from './lab/apiserver-standin-process.ts';
 
 const skip = (await labSkipReason()) ?? false;
+noteTierSkip('root', skip);
 const ADMIN = '127.0.0.1:9456';
 
 test('[S12 agent] proxy, watch and routes in one process: /readyz failing and recovering, proxy failover, SIGTERM', { skip }, async (t) => {

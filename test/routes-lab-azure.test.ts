@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../testkit/wait-for.ts';
 import { labSkipReason } from './lab/lab-net.ts';
+import { noteTierSkip } from '../testkit/test-tiers.ts';
 import { VIP4, VIP6 } from './lab/cloud-lab.ts';
 import { newLab, publish } from './lab/lab-fixtures.ts';
 import { kernelNatVips, type BackendName } from './lab/kernel-rules.ts';
@@ -15,6 +16,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const skip = (await labSkipReason()) ?? false;
+noteTierSkip('root', skip);
 const BACKENDS: BackendName[] = ['nftables', 'iptables'];
 
 function azureArgs(stateDir: string, backend: BackendName, extra: string[] = []): string[] {

@@ -9,12 +9,14 @@ import { createTestCa } from '../testkit/certs.ts';
 import { waitFor } from '../testkit/wait-for.ts';
 import { kubewardArgv } from '../testkit/kubeward-process.ts';
 import { labSkipReason, stopChild } from './lab/lab-net.ts';
+import { noteTierSkip } from '../testkit/test-tiers.ts';
 import { VIP4 } from './lab/cloud-lab.ts';
 import { startStandin, whoServes } from './lab/apiserver-standin-process.ts';
 import { newLab } from './lab/lab-fixtures.ts';
 import { RoutesProcess, makeStateDir } from './lab/routes-process.ts';
 
 const skip = (await labSkipReason()) ?? false;
+noteTierSkip('root', skip);
 
 test('[S12] end to end with kubeward watch: a failing /readyz, a SIGTERM and a killed watcher each move the node to the LB', { skip }, async (t) => {
   const lab = await newLab(t, 'azure');

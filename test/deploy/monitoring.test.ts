@@ -14,6 +14,7 @@ import { createKubeApi } from '../../src/clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { installCrd } from '../../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { noteTierSkip } from '../../testkit/test-tiers.ts';
 import { KubewardProcess } from '../../testkit/kubeward-process.ts';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
 
@@ -31,6 +32,8 @@ const nftMissing = await run('nft', ['--version']).then(
   () => false,
   () => true,
 );
+// Without root (or nft) the live check below leaves the routes daemon out: say so.
+noteTierSkip('root', isRoot && !nftMissing ? false : 'the routes daemon joins the live /metrics check only as root with nft (run the tests as root, as CI does)');
 
 /** An HTTP GET from inside a network namespace (Node's fetch; no curl needed); fails unless 2xx. */
 function getInNetns(ns: string, url: string): Promise<{ stdout: string }> {

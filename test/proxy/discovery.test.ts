@@ -18,8 +18,10 @@ import type { KubeObject } from '../../src/clients/kube/kube-types.ts';
 import type { ResourceClient } from '../../src/clients/kube/resource-client.ts';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { apiserverSkipReason, startTestApiserver, type TestApiserver } from './kube-apiserver-fixture.ts';
+import { noteTierSkip } from '../../testkit/test-tiers.ts';
 
 const skip = apiserverSkipReason();
+noteTierSkip('kube-apiserver', skip);
 let api: TestApiserver;
 let slices: ResourceClient<KubeObject & Record<string, unknown>>;
 let ca: string;

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../wait-for.ts';
+import { tierRan } from '../test-tiers.ts';
 
 const run = promisify(execFile);
 
@@ -71,6 +72,7 @@ export async function startKubeApiserver(env = kubeTestEnv(), opts: KubeTestOpti
   try {
     const { stdout } = await run('bash', [join(env.scripts, 'start.sh')], { env: vars, timeout: 90_000 });
     const kubeconfigPath = stdout.trim().split('\n').pop()!;
+    tierRan('kube-apiserver');
     return { kubeconfigPath, stateDir, port, caFile: join(stateDir, 'pki', 'ca.crt'), tokenFile: join(stateDir, 'pki', 'admin.token'), stop };
   } catch (err) {
     await stop();
