@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createTestCa, type TestCa, type CertPair } from '../testkit/certs.ts';
 import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
-import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { waitFor } from '../testkit/wait-for.ts';
 import { parseBeat, parseRecord } from '../src/watch/state-record.ts';
 
 let ca: TestCa;
@@ -267,12 +267,12 @@ describe('lifecycle', () => {
   test('the admin listener reports readiness, status and metrics', async () => {
     const s = await standin();
     const dir = await stateDir();
-    const port = await freePort();
     const w = new KubewardProcess([
       'watch', '--health-url', `https://127.0.0.1:${s.port}/readyz`, '--state-dir', dir, '--insecure-skip-tls-verify',
-      '--interval', '100ms', '--vip', '10.0.0.12', '--admin-address', `127.0.0.1:${port}`,
+      '--interval', '100ms', '--vip', '10.0.0.12', '--admin-address', '127.0.0.1:0',
     ]);
     procs.push(w);
+    const port = await w.adminPort();
     await waitFor(hasFiles(dir, ['10.0.0.12.up']), { what: '.up', timeoutMs: 15_000 });
     const base = `http://127.0.0.1:${port}`;
     assert.equal((await fetch(`${base}/healthz`)).status, 200);
