@@ -27,6 +27,17 @@ function runCli(t: TestContext, args: string[]): { child: ChildProcess; out: { s
   return { child, out, exited };
 }
 
+/** The proxy's bound listen and admin ports (given as port 0), from its JSON log lines. */
+function boundPorts(out: { stderr: string }): Promise<{ listen: number; admin: number }> {
+  const port = (a: unknown) => Number(/:(\d+)$/.exec(String(a))?.[1]);
+  return waitFor(() => {
+    const lines = out.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; listen?: string[]; address?: string });
+    const listen = port(lines.find((l) => l.msg === 'frontend listening')?.listen?.[0]);
+    const admin = port(lines.find((l) => l.msg === 'admin listener ready')?.address);
+    return listen > 0 && admin > 0 ? { listen, admin } : undefined;
+  }, { timeoutMs: 15_000, what: `the bound ports in the log; stderr: ${out.stderr.slice(-500)}` });
+}
+
 async function configFile(t: TestContext, yaml: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kw-proxy-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
@@ -61,14 +72,14 @@ for (const c of badConfigs) {
 
 test('the admin API drains and undrains an upstream; SIGTERM shuts down within the grace', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
-  const [port, admin] = [await freePort(), await freePort()];
   const { child, out, exited } = runCli(t, [
-    '--listen', `127.0.0.1:${port}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
+    '--listen', '127.0.0.1:0', ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
     '--health-check', 'tcp', '--interval', '200ms', '--drain-spread', '300ms', '--shutdown-grace', '1s',
-    '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json',
+    '--admin-address', '127.0.0.1:0', '--log-format', 'json',
     // Undraining starts a slow start; off here so the undrained upstream is picked deterministically.
     '--slow-start', '0s',
   ]);
+  const { listen: port, admin } = await boundPorts(out);
   const base = `http://127.0.0.1:${admin}`;
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `proxy ready; stderr: ${out.stderr.slice(-500)}` });
   const conns = await Promise.all(Array.from({ length: 10 }, () => openGreeted(port)));
@@ -108,6 +119,8 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
 
 test('with --workers 2 two processes serve the listen address, both fail over, a drain reaches both, SIGTERM stops both', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
+  // freePort stays here: the primary and its worker each bind this same port (SO_REUSEPORT), where
+  // port 0 would give each process a port of its own.
   const [port, admin] = [await freePort(), await freePort()];
   const { child, out, exited } = runCli(t, [
     '--listen', `127.0.0.1:${port}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
