@@ -117,6 +117,19 @@ function portOf(address: unknown): number {
   return port;
 }
 
+/**
+ * The bound ports a kubeward child logged in JSON (--log-format json) on stderr, for tests that
+ * spawn it themselves: polls until the first frontend's listen port and the admin port are there.
+ */
+export function boundPortsInLog(stderr: () => string, timeoutMs = 15_000): Promise<{ listen: number; admin: number }> {
+  return waitFor(() => {
+    const lines = stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
+    const listen = lines.find((l) => l.msg === 'frontend listening')?.listen as unknown[] | undefined;
+    const admin = lines.find((l) => l.msg === 'admin listener ready')?.address;
+    return listen && admin ? { listen: portOf(listen[0]), admin: portOf(admin) } : undefined;
+  }, { timeoutMs, what: `the bound ports in the log; stderr: ${stderr().slice(-500)}` });
+}
+
 /** Runs kubeward to completion (bounded) and returns its exit code and output. */
 export async function runKubeward(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const p = new KubewardProcess(args);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
-import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
+import { MAIN, NODE, boundPortsInLog } from '../../testkit/kubeward-process.ts';
 import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
 
 type Greeted = Awaited<ReturnType<typeof openGreeted>>;
@@ -25,17 +25,6 @@ function runCli(t: TestContext, args: string[]): { child: ChildProcess; out: { s
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   return { child, out, exited };
-}
-
-/** The proxy's bound listen and admin ports (given as port 0), from its JSON log lines. */
-function boundPorts(out: { stderr: string }): Promise<{ listen: number; admin: number }> {
-  const port = (a: unknown) => Number(/:(\d+)$/.exec(String(a))?.[1]);
-  return waitFor(() => {
-    const lines = out.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; listen?: string[]; address?: string });
-    const listen = port(lines.find((l) => l.msg === 'frontend listening')?.listen?.[0]);
-    const admin = port(lines.find((l) => l.msg === 'admin listener ready')?.address);
-    return listen > 0 && admin > 0 ? { listen, admin } : undefined;
-  }, { timeoutMs: 15_000, what: `the bound ports in the log; stderr: ${out.stderr.slice(-500)}` });
 }
 
 async function configFile(t: TestContext, yaml: string): Promise<string> {
@@ -79,7 +68,7 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
     // Undraining starts a slow start; off here so the undrained upstream is picked deterministically.
     '--slow-start', '0s',
   ]);
-  const { listen: port, admin } = await boundPorts(out);
+  const { listen: port, admin } = await boundPortsInLog(() => out.stderr);
   const base = `http://127.0.0.1:${admin}`;
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `proxy ready; stderr: ${out.stderr.slice(-500)}` });
   const conns = await Promise.all(Array.from({ length: 10 }, () => openGreeted(port)));
