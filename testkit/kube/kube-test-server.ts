@@ -53,6 +53,8 @@ export interface KubeTestOptions {
 
 export async function startKubeApiserver(env = kubeTestEnv(), opts: KubeTestOptions = {}): Promise<KubeTestServer> {
   const stateDir = await mkdtemp(join(tmpdir(), 'kw-kube-'));
+  // freePort stays: start.sh passes these ports to etcd and kube-apiserver before they run, and
+  // kube-apiserver cannot pick its own (--secure-port 0 turns serving off).
   const port = await freePort();
   let etcdPort = await freePort();
   // The etcd peer port is the client port + 10; find a pair that is free.
