@@ -51,7 +51,8 @@ test('a client that half-closes still receives the answer sent after its FIN', a
   const [up] = await startUpstreams(t, ['a']);
   up!.greet = false;
   up!.onConnection = (s) => {
-    readAll(s).then((req) => setTimeout(() => s.end(`answer to ${req.toString()}`), 100), () => {});
+    // readAll resolves on the client's FIN: the answer is written only after it arrived.
+    readAll(s).then((req) => s.end(`answer to ${req.toString()}`), () => {});
   };
   const proxy = await startTestProxy(t, [frontendConfig([up!.address])]);
   const client = connect({ host: '127.0.0.1', port: listenPort(proxy), allowHalfOpen: true });
