@@ -357,6 +357,7 @@ export class RoutesAgent {
    * systemClock's sleeps are referenced timers, and one periodic sleep is always pending until close.
    */
   #every(ms: number, fn: () => void): void {
+    if (this.#closed) return;
     const timer = new AbortController();
     this.#timers.add(timer);
     void (async () => {
@@ -374,6 +375,11 @@ export class RoutesAgent {
 
   #after(ms: number, fn: () => void): AbortController {
     const timer = new AbortController();
+    // A sync that ends after close() must arm nothing: no timer fires or keeps the process alive then.
+    if (this.#closed) {
+      timer.abort();
+      return timer;
+    }
     this.#timers.add(timer);
     this.#d.clock.sleep(ms, timer.signal).then(
       () => {
