@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createTestCa, type CertPair, type TestCa } from '../testkit/certs.ts';
 import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { KUBEWARD_BIN, KubewardProcess, envWithoutOpenStack, runKubeward } from '../testkit/kubeward-process.ts';
-import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { waitFor } from '../testkit/wait-for.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 let ca: TestCa;
@@ -64,13 +64,13 @@ const admin = async (port: number, path: string) => {
 
 test('proxy and watch in one process: the watcher uses the proxy checks, one admin listener and registry, failover, ordered shutdown', async () => {
   const [a, b] = [await standin('a'), await standin('b')];
-  const [listen, adminPort] = [await freePort(), await freePort()];
   const stateDir = await mkdtemp(join(dir, 'state-'));
   const configFile = join(dir, 'agent.yaml');
+  // Port 0 everywhere: the agent binds, then logs the ports (no window for another process to take them).
   await writeFile(configFile, [
-    `adminAddress: 127.0.0.1:${adminPort}`,
+    'adminAddress: 127.0.0.1:0',
     'proxy:',
-    `  listen: ["127.0.0.1:${listen}"]`,
+    '  listen: ["127.0.0.1:0"]',
     `  upstream: ["127.0.0.1:${a.port}", "127.0.0.1:${b.port}"]`,
     `  caFile: ${ca.certFile}`,
     '  interval: 1s',
@@ -88,6 +88,7 @@ test('proxy and watch in one process: the watcher uses the proxy checks, one adm
     '',
   ].join('\n'));
   const p = agent(configFile);
+  const [listen, adminPort] = [await p.listenPort(), await p.adminPort()];
   const shared = await p.waitForLog(/the watcher uses the proxy's checks/);
   assert.equal(shared.upstream, `127.0.0.1:${a.port}`);
   await waitFor(() => existsSync(join(stateDir, '10.0.0.100.up')), { what: '10.0.0.100.up', timeoutMs: 20_000 });
@@ -102,9 +103,11 @@ test('proxy and watch in one process: the watcher uses the proxy checks, one adm
 
   // One prober: the proxy checks a once a second; a watcher probing on its own every 100 ms
   // would add about ten requests a second.
+  // The window ends after four more requests at a (about 3 s of the proxy's checks alone, far
+  // less with a second prober), polled rather than slept, so a slow machine widens the window.
   const before = a.requests;
   const windowStart = Date.now();
-  await new Promise((r) => setTimeout(r, 3000));
+  await waitFor(() => a.requests - before >= 4, { what: 'four more requests at standin a', timeoutMs: 20_000 });
   const perSecond = (a.requests - before) / ((Date.now() - windowStart) / 1000);
   assert.ok(perSecond < 3, `standin a got ${perSecond.toFixed(1)} requests/s; the watcher should not probe it besides the proxy`);
 
@@ -130,13 +133,12 @@ test('proxy and watch in one process: the watcher uses the proxy checks, one adm
 
 test('a killed apiserver: the proxy fails over, and the watcher takes the refused check as down at once', async () => {
   const [a, b] = [await standin('e'), await standin('f')];
-  const listen = await freePort();
   const stateDir = await mkdtemp(join(dir, 'state-'));
   const configFile = join(dir, 'agent-kill.yaml');
   await writeFile(configFile, [
     'adminAddress: "off"',
     'proxy:',
-    `  listen: ["127.0.0.1:${listen}"]`,
+    '  listen: ["127.0.0.1:0"]',
     `  upstream: ["127.0.0.1:${a.port}", "127.0.0.1:${b.port}"]`,
     `  caFile: ${ca.certFile}`,
     '  interval: 300ms',
@@ -150,6 +152,7 @@ test('a killed apiserver: the proxy fails over, and the watcher takes the refuse
     '',
   ].join('\n'));
   const p = agent(configFile);
+  const listen = await p.listenPort();
   await p.waitForLog(/the watcher uses the proxy's checks/);
   await waitFor(() => existsSync(join(stateDir, '10.0.0.102.up')), { what: '10.0.0.102.up', timeoutMs: 20_000 });
   await a.close();
@@ -172,7 +175,7 @@ test('a watch whose probe differs from the proxy check probes on its own, and sa
   await writeFile(configFile, [
     'adminAddress: "off"',
     'proxy:',
-    `  listen: ["127.0.0.1:${await freePort()}"]`,
+    '  listen: ["127.0.0.1:0"]',
     `  upstream: ["127.0.0.1:${a.port}"]`,
     `  caFile: ${ca.certFile}`,
     'watch:',
@@ -223,9 +226,8 @@ async function loadedInputs(urlsFile: string): Promise<string[]> {
 
 test("a mode's dependencies stay unloaded when another mode runs: a proxy without discovery loads neither the Kubernetes client nor watch or routes", async () => {
   const up = await standin('d');
-  const listen = await freePort();
   const configFile = join(dir, 'agent-proxy-only.yaml');
-  await writeFile(configFile, `adminAddress: "off"\nproxy:\n  listen: ["127.0.0.1:${listen}"]\n  upstream: ["127.0.0.1:${up.port}"]\n  caFile: ${ca.certFile}\n`);
+  await writeFile(configFile, `adminAddress: "off"\nproxy:\n  listen: ["127.0.0.1:0"]\n  upstream: ["127.0.0.1:${up.port}"]\n  caFile: ${ca.certFile}\n`);
   const urlsFile = join(dir, 'loaded-modules.txt');
   const hook = join(ROOT, 'testkit', 'record-loaded-modules.ts');
   const p = agent(configFile, envWithoutOpenStack({ NODE_OPTIONS: `--import ${hook}`, KUBEWARD_LOADED_MODULES_FILE: urlsFile }));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createTestCa, type TestCa, type CertPair } from '../testkit/certs.ts';
 import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { KubewardProcess } from '../testkit/kubeward-process.ts';
-import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { waitFor } from '../testkit/wait-for.ts';
 import { startUpstreams } from './proxy/proxy-fixtures.ts';
 
 let ca: TestCa;
@@ -86,7 +86,7 @@ test('an uncaught exception in watch publishes .down on the way out and exits 1'
 test('an unhandled rejection in proxy ends it through the shutdown with exit 1', async (t) => {
   const ups = await startUpstreams(t, ['a']);
   const trigger = join(dir, 'reject-now');
-  const p = spawn(['proxy', '--listen', `127.0.0.1:${await freePort()}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--admin-address', 'off', '--shutdown-grace', '200ms'], { crash: { trigger, kind: 'rejection' } });
+  const p = spawn(['proxy', '--listen', '127.0.0.1:0', '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--admin-address', 'off', '--shutdown-grace', '200ms'], { crash: { trigger, kind: 'rejection' } });
   await p.waitForLog(/^frontend listening$/);
   await writeFile(trigger, '');
   const exited = await Promise.race([p.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000).unref())]);
@@ -100,8 +100,8 @@ test('watch: a token file that disappears is a local fault: the verdict is kept,
   const stateDir = join(dir, 'local-state');
   const tokenFile = join(dir, 'watch-token');
   await writeFile(tokenFile, 'watch-token\n');
-  const admin = await freePort();
-  const w = spawn([...watchArgs(s, stateDir, ['--vip', '10.0.0.60', '--token-file', tokenFile, '--fall', '2']).filter((a) => a !== 'off' && a !== '--admin-address'), '--admin-address', `127.0.0.1:${admin}`]);
+  const w = spawn([...watchArgs(s, stateDir, ['--vip', '10.0.0.60', '--token-file', tokenFile, '--fall', '2']).filter((a) => a !== 'off' && a !== '--admin-address'), '--admin-address', '127.0.0.1:0']);
+  const admin = await w.adminPort();
   const base = `http://127.0.0.1:${admin}`;
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `ready; stderr: ${w.stderr.slice(-400)}` });
   await unlink(tokenFile);

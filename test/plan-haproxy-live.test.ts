@@ -45,13 +45,17 @@ test('the rendered HAProxy stops sending new connections to an apiserver whose /
     return t.skip('haproxy is missing; install the haproxy package');
   }
   ca = await createTestCa('plan-haproxy-ca');
-  const apiPort = await freePort('127.0.0.2');
+  // freePort stays for HAProxy's port: it is written into the inventory and the rendered
+  // haproxy.cfg under test, which refuse port 0.
   const lbPort = await freePort();
   const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:127.0.0.2', 'IP:127.0.0.3']);
+  // The first apiserver binds port 0; the second takes the same port on its own address.
+  let apiPort = 0;
   for (const host of ['127.0.0.2', '127.0.0.3']) {
     const s = new ApiserverStandin({ cert: cert.cert, key: cert.key, host, port: apiPort, name: host });
     await s.open();
     standins.push(s);
+    apiPort = s.port;
   }
   const inventory = `hosts:\n  cp1: {ip: 127.0.0.2}\n  cp2: {ip: 127.0.0.3}\n  w1: {ip: 10.0.0.21}\ngroups:\n  kube_control_plane: [cp1, cp2]\n  kube_node: [w1]\nvars:\n  kube_apiserver_port: ${apiPort}\n  loadbalancer_apiserver_port: ${lbPort}\n  loadbalancer_apiserver_type: haproxy\n  kubeward_healthcheck_ca_file: ${ca.certFile}\n`;
   const parsed = parseInventory({ source: 'inventory.yaml', text: inventory });

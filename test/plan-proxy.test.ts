@@ -52,14 +52,18 @@ test('a rendered kubeward proxy config starts, proxies TLS to the apiservers and
   if (!(await access(PROXY_CLI).then(() => true, () => false))) {
     return t.skip('src/cli/proxy.ts is not in this checkout yet; this test runs once kubeward proxy exists');
   }
-  const apiPort = await freePort('127.0.0.2');
+  // freePort stays for these two: they are written into the inventory and the rendered config
+  // under test, which refuse port 0.
   const lbPort = await freePort();
   const adminPort = await freePort();
   const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:127.0.0.2', 'IP:127.0.0.3']);
+  // The first apiserver binds port 0; the second takes the same port on its own address.
+  let apiPort = 0;
   for (const host of ['127.0.0.2', '127.0.0.3']) {
     const s = new ApiserverStandin({ cert: cert.cert, key: cert.key, host, port: apiPort, name: host });
     await s.open();
     standins.push(s);
+    apiPort = s.port;
   }
   const inventory = [
     'hosts:',

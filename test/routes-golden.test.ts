@@ -11,11 +11,13 @@ import { EMPTY_CURRENT, parseIptablesSave, renderIptablesCleanup, renderIptables
 import type { VipState } from '../src/routes/vip-states.ts';
 import fc from 'fast-check';
 import { checkCidr, checkVip } from '../src/watch/vip-address.ts';
+import { noteTierSkip } from '../testkit/test-tiers.ts';
 
 const GOLDEN = join(import.meta.dirname, 'golden', 'routes');
 const update = process.env.UPDATE_GOLDEN === '1';
 const canCheck = process.getuid?.() === 0;
 const skipCheck = canCheck ? false : 'needs root to run nft -c / iptables-restore --test (run the tests as root)';
+noteTierSkip('root', skipCheck);
 
 function vip(v: string, up: boolean): VipState {
   return { vip: v, family: v.includes(':') ? 6 : 4, file: up ? 'up' : 'down', up, reason: 'golden' };

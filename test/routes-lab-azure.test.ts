@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../testkit/wait-for.ts';
 import { labSkipReason } from './lab/lab-net.ts';
+import { noteTierSkip } from '../testkit/test-tiers.ts';
 import { VIP4, VIP6 } from './lab/cloud-lab.ts';
 import { newLab, publish } from './lab/lab-fixtures.ts';
 import { kernelNatVips, type BackendName } from './lab/kernel-rules.ts';
@@ -15,6 +16,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const skip = (await labSkipReason()) ?? false;
+noteTierSkip('root', skip);
 const BACKENDS: BackendName[] = ['nftables', 'iptables'];
 
 function azureArgs(stateDir: string, backend: BackendName, extra: string[] = []): string[] {
@@ -249,7 +251,8 @@ for (const backend of BACKENDS) {
       routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, backend));
       during.push(probe.attempts - before);
     }
-    await new Promise((r) => setTimeout(r, 300));
+    const afterRestarts = probe.attempts;
+    await waitFor(() => probe.attempts >= afterRestarts + 20, { what: 'attempts after the last restart' });
     const counts = await probe.stop();
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     t.diagnostic(`${backend}: ${total} connections in all, ${during.join(' and ')} while each restart was under way: ${JSON.stringify(Object.fromEntries(counts))}`);
@@ -267,7 +270,7 @@ test('[restart control] with --cleanup-on-exit a restart reopens the hairpin, an
   let routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, 'nftables', ['--cleanup-on-exit']));
   t.after(() => routes.stop().then(() => undefined));
   const probe = keepConnecting(m1.agent);
-  await new Promise((r) => setTimeout(r, 200));
+  await waitFor(() => probe.attempts >= 20, { what: 'the probe connecting before the restart' });
   assert.equal(await routes.stop(), 0);
   routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, 'nftables', ['--cleanup-on-exit']));
   const counts = await probe.stop();

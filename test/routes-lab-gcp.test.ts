@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../testkit/wait-for.ts';
 import { labSkipReason } from './lab/lab-net.ts';
+import { noteTierSkip } from '../testkit/test-tiers.ts';
 import { INGRESS_VIP, VIP4, VIP6, type CloudLab } from './lab/cloud-lab.ts';
 import { acceptForwardedIps, newLab, publish, startMetadata } from './lab/lab-fixtures.ts';
 import { kernelNatVips } from './lab/kernel-rules.ts';
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const skip = (await labSkipReason()) ?? false;
+noteTierSkip('root', skip);
 
 function gcpArgs(stateDir: string, extra: string[]): string[] {
   return ['--provider', 'gcp', '--state-dir', stateDir, '--resync', '1s', ...extra];

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { execCommand } from '../src/sys/exec.ts';
 import { waitFor } from '../testkit/wait-for.ts';
 import { NODE, REPO, labSkipReason } from './lab/lab-net.ts';
+import { noteTierSkip } from '../testkit/test-tiers.ts';
 import { VIP4 } from './lab/cloud-lab.ts';
 import { newLab, publish } from './lab/lab-fixtures.ts';
 import { RoutesProcess, makeStateDir } from './lab/routes-process.ts';
@@ -32,6 +33,7 @@ async function ovnSkipReason(): Promise<string | undefined> {
 }
 
 const skip = (await ovnSkipReason()) ?? false;
+noteTierSkip('root', skip);
 
 /** A northbound database in a temporary directory, served on a unix socket; removed in t.after. */
 async function startNbDb(t: { after: (fn: () => Promise<void>) => void }): Promise<{ db: string; nbctl: (...args: string[]) => Promise<string> }> {

@@ -2,13 +2,13 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestCa, type TestCa, type CertPair } from '../testkit/certs.ts';
 import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
-import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { waitFor } from '../testkit/wait-for.ts';
 import { parseBeat, parseRecord } from '../src/watch/state-record.ts';
 
 let ca: TestCa;
@@ -25,6 +25,8 @@ before(async () => {
 after(async () => {
   await Promise.all(procs.map((p) => p.stop()));
   await Promise.all(standins.map((s) => s.close()));
+  // Each state directory and the heartbeat directory the watcher keeps beside it.
+  await Promise.all(stateDirs.flatMap((d) => [d, `${d}-heartbeat`]).map((d) => rm(d, { recursive: true, force: true })));
 });
 
 async function standin(): Promise<ApiserverStandin> {
@@ -34,8 +36,12 @@ async function standin(): Promise<ApiserverStandin> {
   return s;
 }
 
+const stateDirs: string[] = [];
+
 async function stateDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'kw-watch-'));
+  const dir = await mkdtemp(join(tmpdir(), 'kw-watch-'));
+  stateDirs.push(dir);
+  return dir;
 }
 
 function watch(s: ApiserverStandin | number, dir: string, extra: string[] = []): KubewardProcess {
@@ -261,12 +267,12 @@ describe('lifecycle', () => {
   test('the admin listener reports readiness, status and metrics', async () => {
     const s = await standin();
     const dir = await stateDir();
-    const port = await freePort();
     const w = new KubewardProcess([
       'watch', '--health-url', `https://127.0.0.1:${s.port}/readyz`, '--state-dir', dir, '--insecure-skip-tls-verify',
-      '--interval', '100ms', '--vip', '10.0.0.12', '--admin-address', `127.0.0.1:${port}`,
+      '--interval', '100ms', '--vip', '10.0.0.12', '--admin-address', '127.0.0.1:0',
     ]);
     procs.push(w);
+    const port = await w.adminPort();
     await waitFor(hasFiles(dir, ['10.0.0.12.up']), { what: '.up', timeoutMs: 15_000 });
     const base = `http://127.0.0.1:${port}`;
     assert.equal((await fetch(`${base}/healthz`)).status, 200);

@@ -1,6 +1,7 @@
 // Test certificates made with the openssl command: a CA, server certificates with chosen SANs and
 // validity, and client certificates. Everything goes into a directory the caller owns.
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,9 +34,23 @@ async function readPair(dir: string, name: string): Promise<CertPair> {
   return { certFile, keyFile, cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
 }
 
-/** Makes a CA in a new temporary directory (or in dir). */
+/**
+ * CA directories this process made, removed when it exits: node --test runs each test file in its
+ * own process, so no file leaves kw-ca-* behind, whichever hook (test, before, module level) made
+ * the CA. A directory passed in by the caller is the caller's to remove.
+ */
+const madeDirs = new Set<string>();
+
+async function madeDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-ca-'));
+  if (madeDirs.size === 0) process.once('exit', () => madeDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  madeDirs.add(dir);
+  return dir;
+}
+
+/** Makes a CA in a new temporary directory (removed at exit), or in dir. */
 export async function createTestCa(name = 'kubeward-test-ca', dir?: string): Promise<TestCa> {
-  const where = dir ?? (await mkdtemp(join(tmpdir(), 'kw-ca-')));
+  const where = dir ?? (await madeDir());
   await openssl(
     ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '30', '-subj', `/CN=${name}`,
       '-keyout', 'ca.key', '-out', 'ca.crt', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],

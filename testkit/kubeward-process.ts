@@ -82,6 +82,20 @@ export class KubewardProcess {
     });
   }
 
+  /**
+   * The admin listener's port, read from its "admin listener ready" line: give the child port 0
+   * and ask it, so no other process can take a port between a test choosing it and the child binding it.
+   */
+  async adminPort(opts: { timeoutMs?: number } = {}): Promise<number> {
+    return portOf((await this.waitForLog(/^admin listener ready$/, opts)).address);
+  }
+
+  /** The first bound listen port of a proxy frontend (port 0 resolved), from its "frontend listening" line. */
+  async listenPort(opts: { frontend?: string; timeoutMs?: number } = {}): Promise<number> {
+    const line = await this.waitForLog(/^frontend listening$/, { timeoutMs: opts.timeoutMs, where: (l) => opts.frontend === undefined || l.frontend === opts.frontend });
+    return portOf((line.listen as unknown[] | undefined)?.[0]);
+  }
+
   signal(sig: NodeJS.Signals = 'SIGTERM'): void {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(sig);
   }
@@ -94,6 +108,26 @@ export class KubewardProcess {
     await this.exited;
     clearTimeout(t);
   }
+}
+
+/** The port of a logged HOST:PORT ([v6]:PORT too). */
+function portOf(address: unknown): number {
+  const port = Number(/:(\d+)$/.exec(String(address))?.[1]);
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`no bound port in the logged address ${JSON.stringify(address)}`);
+  return port;
+}
+
+/**
+ * The bound ports a kubeward child logged in JSON (--log-format json) on stderr, for tests that
+ * spawn it themselves: polls until the first frontend's listen port and the admin port are there.
+ */
+export function boundPortsInLog(stderr: () => string, timeoutMs = 15_000): Promise<{ listen: number; admin: number }> {
+  return waitFor(() => {
+    const lines = stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
+    const listen = lines.find((l) => l.msg === 'frontend listening')?.listen as unknown[] | undefined;
+    const admin = lines.find((l) => l.msg === 'admin listener ready')?.address;
+    return listen && admin ? { listen: portOf(listen[0]), admin: portOf(admin) } : undefined;
+  }, { timeoutMs, what: `the bound ports in the log; stderr: ${stderr().slice(-500)}` });
 }
 
 /** Runs kubeward to completion (bounded) and returns its exit code and output. */

@@ -30,7 +30,13 @@ export async function waitFor<T>(check: () => T | Promise<T>, opts: WaitOptions 
   }
 }
 
-/** A port that was free a moment ago on host (bound and released). */
+/**
+ * A port that was free a moment ago on host (bound and released): another process may take it
+ * before the test uses it. Where the test owns the listener, or a kubeward child logs the port it
+ * bound (KubewardProcess.adminPort/listenPort), bind port 0 instead. Use this only where the port
+ * must be known before anything binds it (a rendered config under test, etcd's initial cluster,
+ * kube-apiserver's start script) or for a port nothing should listen on.
+ */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const srv = createServer();
   await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -31,8 +31,9 @@ test('unknown keys in the file are errors, not silently ignored', () => {
   assert.throws(() => mergeConfig(schema, { intervall: '1s' }, {}, 'kw.yaml'), /kw.yaml: unknown key "intervall"/);
 });
 
-test('config files that are not YAML mappings are refused with the path', async () => {
+test('config files that are not YAML mappings are refused with the path', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'kw-config-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'list.yaml'), '- a\n- b\n');
   await writeFile(join(dir, 'broken.yaml'), 'a: [1, 2\n');
   await assert.rejects(readConfigFile(join(dir, 'list.yaml')), /list.yaml: the top level must be a mapping/);

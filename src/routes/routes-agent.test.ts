@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { createSilentLogger } from '../base/logger.ts';
-import { systemClock } from '../base/clock.ts';
+import { ManualClock } from '../base/clock.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { RoutesAgent, type RoutesAgentOptions } from './routes-agent.ts';
 import { createRoutesMetrics } from './routes-metrics.ts';
@@ -20,8 +20,13 @@ class FakeBackend implements RulesBackend {
   failNext = 0;
   delayMs = 0;
   cleaned = false;
+  readonly clock: ManualClock;
+  /** Slow applies take delayMs of the agent's (manual) clock. */
+  constructor(clock: ManualClock) {
+    this.clock = clock;
+  }
   async apply(ruleset: DesiredRuleset): Promise<void> {
-    await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.delayMs) await this.clock.sleep(this.delayMs);
     this.attempts++;
     if (this.failNext > 0) {
       this.failNext--;
@@ -66,69 +71,90 @@ const baseOptions: RoutesAgentOptions = {
   cleanupOnExit: true,
 };
 
+/** Lets every promise chain the agent has started run to its next wait (the fakes wait on nothing else). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** Moves the manual clock by stepMs per poll until check() holds: time passes only as fast as the agent keeps up. */
+function advanceUntil<T>(clock: ManualClock, stepMs: number, check: () => T, what: string): Promise<NonNullable<T>> {
+  return waitFor(() => check() || (clock.advance(stepMs), undefined), { what });
+}
+
 function makeAgent(t: { after: (fn: () => Promise<void>) => void }, options: Partial<RoutesAgentOptions> = {}, extra: object = {}) {
+  const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
   const reader = new FakeReader();
-  const backend = new FakeBackend();
+  const backend = new FakeBackend(clock);
   const registry = new Registry();
-  const agent = new RoutesAgent({ ...baseOptions, ...options }, { reader, backend, clock: systemClock, log: createSilentLogger(), metrics: createRoutesMetrics(registry), ...extra });
+  const agent = new RoutesAgent({ ...baseOptions, ...options }, { reader, backend, clock, log: createSilentLogger(), metrics: createRoutesMetrics(registry), ...extra });
   t.after(() => agent.close());
-  return { agent, reader, backend, registry };
+  return { agent, reader, backend, registry, clock };
 }
 
 test('rapid flips while applies are slow end in the rules of the final files, with merged applies', async (t) => {
-  const { agent, reader, backend } = makeAgent(t, { resyncMs: 60_000 });
-  backend.delayMs = 15;
+  const { agent, reader, backend, clock } = makeAgent(t, { resyncMs: 60_000 });
   await agent.start();
+  backend.delayMs = 15;
   for (let i = 0; i < 40; i++) {
     reader.files.clear();
     reader.files.set(i % 2 ? '10.0.0.100.down' : '10.0.0.100.up', '');
     agent.requestSync('event');
-    await new Promise((r) => setTimeout(r, 2));
+    clock.advance(2); // each apply spans several flips
+    await settle();
   }
   reader.files.clear();
   reader.files.set('10.0.0.100.up', '');
   agent.requestSync('event');
-  await waitFor(() => backend.outputVips().includes('10.0.0.100'), { what: 'final up applied' });
+  await advanceUntil(clock, 15, () => backend.outputVips().includes('10.0.0.100'), 'final up applied');
   assert.ok(backend.applies < 40, `requests merged: ${backend.applies} applies for 41 requests`);
 });
 
 test('rules wiped by something else are restored at the next resync and counted as drift', async (t) => {
-  const { agent, reader, backend, registry } = makeAgent(t);
+  const { agent, reader, backend, registry, clock } = makeAgent(t);
   reader.files.set('10.0.0.100.up', '');
   await agent.start();
   assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
   backend.kernel = undefined;
+  await settle();
+  assert.equal(backend.kernel, undefined, 'nothing restores the rules before the resync');
+  clock.advance(baseOptions.resyncMs);
   await waitFor(() => backend.kernel !== undefined, { what: 'restored rules' });
   assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
   assert.match(await registry.metrics(), /^kubeward_routes_drift_repairs_total 1$/m);
 });
 
 test('a failed apply makes the agent unready and is retried until it succeeds', async (t) => {
-  const { agent, reader, backend } = makeAgent(t, { resyncMs: 60_000 });
+  const { agent, reader, backend, clock } = makeAgent(t, { resyncMs: 60_000 });
   reader.files.set('10.0.0.100.up', '');
   backend.failNext = 1;
   await agent.start();
   assert.equal(agent.ready, false);
+  clock.advance(1000); // the first retry delay
   await waitFor(() => agent.ready, { timeoutMs: 3000, what: 'retry after failure' });
   assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
 });
 
 test('a heartbeat that goes stale withdraws the redirect without any file event', async (t) => {
-  const { agent, reader, backend } = makeAgent(t, { resyncMs: 60_000, staleAfterMs: 300 });
-  const heartbeat = new Date().toISOString();
+  const { agent, reader, backend, clock } = makeAgent(t, { resyncMs: 60_000, staleAfterMs: 300 });
+  const heartbeat = new Date(clock.now()).toISOString();
   reader.files.set('10.0.0.100.up', JSON.stringify({ state: 'up', since: heartbeat, reason: 'x', pid: 1, generation: 1, heartbeat }));
   await agent.start();
   assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
+  clock.advance(300);
+  await settle();
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100'], 'still fresh at exactly staleAfterMs');
+  clock.advance(1); // older than staleAfterMs: the stale check armed at start fires
   await waitFor(() => backend.outputVips().length === 0, { timeoutMs: 2000, what: 'stale withdrawal' });
 });
 
 test('gcp keeps the last good forwarded IPs when metadata fails, and reports conflicting local routes', async (t) => {
   let answer: string[] | Error = ['10.0.0.100'];
+  let failedReads = 0;
   const vipSource = {
     vips: [] as string[],
     status: { url: 'fake', reads: 0, failures: 0 },
     async refresh() {
-      if (answer instanceof Error) return { changed: false, error: answer.message };
+      if (answer instanceof Error) return (failedReads++, { changed: false, error: answer.message });
       const changed = JSON.stringify(answer) !== JSON.stringify(this.vips);
       this.vips = answer;
       return { changed };
@@ -137,13 +163,16 @@ test('gcp keeps the last good forwarded IPs when metadata fails, and reports con
   const removed: LocalRoute[] = [];
   const route: LocalRoute = { family: 4, dst: '10.0.0.100', dev: 'eth0' };
   const localRoutes = { list: async () => (removed.length ? [] : [route]), remove: async (r: LocalRoute) => void removed.push(r) };
-  const { agent, backend } = makeAgent(t, { provider: 'gcp', healthCheckerCidrs: ['35.191.0.0/16'], removeConflictingRoutes: true }, { vipSource, localRoutes });
+  const { agent, backend, clock } = makeAgent(t, { provider: 'gcp', healthCheckerCidrs: ['35.191.0.0/16'], removeConflictingRoutes: true }, { vipSource, localRoutes });
   await agent.start();
   await waitFor(() => backend.kernel?.nat.some((r) => r.hook === 'prerouting' && r.vips.includes('10.0.0.100')), { what: 'prerouting for forwarded IP' });
   answer = new Error('HTTP 500');
-  await new Promise((r) => setTimeout(r, 250));
+  // Two failed metadata reads, each followed by a full resync.
+  await advanceUntil(clock, baseOptions.resyncMs, () => failedReads >= 2, 'two failed metadata reads');
+  clock.advance(baseOptions.resyncMs);
+  await settle();
   assert.ok(backend.kernel?.nat.some((r) => r.vips.includes('10.0.0.100')), 'a failed read keeps the VIP');
-  await waitFor(() => removed.length === 1, { what: 'conflicting route removed' });
+  await advanceUntil(clock, baseOptions.resyncMs, () => removed.length === 1, 'conflicting route removed');
   assert.deepEqual(backend.kernel?.forwardDrop, [{ family: 4, sources: ['35.191.0.0/16'] }]);
 });
 
@@ -177,7 +206,7 @@ test('one state file with a bad name is skipped and reported; the other VIPs kee
 });
 
 test('failed syncs are retried by one timer with a doubling delay, however many requests fail meanwhile', async (t) => {
-  const { agent, reader, backend, registry } = makeAgent(t, { resyncMs: 60_000 });
+  const { agent, reader, backend, registry, clock } = makeAgent(t, { resyncMs: 60_000 });
   reader.files.set('10.0.0.100.up', '');
   backend.failNext = 1_000;
   await agent.start();
@@ -189,10 +218,15 @@ test('failed syncs are retried by one timer with a doubling delay, however many 
   }
   assert.deepEqual(agent.retry, { failures: 21, nextDelayMs: 2000, armed: true });
   const attempts = backend.attempts;
+  clock.advance(999);
+  await settle();
+  assert.equal(backend.attempts, attempts, 'the first retry waits its full delay');
+  clock.advance(1); // the timer armed at start (1000 ms) fires, once
   await waitFor(() => backend.attempts === attempts + 1, { timeoutMs: 3000, what: 'the timer retries once' });
   await waitFor(() => agent.retry.armed, { what: 're-armed' });
   assert.equal(agent.retry.nextDelayMs, 4000, 'the next delay doubles');
-  await new Promise((r) => setTimeout(r, 500));
+  clock.advance(1999); // just short of the re-armed 2000 ms delay
+  await settle();
   assert.equal(backend.attempts, attempts + 1, 'no second timer fired meanwhile');
   assert.match(await registry.metrics(), /^kubeward_routes_sync_failures_total 22$/m);
   backend.failNext = 0;
@@ -232,6 +266,7 @@ test('metadata reads never overlap, however short the resync', async (t) => {
   let inFlight = 0;
   let maxInFlight = 0;
   let reads = 0;
+  const slow: { clock?: ManualClock } = {};
   const vipSource = {
     vips: ['10.0.0.100'],
     status: { url: 'fake', reads: 0, failures: 0 },
@@ -239,14 +274,16 @@ test('metadata reads never overlap, however short the resync', async (t) => {
       inFlight++;
       reads++;
       maxInFlight = Math.max(maxInFlight, inFlight);
-      await new Promise((r) => setTimeout(r, 150));
+      await slow.clock!.sleep(150); // a read that spans several resync ticks
       inFlight--;
       return { changed: false };
     },
   };
-  const { agent } = makeAgent(t, { provider: 'gcp', resyncMs: 20 }, { vipSource });
-  await agent.start();
-  await waitFor(() => reads >= 4, { timeoutMs: 5000, what: 'several reads' });
+  const { agent, clock } = makeAgent(t, { provider: 'gcp', resyncMs: 20 }, { vipSource });
+  slow.clock = clock;
+  const started = agent.start();
+  await advanceUntil(clock, 20, () => reads >= 4, 'several reads');
+  await started;
   assert.equal(maxInFlight, 1);
 });
 

@@ -66,8 +66,9 @@ export class RoutesAgent {
   #pending: SyncKind | undefined;
   #running: Promise<void> | undefined;
   #closed = false;
-  readonly #timers = new Set<NodeJS.Timeout>();
-  #staleTimer: NodeJS.Timeout | undefined;
+  /** Every timer is a clock sleep with its own abort handle, so an injected clock drives them all. */
+  readonly #timers = new Set<AbortController>();
+  #staleTimer: AbortController | undefined;
   #appliedKey: string | undefined;
   #fingerprint = '';
   #generation = 0;
@@ -81,7 +82,7 @@ export class RoutesAgent {
   readonly #loggedBadNames = new Set<string>();
   #badNames: string[] = [];
   /** The one retry timer: a failed sync re-arms it, never adds a second. */
-  #retryTimer: NodeJS.Timeout | undefined;
+  #retryTimer: AbortController | undefined;
   #retryDelayMs = RETRY_MIN_MS;
   #failures = 0;
   /** The metadata read in flight: reads never overlap, a second request joins the first. */
@@ -333,7 +334,7 @@ export class RoutesAgent {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const t of this.#timers) clearTimeout(t);
+    for (const t of this.#timers) t.abort();
     this.#timers.clear();
     this.#d.reader.close();
     await this.#running;
@@ -356,23 +357,49 @@ export class RoutesAgent {
     return new Date(this.#d.clock.now()).toISOString();
   }
 
-  /** Periodic timers keep the process alive (a daemon with no admin listener has nothing else). */
+  /**
+   * Periodic timers keep the process alive (a daemon with no admin listener has nothing else):
+   * systemClock's sleeps are referenced timers, and one periodic sleep is always pending until close.
+   */
   #every(ms: number, fn: () => void): void {
-    this.#timers.add(setInterval(fn, ms));
+    if (this.#closed) return;
+    const timer = new AbortController();
+    this.#timers.add(timer);
+    void (async () => {
+      for (;;) {
+        try {
+          await this.#d.clock.sleep(ms, timer.signal);
+        } catch {
+          return; // aborted by close()
+        }
+        if (timer.signal.aborted) return;
+        fn();
+      }
+    })();
   }
 
-  #after(ms: number, fn: () => void): NodeJS.Timeout {
-    const t = setTimeout(() => {
-      this.#timers.delete(t);
-      fn();
-    }, ms);
-    t.unref();
-    this.#timers.add(t);
-    return t;
+  #after(ms: number, fn: () => void): AbortController {
+    const timer = new AbortController();
+    // A sync that ends after close() must arm nothing: no timer fires or keeps the process alive then.
+    if (this.#closed) {
+      timer.abort();
+      return timer;
+    }
+    this.#timers.add(timer);
+    this.#d.clock.sleep(ms, timer.signal).then(
+      () => {
+        // A timer cleared after its sleep ended but before this callback ran must not fire.
+        if (timer.signal.aborted) return;
+        this.#timers.delete(timer);
+        fn();
+      },
+      () => {},
+    );
+    return timer;
   }
 
-  #clear(t: NodeJS.Timeout): void {
-    clearTimeout(t);
-    this.#timers.delete(t);
+  #clear(timer: AbortController): void {
+    timer.abort();
+    this.#timers.delete(timer);
   }
 }

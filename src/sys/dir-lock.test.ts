@@ -1,24 +1,32 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '../../testkit/wait-for.ts';
 import { acquireLock } from './dir-lock.ts';
 
-test('a second holder waits, and gets the lock when the first releases it', async () => {
-  const path = join(await mkdtemp(join(tmpdir(), 'kw-lock-')), 'x.lock');
+/** A fresh directory for one test's lock file, removed when the test ends. */
+async function lockPath(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-lock-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return join(dir, 'x.lock');
+}
+
+test('a second holder waits, and gets the lock when the first releases it', async (t) => {
+  const path = await lockPath(t);
   const first = await acquireLock({ path, timeoutMs: 1000 });
   let waited = false;
   const second = acquireLock({ path, timeoutMs: 5000, onWait: () => (waited = true) });
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(() => waited, { what: 'the second holder to report waiting' });
   await first.release();
   const held = await second;
   assert.equal(waited, true);
   await held.release();
 });
 
-test('waiting past the timeout fails with E_LOCK_TIMEOUT', async () => {
-  const path = join(await mkdtemp(join(tmpdir(), 'kw-lock-')), 'x.lock');
+test('waiting past the timeout fails with E_LOCK_TIMEOUT', async (t) => {
+  const path = await lockPath(t);
   const first = await acquireLock({ path, timeoutMs: 1000 });
   try {
     await assert.rejects(acquireLock({ path, timeoutMs: 300 }), (err: Error & { code?: string }) => err.code === 'E_LOCK_TIMEOUT');

@@ -21,14 +21,15 @@ describe('SO_REUSEPORT hand-over', () => {
   });
 
   test('two proxies with --reuse-port share the listen and the admin address; without it the admin address is refused', async () => {
-    const listen = await freePort();
-    const admin = await freePort();
-    const args = ['proxy', '--listen', `127.0.0.1:${listen}`, '--upstream', '127.0.0.1:9', '--health-check', 'tcp', '--admin-address', `127.0.0.1:${admin}`];
-    for (let i = 0; i < 2; i++) {
-      const p = new KubewardProcess([...args, '--reuse-port']);
-      procs.push(p);
-      await p.waitForLog(/admin listener ready/, { timeoutMs: 20_000 });
-    }
+    const argsFor = (listen: number, admin: number) => ['proxy', '--listen', `127.0.0.1:${listen}`, '--upstream', '127.0.0.1:9', '--health-check', 'tcp', '--admin-address', `127.0.0.1:${admin}`];
+    // The first binds port 0 for both; the second joins the ports the first one got.
+    const first = new KubewardProcess([...argsFor(0, 0), '--reuse-port']);
+    procs.push(first);
+    const [listen, admin] = [await first.listenPort({ timeoutMs: 20_000 }), await first.adminPort({ timeoutMs: 20_000 })];
+    const args = argsFor(listen, admin);
+    const second = new KubewardProcess([...args, '--reuse-port']);
+    procs.push(second);
+    await second.waitForLog(/admin listener ready/, { timeoutMs: 20_000 });
     const listening = (await run('ss', ['-Hltn', `sport = :${admin}`])).stdout.trim().split('\n');
     assert.equal(listening.length, 2, `two sockets on the admin address: ${listening.join(' | ')}`);
     for (const p of procs) assert.equal(p.child.exitCode, null, `proxy ${p.pid} still runs: ${p.stderr}`);
@@ -40,17 +41,19 @@ describe('SO_REUSEPORT hand-over', () => {
   });
 
   test('await-successor: exits once a listener outside its PID namespace serves the address, and after --timeout when none does', { skip: isRoot ? false : 'needs root (unshare --pid)' }, async () => {
-    const port = await freePort();
+    // A port nobody listens on for the first case (no later listen on it); the listener binds port 0.
+    const idle = await freePort();
     // A fresh PID namespace holds only the helper, like a container whose own sockets are those of its processes.
-    const helper = (timeout: string) => run('unshare', ['--pid', '--fork', '--mount-proc', NODE, HELPER, `127.0.0.1:${port}`, '--timeout', timeout, '--interval', '50ms'], { timeout: 30_000 });
+    const helper = (port: number, timeout: string) => run('unshare', ['--pid', '--fork', '--mount-proc', NODE, HELPER, `127.0.0.1:${port}`, '--timeout', timeout, '--interval', '50ms'], { timeout: 30_000 });
     const t = performance.now();
-    const none = await helper('1s');
-    assert.match(none.stdout, new RegExp(`no successor on 127\\.0\\.0\\.1:${port} after 1s`));
+    const none = await helper(idle, '1s');
+    assert.match(none.stdout, new RegExp(`no successor on 127\\.0\\.0\\.1:${idle} after 1s`));
     assert.ok(performance.now() - t >= 1000);
-    const listener = new KubewardProcess(['proxy', '--listen', `127.0.0.1:${port}`, '--upstream', '127.0.0.1:9', '--health-check', 'tcp', '--admin-address', 'off', '--reuse-port', '--log-level', 'warn']);
+    const listener = new KubewardProcess(['proxy', '--listen', '127.0.0.1:0', '--upstream', '127.0.0.1:9', '--health-check', 'tcp', '--admin-address', 'off', '--reuse-port']);
     procs.push(listener);
+    const port = await listener.listenPort({ timeoutMs: 20_000 });
     await waitFor(() => run('ss', ['-Hltn', `sport = :${port}`]).then((r) => r.stdout.includes(`:${port}`)), { timeoutMs: 20_000, intervalMs: 100, what: 'the listener' });
-    const found = await helper('20s');
+    const found = await helper(port, '20s');
     assert.match(found.stdout, /a successor listens on every address/);
     const bad = await run(NODE, [HELPER, 'localhost:6443']).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
     assert.equal(bad.code, 2);

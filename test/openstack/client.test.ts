@@ -11,6 +11,7 @@ import { loadCloudConfig, resolveCloudConfig, type CloudConfig } from '../../src
 import { createOpenStackClient, type OpenStackClientOptions } from '../../src/clients/openstack/create-openstack-client.ts';
 import { OpenStackError } from '../../src/clients/openstack/openstack-error.ts';
 import { OpenStackEmulator, type EmulatorOptions } from '../../testkit/openstack/openstack-emulator.ts';
+import { waitFor } from '../../testkit/wait-for.ts';
 
 interface Setup {
   emu: OpenStackEmulator;
@@ -139,9 +140,13 @@ test('aborting the caller\'s signal stops waiting and retrying at once', async (
   s.emu.addFault({ service: 'compute', status: 503 });
   const ac = new AbortController();
   const started = performance.now();
-  setTimeout(() => ac.abort(new Error('shutting down')), 100);
-  await assert.rejects(s.client.nova.listServers({}, { signal: ac.signal }), /shutting down/);
+  const call = s.client.nova.listServers({}, { signal: ac.signal });
+  // Abort once the first 503 is answered: the client is then in its 5 s backoff.
+  await waitFor(() => s.count('/servers', 'GET') >= 1, { what: 'the first attempt answered 503' });
+  ac.abort(new Error('shutting down'));
+  await assert.rejects(call, /shutting down/);
   assert.ok(performance.now() - started < 2000);
+  assert.equal(s.count('/servers', 'GET'), 1, 'no retry after the abort');
 });
 
 test('paged lists are followed to the end: Nova servers, Cinder volumes, Octavia load balancers', async (t) => {
@@ -309,11 +314,13 @@ test('floating IPs: found by port, shown as floating addresses on the server, re
 
 test('a caller that gives up during a shared authentication does not fail the others', async (t) => {
   const s = await setup(t);
-  s.emu.addFault({ service: 'identity', method: 'POST', path: '^/auth/tokens$', latencyMs: 300, times: 1 });
+  const slowAuth = s.emu.addFault({ service: 'identity', method: 'POST', path: '^/auth/tokens$', latencyMs: 300, times: 1 });
   const ac = new AbortController();
   const impatient = s.client.nova.listServers({}, { signal: ac.signal });
   const patient = s.client.neutron.listExtensions();
-  setTimeout(() => ac.abort(new Error('gave up')), 50);
+  // Give up while the shared authentication is under way (it arrived; its 300 ms latency runs).
+  await waitFor(() => slowAuth.hits >= 1, { intervalMs: 5, what: 'the token request at the emulator' });
+  ac.abort(new Error('gave up'));
   await assert.rejects(impatient, /gave up/);
   assert.ok((await patient).length > 0);
   assert.equal(s.count('/auth/tokens', 'POST'), 1);

@@ -4,6 +4,7 @@ import { createSilentLogger } from '../../src/base/logger.ts';
 import { resolveCloudConfig, type CloudConfig } from '../../src/clients/openstack/cloud-config.ts';
 import { createOpenStackClient, type OpenStackClientHandle } from '../../src/clients/openstack/create-openstack-client.ts';
 import { OpenStackEmulator } from '../../testkit/openstack/openstack-emulator.ts';
+import { tierRan } from '../../testkit/test-tiers.ts';
 
 export interface TargetSession {
   admin: OpenStackClientHandle;
@@ -73,7 +74,11 @@ export function contractTargets(env: Readonly<Record<string, string | undefined>
       skip: realOn && env.OS_AUTH_URL
         ? false
         : 'real OpenStack is off: run `sudo OS_IT_NOVA=1 bash ../shared/openstack/setup.sh`, then `. /tmp/openstack-it/openrc` and set KUBEWARD_OPENSTACK_REAL=1 (.ci/run does this)',
-      open: () => session(resolveCloudConfig({ env: { ...env, OS_CLOUD: undefined } }), Number(env.KUBEWARD_OPENSTACK_REAL_MAX_ROUTES ?? 30), null),
+      open: async () => {
+        const s = await session(resolveCloudConfig({ env: { ...env, OS_CLOUD: undefined } }), Number(env.KUBEWARD_OPENSTACK_REAL_MAX_ROUTES ?? 30), null);
+        tierRan('openstack-real'); // Keystone answered: the real tier is running
+        return s;
+      },
     },
   ];
 }

@@ -23,6 +23,7 @@ function run(args: string[]): { child: ChildProcess; out: () => string; exited: 
 }
 
 test('the standalone emulator serves Keystone on the given port and exits 0 on SIGTERM', async () => {
+  // freePort stays: what this checks is that --port is honoured, so the port must be chosen here.
   const port = await freePort();
   const p = run(['--port', String(port), '--max-routes', '3']);
   await waitFor(() => p.out().includes('listening on'), { timeoutMs: 15_000, what: 'emulator start' });

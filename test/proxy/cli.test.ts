@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
-import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
+import { MAIN, NODE, boundPortsInLog } from '../../testkit/kubeward-process.ts';
 import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
 
 type Greeted = Awaited<ReturnType<typeof openGreeted>>;
@@ -61,14 +61,14 @@ for (const c of badConfigs) {
 
 test('the admin API drains and undrains an upstream; SIGTERM shuts down within the grace', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
-  const [port, admin] = [await freePort(), await freePort()];
   const { child, out, exited } = runCli(t, [
-    '--listen', `127.0.0.1:${port}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
+    '--listen', '127.0.0.1:0', ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
     '--health-check', 'tcp', '--interval', '200ms', '--drain-spread', '300ms', '--shutdown-grace', '1s',
-    '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json',
+    '--admin-address', '127.0.0.1:0', '--log-format', 'json',
     // Undraining starts a slow start; off here so the undrained upstream is picked deterministically.
     '--slow-start', '0s',
   ]);
+  const { listen: port, admin } = await boundPortsInLog(() => out.stderr);
   const base = `http://127.0.0.1:${admin}`;
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `proxy ready; stderr: ${out.stderr.slice(-500)}` });
   const conns = await Promise.all(Array.from({ length: 10 }, () => openGreeted(port)));
@@ -108,6 +108,8 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
 
 test('with --workers 2 two processes serve the listen address, both fail over, a drain reaches both, SIGTERM stops both', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
+  // freePort stays here: the primary and its worker each bind this same port (SO_REUSEPORT), where
+  // port 0 would give each process a port of its own.
   const [port, admin] = [await freePort(), await freePort()];
   const { child, out, exited } = runCli(t, [
     '--listen', `127.0.0.1:${port}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),

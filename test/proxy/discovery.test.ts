@@ -18,8 +18,10 @@ import type { KubeObject } from '../../src/clients/kube/kube-types.ts';
 import type { ResourceClient } from '../../src/clients/kube/resource-client.ts';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { apiserverSkipReason, startTestApiserver, type TestApiserver } from './kube-apiserver-fixture.ts';
+import { noteTierSkip } from '../../testkit/test-tiers.ts';
 
 const skip = apiserverSkipReason();
+noteTierSkip('kube-apiserver', skip);
 let api: TestApiserver;
 let slices: ResourceClient<KubeObject & Record<string, unknown>>;
 let ca: string;
@@ -47,6 +49,7 @@ async function forwarder(host: string): Promise<void> {
     server.once('error', reject);
     server.listen(fwdPort, host, () => resolve());
   });
+  fwdPort = (server.address() as { port: number }).port; // the first binds port 0; the others join its port
   forwarders.push(server);
 }
 
@@ -55,7 +58,7 @@ before(async () => {
   api = await startTestApiserver();
   [ca, token] = [await readFile(api.caFile, 'utf8'), (await readFile(api.tokenFile, 'utf8')).trim()];
   dir = await mkdtemp(join(tmpdir(), 'kw-discovery-'));
-  fwdPort = await freePort();
+  fwdPort = 0;
   for (const h of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) await forwarder(h);
   const kube = createKubeApi(loadKubeConfig({ kind: 'file', path: api.kubeconfig }));
   slices = kube.resource({ group: 'discovery.k8s.io', version: 'v1beta1', plural: 'endpointslices', kind: 'EndpointSlice', namespaced: true });

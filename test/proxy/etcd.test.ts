@@ -83,6 +83,8 @@ async function etcdctl(ca: TestCa, client: CertPair, port: number, ...args: stri
 async function startCluster(t: TestContext, ca: TestCa, server: CertPair): Promise<EtcdCluster> {
   const base = await mkdtemp(join(tmpdir(), 'kw-etcd-'));
   const members: Member[] = [];
+  // freePort stays: each member's peer and client URLs go into every member's --initial-cluster
+  // before any of them starts, so etcd cannot pick its own ports.
   for (let i = 0; i < 3; i++) members.push({ name: `m${i}`, clientPort: await freePort(), peerPort: await freePort(), dataDir: join(base, `m${i}`), log: '' });
   const cluster = new EtcdCluster(members, ca, server);
   t.after(async () => {

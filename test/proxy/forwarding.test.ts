@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { waitFor } from '../../testkit/wait-for.ts';
 import { startProxy } from '../../src/proxy/start-proxy.ts';
 import { frontendConfig, listenPort, openGreeted, startTestProxy, startUpstreams, upstreamState, waitForState } from './proxy-fixtures.ts';
 
@@ -51,7 +51,8 @@ test('a client that half-closes still receives the answer sent after its FIN', a
   const [up] = await startUpstreams(t, ['a']);
   up!.greet = false;
   up!.onConnection = (s) => {
-    readAll(s).then((req) => setTimeout(() => s.end(`answer to ${req.toString()}`), 100), () => {});
+    // readAll resolves on the client's FIN: the answer is written only after it arrived.
+    readAll(s).then((req) => s.end(`answer to ${req.toString()}`), () => {});
   };
   const proxy = await startTestProxy(t, [frontendConfig([up!.address])]);
   const client = connect({ host: '127.0.0.1', port: listenPort(proxy), allowHalfOpen: true });
@@ -152,11 +153,12 @@ test('shutdown stops accepting at once, lets connections finish within the grace
 
 test('with reusePort two proxies share one listen address and both forward', async (t) => {
   const ups = await startUpstreams(t, ['a']);
-  const port = await freePort();
-  const fc = frontendConfig([ups[0]!.address], { listen: [{ host: '127.0.0.1', port }] });
   const opts = { reusePort: true };
-  const one = await startProxy({ frontends: [fc], shutdownGraceMs: 100 }, opts);
+  // The first proxy binds port 0; the second joins the port it got.
+  const one = await startProxy({ frontends: [frontendConfig([ups[0]!.address], { listen: [{ host: '127.0.0.1', port: 0 }] })], shutdownGraceMs: 100 }, opts);
   t.after(() => one.destroy());
+  const port = listenPort(one);
+  const fc = frontendConfig([ups[0]!.address], { listen: [{ host: '127.0.0.1', port }] });
   const two = await startProxy({ frontends: [fc], shutdownGraceMs: 100 }, opts);
   t.after(() => two.destroy());
   const conns = await Promise.all(Array.from({ length: 40 }, () => openGreeted(port)));

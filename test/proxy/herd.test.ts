@@ -106,9 +106,13 @@ test('rebalancing moves long-lived connections onto a recovered upstream at a bo
   assert.ok(moved >= 8 && moved <= 12, `moved ${moved}`);
   const active = proxy.stats()[0]!.upstreams.map((u) => u.active);
   assert.ok(Math.max(...active) - Math.min(...active) <= 2, `active ${active.join('/')}`);
-  // Ten more rounds: balanced, so nothing else is closed.
+  // Ten more rounds: balanced, so nothing else is closed. Counted, not slept: the health checks
+  // of a run on the same 100 ms interval as the rebalance rounds, so ten more of them take about
+  // ten rounds whatever the machine's speed.
   const before = proxy.stats()[0]!.rebalanced;
-  await new Promise((r) => setTimeout(r, intervalMs * 10));
+  const checksOfA = async () => Number(new RegExp(`kubeward_proxy_checks_total\\{[^}]*upstream="127\\.0\\.0\\.1:${ups[0]!.address.port}"[^}]*result="ok"[^}]*\\} (\\d+)`).exec(await registry.metrics())?.[1] ?? 0);
+  const checksBefore = await checksOfA();
+  await waitFor(async () => (await checksOfA()) >= checksBefore + 10, { timeoutMs: 10_000, what: `ten more check rounds (interval ${intervalMs} ms)` });
   assert.equal(proxy.stats()[0]!.rebalanced, before, 'no churn once balanced');
   assert.equal(clients.reduce((n, cl) => n + cl.state.errors, 0), 0, 'every client reconnected through the proxy');
   assert.equal(upstreamState(proxy, c.address).active, on('c'));

@@ -16,7 +16,7 @@ import { Registry } from 'prom-client';
 import { createTestCa, type TestCa, type CertPair } from '../../testkit/certs.ts';
 import { ApiserverStandin } from '../../testkit/apiserver-standin.ts';
 import { KubewardProcess } from '../../testkit/kubeward-process.ts';
-import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { waitFor } from '../../testkit/wait-for.ts';
 import { startProxy } from '../../src/proxy/start-proxy.ts';
 import { createLogger } from '../../src/base/logger.ts';
 import { frontendConfig, openGreeted, startUpstreams } from './proxy-fixtures.ts';
@@ -94,12 +94,12 @@ test('a token file that vanishes or goes bad is a local fault: upstreams stay up
 
 test('at a low fd limit a flood of clients meets the connection cap: 28 healthy connections and the checks survive', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
-  const [listen, admin] = [await freePort(), await freePort()];
   const p = new KubewardProcess(
-    ['proxy', '--listen', `127.0.0.1:${listen}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]), '--health-check', 'tcp', '--interval', '100ms', '--fall', '2', '--admin-address', `127.0.0.1:${admin}`, '--slow-start', '0s', '--shutdown-grace', '300ms'],
+    ['proxy', '--listen', '127.0.0.1:0', ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]), '--health-check', 'tcp', '--interval', '100ms', '--fall', '2', '--admin-address', '127.0.0.1:0', '--slow-start', '0s', '--shutdown-grace', '300ms'],
     { prefix: ['prlimit', '--nofile=200:200', '--'] },
   );
   t.after(() => p.stop());
+  const [listen, admin] = [await p.listenPort(), await p.adminPort()];
   const capLine = await p.waitForLog(/^connection cap set$/);
   const cap = Number(capLine.maxConnections);
   assert.equal(capLine.from, 'fd-limit');
@@ -145,19 +145,18 @@ test('at a low fd limit a flood of clients meets the connection cap: 28 healthy 
 
 test('a SIGHUP reload with a client key that is not a key is rejected; the running config stays and serves', async (t) => {
   const ups = await startUpstreams(t, ['a']);
-  const listen = await freePort();
   const client = await ca.issueClient('client', 'kubeward');
   const [certFile, keyFile, badKey] = [join(dir, 'c.crt'), join(dir, 'c.key'), join(dir, 'bad.key')];
   await writeFile(certFile, client.cert);
   await writeFile(keyFile, client.key);
   await writeFile(badKey, 'not a key\n');
   const file = join(dir, 'reload.yaml');
-  const yaml = (key: string) => `frontends:\n  - name: api\n    listen: ["127.0.0.1:${listen}"]\n    upstreams: ["127.0.0.1:${ups[0]!.address.port}"]\n    healthCheck: {type: tls, caFile: "${ca.certFile}", clientCert: "${certFile}", clientKey: "${key}", interval: 100ms}\n`;
+  const yaml = (key: string) => `frontends:\n  - name: api\n    listen: ["127.0.0.1:0"]\n    upstreams: ["127.0.0.1:${ups[0]!.address.port}"]\n    healthCheck: {type: tls, caFile: "${ca.certFile}", clientCert: "${certFile}", clientKey: "${key}", interval: 100ms}\n`;
   await writeFile(file, yaml(keyFile));
   // The upstream speaks plain TCP: its TLS checks fail, so the proxy fails open; what matters is that it lives.
   const p = new KubewardProcess(['proxy', '--config', file, '--admin-address', 'off']);
   t.after(() => p.stop());
-  await p.waitForLog(/^frontend listening$/);
+  const listen = await p.listenPort();
   await writeFile(file, yaml(badKey));
   p.signal('SIGHUP');
   const rejected = await p.waitForLog(/^config reload rejected; the running config stays$/);
@@ -174,9 +173,9 @@ test('a SIGHUP reload with a client key that is not a key is rejected; the runni
 test('real EMFILE (the fd limit lowered under the running proxy): checks fail local, the upstream stays up, established connections keep carrying bytes', async (t) => {
   const ups = await startUpstreams(t, ['a']);
   ups[0]!.onConnection = (s) => s.pipe(s);
-  const [listen, admin] = [await freePort(), await freePort()];
-  const p = new KubewardProcess(['proxy', '--listen', `127.0.0.1:${listen}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--interval', '100ms', '--fall', '2', '--admin-address', `127.0.0.1:${admin}`]);
+  const p = new KubewardProcess(['proxy', '--listen', '127.0.0.1:0', '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--interval', '100ms', '--fall', '2', '--admin-address', '127.0.0.1:0']);
   t.after(() => p.stop());
+  const [listen, admin] = [await p.listenPort(), await p.adminPort()];
   await waitFor(async () => (await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: 'ready' });
   const held = await Promise.all(Array.from({ length: 5 }, () => openGreeted(listen)));
   t.after(() => held.forEach((h) => h.socket.destroy()));

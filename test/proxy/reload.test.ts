@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
-import { freePort, waitFor } from '../../testkit/wait-for.ts';
-import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
+import { waitFor } from '../../testkit/wait-for.ts';
+import { MAIN, NODE, boundPortsInLog } from '../../testkit/kubeward-process.ts';
 import type { FrontendConfig, ProxyConfig } from '../../src/proxy/proxy-config.ts';
 import { frontendConfig, listenPort, openGreeted, startTestProxy, startUpstreams, upstreamState, waitForState, type TcpUpstream } from './proxy-fixtures.ts';
 
@@ -70,11 +70,12 @@ test('reloads under load change listeners, upstreams, checks and timeouts withou
   t.after(() => held.forEach((h) => h.socket.destroy()));
   const load = connectionLoad(() => port, 15_000);
   await waitFor(() => load.r.ok > 50, { what: 'load running' });
-  const extraPort = await freePort();
+  // The added listener binds port 0 on another loopback address (127.0.0.1:0 is the first one's key).
+  const extra = { host: '127.0.0.2', port: 0 };
   const configs: FrontendConfig[] = [
     { ...base, upstreams: ups.map((u) => u.address), connectTimeoutMs: 300, healthCheck: { ...base.healthCheck, intervalMs: 150, rise: 1 } },
-    { ...base, listen: [...base.listen, { host: '127.0.0.1', port: extraPort }], upstreams: ups.map((u) => u.address), idleTimeoutMs: 30_000, drainSpreadMs: 200 },
-    { ...base, listen: [...base.listen, { host: '127.0.0.1', port: extraPort }], upstreams: ups.map((u) => u.address), healthCheck: { ...base.healthCheck, intervalMs: 80, rise: 3, fall: 3 } },
+    { ...base, listen: [...base.listen, extra], upstreams: ups.map((u) => u.address), idleTimeoutMs: 30_000, drainSpreadMs: 200 },
+    { ...base, listen: [...base.listen, extra], upstreams: ups.map((u) => u.address), healthCheck: { ...base.healthCheck, intervalMs: 80, rise: 3, fall: 3 } },
   ];
   for (const fc of configs) {
     const summary = await proxy.reload({ frontends: [fc], shutdownGraceMs: 1000 });
@@ -90,7 +91,8 @@ test('reloads under load change listeners, upstreams, checks and timeouts withou
   assert.deepEqual([r.failed, r.errors], [0, []]);
   for (const h of held) assert.equal(await echoOnce(h.socket, 'ping\n'), 'ping\n', `held connection to ${h.upstream} still carries bytes`);
   assert.ok(upstreamState(proxy, ups[2]!.address).total > 0, 'the added upstream takes connections');
-  const viaNew = await openGreeted(extraPort);
+  const extraPort = proxy.addresses.get('test')!.find((a) => a.host === extra.host)!.port;
+  const viaNew = await openGreeted(extraPort, extra.host);
   viaNew.socket.destroy();
   assert.match(viaNew.upstream, /^[abc]$/, 'the added listen address forwards');
   assert.equal(proxy.status().frontends[0]!.upstreams.length, 3);
@@ -148,16 +150,17 @@ test('the CLI reloads on SIGHUP and on a file change with --watch-config, and ke
   const dir = await mkdtemp(join(tmpdir(), 'kw-reload-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'proxy.yaml');
-  const [port, admin] = [await freePort(), await freePort()];
+  // Port 0 in every version of the file: the listen key stays the same, so reloads keep the listener.
   const yaml = (upstreams: TcpUpstream[], extra = '') =>
-    `healthCheck: tcp\ninterval: 100ms\nfrontends:\n  - name: api\n    listen: ["127.0.0.1:${port}"]\n    upstreams: [${upstreams.map((u) => `"127.0.0.1:${u.address.port}"`).join(', ')}]\n${extra}`;
+    `healthCheck: tcp\ninterval: 100ms\nfrontends:\n  - name: api\n    listen: ["127.0.0.1:0"]\n    upstreams: [${upstreams.map((u) => `"127.0.0.1:${u.address.port}"`).join(', ')}]\n${extra}`;
   await writeFile(file, yaml([ups[0]!]));
-  const child = spawn(NODE, [MAIN, 'proxy', '--config', file, '--watch-config', '--admin-address', `127.0.0.1:${admin}`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(NODE, [MAIN, 'proxy', '--config', file, '--watch-config', '--admin-address', '127.0.0.1:0', '--log-format', 'json'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   t.after(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
+  const { listen: port, admin } = await boundPortsInLog(() => stderr);
   const upstreams = async () => {
     const s = (await (await fetch(`http://127.0.0.1:${admin}/status`)).json()) as { frontends: { upstreams: { upstream: string }[] }[] };
     return s.frontends[0]!.upstreams.map((u) => u.upstream).join(',');

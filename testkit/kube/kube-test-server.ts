@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../wait-for.ts';
+import { tierRan } from '../test-tiers.ts';
 
 const run = promisify(execFile);
 
@@ -52,6 +53,8 @@ export interface KubeTestOptions {
 
 export async function startKubeApiserver(env = kubeTestEnv(), opts: KubeTestOptions = {}): Promise<KubeTestServer> {
   const stateDir = await mkdtemp(join(tmpdir(), 'kw-kube-'));
+  // freePort stays: start.sh passes these ports to etcd and kube-apiserver before they run, and
+  // kube-apiserver cannot pick its own (--secure-port 0 turns serving off).
   const port = await freePort();
   let etcdPort = await freePort();
   // The etcd peer port is the client port + 10; find a pair that is free.
@@ -71,6 +74,7 @@ export async function startKubeApiserver(env = kubeTestEnv(), opts: KubeTestOpti
   try {
     const { stdout } = await run('bash', [join(env.scripts, 'start.sh')], { env: vars, timeout: 90_000 });
     const kubeconfigPath = stdout.trim().split('\n').pop()!;
+    tierRan('kube-apiserver');
     return { kubeconfigPath, stateDir, port, caFile: join(stateDir, 'pki', 'ca.crt'), tokenFile: join(stateDir, 'pki', 'admin.token'), stop };
   } catch (err) {
     await stop();

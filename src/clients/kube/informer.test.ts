@@ -7,6 +7,11 @@ import { Informer, type InformerSource } from './informer.ts';
 import { KubeApiError } from './kube-api-error.ts';
 import type { KubeList, KubeObject, WatchEvent } from './kube-types.ts';
 
+/** Lets the informer's promise chains run to their next wait (the scripted source waits on nothing else). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
 const obj = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
 
 /** A source whose list results and watch behaviours are scripted call by call. */
@@ -69,12 +74,12 @@ test('410 Gone re-lists at once without a backoff, and list failures back off ex
   // list ok → watch 410 → list (fails: script exhausted) → sleep 100 → list fails → sleep 200 ...
   await waitFor(() => calls.filter((c) => c === 'list').length === 2, { what: 'the immediate re-list after 410' });
   clock.advance(99);
-  await new Promise((r) => setTimeout(r, 20));
+  await settle();
   assert.equal(calls.filter((c) => c === 'list').length, 2, 'no retry before the backoff ends');
   clock.advance(1);
   await waitFor(() => calls.filter((c) => c === 'list').length === 3, { what: 'retry after 100 ms' });
   clock.advance(199);
-  await new Promise((r) => setTimeout(r, 20));
+  await settle();
   assert.equal(calls.filter((c) => c === 'list').length, 3, 'the second backoff is twice as long');
   clock.advance(1);
   await waitFor(() => calls.filter((c) => c === 'list').length === 4, { what: 'retry after 200 ms' });
