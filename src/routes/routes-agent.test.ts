@@ -187,6 +187,20 @@ test('close removes our rules, unless told to keep them', async (t) => {
   assert.equal(b.backend.cleaned, false);
 });
 
+test('kept rules match the state files at exit: a .down written just before close is applied, not lost', async (t) => {
+  const { agent, reader, backend } = makeAgent(t, { cleanupOnExit: false, resyncMs: 60_000 });
+  reader.files.set('10.0.0.100.up', '');
+  await agent.start();
+  assert.deepEqual(backend.outputVips(), ['10.0.0.100']);
+  // kubeward agent: the watcher publishes its exit verdict, then routes closes at once, before any
+  // inotify event or resync could have run.
+  reader.files.delete('10.0.0.100.up');
+  reader.files.set('10.0.0.100.down', '');
+  await agent.close();
+  assert.equal(backend.cleaned, false, 'the rules stay');
+  assert.deepEqual(backend.outputVips(), [], 'but without the redirect of the VIP that went down');
+});
+
 test('one state file with a bad name is skipped and reported; the other VIPs keep being reconciled', async (t) => {
   const { agent, reader, backend, registry } = makeAgent(t, { resyncMs: 60_000 });
   reader.files.set('fe80::1%eth0.up', '');

@@ -341,7 +341,8 @@ export class RoutesAgent {
     if (!this.#o.cleanupOnExit) {
       // The rules left behind match the state files as they are now: in kubeward agent the watcher
       // publishes its exit state just before routes stops, and that verdict must not be lost.
-      await this.#sync('full').catch((err: unknown) => this.#d.log.warn({ err: describeError(err) }, 'last sync before exit failed; leaving the rules of the previous sync'));
+      // An 'event' sync: it re-reads the files and applies a change, and starts no watcher or check.
+      await this.#sync('event').catch((err: unknown) => this.#d.log.warn({ err: describeError(err) }, 'last sync before exit failed; leaving the rules of the previous sync'));
       return this.#d.log.info('leaving our rules in place, so a restart has no hairpin gap (remove them with --cleanup-on-exit or kubeward routes --clean-up)');
     }
     await this.#d.backend.cleanup();
