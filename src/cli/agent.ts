@@ -3,7 +3,8 @@
 // mode-command.ts), one ordered shutdown: watch publishes its exit state first, routes removes its
 // rules, then the proxy drains. With both proxy and watch, the watcher takes the proxy's checks of
 // the local apiserver as its probes when they are the same request (src/agent/shared-check.ts).
-import { z } from 'zod';
+import { optional, record, string, strictObject, unknown } from 'zod/mini';
+import type { core } from 'zod/mini';
 import { Shutdown } from '../base/lifecycle.ts';
 import { UsageError } from '../base/errors.ts';
 import { commonFields } from '../config/fields.ts';
@@ -22,7 +23,7 @@ type AgentMode = (typeof MODES)[number];
 const SHUTDOWN_ORDER: readonly AgentMode[] = ['watch', 'routes', 'proxy'];
 
 /** A section: any object; it is checked by its mode's own schema once the mode is loaded. */
-const section = z.record(z.string(), z.unknown(), { error: 'expected a mapping of the mode\'s keys (see "kubeward <mode> --help")' }).optional();
+const section = optional(record(string(), unknown(), { error: 'expected a mapping of the mode\'s keys (see "kubeward <mode> --help")' }));
 const fields = { proxy: section, watch: section, routes: section };
 type AgentConfig = ModeConfig<typeof fields>;
 
@@ -114,8 +115,8 @@ const agentSpec: ModeSpec<typeof fields> = {
 };
 
 /** Checks a section with the mode's own schema and cross-key check; errors name the section. */
-function checkSection<F extends z.ZodRawShape>(name: AgentMode, spec: ModeSpec<F>, data: Record<string, unknown>): ModeConfig<F> {
-  const schema = z.strictObject({ ...commonFields, adminAddress: z.unknown(), ...spec.fields });
+function checkSection<F extends core.$ZodShape>(name: AgentMode, spec: ModeSpec<F>, data: Record<string, unknown>): ModeConfig<F> {
+  const schema = strictObject({ ...commonFields, adminAddress: unknown(), ...spec.fields });
   const r = schema.safeParse(data);
   if (!r.success) {
     const issue = r.error.issues[0]!;

@@ -5,7 +5,8 @@ import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
-import { z } from 'zod';
+// zod/mini, as the daemons: the build leaves classic zod out (src/config/fields.ts says why).
+import * as z from 'zod/mini';
 import { UsageError, describeError } from '../base/errors.ts';
 import { duration, ipAddress } from '../config/fields.ts';
 import { checkCertificate, SAN_FIX, type Finding, type ServerCertFacts } from '../plan/cert-coverage.ts';
@@ -34,12 +35,12 @@ interface ServerReport {
 
 const fields = {
   ...inventoryFields,
-  url: z.string().min(1).optional(),
-  name: z.array(z.string().min(1)).optional(),
-  ip: z.array(ipAddress).optional(),
-  caFile: z.string().min(1).optional(),
-  timeout: duration({ min: 10 }).prefault('5s'),
-  output: z.enum(['table', 'json'], { error: 'expected table or json' }).default('table'),
+  url: z.optional(z.string().check(z.minLength(1))),
+  name: z.optional(z.array(z.string().check(z.minLength(1)))),
+  ip: z.optional(z.array(ipAddress)),
+  caFile: z.optional(z.string().check(z.minLength(1))),
+  timeout: z.prefault(duration({ min: 10 }), '5s'),
+  output: z._default(z.enum(['table', 'json'], { error: 'expected table or json' }), 'table'),
 };
 
 /** "https://host:port/path", "host:port" or "host" (port 6443), IPv6 in brackets. */

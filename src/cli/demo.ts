@@ -5,6 +5,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { prefault } from 'zod/mini';
 import { Registry } from 'prom-client';
 import { systemClock } from '../base/clock.ts';
 import { KubewardError, describeError } from '../base/errors.ts';
@@ -25,8 +26,8 @@ import { buildModeCommand, type ModeSpec } from './mode-command.ts';
 const VIP = '192.0.2.10'; // a documentation address: only a file name here, never a destination
 
 const fields = {
-  duration: duration({ min: 10_000 }).prefault('40s'),
-  color: boolean.prefault(true),
+  duration: prefault(duration({ min: 10_000 }), '40s'),
+  color: prefault(boolean, true),
 };
 
 const spec: ModeSpec<typeof fields> = {

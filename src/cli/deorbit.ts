@@ -4,7 +4,8 @@
 // It never acts on a kubeconfig's current-context: the context is named on the command line.
 // --dry-run runs the same decision once and prints what would be deleted and waited for.
 import { homedir } from 'node:os';
-import { z } from 'zod';
+// zod/mini, as the daemons: the build leaves classic zod out (src/config/fields.ts says why).
+import * as z from 'zod/mini';
 import { systemClock } from '../base/clock.ts';
 import { UsageError } from '../base/errors.ts';
 import { boolean, duration, integer } from '../config/fields.ts';
@@ -20,12 +21,12 @@ import { buildModeCommand, type ModeFlag } from './mode-command.ts';
 
 /** Deorbit timings and volume selection, shared with `kubeward operator` (prefixed there). */
 export const deorbitTuningFields = {
-  pollInterval: duration({ min: 100 }).prefault('15s'),
-  attemptTimeout: duration({ min: 1000 }).prefault('10m'),
-  apiUnavailableTimeout: duration({ min: 1000 }).prefault('2m'),
-  legacyServiceGrace: duration().prefault('5m'),
-  csiDriver: z.array(z.string().min(1)).default([...DEFAULT_DEORBIT_SETTINGS.csiDrivers]),
-  maxDeletesPerPass: integer(1, 1000).prefault(DEFAULT_DEORBIT_SETTINGS.maxDeletesPerPass),
+  pollInterval: z.prefault(duration({ min: 100 }), '15s'),
+  attemptTimeout: z.prefault(duration({ min: 1000 }), '10m'),
+  apiUnavailableTimeout: z.prefault(duration({ min: 1000 }), '2m'),
+  legacyServiceGrace: z.prefault(duration(), '5m'),
+  csiDriver: z._default(z.array(z.string().check(z.minLength(1))), [...DEFAULT_DEORBIT_SETTINGS.csiDrivers]),
+  maxDeletesPerPass: z.prefault(integer(1, 1000), DEFAULT_DEORBIT_SETTINGS.maxDeletesPerPass),
 };
 
 export const deorbitTuningFlags: ModeFlag[] = [
@@ -38,13 +39,13 @@ export const deorbitTuningFlags: ModeFlag[] = [
 ];
 
 const fields = {
-  kubeconfig: z.string().min(1, 'give the path of the cluster\'s kubeconfig'),
-  context: z.string().min(1).optional(),
-  dryRun: boolean.prefault(false),
-  osCloud: z.string().min(1).optional(),
-  timeout: duration({ min: 1000 }).prefault('30m'),
-  lbClusterName: z.string().min(1).default('kubernetes'),
-  clusterVersion: z.string().min(1).optional(),
+  kubeconfig: z.string().check(z.minLength(1, 'give the path of the cluster\'s kubeconfig')),
+  context: z.optional(z.string().check(z.minLength(1))),
+  dryRun: z.prefault(boolean, false),
+  osCloud: z.optional(z.string().check(z.minLength(1))),
+  timeout: z.prefault(duration({ min: 1000 }), '30m'),
+  lbClusterName: z._default(z.string().check(z.minLength(1)), 'kubernetes'),
+  clusterVersion: z.optional(z.string().check(z.minLength(1))),
   ...deorbitTuningFields,
 };
 

@@ -1,7 +1,8 @@
 // kubeward flight: the composition root of single-cluster OpenStack self-repair. Each round checks the
 // cluster's security group, instances, service user roles, tags and routes, and repairs what it may.
 import { homedir } from 'node:os';
-import { z } from 'zod';
+// zod/mini, as the daemons: the build leaves classic zod out (src/config/fields.ts says why).
+import * as z from 'zod/mini';
 import { systemClock } from '../base/clock.ts';
 import { boolean, duration, integer } from '../config/fields.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
@@ -22,36 +23,36 @@ import { FlightRunner, type FlightRoundResult } from '../controllers/flight/flig
 import { describeAction } from '../controllers/flight/flight-action-text.ts';
 import { buildModeCommand } from './mode-command.ts';
 
-const cidr = z.string({ error: 'give the cluster\'s pod CIDR, such as 100.100.0.0/16' }).refine((s) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` });
+const cidr = z.string({ error: 'give the cluster\'s pod CIDR, such as 100.100.0.0/16' }).check(z.refine((s: string) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` }));
 
 const fields = {
-  kubeconfig: z.string({ error: "give the path of the cluster's kubeconfig" }).min(1, "give the path of the cluster's kubeconfig"),
-  context: z.string().min(1).optional(),
-  osCloud: z.string().min(1).optional(),
-  adminOsCloud: z.string().min(1).optional(),
-  clusterName: z.string({ error: 'give the cluster\'s name (kks-<name>-<pool>-xxxxx instances)' }).min(1, 'give the cluster\'s name (kks-<name>-<pool>-xxxxx instances)'),
+  kubeconfig: z.string({ error: "give the path of the cluster's kubeconfig" }).check(z.minLength(1, "give the path of the cluster's kubeconfig")),
+  context: z.optional(z.string().check(z.minLength(1))),
+  osCloud: z.optional(z.string().check(z.minLength(1))),
+  adminOsCloud: z.optional(z.string().check(z.minLength(1))),
+  clusterName: z.string({ error: 'give the cluster\'s name (kks-<name>-<pool>-xxxxx instances)' }).check(z.minLength(1, 'give the cluster\'s name (kks-<name>-<pool>-xxxxx instances)')),
   clusterCidr: cidr,
-  securityGroup: z.string({ error: 'give the name of the cluster\'s security group' }).min(1, 'give the name of the cluster\'s security group'),
-  pool: z.array(z.string().min(1)).default([]),
-  router: z.string().min(1).optional(),
-  interval: duration({ min: 1000 }).prefault('5m'),
-  once: boolean.prefault(false),
-  dryRun: boolean.prefault(false),
-  softRebootAfter: duration().prefault('10m'),
-  hardRebootAfter: duration().prefault('5m'),
-  deleteAfter: duration().prefault('15m'),
-  rebootBeforeDelete: boolean.prefault(true),
-  maxDeletionsPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.delete),
-  maxRebootsPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.reboot),
-  maxMetadataWritesPerRound: integer(0, 10_000).prefault(DEFAULT_BUDGETS.metadata),
-  maxRuleChangesPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.rule),
-  clusterUid: z.string().regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")').optional(),
-  allowWideClusterCidr: boolean.prefault(false),
-  role: z.array(z.string().min(1)).default(['member', 'network_admin']),
-  checkRoles: boolean.prefault(true),
-  forceSecurityGroupResync: boolean.prefault(false),
-  repairMissingRoutes: boolean.prefault(false),
-  routeLimit: integer(1, 100_000).prefault(30),
+  securityGroup: z.string({ error: 'give the name of the cluster\'s security group' }).check(z.minLength(1, 'give the name of the cluster\'s security group')),
+  pool: z._default(z.array(z.string().check(z.minLength(1))), []),
+  router: z.optional(z.string().check(z.minLength(1))),
+  interval: z.prefault(duration({ min: 1000 }), '5m'),
+  once: z.prefault(boolean, false),
+  dryRun: z.prefault(boolean, false),
+  softRebootAfter: z.prefault(duration(), '10m'),
+  hardRebootAfter: z.prefault(duration(), '5m'),
+  deleteAfter: z.prefault(duration(), '15m'),
+  rebootBeforeDelete: z.prefault(boolean, true),
+  maxDeletionsPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.delete),
+  maxRebootsPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.reboot),
+  maxMetadataWritesPerRound: z.prefault(integer(0, 10_000), DEFAULT_BUDGETS.metadata),
+  maxRuleChangesPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.rule),
+  clusterUid: z.optional(z.string().check(z.regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")'))),
+  allowWideClusterCidr: z.prefault(boolean, false),
+  role: z._default(z.array(z.string().check(z.minLength(1))), ['member', 'network_admin']),
+  checkRoles: z.prefault(boolean, true),
+  forceSecurityGroupResync: z.prefault(boolean, false),
+  repairMissingRoutes: z.prefault(boolean, false),
+  routeLimit: z.prefault(integer(1, 100_000), 30),
 };
 
 export function flightCommand() {

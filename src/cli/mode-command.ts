@@ -1,7 +1,8 @@
 // Turns a mode's declaration (flags, schema, run) into a commander command. Every flag is the
 // kebab-case form of a config key, so "every flag has a config key" holds by construction.
 import { Command, Option } from 'commander';
-import { z } from 'zod';
+import { prefault, strictObject } from 'zod/mini';
+import type { core, output, ZodMiniObject } from 'zod/mini';
 import type { Registry } from 'prom-client';
 import { createLogger, type Logger, type LogFormat, type LogLevel } from '../base/logger.ts';
 import { Shutdown, exitOnSignals, exitOnUncaught, exitSoon, ignoreStraySignals } from '../base/lifecycle.ts';
@@ -52,9 +53,9 @@ export interface CommonConfig {
   logLevel: LogLevel;
   adminAddress: HostPort | 'off';
 }
-export type ModeConfig<F extends z.ZodRawShape> = CommonConfig & z.output<z.ZodObject<F>>;
+export type ModeConfig<F extends core.$ZodShape> = CommonConfig & output<ZodMiniObject<F>>;
 
-export interface ModeSpec<F extends z.ZodRawShape> {
+export interface ModeSpec<F extends core.$ZodShape> {
   name: string;
   summary: string;
   /** Longer text after the flags in --help: what it does, and examples to copy. */
@@ -69,7 +70,7 @@ export interface ModeSpec<F extends z.ZodRawShape> {
   run: (config: ModeConfig<F>, ctx: ModeContext<ModeConfig<F>>) => Promise<DaemonHandle | number>;
 }
 
-export function buildModeCommand<F extends z.ZodRawShape>(spec: ModeSpec<F>): Command {
+export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): Command {
   const cmd = new Command(spec.name).description(spec.summary).allowExcessArguments(false);
   cmd.option('--config <file>', 'YAML file with any of the keys below (camelCase: --health-url is healthUrl); flags override it');
   cmd.option('--log-format <json|text>', 'json lines for collectors, text for people (default: json)');
@@ -97,7 +98,7 @@ function addFlag(cmd: Command, f: ModeFlag): void {
   cmd.addOption(opt);
 }
 
-async function runMode<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConfig, adminDefault: string): Promise<number> {
+async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, opts: RawConfig, adminDefault: string): Promise<number> {
   let config: ModeConfig<F>;
   try {
     config = await loadModeConfig(spec, opts, adminDefault);
@@ -174,10 +175,10 @@ function oneLine(text: string): string {
 }
 
 /** Parses flags and the config file into the mode's typed config; throws UsageError. */
-export async function loadModeConfig<F extends z.ZodRawShape>(spec: ModeSpec<F>, opts: RawConfig, adminDefault: string): Promise<ModeConfig<F>> {
+export async function loadModeConfig<F extends core.$ZodShape>(spec: ModeSpec<F>, opts: RawConfig, adminDefault: string): Promise<ModeConfig<F>> {
   const { config: configPath, ...flags } = opts;
   const fileData = typeof configPath === 'string' ? await readConfigFile(configPath) : {};
-  const schema = z.strictObject({ ...commonFields, adminAddress: adminAddress.prefault(adminDefault), ...spec.fields });
+  const schema = strictObject({ ...commonFields, adminAddress: prefault(adminAddress, adminDefault), ...spec.fields });
   const cfg = mergeConfig(schema, fileData, flags, configPath as string | undefined) as ModeConfig<F>;
   const problem = spec.check?.(cfg);
   if (problem) throw new UsageError(problem);

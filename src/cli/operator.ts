@@ -3,7 +3,8 @@
 // coordination.k8s.io Lease, the others wait with a warm cache.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { z } from 'zod';
+// zod/mini, as the daemons: the build leaves classic zod out (src/config/fields.ts says why).
+import * as z from 'zod/mini';
 import { systemClock } from '../base/clock.ts';
 import { UsageError } from '../base/errors.ts';
 import { boolean, duration, integer } from '../config/fields.ts';
@@ -35,40 +36,40 @@ const prefixed = Object.fromEntries(Object.entries(deorbitTuningFields).map(([k,
 };
 
 const fields = {
-  kubeconfig: z.string().min(1).optional(),
-  context: z.string().min(1).optional(),
-  namespace: z.string().min(1).optional(),
-  controllers: z.string().default('deorbit,routegc,flight'),
-  leaderElect: boolean.default(true),
-  leaseNamespace: z.string().min(1).optional(),
-  leaseName: z.string().min(1).default('kubeward-operator'),
-  leaseDuration: duration({ min: 1000 }).prefault('15s'),
-  renewDeadline: duration({ min: 500 }).prefault('10s'),
-  retryPeriod: duration({ min: 100 }).prefault('2s'),
-  identity: z.string().min(1).optional(),
-  workers: integer(1, 64).default(4),
-  resync: duration({ min: 1000 }).prefault('5m'),
-  deorbitHangTimeout: duration({ min: 1000 }).prefault('24h'),
-  deorbitDryRun: boolean.prefault(false),
+  kubeconfig: z.optional(z.string().check(z.minLength(1))),
+  context: z.optional(z.string().check(z.minLength(1))),
+  namespace: z.optional(z.string().check(z.minLength(1))),
+  controllers: z._default(z.string(), 'deorbit,routegc,flight'),
+  leaderElect: z._default(boolean, true),
+  leaseNamespace: z.optional(z.string().check(z.minLength(1))),
+  leaseName: z._default(z.string().check(z.minLength(1)), 'kubeward-operator'),
+  leaseDuration: z.prefault(duration({ min: 1000 }), '15s'),
+  renewDeadline: z.prefault(duration({ min: 500 }), '10s'),
+  retryPeriod: z.prefault(duration({ min: 100 }), '2s'),
+  identity: z.optional(z.string().check(z.minLength(1))),
+  workers: z._default(integer(1, 64), 4),
+  resync: z.prefault(duration({ min: 1000 }), '5m'),
+  deorbitHangTimeout: z.prefault(duration({ min: 1000 }), '24h'),
+  deorbitDryRun: z.prefault(boolean, false),
   ...prefixed,
-  routegcInterval: duration({ min: 1000 }).prefault('5m'),
-  routegcConfirmAfter: duration({ min: MIN_CONFIRM_AFTER_MS }).prefault('30s'),
-  routegcDryRun: boolean.prefault(false),
-  routegcMaxRemovalsPerCycle: integer(0, 1000).prefault(DEFAULT_BUDGETS['route-removal']),
-  routeLimit: integer(1, 100_000).prefault(30),
-  routeLimitHeadroom: integer(0, 1000).prefault(3),
-  flightInterval: duration({ min: 1000 }).prefault('5m'),
-  flightDryRun: boolean.prefault(false),
-  flightRepairMissingRoutes: boolean.prefault(false),
-  flightForceSecurityGroupResync: boolean.prefault(false),
-  flightMaxDeletionsPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.delete),
-  flightMaxRebootsPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.reboot),
-  flightMaxMetadataWritesPerRound: integer(0, 10_000).prefault(DEFAULT_BUDGETS.metadata),
-  flightMaxRuleChangesPerRound: integer(0, 1000).prefault(DEFAULT_BUDGETS.rule),
-  flightSoftRebootAfter: duration().prefault('10m'),
-  flightHardRebootAfter: duration().prefault('5m'),
-  flightDeleteAfter: duration().prefault('15m'),
-  flightRebootBeforeDelete: boolean.prefault(true),
+  routegcInterval: z.prefault(duration({ min: 1000 }), '5m'),
+  routegcConfirmAfter: z.prefault(duration({ min: MIN_CONFIRM_AFTER_MS }), '30s'),
+  routegcDryRun: z.prefault(boolean, false),
+  routegcMaxRemovalsPerCycle: z.prefault(integer(0, 1000), DEFAULT_BUDGETS['route-removal']),
+  routeLimit: z.prefault(integer(1, 100_000), 30),
+  routeLimitHeadroom: z.prefault(integer(0, 1000), 3),
+  flightInterval: z.prefault(duration({ min: 1000 }), '5m'),
+  flightDryRun: z.prefault(boolean, false),
+  flightRepairMissingRoutes: z.prefault(boolean, false),
+  flightForceSecurityGroupResync: z.prefault(boolean, false),
+  flightMaxDeletionsPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.delete),
+  flightMaxRebootsPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.reboot),
+  flightMaxMetadataWritesPerRound: z.prefault(integer(0, 10_000), DEFAULT_BUDGETS.metadata),
+  flightMaxRuleChangesPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.rule),
+  flightSoftRebootAfter: z.prefault(duration(), '10m'),
+  flightHardRebootAfter: z.prefault(duration(), '5m'),
+  flightDeleteAfter: z.prefault(duration(), '15m'),
+  flightRebootBeforeDelete: z.prefault(boolean, true),
 };
 
 /** routegc's and flight's operator-wide flags; a cluster's own router, CIDR, group and pools come from its spec. */

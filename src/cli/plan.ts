@@ -2,7 +2,8 @@
 // subcommands: flags and --config → typed options → read the inventory → pure plan → stdout/files.
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { z } from 'zod';
+// zod/mini, as the daemons: the build leaves classic zod out (src/config/fields.ts says why).
+import * as z from 'zod/mini';
 import { UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { boolean } from '../config/fields.ts';
 import { loadModeConfig, type ModeConfig, type ModeSpec } from './mode-command.ts';
@@ -19,12 +20,9 @@ import { computeSans, factSanNotes, renderKubeadmCertSans, renderOpensslSans, re
 import { CURRENT_KUBESPRAY, parseKubesprayVersion } from '../plan/kubespray-defaults.ts';
 
 export const inventoryFields = {
-  inventory: z.string({ error: 'expected the path of an inventory file' }).min(1).optional(),
-  vars: z.array(z.string().min(1)).optional(),
-  kubesprayVersion: z
-    .string()
-    .refine((v) => parseKubesprayVersion(v) !== undefined, { error: 'expected a kubespray release like v2.31, v2.30.0 or 2.28' })
-    .optional(),
+  inventory: z.optional(z.string({ error: 'expected the path of an inventory file' }).check(z.minLength(1))),
+  vars: z.optional(z.array(z.string().check(z.minLength(1)))),
+  kubesprayVersion: z.optional(z.string().check(z.refine((v: string) => parseKubesprayVersion(v) !== undefined, { error: 'expected a kubespray release like v2.31, v2.30.0 or 2.28' }))),
 };
 
 /** Output is for stdout; warnings and problems go to stderr. Injected so tests can capture them. */
@@ -38,7 +36,7 @@ const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process
  * A one-shot command built from zod fields: --config and the common flags are accepted as in every
  * mode (there is no admin listener), bad usage prints one line per problem and exits 2.
  */
-export function oneShotCommand<F extends z.ZodRawShape>(
+export function oneShotCommand<F extends z.core.$ZodShape>(
   path: string,
   spec: {
     summary: string;
@@ -109,7 +107,7 @@ export const inventoryOptions = (): Option[] => [
 export const requireInventory = (c: { inventory?: string }) => (c.inventory ? undefined : '--inventory: required; give the inventory file (kubeward YAML, kubespray hosts.yaml or inventory.ini)');
 
 function endpointsCommand(io?: Io): Command {
-  const fields = { ...inventoryFields, node: z.string().min(1).optional(), output: z.enum(OUTPUT_FORMATS as [string, ...string[]], { error: 'expected table, json or yaml' }).default('table') };
+  const fields = { ...inventoryFields, node: z.optional(z.string().check(z.minLength(1))), output: z._default(z.enum(OUTPUT_FORMATS as [string, ...string[]], { error: 'expected table, json or yaml' }), 'table') };
   return oneShotCommand(
     'plan endpoints',
     { summary: 'each node\'s role and the apiserver/etcd endpoint each client uses, with the reason (kubespray\'s HA table)', fields, check: requireInventory },
@@ -129,7 +127,7 @@ function endpointsCommand(io?: Io): Command {
 }
 
 function renderCommand(io?: Io): Command {
-  const fields = { ...inventoryFields, out: z.string({ error: 'expected a directory' }).min(1).optional(), check: boolean.optional() };
+  const fields = { ...inventoryFields, out: z.optional(z.string({ error: 'expected a directory' }).check(z.minLength(1))), check: z.optional(boolean) };
   return oneShotCommand(
     'plan render',
     {
@@ -177,7 +175,7 @@ function extraFileNote(inv: Inventory, dir: string, rel: string): string {
 
 function sansCommand(io?: Io): Command {
   const formats = ['list', 'openssl', 'kubeadm', 'json'] as const;
-  const fields = { ...inventoryFields, format: z.enum(formats, { error: 'expected list, openssl, kubeadm or json' }).default('list') };
+  const fields = { ...inventoryFields, format: z._default(z.enum(formats, { error: 'expected list, openssl, kubeadm or json' }), 'list') };
   return oneShotCommand(
     'plan sans',
     { summary: 'the apiserver certificate SANs: every name and address clients dial', fields, check: requireInventory },

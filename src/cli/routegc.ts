@@ -1,7 +1,8 @@
 // kubeward routegc: the composition root of single-cluster route garbage collection. Removes the
 // cluster's orphaned and losing-duplicate routes from its Neutron router, every interval or once.
 import { homedir } from 'node:os';
-import { z } from 'zod';
+// zod/mini, as the daemons: the build leaves classic zod out (src/config/fields.ts says why).
+import * as z from 'zod/mini';
 import { systemClock } from '../base/clock.ts';
 import { boolean, duration, integer } from '../config/fields.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
@@ -20,29 +21,29 @@ import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts'
 import { RouteWriter } from '../controllers/managed-cluster/route-writer.ts';
 import { buildModeCommand } from './mode-command.ts';
 
-const cidr = z.string({ error: 'give the cluster\'s pod CIDR, such as 100.100.0.0/16' }).refine((s) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` });
+const cidr = z.string({ error: 'give the cluster\'s pod CIDR, such as 100.100.0.0/16' }).check(z.refine((s: string) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` }));
 
 const fields = {
-  kubeconfig: z.string({ error: "give the path of the cluster's kubeconfig" }).min(1, "give the path of the cluster's kubeconfig"),
-  context: z.string().min(1).optional(),
-  osCloud: z.string().min(1).optional(),
-  router: z.string({ error: 'give the ID of the cluster\'s Neutron router' }).min(1, 'give the ID of the cluster\'s Neutron router'),
+  kubeconfig: z.string({ error: "give the path of the cluster's kubeconfig" }).check(z.minLength(1, "give the path of the cluster's kubeconfig")),
+  context: z.optional(z.string().check(z.minLength(1))),
+  osCloud: z.optional(z.string().check(z.minLength(1))),
+  router: z.string({ error: 'give the ID of the cluster\'s Neutron router' }).check(z.minLength(1, 'give the ID of the cluster\'s Neutron router')),
   clusterCidr: cidr,
-  clusterUid: z.string().regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")').optional(),
-  allowWideClusterCidr: boolean.prefault(false),
-  clusterName: z.string().min(1).default('cluster'),
-  pool: z.array(z.string().min(1)).default([]),
-  instancePrefix: z.array(z.string().min(2).refine((p) => p.endsWith('-'), { error: (i) => `instance prefix "${String(i.input)}" must end with the "-" before the 5-character suffix, such as kks-k1-small-` })).default([]),
-  interval: duration({ min: 1000 }).prefault('5m'),
-  once: boolean.prefault(false),
-  confirmAfter: duration({ min: MIN_CONFIRM_AFTER_MS }).prefault('30s'),
-  maxRemovalsPerCycle: integer(0, 1000).prefault(DEFAULT_MAX_REMOVALS_PER_CYCLE),
-  dryRun: boolean.prefault(false),
-  cleanup: boolean.prefault(false),
-  cleanupTimeout: duration({ min: 1000 }).prefault('5m'),
-  routeLimit: integer(1, 100_000).prefault(30),
-  routeLimitHeadroom: integer(0, 1000).prefault(3),
-  writeMode: z.enum(['auto', 'atomic', 'revision', 'plain'], { error: 'expected auto, atomic, revision or plain' }).default('auto'),
+  clusterUid: z.optional(z.string().check(z.regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")'))),
+  allowWideClusterCidr: z.prefault(boolean, false),
+  clusterName: z._default(z.string().check(z.minLength(1)), 'cluster'),
+  pool: z._default(z.array(z.string().check(z.minLength(1))), []),
+  instancePrefix: z._default(z.array(z.string().check(z.minLength(2), z.refine((p: string) => p.endsWith('-'), { error: (i) => `instance prefix "${String(i.input)}" must end with the "-" before the 5-character suffix, such as kks-k1-small-` }))), []),
+  interval: z.prefault(duration({ min: 1000 }), '5m'),
+  once: z.prefault(boolean, false),
+  confirmAfter: z.prefault(duration({ min: MIN_CONFIRM_AFTER_MS }), '30s'),
+  maxRemovalsPerCycle: z.prefault(integer(0, 1000), DEFAULT_MAX_REMOVALS_PER_CYCLE),
+  dryRun: z.prefault(boolean, false),
+  cleanup: z.prefault(boolean, false),
+  cleanupTimeout: z.prefault(duration({ min: 1000 }), '5m'),
+  routeLimit: z.prefault(integer(1, 100_000), 30),
+  routeLimitHeadroom: z.prefault(integer(0, 1000), 3),
+  writeMode: z._default(z.enum(['auto', 'atomic', 'revision', 'plain'], { error: 'expected auto, atomic, revision or plain' }), 'auto'),
 };
 
 export function routegcCommand() {

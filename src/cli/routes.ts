@@ -3,10 +3,10 @@
 // Composition root: flags → config → state directory, backend, GCP metadata, local routes → agent.
 // Close order: the agent stops and (by default) removes its rules, then the admin listener closes.
 import { isIP } from 'node:net';
-import { z } from 'zod';
+import { array, enum as zEnum, literal, number, optional, prefault, refine, string, union, url } from 'zod/mini';
 import { systemClock } from '../base/clock.ts';
 import { UsageError, describeError } from '../base/errors.ts';
-import { boolean, duration, ipAddress } from '../config/fields.ts';
+import { Refused, boolean, duration, ipAddress, readWith } from '../config/fields.ts';
 import { execCommand } from '../sys/exec.ts';
 import { canonicalIp, defaultHeartbeatDir, isDirectoryPath } from '../watch/state-record.ts';
 import { cidrField, printable, vipAddress } from '../watch/vip-address.ts';
@@ -27,46 +27,51 @@ import { buildModeCommand, type ModeConfig, type ModeSpec } from './mode-command
 export const GCP_HEALTH_CHECKERS = ['35.191.0.0/16', '130.211.0.0/22'];
 
 /** "6443", "6443,22623", [6443, 22623] or "all". iptables multiport takes at most 15 ports. */
-const ports = z.union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))]).transform((v, ctx): PortMatch => {
+const ports = readWith(union([string(), number(), array(union([string(), number()]))]), (v): PortMatch | Refused => {
   if (v === 'all') return 'all';
   const parts = (Array.isArray(v) ? v : String(v).split(',')).map((p) => String(p).trim());
   const nums = parts.map(Number);
   if (parts.some((p) => !/^\d{1,5}$/.test(p)) || nums.some((n) => n < 1 || n > 65535) || nums.length > 15) {
-    ctx.addIssue({ code: 'custom', message: `"${String(v)}" is not a port list; write 6443, 6443,22623 (at most 15) or all` });
-    return z.NEVER;
+    return new Refused(`"${String(v)}" is not a port list; write 6443, 6443,22623 (at most 15) or all`);
   }
   return [...new Set(nums)].sort((a, b) => a - b);
 });
 
 /** A directory: absolute, no control characters (it is logged, and a name with a newline would forge log lines). */
-const directory = z.string({ error: 'expected an absolute directory path' }).refine((s) => isDirectoryPath(s), {
-  error: (iss) => `"${printable(String(iss.input))}" is not an absolute path without control characters`,
-});
+const directory = string({ error: 'expected an absolute directory path' }).check(
+  refine((s: string) => isDirectoryPath(s), {
+    error: (iss) => `"${printable(String(iss.input))}" is not an absolute path without control characters`,
+  }),
+);
 
 const fields = {
-  provider: z.enum(['gcp', 'azure'], {
+  provider: zEnum(['gcp', 'azure'], {
     error: (iss) => (iss.input === undefined ? 'required: give --provider gcp or --provider azure' : 'expected gcp or azure'),
   }),
-  backend: z.enum(['nftables', 'iptables'], { error: 'expected nftables or iptables' }).prefault('nftables'),
-  stateDir: directory.prefault('/run/cloud-routes'),
-  heartbeatDir: directory.optional(),
-  vip: z.array(vipAddress).prefault([]),
-  resync: duration({ min: 100 }).prefault('10s'),
-  staleAfter: duration().prefault('30s'),
-  ports: ports.prefault('all'),
-  withoutStateFile: z.enum(['up', 'down'], { error: 'expected up or down' }).optional(),
-  natTarget: z.enum(['redirect', 'node-ip'], { error: 'expected redirect or node-ip' }).prefault('redirect'),
-  nodeIp: z.array(ipAddress).prefault([]),
-  healthCheckerCidr: z.array(z.union([z.literal('none'), cidrField], { error: (iss) => `"${printable(String(iss.input))}" is not a CIDR such as 35.191.0.0/16 (no zone ids), or none` })).prefault(GCP_HEALTH_CHECKERS),
-  metadataUrl: z.union([z.literal('off'), z.url({ protocol: /^https?$/, error: 'expected an http:// URL or off' })]).optional(),
-  metadataTimeout: duration({ min: 50 }).prefault('2s'),
-  removeConflictingRoutes: boolean.prefault(false),
-  cleanupOnExit: boolean.prefault(false),
-  cleanUp: boolean.prefault(false),
-  ovnReroute: z.enum(['auto', 'off'], { error: 'expected auto or off' }).prefault('auto'),
-  ovnNodeName: z.string({ error: 'expected a node name' }).refine((n) => isNodeName(n), {
-    error: (iss) => `"${printable(String(iss.input))}" is not a node name (RFC 1123: lower-case letters, digits, - and .)`,
-  }).optional(),
+  backend: prefault(zEnum(['nftables', 'iptables'], { error: 'expected nftables or iptables' }), 'nftables'),
+  stateDir: prefault(directory, '/run/cloud-routes'),
+  heartbeatDir: optional(directory),
+  vip: prefault(array(vipAddress), []),
+  resync: prefault(duration({ min: 100 }), '10s'),
+  staleAfter: prefault(duration(), '30s'),
+  ports: prefault(ports, 'all'),
+  withoutStateFile: optional(zEnum(['up', 'down'], { error: 'expected up or down' })),
+  natTarget: prefault(zEnum(['redirect', 'node-ip'], { error: 'expected redirect or node-ip' }), 'redirect'),
+  nodeIp: prefault(array(ipAddress), []),
+  healthCheckerCidr: prefault(array(union([literal('none'), cidrField], { error: (iss) => `"${printable(String(iss.input))}" is not a CIDR such as 35.191.0.0/16 (no zone ids), or none` })), GCP_HEALTH_CHECKERS),
+  metadataUrl: optional(union([literal('off'), url({ protocol: /^https?$/, error: 'expected an http:// URL or off' })])),
+  metadataTimeout: prefault(duration({ min: 50 }), '2s'),
+  removeConflictingRoutes: prefault(boolean, false),
+  cleanupOnExit: prefault(boolean, false),
+  cleanUp: prefault(boolean, false),
+  ovnReroute: prefault(zEnum(['auto', 'off'], { error: 'expected auto or off' }), 'auto'),
+  ovnNodeName: optional(
+    string({ error: 'expected a node name' }).check(
+      refine((n: string) => isNodeName(n), {
+        error: (iss) => `"${printable(String(iss.input))}" is not a node name (RFC 1123: lower-case letters, digits, - and .)`,
+      }),
+    ),
+  ),
 };
 
 export type RoutesConfig = ModeConfig<typeof fields>;

@@ -3,7 +3,7 @@
 import { lookup } from 'node:dns/promises';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
+import { array, enum as zEnum, optional, prefault, refine, string, url } from 'zod/mini';
 import { systemClock } from '../base/clock.ts';
 import { KubewardError, UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { formatDuration } from '../base/duration.ts';
@@ -23,34 +23,36 @@ import type { ProbeResult } from '../probe/probe-result.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-const hostName = (what: string) => z.string().refine((n) => isHostName(n), { error: `expected ${what} (letters, digits, - and .)` });
+const hostName = (what: string) => string().check(refine((n: string) => isHostName(n), { error: `expected ${what} (letters, digits, - and .)` }));
 
 export const watchFields = {
-  healthUrl: z
-    .url({ protocol: /^https$/, error: 'expected an https:// URL such as https://localhost:6443/readyz' })
-    // Userinfo would be logged and shown in /status with the URL; credentials go in files.
-    .refine((u) => !/^https:\/\/[^/]*@/i.test(u), { error: 'a user or password in the URL is not accepted (it would show in logs and /status); use --token-file or --client-cert/--client-key' })
-    .prefault('https://localhost:6443/readyz'),
-  vip: z.array(vipAddress).prefault([]),
-  vipFromDns: hostName('a DNS name').optional(),
-  dnsRefresh: duration({ min: 1000 }).prefault('1m'),
-  stateDir: filePath('a directory path').prefault('/run/cloud-routes'),
-  lockFile: filePath().optional(),
-  lockTimeout: duration().prefault('5m'),
-  interval: duration({ min: 100, max: HOUR }).prefault('2s'),
-  timeout: duration({ min: 50, max: 5 * MINUTE }).prefault('3s'),
-  rise: integer(1, 100).prefault(1),
-  fall: integer(1, 100).prefault(8),
-  fastDownOnRefused: boolean.prefault(true),
-  heartbeat: duration({ min: 100, max: HOUR }).prefault('5s'),
-  heartbeatDir: z.string().refine((d) => d === 'state-dir' || isDirectoryPath(d), { error: 'expected an absolute directory path or state-dir' }).optional(),
-  caFile: filePath().optional(),
-  insecureSkipTlsVerify: boolean.prefault(false),
-  clientCert: filePath().optional(),
-  clientKey: filePath().optional(),
-  tokenFile: filePath().optional(),
-  tlsServerName: hostName('a DNS name (the name in the apiserver certificate)').optional(),
-  onExit: z.enum(['down', 'keep'], { error: 'expected down or keep' }).prefault('down'),
+  healthUrl: prefault(
+    url({ protocol: /^https$/, error: 'expected an https:// URL such as https://localhost:6443/readyz' }).check(
+      // Userinfo would be logged and shown in /status with the URL; credentials go in files.
+      refine((u: string) => !/^https:\/\/[^/]*@/i.test(u), { error: 'a user or password in the URL is not accepted (it would show in logs and /status); use --token-file or --client-cert/--client-key' }),
+    ),
+    'https://localhost:6443/readyz',
+  ),
+  vip: prefault(array(vipAddress), []),
+  vipFromDns: optional(hostName('a DNS name')),
+  dnsRefresh: prefault(duration({ min: 1000 }), '1m'),
+  stateDir: prefault(filePath('a directory path'), '/run/cloud-routes'),
+  lockFile: optional(filePath()),
+  lockTimeout: prefault(duration(), '5m'),
+  interval: prefault(duration({ min: 100, max: HOUR }), '2s'),
+  timeout: prefault(duration({ min: 50, max: 5 * MINUTE }), '3s'),
+  rise: prefault(integer(1, 100), 1),
+  fall: prefault(integer(1, 100), 8),
+  fastDownOnRefused: prefault(boolean, true),
+  heartbeat: prefault(duration({ min: 100, max: HOUR }), '5s'),
+  heartbeatDir: optional(string().check(refine((d: string) => d === 'state-dir' || isDirectoryPath(d), { error: 'expected an absolute directory path or state-dir' }))),
+  caFile: optional(filePath()),
+  insecureSkipTlsVerify: prefault(boolean, false),
+  clientCert: optional(filePath()),
+  clientKey: optional(filePath()),
+  tokenFile: optional(filePath()),
+  tlsServerName: optional(hostName('a DNS name (the name in the apiserver certificate)')),
+  onExit: prefault(zEnum(['down', 'keep'], { error: 'expected down or keep' }), 'down'),
 };
 
 export type WatchConfig = ModeConfig<typeof watchFields>;

@@ -1,13 +1,49 @@
 // Field types shared by every mode's config schema. Each accepts what a YAML file holds and what a
 // flag gives (always a string), and says in its error what a good value looks like.
 import { isIP } from 'node:net';
-import { z } from 'zod';
+// zod/mini with named imports: the daemons' schemas use a few builders, and esbuild leaves the
+// rest of zod out of the build. zod's classic API (`z.string().optional()`) attaches every method
+// to every schema, so importing any of it loads and initialises all of it: about 7 MiB RSS and
+// 8 MiB private memory more at rest (README "Memory and the production build").
+import { _default, boolean as zBoolean, config, enum as zEnum, int, literal, maxLength, maximum, minLength, minimum, NEVER, number, pipe, refine, regex, string, superRefine, transform, union } from 'zod/mini';
+import type { output, ZodMiniPipe, ZodMiniString, ZodMiniTransform, ZodMiniType } from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { LOG_LEVELS } from '../base/logger.ts';
 import { MAX_TIMER_MS, formatDuration, parseDuration } from '../base/duration.ts';
 
-// Schemas are checked a few times per process (start, reload): zod's JIT, which compiles each
-// object schema with new Function, costs more memory than it saves time here.
-z.config({ jitless: true });
+// English messages (classic zod sets them on import; zod/mini leaves that to the program: without
+// them every message is "Invalid input"). Schemas are checked a few times per process (start,
+// reload): zod's JIT, which compiles each object schema with new Function, costs more memory than
+// it saves time here.
+config({ ...en(), jitless: true });
+
+/** A value refused by a field's reader, with the problem in words. */
+export class Refused {
+  readonly problem: string;
+  constructor(problem: string) {
+    this.problem = problem;
+  }
+}
+
+/** A field whose input (as `input` accepts it) is read by `read`, which returns the value or a Refused. */
+export function readWith<I extends ZodMiniType, O>(input: I, read: (value: output<I>) => O | Refused): ZodMiniPipe<I, ZodMiniTransform<Awaited<O>, output<I>>> {
+  return pipe(
+    input,
+    transform((value: output<I>, payload) => {
+      const r = read(value);
+      if (r instanceof Refused) {
+        payload.issues.push({ code: 'custom', message: r.problem, input: value });
+        return NEVER;
+      }
+      return r;
+    }),
+  );
+}
+
+/** A text field read by `read`; `error` is the message for a value that is not text. */
+export function textField<O>(read: (text: string) => O | Refused, error?: string): ZodMiniPipe<ZodMiniString<string>, ZodMiniTransform<Awaited<O>, string>> {
+  return readWith(string(error === undefined ? undefined : { error }), read);
+}
 
 /** Every duration is at most this long unless its field says otherwise (documented in the README). */
 export const DEFAULT_MAX_DURATION_MS = 24 * 3_600_000;
@@ -18,22 +54,19 @@ export const DEFAULT_MAX_DURATION_MS = 24 * 3_600_000;
  */
 export function duration(opts: { min?: number; max?: number } = {}) {
   const max = Math.min(opts.max ?? DEFAULT_MAX_DURATION_MS, MAX_TIMER_MS);
-  return z.string({ error: 'expected a duration such as 500ms, 2s or 1m' }).transform((text, ctx) => {
+  return textField((text): number | Refused => {
     const ms = parseDuration(text);
     if (ms === undefined) {
-      ctx.addIssue({ code: 'custom', message: `${quote(text)} is not a duration; write it like 500ms, 2s or 1m` });
-      return z.NEVER;
+      return new Refused(`${quote(text)} is not a duration; write it like 500ms, 2s or 1m`);
     }
     if (opts.min !== undefined && ms < opts.min) {
-      ctx.addIssue({ code: 'custom', message: `${plain(text)} is too short; the least accepted is ${formatDuration(opts.min)}` });
-      return z.NEVER;
+      return new Refused(`${plain(text)} is too short; the least accepted is ${formatDuration(opts.min)}`);
     }
     if (ms > max) {
-      ctx.addIssue({ code: 'custom', message: `${plain(text)} is too long; the most accepted is ${formatDuration(max)}` });
-      return z.NEVER;
+      return new Refused(`${plain(text)} is too long; the most accepted is ${formatDuration(max)}`);
     }
     return ms;
-  });
+  }, 'expected a duration such as 500ms, 2s or 1m');
 }
 
 /** A value shown as typed when it is a plain word (500ms, 1000h), quoted and escaped otherwise. */
@@ -50,15 +83,14 @@ export function quote(text: string): string {
 
 /** A whole number in [min, max], from YAML or from a flag's string. */
 export function integer(min: number, max: number) {
-  return z
-    .union([z.number(), z.string().regex(/^-?\d+$/, 'expected a whole number').transform(Number)], {
-      error: 'expected a whole number',
-    })
-    .pipe(z.number().int(`expected a whole number`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+  return pipe(
+    union([number(), pipe(string().check(regex(/^-?\d+$/, 'expected a whole number')), transform(Number))], { error: 'expected a whole number' }),
+    int('expected a whole number').check(minimum(min, `must be at least ${min}`), maximum(max, `must be at most ${max}`)),
+  );
 }
 
 /** true/false from YAML, or the flag pair --x / --no-x. */
-export const boolean = z.boolean({ error: 'expected true or false' });
+export const boolean = zBoolean({ error: 'expected true or false' });
 
 /** Why an IP address is refused, or undefined for a plain IPv4 or IPv6 address (no zone id). */
 export function ipAddressProblem(text: string): string | undefined {
@@ -67,10 +99,12 @@ export function ipAddressProblem(text: string): string | undefined {
   return undefined;
 }
 
-export const ipAddress = z.string().superRefine((s, ctx) => {
-  const problem = ipAddressProblem(s);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+export const ipAddress = string().check(
+  superRefine((s: string, ctx) => {
+    const problem = ipAddressProblem(s);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+);
 
 export interface HostPort {
   host: string;
@@ -115,13 +149,9 @@ export function formatHostPort(hp: HostPort): string {
 }
 
 function hostPortField(minPort: number) {
-  return z.string().transform((text, ctx) => {
+  return textField((text): HostPort | Refused => {
     const r = checkHostPort(text, minPort);
-    if ('problem' in r) {
-      ctx.addIssue({ code: 'custom', message: r.problem });
-      return z.NEVER;
-    }
-    return r;
+    return 'problem' in r ? new Refused(r.problem) : r;
   });
 }
 
@@ -136,11 +166,11 @@ export const upstreamHostPort = hostPortField(1);
  * by the code that uses them, so a name like "--help" can never be read as an option.
  */
 export function filePath(what = 'a file path') {
-  return z
-    .string({ error: `expected ${what}` })
-    .min(1, `expected ${what}`)
-    .max(4096, `expected ${what} of at most 4096 characters`)
-    .refine((p) => !hasControlCharacters(p), { error: `expected ${what} without control characters (newline, tab, ...)` });
+  return string({ error: `expected ${what}` }).check(
+    minLength(1, `expected ${what}`),
+    maxLength(4096, `expected ${what} of at most 4096 characters`),
+    refine((p: string) => !hasControlCharacters(p), { error: `expected ${what} without control characters (newline, tab, ...)` }),
+  );
 }
 
 /** Any character below U+0020, or DEL: they split lines, config entries and log records. */
@@ -153,11 +183,11 @@ export function hasControlCharacters(text: string): boolean {
 }
 
 /** --admin-address: HOST:PORT, or "off". */
-export const adminAddress = z.union([z.literal('off'), hostPort], {
+export const adminAddress = union([literal('off'), hostPort], {
   error: 'expected HOST:PORT (like 127.0.0.1:9450) or off',
 });
 
 export const commonFields = {
-  logFormat: z.enum(['json', 'text'], { error: 'expected json or text' }).default('json'),
-  logLevel: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  logFormat: _default(zEnum(['json', 'text'], { error: 'expected json or text' }), 'json'),
+  logLevel: _default(zEnum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }), 'info'),
 };

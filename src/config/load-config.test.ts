@@ -8,8 +8,8 @@ import { duration, integer, parseHostPort } from './fields.ts';
 import { flagNameOf, mergeConfig, readConfigFile } from './load-config.ts';
 
 const schema = z.strictObject({
-  interval: duration().prefault('2s'),
-  fall: integer(1, 100).default(8),
+  interval: z.prefault(duration(), '2s'),
+  fall: z._default(integer(1, 100), 8),
   vip: z.array(z.string()).default([]),
 });
 

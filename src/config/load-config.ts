@@ -2,7 +2,8 @@
 // Every error names where the bad value came from: the flag, or the file and its key.
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
+import { safeParse } from 'zod/mini';
+import type { core, output } from 'zod/mini';
 import { UsageError, describeError } from '../base/errors.ts';
 
 export type RawConfig = Record<string, unknown>;
@@ -36,15 +37,15 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
  * Flags override the file key by key. The merged object is validated by the mode's schema; the
  * first problem becomes a UsageError naming its source.
  */
-export function mergeConfig<S extends z.ZodType>(
+export function mergeConfig<S extends core.$ZodType>(
   schema: S,
   fileData: RawConfig,
   flags: RawConfig,
   filePath?: string,
-): z.output<S> {
+): output<S> {
   const merged: RawConfig = { ...fileData };
   for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
-  const result = schema.safeParse(merged);
+  const result = safeParse(schema, merged);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   throw new UsageError(describeIssue(issue, fileData, flags, filePath));
@@ -63,7 +64,7 @@ const KIND_WORDS: Record<string, string> = {
 const RECEIVED_WORDS: Record<string, string> = { string: 'text', array: 'a list', object: 'a mapping', number: 'a number', boolean: 'true/false', null: 'an empty value' };
 
 /** zod's own wording ("Invalid input: expected string, received number") in the words of a config file. */
-export function issueText(issue: z.core.$ZodIssue): string {
+export function issueText(issue: core.$ZodIssue): string {
   const m = /^Invalid input: expected (\w+), received (\w+)$/.exec(issue.message);
   if (m) {
     const want = KIND_WORDS[m[1]!] ?? m[1]!;
@@ -74,7 +75,7 @@ export function issueText(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
-function describeIssue(issue: z.core.$ZodIssue, fileData: RawConfig, flags: RawConfig, filePath?: string): string {
+function describeIssue(issue: core.$ZodIssue, fileData: RawConfig, flags: RawConfig, filePath?: string): string {
   issue = { ...issue, message: issueText(issue) };
   const [top, ...rest] = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {

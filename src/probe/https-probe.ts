@@ -1,9 +1,9 @@
 // HTTPS GET health probe (apiserver /readyz, etcd /health): a new connection every time, so a hung
 // server is noticed, with a hard deadline that covers connect, handshake, headers and body.
-import { request } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { describeError } from '../base/errors.ts';
+import { nodeHttps } from '../base/lazy-builtins.ts';
 import { classifyLocal, classifyProbeError, failedProbe, type ProbeResult } from './probe-result.ts';
 import { checkToken } from './tls-material.ts';
 
@@ -67,7 +67,7 @@ export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal):
       settled = true;
       resolve(r);
     };
-    const req = request(
+    const req = nodeHttps().request(
       {
         host,
         port: opts.connectPort ?? (Number(opts.url.port) || 443),

@@ -1,7 +1,7 @@
 // Connect-only (tcp) and handshake-only (tls) probes, for upstreams that answer no HTTP health path.
 import { connect as tcpConnect } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import { describeError } from '../base/errors.ts';
+import { nodeTls } from '../base/lazy-builtins.ts';
 import { classifyLocal, classifyProbeError, failedProbe, type ProbeResult } from './probe-result.ts';
 
 export interface SocketProbeOptions {
@@ -39,7 +39,7 @@ function probeSocket(opts: SocketProbeOptions, tls: boolean, signal?: AbortSigna
   function connectAndWait(resolve: (r: ProbeResult) => void): void {
     let timedOut = false;
     const sock = tls
-      ? tlsConnect({
+      ? nodeTls().connect({
           host: opts.host,
           port: opts.port,
           ca: opts.ca,

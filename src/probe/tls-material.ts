@@ -2,8 +2,8 @@
 // tokens. Run at load (start-up and reload) so bad material is a usage error, not a crash, and at
 // probe time for the token file, which is re-read on every probe.
 import { X509Certificate } from 'node:crypto';
-import { createSecureContext } from 'node:tls';
 import { describeError } from '../base/errors.ts';
+import { nodeTls } from '../base/lazy-builtins.ts';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
@@ -26,7 +26,7 @@ export function clientPairProblem(cert: string, key: string): { key: 'cert' | 'k
   if (!/-----BEGIN [A-Z ]*CERTIFICATE-----/.test(cert)) return { key: 'cert', problem: 'holds no PEM certificate' };
   if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key)) return { key: 'key', problem: 'holds no PEM private key' };
   try {
-    createSecureContext({ cert, key });
+    nodeTls().createSecureContext({ cert, key });
   } catch (err) {
     // OpenSSL's words (key values mismatch, unsupported, bad decrypt), never the PEM text.
     return { key: 'key', problem: `cannot be used with the certificate (${oneLine(describeError(err))})` };

@@ -22,10 +22,9 @@ export function connectUpstream(opts: ConnectOptions): Promise<ConnectOutcome> {
   const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
   return new Promise((resolve) => {
     // allowHalfOpen: the forwarder passes each FIN on itself instead of Node ending the other way.
+    // noDelay as an option: Node sets it once, on the connected socket. Paused, so no byte is read
+    // before the forwarder is wired.
     const socket = connect({ host: opts.host, port: opts.port, allowHalfOpen: true, noDelay: true, onread: opts.onread });
-    // Set before the handle exists, so Node applies both with the connect itself; paused, so no
-    // byte is read before the forwarder is wired.
-    socket.setKeepAlive(UPSTREAM_KEEPALIVE);
     socket.pause();
     let timer: NodeJS.Timeout | undefined;
     const onError = (err: Error) => {
@@ -37,6 +36,10 @@ export function connectUpstream(opts: ConnectOptions): Promise<ConnectOutcome> {
     socket.once('connect', () => {
       clearTimeout(timer);
       socket.off('error', onError);
+      // Keep-alive once connected: set before, libuv applies it twice, with its defaults when the
+      // socket is created and again with ours after the connect (strace: 9 setsockopt calls per
+      // upstream connection instead of 5).
+      socket.setKeepAlive(UPSTREAM_KEEPALIVE);
       resolve({ ok: true, socket, latencyMs: elapsed() });
     });
     if (opts.timeoutMs > 0) {

@@ -18,7 +18,7 @@ export interface ForwardOptions {
 }
 
 /**
- * TCP keep-alive for the upstream leg, set before connect so Node applies it with the connect:
+ * TCP keep-alive for the upstream leg, set once the connect has succeeded (connect-upstream.ts):
  * probes after 15 s of silence, every 5 s, 3 unanswered; a blackholed apiserver is found in about
  * 30 s, inside client-go's own 30 s + 15 s HTTP/2 ping budget (reference notes, section 0).
  * The client leg gets keep-alive from the listener's options (15 s idle, libuv's probe interval).

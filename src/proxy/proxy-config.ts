@@ -2,7 +2,8 @@
 // to, and the checks across keys (duplicate listen addresses, missing upstreams). Defaults live here.
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
-import { z } from 'zod';
+import { array, enum as zEnum, literal, optional, refine, regex, string, strictObject, union, minLength } from 'zod/mini';
+import type { output, ZodMiniObject } from 'zod/mini';
 import { UsageError, describeError } from '../base/errors.ts';
 import { flagNameOf } from '../config/load-config.ts';
 import { caBundleProblem, checkToken, clientPairProblem } from '../probe/tls-material.ts';
@@ -122,53 +123,53 @@ const HOUR = 60 * MINUTE;
 /** The largest --max-connections; the real cap is also bounded by the process's file descriptor limit. */
 export const MAX_CONNECTIONS_LIMIT = 1_000_000;
 
-const checkType = z.enum(HEALTH_CHECK_TYPES, { error: 'expected readyz, tls or tcp' });
-const path = z.string().regex(/^\//, 'expected a path starting with /, like /readyz');
+const checkType = zEnum(HEALTH_CHECK_TYPES, { error: 'expected readyz, tls or tcp' });
+const path = string().check(regex(/^\//, 'expected a path starting with /, like /readyz'));
 const file = filePath();
 
 /** Keys shared by the top level (defaults for every frontend) and each frontend. */
 const tuning = {
-  interval: duration({ min: 50, max: HOUR }).optional(),
-  timeout: duration({ min: 10, max: 5 * MINUTE }).optional(),
-  rise: integer(1, 100).optional(),
-  fall: integer(1, 100).optional(),
-  connectTimeout: duration({ min: 10, max: 5 * MINUTE }).optional(),
-  idleTimeout: duration().optional(),
-  firstByteTimeout: duration({ max: 5 * MINUTE }).optional(),
-  maxRetries: integer(0, 100).optional(),
-  drainSpread: duration({ max: HOUR }).optional(),
-  slowStart: duration({ max: HOUR }).optional(),
-  rebalance: boolean.optional(),
-  rebalanceThreshold: integer(0, 100_000).optional(),
-  rebalanceInterval: duration({ min: 10, max: HOUR }).optional(),
-  rebalanceMinAge: duration().optional(),
-  discovery: z.enum(DISCOVERY_TYPES, { error: 'expected static or kubernetes' }).optional(),
-  kubeconfig: file.optional(),
-  discoveryDebounce: duration({ max: 5 * MINUTE }).optional(),
-  cacheFile: file.optional(),
-  maxConnections: integer(1, MAX_CONNECTIONS_LIMIT).optional(),
+  interval: optional(duration({ min: 50, max: HOUR })),
+  timeout: optional(duration({ min: 10, max: 5 * MINUTE })),
+  rise: optional(integer(1, 100)),
+  fall: optional(integer(1, 100)),
+  connectTimeout: optional(duration({ min: 10, max: 5 * MINUTE })),
+  idleTimeout: optional(duration()),
+  firstByteTimeout: optional(duration({ max: 5 * MINUTE })),
+  maxRetries: optional(integer(0, 100)),
+  drainSpread: optional(duration({ max: HOUR })),
+  slowStart: optional(duration({ max: HOUR })),
+  rebalance: optional(boolean),
+  rebalanceThreshold: optional(integer(0, 100_000)),
+  rebalanceInterval: optional(duration({ min: 10, max: HOUR })),
+  rebalanceMinAge: optional(duration()),
+  discovery: optional(zEnum(DISCOVERY_TYPES, { error: 'expected static or kubernetes' })),
+  kubeconfig: optional(file),
+  discoveryDebounce: optional(duration({ max: 5 * MINUTE })),
+  cacheFile: optional(file),
+  maxConnections: optional(integer(1, MAX_CONNECTIONS_LIMIT)),
 };
 
-const healthCheckObject = z.strictObject({
-  type: checkType.optional(),
-  path: path.optional(),
-  caFile: file.optional(),
-  clientCert: file.optional(),
-  clientKey: file.optional(),
-  tokenFile: file.optional(),
-  insecureSkipTlsVerify: boolean.optional(),
-  serverName: z.string().refine((n) => isHostName(n), { error: 'expected a DNS name (the name in the upstream certificate)' }).optional(),
+const healthCheckObject = strictObject({
+  type: optional(checkType),
+  path: optional(path),
+  caFile: optional(file),
+  clientCert: optional(file),
+  clientKey: optional(file),
+  tokenFile: optional(file),
+  insecureSkipTlsVerify: optional(boolean),
+  serverName: optional(string().check(refine((n: string) => isHostName(n), { error: 'expected a DNS name (the name in the upstream certificate)' }))),
   interval: tuning.interval,
   timeout: tuning.timeout,
   rise: tuning.rise,
   fall: tuning.fall,
 });
 
-const frontendObject = z.strictObject({
-  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'expected a short name of lowercase letters, digits, - or _'),
-  listen: z.array(hostPort, { error: 'expected a list of HOST:PORT' }).min(1, 'list at least one HOST:PORT to listen on'),
-  upstreams: z.array(upstreamHostPort, { error: 'expected a list of HOST:PORT' }).min(1, 'list at least one upstream HOST:PORT'),
-  healthCheck: healthCheckObject.optional(),
+const frontendObject = strictObject({
+  name: string().check(regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'expected a short name of lowercase letters, digits, - or _')),
+  listen: array(hostPort, { error: 'expected a list of HOST:PORT' }).check(minLength(1, 'list at least one HOST:PORT to listen on')),
+  upstreams: array(upstreamHostPort, { error: 'expected a list of HOST:PORT' }).check(minLength(1, 'list at least one upstream HOST:PORT')),
+  healthCheck: optional(healthCheckObject),
   connectTimeout: tuning.connectTimeout,
   idleTimeout: tuning.idleTimeout,
   firstByteTimeout: tuning.firstByteTimeout,
@@ -187,25 +188,25 @@ const frontendObject = z.strictObject({
 });
 
 export const proxyFields = {
-  listen: z.array(hostPort).optional(),
-  upstream: z.array(upstreamHostPort).optional(),
-  healthCheck: checkType.optional(),
-  healthPath: path.optional(),
-  caFile: file.optional(),
-  clientCert: file.optional(),
-  clientKey: file.optional(),
-  tokenFile: file.optional(),
-  insecureSkipTlsVerify: boolean.optional(),
+  listen: optional(array(hostPort)),
+  upstream: optional(array(upstreamHostPort)),
+  healthCheck: optional(checkType),
+  healthPath: optional(path),
+  caFile: optional(file),
+  clientCert: optional(file),
+  clientKey: optional(file),
+  tokenFile: optional(file),
+  insecureSkipTlsVerify: optional(boolean),
   ...tuning,
-  shutdownGrace: duration({ max: HOUR }).optional(),
-  watchConfig: boolean.optional(),
-  reusePort: boolean.optional(),
-  workers: z.union([z.literal('auto'), integer(1, 64)], { error: 'expected a whole number from 1 to 64, or auto' }).optional(),
-  frontends: z.array(frontendObject, { error: 'expected a list of frontends (name, listen, upstreams, ...)' }).optional(),
+  shutdownGrace: optional(duration({ max: HOUR })),
+  watchConfig: optional(boolean),
+  reusePort: optional(boolean),
+  workers: optional(union([literal('auto'), integer(1, 64)], { error: 'expected a whole number from 1 to 64, or auto' })),
+  frontends: optional(array(frontendObject, { error: 'expected a list of frontends (name, listen, upstreams, ...)' })),
 };
 
-type Raw = z.output<z.ZodObject<typeof proxyFields>>;
-type RawFrontend = z.output<typeof frontendObject>;
+type Raw = output<ZodMiniObject<typeof proxyFields>>;
+type RawFrontend = output<typeof frontendObject>;
 
 /** The frontend the flags describe (--listen/--upstream) is called this. */
 export const FLAGS_FRONTEND = 'default';

@@ -2,17 +2,17 @@
 // plane moved still finds it (k3s keeps the same kind of file). One file, lists by frontend name.
 import { readFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import { array, literal, minLength, record, string, strictObject } from 'zod/mini';
 import { describeError } from '../base/errors.ts';
 import { formatHostPort, hostPort, type HostPort } from '../config/fields.ts';
 import { writeFileAtomic } from '../sys/atomic-file.ts';
 
 export const CACHE_KIND = 'KubewardProxyUpstreams';
 
-const cacheSchema = z.strictObject({
-  kind: z.literal(CACHE_KIND),
-  version: z.literal(1),
-  frontends: z.record(z.string(), z.strictObject({ upstreams: z.array(hostPort).min(1), updatedAt: z.string() })),
+const cacheSchema = strictObject({
+  kind: literal(CACHE_KIND),
+  version: literal(1),
+  frontends: record(string(), strictObject({ upstreams: array(hostPort).check(minLength(1)), updatedAt: string() })),
 });
 
 export type CacheRead = { ok: true; lists: Map<string, HostPort[]> } | { ok: false; missing: boolean; problem: string };

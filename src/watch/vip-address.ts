@@ -2,7 +2,7 @@
 // reads and turns into rules): a unicast IPv4 or IPv6 address that a load balancer can own. Every
 // VIP becomes a file name and a packet rule, so anything else is refused here, never escaped later.
 import { isIP } from 'node:net';
-import { z } from 'zod';
+import { Refused, textField } from '../config/fields.ts';
 
 export type VipCheck = { ok: true; vip: string; family: 4 | 6 } | { ok: false; reason: string };
 
@@ -58,14 +58,13 @@ export function canonicalVip(text: string): string | undefined {
 }
 
 /** A config field (flag or YAML): a VIP, turned into its canonical form. */
-export const vipAddress = z.string({ error: 'expected an IP address' }).transform((text, ctx) => {
-  const r = checkVip(text);
-  if (!r.ok) {
-    ctx.addIssue({ code: 'custom', message: `"${printable(text)}" ${r.reason}; give the load balancer's unicast address such as 10.0.0.2` });
-    return z.NEVER;
-  }
-  return r.vip;
-});
+export const vipAddress = textField(
+  (text): string | Refused => {
+    const r = checkVip(text);
+    return r.ok ? r.vip : new Refused(`"${printable(text)}" ${r.reason}; give the load balancer's unicast address such as 10.0.0.2`);
+  },
+  'expected an IP address',
+);
 
 /** A CIDR such as 35.191.0.0/16: an address without zone id and a prefix length within its family. */
 export function checkCidr(text: string): { ok: true; cidr: string } | { ok: false } {
@@ -80,14 +79,13 @@ export function checkCidr(text: string): { ok: true; cidr: string } | { ok: fals
   return { ok: true, cidr: `${addr}/${len}` };
 }
 
-export const cidrField = z.string({ error: 'expected a CIDR such as 35.191.0.0/16' }).transform((text, ctx) => {
-  const r = checkCidr(text);
-  if (!r.ok) {
-    ctx.addIssue({ code: 'custom', message: `"${printable(text)}" is not a CIDR such as 35.191.0.0/16 (no zone ids)` });
-    return z.NEVER;
-  }
-  return r.cidr;
-});
+export const cidrField = textField(
+  (text): string | Refused => {
+    const r = checkCidr(text);
+    return r.ok ? r.cidr : new Refused(`"${printable(text)}" is not a CIDR such as 35.191.0.0/16 (no zone ids)`);
+  },
+  'expected a CIDR such as 35.191.0.0/16',
+);
 
 /** Input echoed in a message: bounded, with control characters made visible, so it stays one line. */
 export function printable(text: string): string {
