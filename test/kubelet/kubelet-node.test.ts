@@ -260,9 +260,11 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     );
     await sh(NODE, [join(ROOT, 'src/cli/main.ts'), 'plan', 'render', '--inventory', join(planDir, 'inventory.yaml'), '--out', join(planDir, 'out')]);
     const rendered = join(planDir, 'out/nodes/node1');
-    const manifest = await readFile(join(rendered, 'etc/kubernetes/manifests/kubeward-proxy.yaml'), 'utf8');
+    // kubespray's file name (nginx-proxy.yml, haproxy.yml), so it replaces kubespray's pod on a kubespray node.
+    const manifest = await readFile(join(rendered, 'etc/kubernetes/manifests/kubeward-proxy.yml'), 'utf8');
+    assert.match(manifest, /--reuse-port/, 'the rendered pod hands over like deploy/proxy/static-pod.yaml');
     assert.match(manifest, new RegExp(`image: ${imageRef.replace(/[.]/g, '\\.')}`));
-    // The rendered pod binds without SO_REUSEPORT: take the previous proxy out first.
+    // A fresh start of the rendered pod (not an upgrade): take the previous proxy out first.
     await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
     await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), { timeoutMs: 120_000, intervalMs: 200, what: 'the previous proxy gone' });
     assert.ok(!existsSync('/etc/kubeward/proxy.yaml'), '/etc/kubeward/proxy.yaml exists on this machine; the test does not overwrite it');
