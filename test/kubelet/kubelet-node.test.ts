@@ -394,10 +394,14 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     await respawnApiserver(3, k.argv);
     await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 300, what: 'the redirect back with the apiserver' });
 
-    // Removing the static pods removes the rules (SIGTERM cleans up).
+    // Removing the static pods keeps the rules (a restart must not reopen the hairpin, as OpenShift's
+    // azure-routes never removes them); `kubeward routes --clean-up` removes them for good.
     await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
     await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
-    await waitFor(async () => (await inNs(['nft', 'list', 'tables']).then((r) => r.stdout)).includes('kubeward-routes') === false, { timeoutMs: 90_000, intervalMs: 300, what: 'the table removed when routes stops' });
+    await waitFor(async () => !(await containers('routes')).some((c) => c.running), { timeoutMs: 90_000, intervalMs: 300, what: 'the routes container stopped' });
+    assert.ok(await redirected(), 'the rules outlive the routes pod');
+    await inNs([NODE, join(ROOT, 'src/cli/main.ts'), 'routes', '--provider', 'azure', '--state-dir', join(dir, 'cloud-routes'), '--admin-address', 'off', '--clean-up']);
+    assert.equal((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), false, 'the table removed by --clean-up');
   });
 
   test('the operator from the image against the real apiservers: the example overlay applied server-side, its pod template run by the kubelet', { timeout: 5 * 60_000, skip: kustomizeOld }, async () => {
