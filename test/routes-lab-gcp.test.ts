@@ -111,7 +111,11 @@ test('[S10 gcp] forwarded-ipv6s from metadata: IPv6 VIP managed like IPv4', { sk
   const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--backend', 'iptables']));
   t.after(() => routes.stop().then(() => undefined));
   await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'iptables', 'prerouting')).includes(VIP6), { what: 'v6 forwarded IP managed' });
-  assert.equal(await lab.client.whoAnswers(VIP6), 'm1', 'incoming IPv6 LB traffic served');
+  // The first IPv6 connection through the LB can wait on neighbour discovery in the fresh lab
+  // (seen under load in CI): a bounded poll for the answer, which must come from m1.
+  let incoming = '';
+  await waitFor(async () => (incoming = await lab.client.whoAnswers(VIP6)) === 'm1', { timeoutMs: 10_000, intervalMs: 200, what: `incoming IPv6 LB traffic served by m1 (last answer: ${incoming})` }).catch(() => undefined);
+  assert.equal(incoming, 'm1', 'incoming IPv6 LB traffic served');
   assert.equal(await m1.agent.whoAnswers(VIP6), 'm1', 'up: local');
   await publish(dir, VIP6, 'down');
   await lab.setBackends(['m2']);
