@@ -109,7 +109,9 @@ function checkRendered(inv: Inventory, files: RenderedFile[]): void {
     }
     if (f.kind === 'static-pod') {
       const pod = parseYaml(f.content) as { spec: { containers: Record<string, unknown>[]; volumes: { hostPath: { path: string } }[] } };
-      assert.deepEqual(Object.keys(pod.spec).sort(), ['containers', 'dnsPolicy', 'hostNetwork', 'nodeSelector', 'priorityClassName', 'volumes']);
+      // Only kubeward's own LB pod hands over on restart (preStop await-successor), so only it sets a grace period.
+      const handover = inv.lbType === 'kubeward' ? ['terminationGracePeriodSeconds'] : [];
+      assert.deepEqual(Object.keys(pod.spec).sort(), ['containers', 'dnsPolicy', 'hostNetwork', 'nodeSelector', 'priorityClassName', ...handover, 'volumes']);
       for (const c of pod.spec.containers) assert.equal(c.securityContext, undefined, 'no securityContext can be injected');
       for (const v of pod.spec.volumes) assert.ok(isSafeAbsolutePath(v.hostPath.path) && v.hostPath.path !== '/', `hostPath ${v.hostPath.path}`);
     }
