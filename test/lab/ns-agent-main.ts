@@ -29,7 +29,11 @@ function serve(name: string, host: string, port: number): Promise<number> {
     s.on('close', () => sockets.delete(s));
     s.on('error', () => {});
     s.write(`${name}\n`);
-    createInterface({ input: s }).on('line', (l) => s.writable && s.write(`${name}:${l}\n`));
+    // readline re-emits its input's errors; a client reset (a redirect withdrawn under an open
+    // connection) is normal here and must not kill the agent, so it is handled on both.
+    createInterface({ input: s })
+      .on('line', (l) => s.writable && s.write(`${name}:${l}\n`))
+      .on('error', () => {});
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -67,7 +71,7 @@ function openConn(host: string, port: number, timeoutMs: number, localPort?: num
 function track(id: string, socket: Socket): void {
   const c = { socket, lines: [] as string[], waiters: [] as ((l: string | Error) => void)[] };
   const push = (l: string | Error) => (c.waiters.length ? c.waiters.shift()!(l) : typeof l === 'string' && c.lines.push(l));
-  createInterface({ input: socket }).on('line', push);
+  createInterface({ input: socket }).on('line', push).on('error', () => {}); // the socket's own 'error' handler reports it
   socket.on('error', (e: NodeJS.ErrnoException) => push(new Error(e.code ?? e.message)));
   socket.on('close', () => push(new Error('EOF')));
   conns.set(id, c);

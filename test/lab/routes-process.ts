@@ -36,6 +36,8 @@ export class RoutesProcess {
   readonly child: ChildProcess;
   readonly logs: string[] = [];
   readonly #agent: NsAgent;
+  /** What the last /status request got (an HTTP status or a connection error), for failure messages. */
+  lastStatusAnswer = '';
 
   /** env: variables for the daemon only (set with env(1) inside the namespace). */
   constructor(net: LabNet, ns: string, agent: NsAgent, args: string[], env: Record<string, string> = {}) {
@@ -56,7 +58,7 @@ export class RoutesProcess {
     exited.catch(() => {});
     const ready = waitFor(async () => (await p.status())?.lastSync?.ok, { timeoutMs: 15_000, intervalMs: 100, what: `kubeward routes in ${ns} ready` }).catch((err: Error) => {
       // The daemon's own words say why it never became ready (a sync that keeps failing, a listener that never bound).
-      throw new Error(`${err.message}; its last log lines: ${p.logs.slice(-5).join(' | ') || '(none)'}`);
+      throw new Error(`${err.message}; last /status answer: ${p.lastStatusAnswer || '(none)'}; its last log lines: ${p.logs.slice(-5).join(' | ') || '(none)'}`);
     });
     ready.catch(() => {}); // when the process exits first, the race has already failed the test
     await Promise.race([ready, exited]);
@@ -66,6 +68,7 @@ export class RoutesProcess {
   async status(): Promise<RoutesStatus | undefined> {
     if (this.child.exitCode !== null) throw new Error(`kubeward routes exited ${this.child.exitCode}: ${this.logs.slice(-5).join('\n')}`);
     const r = await this.#agent.httpGet(`http://${ADMIN}/status`, 1000);
+    this.lastStatusAnswer = 'status' in r ? `HTTP ${r.status}` : r.error;
     return 'status' in r && r.status === 200 ? (JSON.parse(r.body) as RoutesStatus) : undefined;
   }
 
