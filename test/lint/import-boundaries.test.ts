@@ -38,7 +38,10 @@ const TREE: Record<string, { code: string; breaks: string }> = {
     code: "import { createOpenStackClient } from '../../clients/openstack/create-openstack-client.ts';\nexport const r = createOpenStackClient;\n",
     breaks: 'only-cli-wires-clients',
   },
-  'src/routes/uses-kube-lib.ts': { code: "import { KubeConfig } from '@kubernetes/client-node';\nexport const k = KubeConfig;\n", breaks: 'kube-library-in-clients-only' },
+  'src/routes/uses-kube-lib.ts': {
+    code: "import { KubeConfig } from '@kubernetes/client-node';\nexport const k = KubeConfig;\n",
+    breaks: 'kube-library-in-clients-only',
+  },
   'src/sys/a.ts': { code: "import type { B } from './b.ts';\nexport type A = { b?: B };\n", breaks: 'no-circular' },
   // The same cycle, reported once at the file the cruise reaches first.
   'src/sys/b.ts': { code: "import type { A } from './a.ts';\nexport type B = { a?: A };\n", breaks: '' },
@@ -56,12 +59,19 @@ test('the import rules name every breach at its file and pass the allowed import
     await writeFile(join(dir, file), code);
   }
   const bin = join(repo, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruiser.mjs');
-  const r = await run(process.execPath, [bin, 'src', 'testkit', '--config', '.dependency-cruiser.mjs', '--output-type', 'err'], { cwd: dir, maxBuffer: 32 << 20 })
-    .then(() => ({ failed: false, stdout: '' }), (err: { stdout: string }) => ({ failed: true, stdout: err.stdout }));
+  const r = await run(process.execPath, [bin, 'src', 'testkit', '--config', '.dependency-cruiser.mjs', '--output-type', 'err'], {
+    cwd: dir,
+    maxBuffer: 32 << 20,
+  }).then(
+    () => ({ failed: false, stdout: '' }),
+    (err: { stdout: string }) => ({ failed: true, stdout: err.stdout }),
+  );
   assert.ok(r.failed, 'depcruise exits non-zero on a breach');
   // The err reporter npm run lint:imports uses: "error <rule>: <from> → <to>".
   const found = [...r.stdout.matchAll(/error (\S+): (\S+) →/g)].map((m) => `${m[2]} ${m[1]}`);
-  const expected = Object.entries(TREE).filter(([, f]) => f.breaks !== '').map(([file, f]) => `${file} ${f.breaks}`);
+  const expected = Object.entries(TREE)
+    .filter(([, f]) => f.breaks !== '')
+    .map(([file, f]) => `${file} ${f.breaks}`);
   assert.deepEqual([...new Set(found)].sort(), expected.sort());
 });
 
@@ -74,7 +84,9 @@ test('eslint keeps process.env in src/cli/ and decision code to the address chec
   assert.deepEqual(rules('export const e = process.env.HOME;\n', 'src/watch/watcher.ts'), ['no-restricted-properties']);
   assert.deepEqual(rules('export const e = process.env.HOME;\n', 'src/cli/watch.ts'), []);
   assert.deepEqual(rules('export const e = process.env.HOME;\n', 'src/watch/watcher.test.ts'), []);
-  assert.deepEqual(rules("import { createServer } from 'node:net';\nexport const s = createServer;\n", 'src/plan/plan-endpoints.ts'), ['no-restricted-imports']);
+  assert.deepEqual(rules("import { createServer } from 'node:net';\nexport const s = createServer;\n", 'src/plan/plan-endpoints.ts'), [
+    'no-restricted-imports',
+  ]);
   assert.deepEqual(rules("import { isIP } from 'node:net';\nexport const s = isIP;\n", 'src/plan/plan-endpoints.ts'), []);
   assert.deepEqual(rules("import { createServer } from 'node:net';\nexport const s = createServer;\n", 'src/proxy/frontend.ts'), []);
 });
