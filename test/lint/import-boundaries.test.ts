@@ -20,12 +20,13 @@ const { default: eslintConfig } = (await import(new URL('../../eslint.config.js'
 /** Each file of the breach tree, and the rule it must trip ('' when it must pass). */
 const TREE: Record<string, { code: string; breaks: string }> = {
   'src/base/errors.ts': { code: 'export class KubewardError extends Error {}\n', breaks: '' },
+  'src/base/ip.ts': { code: 'export const isCidr = (s: string) => s.includes("/");\n', breaks: '' },
   'src/base/logger.ts': { code: "import pino from 'pino';\nexport const log = pino;\n", breaks: '' },
   'src/clients/kube/kube-types.ts': { code: 'export interface Node { name: string }\n', breaks: '' },
   'src/clients/openstack/create-openstack-client.ts': { code: 'export const createOpenStackClient = () => ({});\n', breaks: '' },
-  // Allowed: types from anywhere, errors from base/, another decision file.
+  // Allowed: types from anywhere, values from base/ (but its logger), another decision file.
   'src/watch/decide-fine.ts': {
-    code: "import type { Node } from '../clients/kube/kube-types.ts';\nimport { KubewardError } from '../base/errors.ts';\nimport { pick } from '../proxy/pick-upstream.ts';\nexport const f = (n: Node) => [n, KubewardError, pick];\n",
+    code: "import type { Node } from '../clients/kube/kube-types.ts';\nimport { KubewardError } from '../base/errors.ts';\nimport { isCidr } from '../base/ip.ts';\nimport { pick } from '../proxy/pick-upstream.ts';\nexport const f = (n: Node) => [n, KubewardError, isCidr, pick];\n",
     breaks: '',
   },
   'src/proxy/pick-upstream.ts': { code: "import { isIP } from 'node:net';\nexport const pick = isIP;\n", breaks: '' },
