@@ -19,8 +19,8 @@ import { Watcher } from '../watch/watcher.ts';
 import { demoScenario, expectsEjection, type DemoEvent } from '../demo/demo-scenario.ts';
 import { startLoad } from '../demo/demo-load.ts';
 import { renderSummary, renderTable, type DemoSnapshot, type EventRow } from '../demo/demo-table.ts';
-import { createTestCa } from '../../testkit/certs.ts';
-import { ApiserverStandin } from '../../testkit/apiserver-standin.ts';
+import { createTestCa } from '../demo/openssl-ca.ts';
+import { ApiserverStandin } from '../demo/apiserver-standin.ts';
 import { buildModeCommand, type ModeSpec } from './mode-command.ts';
 
 const VIP = '192.0.2.10'; // a documentation address: only a file name here, never a destination

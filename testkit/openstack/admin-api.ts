@@ -1,9 +1,8 @@
 // The emulator's admin API under /_admin (no token needed): faults, delayed state changes, the clock,
 // token revocation, the request log, and direct edits of servers, volumes and load balancers.
 import { ApiFault, RouteTable, noContent, ok, type Ctx } from './http-kit.ts';
-import type { OpenStackEmulator } from './openstack-emulator.ts';
-import type { DelayKind, DelayRule } from './emulator-store.ts';
-import type { FaultSpec } from './fault-injector.ts';
+import type { DelayKind, DelayRule, EmulatorStore } from './emulator-store.ts';
+import type { FaultInjector, FaultRule, FaultSpec } from './fault-injector.ts';
 import { createProjectsInBulk, parseBulkSpec } from './admin-bulk.ts';
 
 type Obj = Record<string, unknown>;
@@ -18,7 +17,22 @@ function patchTimes(patch: Obj, keys: string[]): Obj {
   return out;
 }
 
-export function adminRoutes(emu: OpenStackEmulator): RouteTable {
+/**
+ * What the admin API drives: the emulator, seen through the members used here. Declared here
+ * rather than imported so that the emulator (which mounts these routes) and this file do not import
+ * each other.
+ */
+export interface AdminTarget {
+  readonly store: EmulatorStore;
+  readonly faults: FaultInjector;
+  requests: unknown[];
+  addFault(spec: FaultSpec): FaultRule;
+  addDelay(rule: DelayRule): void;
+  clearDelays(): void;
+  revokeTokens(): void;
+}
+
+export function adminRoutes(emu: AdminTarget): RouteTable {
   const store = emu.store;
   const t = new RouteTable();
   t.add('GET', '/state', () => {

@@ -7,7 +7,7 @@
 // deletions per pass; an answer that cannot be read holds the pass and says why.
 import {
   annotatedLoadBalancerIds, floatingIpsOf, isClusterNameDistinct, isLegacyVersion, isLoadBalancerService, matchLoadBalancers, seenLoadBalancerServices,
-  servicesToDelete, type SeenService,
+  servicesToDelete,
 } from './load-balancer-rules.ts';
 import { applyBudget } from '../managed-cluster/blast-budget.ts';
 import { judgeSnapshots } from './snapshot-rules.ts';
@@ -16,7 +16,7 @@ import {
   AMBIGUOUS_LB_REASON, heldEvent, UNPROVEN_LB_NAMES_REASON, listText, RETAINED_VOLUMES_REASON, SELF_DESTRUCT_REASON, stepDoneEvent, stepFailedEvent, waitingEvent, type WaitStep,
 } from './deorbit-events.ts';
 import type {
-  CloudView, DeleteAction, DeorbitDecision, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget, Observation, SatelliteView, SelfDestructReason,
+  CloudView, DeleteAction, DeorbitDecision, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget, Observation, SatelliteView, SeenService, SelfDestructReason,
 } from './deorbit-types.ts';
 
 export interface DeorbitInput {

@@ -1,16 +1,7 @@
 // deorbit's own counters: passes that held (and why), deletions the per-pass budget held back, and
 // deleted ManagedClusters left alone by their deletionPolicy. Made once per registry (the mode's).
 import { Counter, type Registry } from 'prom-client';
-import type { RefusalReason } from './deorbit-types.ts';
-
-export type DeorbitRefusal = RefusalReason | 'DeletionPolicyOrphan';
-
-export interface DeorbitMetrics {
-  /** A pass (or a deleted cluster) where deorbit refused to act or to judge, by reason. */
-  refused(reason: DeorbitRefusal): void;
-  /** Deletions the blast-radius budget moved to a later pass. */
-  heldBack(count: number): void;
-}
+import type { DeorbitMetrics } from './deorbit-types.ts';
 
 export function createDeorbitMetrics(registry: Registry): DeorbitMetrics {
   const registers = [registry];

@@ -1,11 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runDeorbitPass, type DeorbitPorts } from './deorbit-pass.ts';
-import { DEFAULT_DEORBIT_SETTINGS, INITIAL_PROGRESS, type DeleteAction } from './deorbit-types.ts';
+import { DEFAULT_DEORBIT_SETTINGS, INITIAL_PROGRESS, type DeleteAction, type DeorbitRefusal } from './deorbit-types.ts';
 import { KubeApiError } from '../../clients/kube/kube-api-error.ts';
 import { CSI, pv, pvc, snap, svc } from './deorbit-fixtures.test-helpers.ts';
 import { OpenStackBodyError } from '../../clients/openstack/response-body.ts';
-import type { DeorbitRefusal } from './deorbit-metrics.ts';
 
 /** A satellite and cloud that record deletes; `failOn` names objects whose delete fails, `absent` ones already gone. */
 function fakes(opts: { failOn?: string; absent?: string; listFails?: KubeApiError; cloudFails?: Error } = {}) {

@@ -2,8 +2,23 @@
 // passes (status of the ManagedCluster, or memory in one-shot mode), and the decision of a pass.
 import type { PersistentVolume, PersistentVolumeClaim, Service, VolumeSnapshot } from '../../clients/kube/kube-types.ts';
 import type { ManagedClusterEvent } from '../managed-cluster/cluster-events.ts';
-import type { SeenService } from './load-balancer-rules.ts';
-import type { DeorbitMetrics } from './deorbit-metrics.ts';
+
+/** A Service as deorbit remembers it across passes (the Service itself is gone once deleted). */
+export interface SeenService {
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+export type DeorbitRefusal = RefusalReason | 'DeletionPolicyOrphan';
+
+/** The port deorbit counts through (deorbit-metrics.ts has the prom-client one). */
+export interface DeorbitMetrics {
+  /** A pass (or a deleted cluster) where deorbit refused to act or to judge, by reason. */
+  refused(reason: DeorbitRefusal): void;
+  /** Deletions the blast-radius budget moved to a later pass. */
+  heldBack(count: number): void;
+}
 
 export interface DeorbitSettings {
   /** Time between looks while waiting (15 s). */

@@ -4,7 +4,7 @@
 // kube_service_k1_ also matches cluster k1_x): the ID the cloud controller annotated on a Service
 // we saw, the exact name it gives a Service we saw, or its legacy name (from the Service's UID).
 import type { Service } from '../../clients/kube/kube-types.ts';
-import type { CloudFloatingIp, CloudLoadBalancer } from './deorbit-types.ts';
+import type { CloudFloatingIp, CloudLoadBalancer, SeenService } from './deorbit-types.ts';
 
 /**
  * The annotation cloud-provider-openstack writes with the Octavia load balancer's ID
@@ -17,13 +17,6 @@ export const LB_ID_ANNOTATION = 'loadbalancer.openstack.org/load-balancer-id';
  * balancers kube_service_kubernetes_<ns>_<svc>, so in a shared project that name proves nothing.
  */
 export const SHARED_DEFAULT_CLUSTER_NAME = 'kubernetes';
-
-/** A Service as deorbit remembers it across passes (the Service itself is gone once deleted). */
-export interface SeenService {
-  namespace: string;
-  name: string;
-  uid?: string;
-}
 
 export function isLoadBalancerService(svc: Service): boolean {
   return svc.spec.type === 'LoadBalancer';
