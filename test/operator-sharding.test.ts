@@ -17,6 +17,7 @@ import { createKubeApi, type KubeApi } from '../src/clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../src/clients/kube/resource-kinds.ts';
 import type { ManagedCluster } from '../src/controllers/managed-cluster/managed-cluster.ts';
+import { parsePrometheus, sumOf } from '../bench/operator/operator-stats.ts';
 import { hashShard, SHARD_LABEL } from '../src/controllers/operator/shard.ts';
 import { ensureNamespace, installCrd } from '../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../testkit/kube/kube-test-server.ts';
@@ -61,7 +62,7 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
     await kube?.stop();
   });
 
-  async function shardProcess(shard: string, identity: string): Promise<{ proc: KubewardProcess; status: () => Promise<Status>; ready: () => Promise<boolean> }> {
+  async function shardProcess(shard: string, identity: string): Promise<{ proc: KubewardProcess; status: () => Promise<Status>; ready: () => Promise<boolean>; metrics: () => Promise<string> }> {
     const port = await freePort();
     const proc = new KubewardProcess([
       'operator', '--kubeconfig', kube.kubeconfigPath, '--namespace', ns, '--controllers', 'routegc,flight', '--shard', shard, '--identity', identity,
@@ -72,7 +73,8 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
     procs.push(proc);
     const status = async () => (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as Status;
     const ready = async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok === true;
-    return { proc, status, ready };
+    const metrics = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    return { proc, status, ready, metrics };
   }
 
   const tokensOf = (projectId: string): number => [...emu.store.tokens.values()].filter((t) => t.projectId === projectId).length;
@@ -120,6 +122,9 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
     assert.deepEqual(handled.filter((t) => tokensOf(t.projectId) !== 1).map((t) => `${t.projectName}: ${tokensOf(t.projectId)} tokens`), [], 'each cluster authenticated by one process only');
     assert.equal(tokensOf(refused.projectId), 0, 'nobody acted on the refused cluster');
     assert.equal(calls.get(refused.projectId)?.length ?? 0, 0);
+    const m1 = parsePrometheus(await s1.metrics());
+    const gauge = (state: string) => sumOf(m1, 'kubeward_operator_shard_clusters', { shard: '1/2', state });
+    assert.deepEqual([gauge('owned'), gauge('pinned'), gauge('skipped'), gauge('refused')], [ofShard(1).length, 1, N - ofShard(1).length, refusedHashShard === 1 ? 1 : 0], 'shard 1\'s metrics');
     assert.ok(s1.proc.logs.some((l) => /shard: starting with the clusters this shard owns/.test(l.msg) && l.owned === ofShard(1).length), 'shard 1 logs its summary');
     const leases = async (i: number) => (await api.leases.get(ns, `kubeward-operator-shard-${i}-of-2`)).spec.holderIdentity ?? null;
     assert.equal(await leases(0), 's0-a');
@@ -147,5 +152,23 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
     assert.equal(await leases(0), 's0-a');
     assert.equal(await leases(1), null, 'shard 1 released its Lease on the way out and nobody took it');
     assert.equal(s0.proc.child.exitCode, null, `shard 0 kept running; stderr: ${s0.proc.stderr.slice(-400)}`);
+
+    // Labels move clusters at run time (shard 1 still down, so every call is shard 0's): one of shard
+    // 1's clusters pinned to shard 0 is taken up at once, one of shard 0's pinned to shard 1 is dropped.
+    const toZero = ofShard(1).find((t) => t !== pinned)!;
+    const toOne = ofShard(0)[0]!;
+    await mcs.patch(ns, toZero.projectName, { metadata: { labels: { [SHARD_LABEL]: '0' } } });
+    await mcs.patch(ns, toOne.projectName, { metadata: { labels: { [SHARD_LABEL]: '1' } } });
+    const movedAt = Date.now();
+    await s0.proc.waitForLog(/^shard: cluster moved away from this shard$/, { where: (l) => l.cluster === `${ns}/${toOne.projectName}` });
+    await s0.proc.waitForLog(/^shard: cluster moved to this shard$/, { where: (l) => l.cluster === `${ns}/${toZero.projectName}` });
+    // A cycle of toOne already running at the move may finish; none starts after it: one interval of grace, then three of silence.
+    const quietFrom = movedAt + INTERVAL_MS;
+    await waitFor(() => Date.now() - quietFrom >= 3 * INTERVAL_MS && callsSince(toZero.projectId, quietFrom) > 0, {
+      timeoutMs: 30_000, intervalMs: 500, what: `shard 0 cycling ${toZero.projectName} after the label moved it there`,
+    });
+    assert.equal(tokensOf(toZero.projectId), 2, 'shard 0 authenticated for the cluster it took over (shard 1\'s old token is the other)');
+    assert.equal(callsSince(toOne.projectId, quietFrom), 0, `no call for ${toOne.projectName} once its label moved it to the stopped shard 1`);
+    assert.equal((await s0.status()).shard.owned, ofShard(0).length, 'one cluster in, one out');
   });
 });

@@ -81,8 +81,12 @@ export class Operator {
     this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys, cached: (key) => this.#informer.get(key), admits: opts.ownsCluster ? admits : undefined });
     this.#controllers = this.#wired.map((w) => w.controller);
     const enqueue = (obj: ManagedCluster, old?: ManagedCluster): void => {
-      if (!this.#leading || !this.#owns(obj)) return;
-      for (const w of this.#wired) if (w.wants(obj, old)) w.controller.enqueue(objectKey(obj));
+      if (!this.#leading) return;
+      // The old object first: the predicate logs a change of owner in the order it happened.
+      const movedHere = old !== undefined && !this.#owns(old);
+      if (!this.#owns(obj)) return;
+      // A cluster a label just moved to this shard starts in every controller, whatever changed.
+      for (const w of this.#wired) if (movedHere || w.wants(obj, old)) w.controller.enqueue(objectKey(obj));
     };
     this.#informer.on('add', enqueue).on('update', enqueue).on('delete', (obj) => enqueue(obj));
     const le = opts.leaderElection;
