@@ -11,7 +11,8 @@
 // tokens for its project (one process keeps one per cluster: routegc and flight share it).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKubeApi, type KubeApi } from '../src/clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../src/clients/kube/load-kube-config.ts';
@@ -21,7 +22,7 @@ import { parsePrometheus, sumOf } from '../bench/operator/operator-stats.ts';
 import { hashShard, SHARD_LABEL } from '../src/controllers/operator/shard.ts';
 import { ensureNamespace, installCrd } from '../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../testkit/kube/kube-test-server.ts';
-import { KubewardProcess } from '../testkit/kubeward-process.ts';
+import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
 import { bulkTenants, createManagedClusters } from '../testkit/operator-fleet.ts';
 import type { BulkProject } from '../testkit/openstack/admin-bulk.ts';
 import { OpenStackEmulator } from '../testkit/openstack/openstack-emulator.ts';
@@ -30,6 +31,29 @@ import { freePort, waitFor } from '../testkit/wait-for.ts';
 const missing = kubeApiserverMissing();
 const N = 20;
 const INTERVAL_MS = 3000;
+
+test('--shard: a bad value exits 2 with one line naming the flag (or the config key) and the fix', async () => {
+  const cases: [string, RegExp][] = [
+    ['2/2', /^kubeward operator: --shard: "2\/2": the index counts from 0, so it must be below 2 \(0 to 1\); e\.g\. 1\/2 for the last shard\n$/],
+    ['0/0', /^kubeward operator: --shard: "0\/0" has 0 shards; give between 1 and 64\n$/],
+    ['0/100', /^kubeward operator: --shard: "0\/100" has 100 shards; give between 1 and 64\n$/],
+    ['-1/2', /^kubeward operator: --shard: "-1\/2" is not a shard; write it as <index>\/<count>, e\.g\. 0\/2 for the first of two shards\n$/],
+  ];
+  for (const [value, says] of cases) {
+    const r = await runKubeward(['operator', '--kubeconfig', '/nonexistent', '--admin-address', 'off', `--shard=${value}`]);
+    assert.equal(r.code, 2, `${value}: ${r.stderr}`);
+    assert.match(r.stderr, says);
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'kw-opshard-'));
+  try {
+    await writeFile(join(dir, 'op.yaml'), 'kubeconfig: /nonexistent\nshard: 3/3\n');
+    const r = await runKubeward(['operator', '--config', join(dir, 'op.yaml'), '--admin-address', 'off']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /shard.*"3\/3": the index counts from 0/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
 
 interface Status {
   leader: boolean;
