@@ -7,11 +7,14 @@ import { hostname } from 'node:os';
 import * as z from 'zod/mini';
 import { systemClock } from '../base/clock.ts';
 import { UsageError } from '../base/errors.ts';
-import { boolean, duration, integer } from '../config/fields.ts';
+import { boolean, duration, integer, textField } from '../config/fields.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube-config.ts';
 import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
 import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
+import { formatShard, MAX_SHARDS, parseShard, shardLeaseName, summarizeShard, SHARD_LABEL } from '../controllers/operator/shard.ts';
+import { shardGate } from '../controllers/operator/shard-gate.ts';
+import { registerShardMetrics } from '../controllers/operator/shard-metrics.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
 import { DEFAULT_BUDGETS } from '../controllers/managed-cluster/blast-budget.ts';
@@ -47,6 +50,7 @@ const fields = {
   renewDeadline: z.prefault(duration({ min: 500 }), '10s'),
   retryPeriod: z.prefault(duration({ min: 100 }), '2s'),
   identity: z.optional(z.string().check(z.minLength(1))),
+  shard: z.optional(textField(parseShard, 'expected a shard such as 0/2')),
   workers: z._default(integer(1, 64), 4),
   resync: z.prefault(duration({ min: 1000 }), '5m'),
   deorbitHangTimeout: z.prefault(duration({ min: 1000 }), '24h'),
@@ -131,6 +135,7 @@ Example:
       { key: 'renewDeadline', value: '<duration>', help: 'a leader that cannot renew for this long steps down', defaultText: '10s' },
       { key: 'retryPeriod', value: '<duration>', help: 'time between lease attempts', defaultText: '2s' },
       { key: 'identity', value: '<name>', help: 'this replica in the Lease', defaultText: '$POD_NAME or host name + random' },
+      { key: 'shard', value: '<i/N>', help: `act only for the ManagedClusters of shard i of N (0 ≤ i < N ≤ ${MAX_SHARDS}; by a hash of namespace/name, or the ${SHARD_LABEL} label); the Lease becomes <lease-name>-shard-i-of-N (docs/operator-sharding.md)`, defaultText: 'every cluster' },
       { key: 'workers', value: '<n>', help: 'clusters reconciled in parallel per controller', defaultText: '4' },
       { key: 'resync', value: '<duration>', help: 'every cluster is looked at again at least this often', defaultText: '5m' },
       { key: 'deorbitDryRun', help: 'deorbit: report what each pass would delete and wait for (event DeorbitDryRun, condition reason DryRun); delete nothing, add or remove no finalizer' },
@@ -160,22 +165,27 @@ Example:
       const clock = systemClock;
       const api = createKubeApi(loadKubeConfig(source));
       const identity = cfg.identity ?? process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
+      // Sharding: one Deployment per shard, each electing its leader on its own Lease (shard.ts).
+      const shard = cfg.shard;
+      const log = shard ? ctx.log.child({ shard: formatShard(shard) }) : ctx.log;
+      const gate = shard ? shardGate(shard, log) : undefined;
       const op = new Operator({
+        ownsCluster: gate ? (mc) => gate.owns(mc.metadata) : undefined,
         api,
         namespace: cfg.namespace,
         controllers: running,
         leaderElection: cfg.leaderElect
           ? {
               namespace: cfg.leaseNamespace ?? process.env.POD_NAMESPACE ?? 'kubeward-system',
-              name: cfg.leaseName,
+              name: shard ? shardLeaseName(cfg.leaseName, shard) : cfg.leaseName,
               identity,
               leaseDurationMs: cfg.leaseDuration,
               renewDeadlineMs: cfg.renewDeadline,
               retryPeriodMs: cfg.retryPeriod,
             }
           : undefined,
-        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(ctx.log, clock) }),
-        clients: secretClusterClients({ secrets: api.secrets, log: ctx.log, clock, kubeTimeoutMs: 30_000 }),
+        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock) }),
+        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000 }),
         routegc: running.includes('routegc')
           ? { metrics: createRouteGcMetrics(ctx.registry), intervalMs: cfg.routegcInterval, confirmAfterMs: cfg.routegcConfirmAfter, dryRun: cfg.routegcDryRun, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, maxRemovalsPerCycle: cfg.routegcMaxRemovalsPerCycle }
           : undefined,
@@ -212,16 +222,23 @@ Example:
           metrics: running.includes('deorbit') ? createDeorbitMetrics(ctx.registry) : undefined,
         },
         clock,
-        log: ctx.log,
+        log,
         metrics: createControllerMetrics(ctx.registry),
         workers: cfg.workers,
         resyncMs: cfg.resync,
       });
+      const shardStatus = () => {
+        if (!shard || !gate) return undefined;
+        const cached = op.cachedClusters();
+        gate.prune(new Set(cached.map((mc) => `${mc.metadata.namespace ?? ''}/${mc.metadata.name}`)));
+        return summarizeShard(shard, cached.map((mc) => mc.metadata));
+      };
+      if (shard) registerShardMetrics(ctx.registry, () => shardStatus()!);
       op.start();
       ctx.shutdown.add('operator', () => op.stop());
       return {
         readiness: () => op.readiness(),
-        status: () => ({ identity, notYetAvailable: missing, ...(op.status() as object) }),
+        status: () => ({ identity, notYetAvailable: missing, ...(op.status() as object), ...(shard ? { shard: shardStatus() } : {}) }),
         finished: op.lostLeadership,
       };
     },

@@ -1,6 +1,6 @@
 // deploy/: every way kubeward is installed. The flags each manifest and unit passes exist in the
 // mode's --help; the Kubernetes objects are applied to a real kube-apiserver with server-side apply
-// (the operator's kustomize base and example overlay for real, the static pods and the DaemonSet
+// (the operator's kustomize base, example and two-shards overlays for real, the static pods and the DaemonSet
 // as a server-side dry run, which validates them against the API's schema), and the operator's
 // RBAC grants what it needs and not more.
 import { after, before, describe, test } from 'node:test';
@@ -149,6 +149,40 @@ describe('deploy/ applied to a real kube-apiserver (server-side apply)', { skip:
     assert.equal(await can(['update', 'leases', '-n', 'kubeward-system']), 'yes');
     assert.equal(await can(['update', 'leases', '-n', 'kube-system']), 'no', 'Leases in its own namespace only');
     assert.equal(await can(['delete', 'managedclusters.kubeward.io', '-n', 'tenant-a']), 'no');
+  });
+
+  test('the operator in two shards: the two-shards overlay applied server-side, one Deployment per shard, selectors apart', async () => {
+    const text = await kubectl(['kustomize', join(DEPLOY, 'operator/overlays/two-shards')]);
+    const objs = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { name: string } });
+    const deployments = objs.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name).sort();
+    assert.deepEqual(deployments, ['kubeward-operator-shard-0', 'kubeward-operator-shard-1'], 'the base Deployment only as its two shards');
+    assert.equal(objs.filter((o) => o.kind === 'CustomResourceDefinition').length, 1, 'the rest of the base once');
+    const apply = () => kubectl(['apply', '--server-side', '--field-manager=kubeward-deploy-test-shards', '-f', '-'], text);
+    await apply().catch(() => undefined);
+    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/managedclusters.kubeward.io']);
+    await waitFor(() => apply().then(() => true), { timeoutMs: 30_000, intervalMs: 1000, what: 'the two-shards overlay applied whole' });
+    await apply();
+    type Dep = { spec: { selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: { serviceAccountName: string; containers: { args: string[] }[] } } } };
+    const shards: Dep[] = [];
+    for (const i of [0, 1]) shards.push(JSON.parse(await kubectl(['-n', 'kubeward-system', 'get', 'deployment', `kubeward-operator-shard-${i}`, '-o', 'json'])) as Dep);
+    for (const [i, dep] of shards.entries()) {
+      const args = dep.spec.template.spec.containers[0]!.args;
+      assert.equal(args.filter((a) => a.startsWith('--shard')).join(), `--shard=${i}/2`);
+      assert.equal(dep.spec.template.spec.serviceAccountName, 'kubeward-operator');
+      assert.equal(dep.spec.template.metadata.labels['app.kubernetes.io/name'], 'kubeward-operator', 'the NetworkPolicy selects every shard');
+      // The flags as the pod passes them pass the operator's own checks (it stops at the missing kubeconfig instead).
+      const r = await runKubeward([...args, '--kubeconfig', '/nonexistent', '--admin-address', 'off']);
+      assert.doesNotMatch(r.stderr, /--shard|unknown option/, `shard ${i}: ${r.stderr}`);
+    }
+    const selects = (sel: Record<string, string>, labels: Record<string, string>) => Object.entries(sel).every(([k, v]) => labels[k] === v);
+    assert.ok(!selects(shards[0]!.spec.selector.matchLabels, shards[1]!.spec.template.metadata.labels), 'shard 0 does not select shard 1\'s pods');
+    assert.ok(!selects(shards[1]!.spec.selector.matchLabels, shards[0]!.spec.template.metadata.labels), 'shard 1 does not select shard 0\'s pods');
+    const can = (args: string[]) =>
+      run('kubectl', ['--kubeconfig', kube.kubeconfigPath, 'auth', 'can-i', '--as', 'system:serviceaccount:kubeward-system:kubeward-operator', ...args]).then(
+        (r) => r.stdout.trim(),
+        (e: { stdout?: string; message: string }) => e.stdout?.trim() || e.message,
+      );
+    assert.equal(await can(['update', 'leases/kubeward-operator-shard-1-of-2', '-n', 'kubeward-system']), 'yes', 'each shard\'s Lease');
   });
 
   test('the static pods and the DaemonSet validate against the API (server-side dry run)', async () => {

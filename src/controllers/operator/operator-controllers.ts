@@ -63,6 +63,8 @@ export interface ControllerDeps {
   routegc?: RouteGcOperatorSettings;
   flight?: FlightOperatorSettings;
   random?: () => number;
+  /** Sharding: a key this returns false for is not reconciled (and not requeued); undefined: every key. */
+  admits?: (key: string) => boolean;
 }
 
 export interface OperatorController {
@@ -73,8 +75,11 @@ export interface OperatorController {
 
 export function buildControllers(names: readonly ControllerName[], d: ControllerDeps): OperatorController[] {
   const out: OperatorController[] = [];
-  const make = (name: ControllerName, reconcile: Reconciler, resyncMs: number) =>
-    new Controller({ name, reconcile, clock: d.clock, log: d.log, metrics: d.metrics, workers: d.workers, resyncMs, listKeys: d.listKeys });
+  const admits = d.admits;
+  const make = (name: ControllerName, inner: Reconciler, resyncMs: number) => {
+    const reconcile: Reconciler = admits ? async (key, signal) => (admits(key) ? inner(key, signal) : {}) : inner;
+    return new Controller({ name, reconcile, clock: d.clock, log: d.log, metrics: d.metrics, workers: d.workers, resyncMs, listKeys: d.listKeys });
+  };
   const deorbitCleansRoutes = names.includes('deorbit') && names.includes('routegc');
   if (names.includes('deorbit')) {
     const log = d.log.child({ controller: 'deorbit' });

@@ -49,6 +49,12 @@ export interface OperatorOptions {
   resyncMs?: number;
   /** Jitter source of routegc's and flight's intervals (tests). */
   random?: () => number;
+  /**
+   * Sharding (shard.ts): only clusters this returns true for enter the controllers: watch events,
+   * the list at start, resyncs, and every reconcile (a cluster whose label moved it elsewhere stops
+   * requeueing). undefined: every cluster.
+   */
+  ownsCluster?: (cluster: ManagedCluster) => boolean;
 }
 
 export class Operator {
@@ -56,6 +62,8 @@ export class Operator {
   readonly #controllers: Controller[];
   readonly #wired: OperatorController[];
   readonly #elector: LeaderElector | undefined;
+  readonly #owns: (cluster: ManagedCluster) => boolean;
+  readonly #log: Logger;
   #leading = false;
   #lost!: (code: number) => void;
   /** Resolves with 1 when this replica lost the lease it held. */
@@ -65,12 +73,20 @@ export class Operator {
     const clusters = opts.api.resource<ManagedCluster>(KINDS.managedCluster);
     this.#informer = new Informer({ name: 'managedclusters', source: resourceSource(clusters, opts.namespace), clock: opts.clock, log: opts.log });
     const events = new EventRecorder({ events: opts.api.events, component: 'kubeward-operator', instance: opts.leaderElection?.identity, clock: opts.clock, log: opts.log });
-    const listKeys = (): string[] => this.#informer.list().map(objectKey);
-    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys, cached: (key) => this.#informer.get(key) });
+    this.#owns = opts.ownsCluster ?? (() => true);
+    this.#log = opts.log;
+    const listKeys = (): string[] => this.#ownedClusters().map(objectKey);
+    // A key whose object is gone is decided on its name alone (no label left to read).
+    const admits = (key: string): boolean => this.#owns(this.#informer.get(key) ?? fromKey(key));
+    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys, cached: (key) => this.#informer.get(key), admits: opts.ownsCluster ? admits : undefined });
     this.#controllers = this.#wired.map((w) => w.controller);
     const enqueue = (obj: ManagedCluster, old?: ManagedCluster): void => {
       if (!this.#leading) return;
-      for (const w of this.#wired) if (w.wants(obj, old)) w.controller.enqueue(objectKey(obj));
+      // The old object first: the predicate logs a change of owner in the order it happened.
+      const movedHere = old !== undefined && !this.#owns(old);
+      if (!this.#owns(obj)) return;
+      // A cluster a label just moved to this shard starts in every controller, whatever changed.
+      for (const w of this.#wired) if (movedHere || w.wants(obj, old)) w.controller.enqueue(objectKey(obj));
     };
     this.#informer.on('add', enqueue).on('update', enqueue).on('delete', (obj) => enqueue(obj));
     const le = opts.leaderElection;
@@ -124,11 +140,23 @@ export class Operator {
     };
   }
 
+  /** The ManagedClusters in the cache (every shard's), for a shard's status and metrics. */
+  cachedClusters(): ManagedCluster[] {
+    return this.#informer.list();
+  }
+
+  #ownedClusters(): ManagedCluster[] {
+    return this.#informer.list().filter((mc) => this.#owns(mc));
+  }
+
   #startControllers(): void {
     this.#leading = true;
+    const all = this.#informer.list();
+    const owned = all.filter((mc) => this.#owns(mc));
+    if (owned.length !== all.length) this.#log.info({ owned: owned.length, skipped: all.length - owned.length }, 'shard: starting with the clusters this shard owns');
     for (const c of this.#controllers) {
       c.start();
-      for (const obj of this.#informer.list()) c.enqueue(objectKey(obj));
+      for (const obj of owned) c.enqueue(objectKey(obj));
     }
   }
 
@@ -136,4 +164,11 @@ export class Operator {
     this.#leading = false;
     await Promise.all(this.#controllers.map((c) => c.stop()));
   }
+}
+
+/** A stand-in with the key's namespace and name (work-queue keys are namespace/name). */
+function fromKey(key: string): ManagedCluster {
+  const slash = key.indexOf('/');
+  const metadata = slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+  return { metadata } as ManagedCluster;
 }
