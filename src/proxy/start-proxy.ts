@@ -100,7 +100,7 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
       const f = frontends.find((x) => x.name === name);
       if (f && JSON.stringify(f.config.discovery) === key) continue;
       discoveries.delete(name);
-      await d.stop();
+      await d.close();
     }
     for (const f of frontends) {
       const dc = f.config.discovery;
@@ -127,7 +127,7 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
   const stopDiscoveries = async (): Promise<void> => {
     const all = [...discoveries.values()];
     discoveries.clear();
-    await Promise.all(all.map((x) => x.d.stop()));
+    await Promise.all(all.map((x) => x.d.close()));
   };
   try {
     for (const fc of config.frontends) frontends.push(await startFrontend(fc, await loadHealthCheck(fc)));
