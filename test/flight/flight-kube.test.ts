@@ -5,8 +5,6 @@
 // Instance states Nova cannot be held in (building, deleting) are set in the emulator only.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { ManualClock, systemClock, type Clock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
@@ -26,11 +24,11 @@ import type { ManagedCluster } from '../../src/controllers/managed-cluster/manag
 import { FLIGHT_CONDITION } from '../../src/controllers/flight/flight-conditions.ts';
 import { RouteWriter } from '../../src/controllers/managed-cluster/route-writer.ts';
 import { startKubeFaultProxy } from '../../testkit/kube/kube-fault-proxy.ts';
-import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
-import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { kubeApiserverMissing, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { startKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
+import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from '../openstack/contract-fixture.ts';
 import { kubeconfigParts, nodeCondition, nodeEvents, recordCalls, recordingEmitter, setNodes } from '../routegc/kube-cluster-fixture.ts';
 
 const missing = kubeApiserverMissing();
@@ -44,11 +42,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
   let api: KubeApi;
   let kubeconfigText: string;
   before(async () => {
-    kube = await startKubeApiserver();
-    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
-    await ensureNamespace(api, NS);
+    ({ kube, api, kubeconfigText } = await startKubeCluster({ namespace: NS }));
   });
   after(async () => {
     await kube?.stop();
@@ -56,26 +50,18 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
 
   for (const target of contractTargets(process.env)) {
     describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
+      let env: RoutedNetwork | undefined;
       let s: TargetSession;
       let fx: ContractFixture;
       let net: TestNet;
       let routerId: string;
       before(async () => {
-        s = await target.open();
-        fx = new ContractFixture(s.admin);
-        net = await fx.network('10.0.0.0/24');
-        routerId = await fx.router(net);
+        env = await openRoutedNetwork(target);
+        ({ s, fx, net, routerId } = env);
       });
-      after(async () => {
-        await fx?.cleanup();
-        await s?.close();
-      });
+      after(() => env?.close());
 
-      const server = async (name: string) => {
-        const id = await fx.server(name, net.networkId);
-        const got = (await s.admin.nova.getServer(id))!;
-        return { id, ip: Object.values(got.addresses).flat()[0]!.addr, createdMs: Date.parse(got.created) };
-      };
+      const server = (name: string) => fx.addressedServer(name, net.networkId);
       /** Server names carry the fixture's prefix; each scenario has a cluster (and pool prefix) of its own. */
       const poolPrefix = (cluster: string) => `${fx.prefix}-kks-${cluster}-small-`;
 

@@ -5,16 +5,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
-import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
+import { type KubeApi } from '../../src/clients/kube/kube-api.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
 import { clusterCidrProblem } from '../../src/controllers/managed-cluster/cidr-scope.ts';
 import { poolNameProblem } from '../../src/controllers/managed-cluster/cluster-identity.ts';
-import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
-import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { kubeApiserverMissing, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { startKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 
 const NS = 'crd-cidr';
 
@@ -22,10 +19,7 @@ describe('the ManagedCluster CRD validates clusterCIDR and pool names', { skip: 
   let kube: KubeTestServer;
   let api: KubeApi;
   before(async () => {
-    kube = await startKubeApiserver();
-    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
-    await ensureNamespace(api, NS);
+    ({ kube, api } = await startKubeCluster({ namespace: NS }));
   });
   after(async () => {
     await kube?.stop();

@@ -4,15 +4,12 @@
 // (only when deorbit's rule asks for one: deletionPolicy Delete or Terminating, never for Orphan).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { systemClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
-import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
+import { type KubeApi } from '../../src/clients/kube/kube-api.ts';
 import type { Node } from '../../src/clients/kube/kube-types.ts';
-import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import { secretClusterClients } from '../../src/controllers/managed-cluster/cluster-clients.ts';
 import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
@@ -20,8 +17,8 @@ import { routeGcReconciler } from '../../src/controllers/routegc/routegc-reconci
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
 import { flightReconciler } from '../../src/controllers/flight/flight-reconciler.ts';
 import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
-import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
-import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { kubeApiserverMissing, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { startKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { openCloud } from './routegc-fixture.ts';
 
 const missing = kubeApiserverMissing();
@@ -32,11 +29,7 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
   let api: KubeApi;
   let kubeconfigText: string;
   before(async () => {
-    kube = await startKubeApiserver();
-    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
-    await ensureNamespace(api, NS);
+    ({ kube, api, kubeconfigText } = await startKubeCluster({ namespace: NS }));
   });
   after(async () => {
     await kube?.stop();

@@ -17,7 +17,7 @@ import { RouteGcRunner, type RouteGcTarget } from '../../src/controllers/routegc
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
 import { NEUTRON_EXTENSIONS } from '../../testkit/openstack/neutron-api.ts';
 import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
+import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from '../openstack/contract-fixture.ts';
 import { FakeNodes, openCloud } from './routegc-fixture.ts';
 
 const CIDR = '100.100.0.0/16';
@@ -51,24 +51,19 @@ const text = (routes: ExtraRoute[]) => routes.map((r) => `${r.destination}>${r.n
 
 for (const target of contractTargets(process.env)) {
   describe(`routegc safety on ${target.name} OpenStack`, { skip: target.skip }, () => {
+    let env: RoutedNetwork | undefined;
     let s: TargetSession;
     let fx: ContractFixture;
     let net: TestNet;
     let routerId: string;
     let live: { id: string; ip: string };
     before(async () => {
-      s = await target.open();
-      fx = new ContractFixture(s.admin);
-      net = await fx.network('10.0.0.0/24');
-      routerId = await fx.router(net);
+      env = await openRoutedNetwork(target);
+      ({ s, fx, net, routerId } = env);
       if (!s.hasNova) return;
-      const id = await fx.server('live', net.networkId);
-      live = { id, ip: Object.values((await s.admin.nova.getServer(id))!.addresses).flat()[0]!.addr };
+      live = await fx.addressedServer('live', net.networkId);
     });
-    after(async () => {
-      await fx?.cleanup();
-      await s?.close();
-    });
+    after(() => env?.close());
     const routes = async () => text((await s.admin.neutron.getRouter(routerId))!.routes);
 
     test('harm 4: with an empty Node list and no instance prefix nothing is removed, however many cycles; the refusal is an event and a metric', async (t) => {

@@ -5,14 +5,11 @@
 // starting a cycle early.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { ManualClock, systemClock, type Clock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
-import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
-import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
+import { type KubeApi } from '../../src/clients/kube/kube-api.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import type { NeutronApi, OpenStackClient } from '../../src/clients/openstack/openstack-client.ts';
 import { isCycleTrigger } from '../../src/controllers/operator/cycle-trigger.ts';
@@ -25,11 +22,11 @@ import { RouteGcRunner } from '../../src/controllers/routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
 import { routeGcReconciler } from '../../src/controllers/routegc/routegc-reconciler.ts';
 import { RouteWriter, type RouteWriteMode } from '../../src/controllers/managed-cluster/route-writer.ts';
-import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
-import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { kubeApiserverMissing, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { startKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
+import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from '../openstack/contract-fixture.ts';
 import { countingNodes, nodeEvents, recordCalls, recordingEmitter, setNodes } from './kube-cluster-fixture.ts';
 
 const missing = kubeApiserverMissing();
@@ -41,10 +38,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
   let kube: KubeTestServer;
   let api: KubeApi;
   before(async () => {
-    kube = await startKubeApiserver();
-    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
-    await ensureNamespace(api, NS);
+    ({ kube, api } = await startKubeCluster({ namespace: NS }));
   });
   after(async () => {
     await kube?.stop();
@@ -52,6 +46,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
   for (const target of contractTargets(process.env)) {
     describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
+      let env: RoutedNetwork | undefined;
       let s: TargetSession;
       let fx: ContractFixture;
       let net: TestNet;
@@ -59,22 +54,13 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       let a: { id: string; ip: string };
       let b: { id: string; ip: string };
       before(async () => {
-        s = await target.open();
-        fx = new ContractFixture(s.admin);
-        net = await fx.network('10.0.0.0/24');
-        routerId = await fx.router(net);
+        env = await openRoutedNetwork(target);
+        ({ s, fx, net, routerId } = env);
         if (!s.hasNova) return;
-        const server = async (name: string) => {
-          const id = await fx.server(name, net.networkId);
-          return { id, ip: Object.values((await s.admin.nova.getServer(id))!.addresses).flat()[0]!.addr };
-        };
-        a = await server('a');
-        b = await server('b');
+        a = await fx.addressedServer('a', net.networkId);
+        b = await fx.addressedServer('b', net.networkId);
       });
-      after(async () => {
-        await fx?.cleanup();
-        await s?.close();
-      });
+      after(() => env?.close());
 
       /** A runner on the real Nodes; node names carry the test's tag so that events of other tests do not count. */
       function runner(opts: { mode?: RouteWriteMode; neutron?: NeutronApi; os?: OpenStackClient } = {}) {

@@ -17,7 +17,7 @@ import { openStackFlightCloud } from '../../src/controllers/flight/flight-cloud.
 import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
 import { FlightRunner } from '../../src/controllers/flight/flight-round.ts';
 import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
+import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from '../openstack/contract-fixture.ts';
 import { FakeNodes } from './routegc-fixture.ts';
 
 /** Counts writes and can race one route add in before the first full-list update. */
@@ -43,6 +43,7 @@ function watched(real: NeutronApi, race?: () => Promise<unknown>): { neutron: Ne
 
 for (const target of contractTargets(process.env)) {
   describe(`routegc and flight on ${target.name} OpenStack`, { skip: target.skip }, () => {
+    let env: RoutedNetwork | undefined;
     let s: TargetSession;
     let fx: ContractFixture;
     let net: TestNet;
@@ -50,23 +51,13 @@ for (const target of contractTargets(process.env)) {
     let b: { id: string; ip: string };
     let routerId: string;
     before(async () => {
-      s = await target.open();
-      fx = new ContractFixture(s.admin);
-      net = await fx.network('10.0.0.0/24');
-      // One router for every scenario: real Neutron gives a subnet's gateway address to one router only.
-      routerId = await fx.router(net);
+      env = await openRoutedNetwork(target);
+      ({ s, fx, net, routerId } = env);
       if (!s.hasNova) return;
-      const server = async (name: string) => {
-        const id = await fx.server(name, net.networkId);
-        return { id, ip: Object.values((await s.admin.nova.getServer(id))!.addresses).flat()[0]!.addr };
-      };
-      a = await server('a');
-      b = await server('b');
+      a = await fx.addressedServer('a', net.networkId);
+      b = await fx.addressedServer('b', net.networkId);
     });
-    after(async () => {
-      await fx?.cleanup();
-      await s?.close();
-    });
+    after(() => env?.close());
 
     async function scenario(mode: RouteWriteMode, race?: boolean, dryRun = false) {
       const nodes = new FakeNodes();
