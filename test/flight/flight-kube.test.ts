@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { ManualClock, systemClock, type Clock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
-import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
+import { createKubeApi } from '../../src/clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import type { OpenStackClient } from '../../src/clients/openstack/openstack-client.ts';
@@ -24,8 +24,8 @@ import type { ManagedCluster } from '../../src/controllers/managed-cluster/manag
 import { FLIGHT_CONDITION } from '../../src/controllers/flight/flight-conditions.ts';
 import { RouteWriter } from '../../src/controllers/managed-cluster/route-writer.ts';
 import { startKubeFaultProxy } from '../../testkit/kube/kube-fault-proxy.ts';
-import { kubeApiserverMissing, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
-import { startKubeCluster } from '../../testkit/kube/kube-cluster.ts';
+import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
+import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
 import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from '../openstack/contract-fixture.ts';
@@ -38,15 +38,7 @@ const NS = 'flight-scenarios';
 const NO_NOVA = 'Nova is not in the catalog (setup.sh without OS_IT_NOVA=1)';
 
 describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing }, () => {
-  let kube: KubeTestServer;
-  let api: KubeApi;
-  let kubeconfigText: string;
-  before(async () => {
-    ({ kube, api, kubeconfigText } = await startKubeCluster({ namespace: NS }));
-  });
-  after(async () => {
-    await kube?.stop();
-  });
+  const mgmt = useKubeCluster({ namespace: NS });
 
   for (const target of contractTargets(process.env)) {
     describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
@@ -68,10 +60,10 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       function flight(cluster: string, o: { clock?: Clock; os?: OpenStackClient; admin?: OpenStackClient; nodes?: ClusterNodes; extra?: Partial<FlightTarget> } = {}) {
         const registry = new Registry();
         const log = createSilentLogger();
-        const { emit, events } = recordingEmitter(api, log);
+        const { emit, events } = recordingEmitter(mgmt.api, log);
         const rec = recordCalls(o.os ?? s.admin);
         const f = new FlightRunner(
-          { cloud: openStackFlightCloud(rec.client, o.admin), nodes: o.nodes ?? kubeClusterNodes(api), routes: new RouteWriter(rec.client.neutron), emit, metrics: createFlightMetrics(registry), log, clock: o.clock ?? systemClock },
+          { cloud: openStackFlightCloud(rec.client, o.admin), nodes: o.nodes ?? kubeClusterNodes(mgmt.api), routes: new RouteWriter(rec.client.neutron), emit, metrics: createFlightMetrics(registry), log, clock: o.clock ?? systemClock },
           {
             clusterName: cluster, clusterCidr: CIDR, securityGroupName: `${fx.prefix}-${cluster}-sg`, pools: [{ name: 'small', prefix: poolPrefix(cluster) }], ...DEFAULT_FLIGHT_TIMING,
             rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: s.maxRoutes, checkRoles: false, dryRun: false, ...o.extra,
@@ -94,7 +86,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         await waitFor(() => Date.now() >= abcde.createdMs + 1500, { timeoutMs: 5000, intervalMs: 50, what: 'a second boundary' });
         const fghjk = await server('kks-f1-small-fghjk');
         const mnpqr = await server('kks-f1-small-mnpqr');
-        await setNodes(api, [{ name: 'f1-mnpqr', ip: mnpqr.ip, instanceId: mnpqr.id }]);
+        await setNodes(mgmt.api, [{ name: 'f1-mnpqr', ip: mnpqr.ip, instanceId: mnpqr.id }]);
         const clock = new ManualClock(abcde.createdMs + 45 * MIN);
         const { f, calls } = flight('f1', { clock, extra: { rebootBeforeDelete: false, softRebootAfterMs: 45 * MIN, hardRebootAfterMs: 0, deleteAfterMs: 0 } });
         await f.round();
@@ -111,7 +103,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         if (!s.hasNova) return t.skip(NO_NOVA);
         const bad = await server('kks-f2-small-badvm');
         // A Node of the cluster: an empty Node list would refuse every deletion (issue 11, harm 1).
-        await setNodes(api, [{ name: 'f2-anchor', ip: '10.0.0.250' }]);
+        await setNodes(mgmt.api, [{ name: 'f2-anchor', ip: '10.0.0.250' }]);
         // Real Nova: the admin reset-state action puts a server in vm_state error. The emulator has no
         // such action, nor can real Nova be held in task_state deleting: that half is emulator only.
         const going = s.emulator ? await server('kks-f2-small-going') : undefined;
@@ -135,7 +127,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         if (!s.hasNova) return t.skip(NO_NOVA);
         const sg = await fx.securityGroup('f3-sg');
         const vm = await server('kks-f3-small-run');
-        await setNodes(api, [{ name: 'f3-run', ip: vm.ip, instanceId: vm.id }]);
+        await setNodes(mgmt.api, [{ name: 'f3-run', ip: vm.ip, instanceId: vm.id }]);
         const building = s.emulator ? await server('kks-f3-small-build') : undefined;
         if (building) s.emulator!.store.servers.get(building.id)!.vm_state = 'building';
         const { f, calls } = flight('f3');
@@ -152,7 +144,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       test('F4: only tcp from the pod CIDR → udp and icmp are created, then nothing; two groups of the name or no CIDR → no rule', async () => {
         // A cluster with neither Nodes nor instances yet: Nodes of another test's cluster would make its
         // empty instance list a doubtful view (InstanceListEmpty), which holds back rule changes.
-        await setNodes(api, []);
+        await setNodes(mgmt.api, []);
         const sg = await fx.securityGroup('f4-sg');
         await fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: CIDR } } });
         const one = flight('f4');
@@ -182,12 +174,12 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         const old = await server('kks-f5-small-oldvm');
         const bad = s.emulator ? await server('kks-f5-small-badvm') : undefined;
         if (bad) s.emulator!.store.servers.get(bad.id)!.vm_state = 'error';
-        const parts = kubeconfigParts(kubeconfigText);
+        const parts = kubeconfigParts(mgmt.kubeconfigText);
         const proxy = await startKubeFaultProxy({ server: parts.server, ca: parts.ca });
         t.after(() => proxy.close());
         proxy.mode = 'unavailable-503';
         const down = createKubeApi(loadKubeConfig({ kind: 'text', text: proxy.kubeconfig(parts.token), what: 'fault proxy' }), { timeoutMs: 3000 });
-        await setNodes(api, [{ name: 'f5-anchor', ip: '10.0.0.250' }]);
+        await setNodes(mgmt.api, [{ name: 'f5-anchor', ip: '10.0.0.250' }]);
         const clock = new ManualClock(old.createdMs + 120 * MIN);
         const { f, calls, events } = flight('f5', { clock, nodes: kubeClusterNodes(down), extra: { maxDeletionsPerRound: 5 } });
         for (let i = 0; i < 3; i++) {
@@ -211,7 +203,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
           const created = await fx.call<{ role: { id: string } }>('identity', { method: 'POST', path: '/roles', body: { role: { name: role } } });
           t.after(() => s.admin.http.requestOrAbsent('identity', { method: 'DELETE', path: `/roles/${created.role.id}` }));
         }
-        await setNodes(api, []);
+        await setNodes(mgmt.api, []);
         const { f, calls } = flight('f6', { os: s.demo, admin: s.admin, extra: { checkRoles: true, wantedRoles: ['member', role] } });
         const first = await f.round();
         assert.deepEqual(first.done, [{ kind: 'assign-role', role }]);
@@ -223,7 +215,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       test('F7: a VM without tags gets four tag PUTs (the owner tag too) and one metadata POST; the second round sends none', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
         const vm = await server('kks-f7-small-tags');
-        await setNodes(api, [{ name: 'f7-tags', ip: vm.ip, instanceId: vm.id }]);
+        await setNodes(mgmt.api, [{ name: 'f7-tags', ip: vm.ip, instanceId: vm.id }]);
         const { f, calls } = flight('f7');
         await f.round();
         assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [4, 1]);
@@ -237,9 +229,9 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
 
       test('F8 and the condition: Upgrading, Terminating and noCloud clusters cost zero OpenStack calls; a Running one is repaired and gets FlightHealthy without a cycle of its own', async () => {
         const name = `f8-${target.name}`;
-        await setNodes(api, []);
+        await setNodes(mgmt.api, []);
         const sg = await fx.securityGroup(`${name}-sg`);
-        const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
+        const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
         await clusters.create({
           metadata: { name, namespace: NS },
           spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { securityGroupName: sg.name }, nodePools: [{ name: 'small' }] },
@@ -248,7 +240,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         let asked = 0;
         const log = createSilentLogger();
         const fl = flightReconciler({
-          clusters, clients: async () => (asked++, { kube: api, openstack: rec.client }), events: new EventRecorder({ events: api.events, component: 'kubeward-operator', clock: systemClock, log }),
+          clusters, clients: async () => (asked++, { kube: mgmt.api, openstack: rec.client }), events: new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log }),
           metrics: createFlightMetrics(new Registry()), clock: systemClock, log, intervalMs: 300_000, random: () => 0,
         });
         const key = `${NS}/${name}`;
@@ -271,7 +263,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         assert.deepEqual([cond(after1)?.status, cond(after1)?.reason, cond(after1)?.message], ['True', 'Repaired', 'repaired in the last round: create-rule ×3']);
         assert.equal(after1.metadata.generation, before.metadata.generation);
         assert.equal(isCycleTrigger(after1, before), false, 'the status write does not start a cycle early');
-        const onMc = (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
+        const onMc = (await mgmt.api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
         assert.ok(onMc.includes('FlightRepaired'), onMc.join(','));
         await fl(key, signal);
         assert.equal(cond(await clusters.get(NS, name))?.reason, 'NothingToRepair');
@@ -281,7 +273,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       test('F9: an unregistered VM is soft-rebooted at 10 min, hard-rebooted at 15 min and deleted at 30 min (injected clock), each an event and a metric', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
         const vm = await server('kks-f9-small-aaaaa');
-        await setNodes(api, [{ name: 'f9-anchor', ip: '10.0.0.250' }]);
+        await setNodes(mgmt.api, [{ name: 'f9-anchor', ip: '10.0.0.250' }]);
         const clock = new ManualClock(vm.createdMs);
         const { f, rec, events, metric } = flight('f9', { clock });
         const seen: string[] = [];
@@ -307,19 +299,19 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         // a is the cluster's by its pool name, b by its Node: both are live instances of the cluster.
         const a = await server('kks-rc-small-aaaaa');
         const b = await server('kks-rc-small-bbbbb');
-        await setNodes(api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
+        await setNodes(mgmt.api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
         await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
         const { f } = flight('rc', { extra: { routerId } });
         await f.round();
-        const conflict = await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteConflict');
+        const conflict = await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteConflict');
         assert.deepEqual([conflict?.status, conflict?.reason], ['True', 'DuplicateRoutes']);
-        assert.notEqual((await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
+        assert.notEqual((await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
         await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: '10.0.0.99' }]);
         await f.round();
-        const stale = await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteConflict');
+        const stale = await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteConflict');
         assert.deepEqual([stale?.status, stale?.reason], ['True', 'StaleNextHop']);
-        assert.equal((await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
-        const reasons = (await nodeEvents(api, 'rc-node-b')).filter((e) => e.type === 'Warning').map((e) => e.reason);
+        assert.equal((await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
+        const reasons = (await nodeEvents(mgmt.api, 'rc-node-b')).filter((e) => e.type === 'Warning').map((e) => e.reason);
         for (const r of ['DuplicateRoutes', 'StaleNextHop', 'RouteMissing']) assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
         await s.admin.neutron.updateRoutes(routerId, []);
       });

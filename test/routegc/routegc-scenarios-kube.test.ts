@@ -9,7 +9,6 @@ import { Registry } from 'prom-client';
 import { ManualClock, systemClock, type Clock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
-import { type KubeApi } from '../../src/clients/kube/kube-api.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import type { NeutronApi, OpenStackClient } from '../../src/clients/openstack/openstack-client.ts';
 import { isCycleTrigger } from '../../src/controllers/operator/cycle-trigger.ts';
@@ -22,8 +21,8 @@ import { RouteGcRunner } from '../../src/controllers/routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
 import { routeGcReconciler } from '../../src/controllers/routegc/routegc-reconciler.ts';
 import { RouteWriter, type RouteWriteMode } from '../../src/controllers/managed-cluster/route-writer.ts';
-import { kubeApiserverMissing, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
-import { startKubeCluster } from '../../testkit/kube/kube-cluster.ts';
+import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
+import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
 import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from '../openstack/contract-fixture.ts';
@@ -35,14 +34,7 @@ const CIDR = '100.100.0.0/16';
 const NO_NOVA = 'Nova is not in the catalog (setup.sh without OS_IT_NOVA=1)';
 
 describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missing }, () => {
-  let kube: KubeTestServer;
-  let api: KubeApi;
-  before(async () => {
-    ({ kube, api } = await startKubeCluster({ namespace: NS }));
-  });
-  after(async () => {
-    await kube?.stop();
-  });
+  const mgmt = useKubeCluster({ namespace: NS });
 
   for (const target of contractTargets(process.env)) {
     describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
@@ -66,8 +58,8 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       function runner(opts: { mode?: RouteWriteMode; neutron?: NeutronApi; os?: OpenStackClient } = {}) {
         const registry = new Registry();
         const log = createSilentLogger();
-        const { emit, events } = recordingEmitter(api, log);
-        const nodes = countingNodes(kubeClusterNodes(api));
+        const { emit, events } = recordingEmitter(mgmt.api, log);
+        const nodes = countingNodes(kubeClusterNodes(mgmt.api));
         const gc = new RouteGcRunner(
           { cloud: openStackRouteGcCloud(opts.os ?? s.admin), writer: new RouteWriter(opts.neutron ?? s.admin.neutron, { mode: opts.mode ?? 'auto' }), nodes, emit, metrics: createRouteGcMetrics(registry), log },
           { cluster: 'k1', routerId, clusterCidr: CIDR, identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: s.maxRoutes, dryRun: false },
@@ -79,7 +71,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
       test('R1: of five routes only the in-CIDR one with no instance behind it goes, after two cycles, in one write', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(api, [{ name: 'r1-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r1-b', ip: b.ip, podCIDR: '100.100.3.0/24', instanceId: b.id }]);
+        await setNodes(mgmt.api, [{ name: 'r1-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r1-b', ip: b.ip, podCIDR: '100.100.3.0/24', instanceId: b.id }]);
         // The reference puts b's floating IP behind 100.100.3.0/24; real Neutron takes only next hops on
         // the router's subnets, so b's fixed address stands in for it.
         const initial = [
@@ -114,7 +106,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         if (!s.hasNova) return t.skip(NO_NOVA);
         if (!s.emulator) return t.skip('needs a Nova fault: emulator only');
         const emu = s.emulator;
-        await setNodes(api, [{ name: 'r3-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
+        await setNodes(mgmt.api, [{ name: 'r3-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
         await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
         const { gc, metric } = runner();
         const manual = new ManualClock(0);
@@ -156,9 +148,9 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
       test('R4 and the conditions: Upgrading and noCloud clusters cost zero OpenStack calls; a Running one gets RouteLimitApproaching and RouteGCHealthy without a cycle of its own', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(api, [{ name: 'r4-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
+        await setNodes(mgmt.api, [{ name: 'r4-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
         await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
-        const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
+        const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
         const name = `r4-${target.name}`;
         await clusters.create({
           metadata: { name, namespace: NS },
@@ -169,7 +161,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         const log = createSilentLogger();
         const registry = new Registry();
         const gc = routeGcReconciler({
-          clusters, clients: async () => (asked++, { kube: api, openstack: client }), events: new EventRecorder({ events: api.events, component: 'kubeward-operator', clock: systemClock, log }),
+          clusters, clients: async () => (asked++, { kube: mgmt.api, openstack: client }), events: new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log }),
           metrics: createRouteGcMetrics(registry), clock: systemClock, log, intervalMs: 300_000, random: () => 0, routeLimit: 6, routeLimitHeadroom: 3,
         });
         const key = `${NS}/${name}`;
@@ -195,7 +187,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         assert.equal(after1.status?.phase, 'Running', 'the phase written by someone else stays');
         assert.equal(after1.metadata.generation, before.metadata.generation, 'a status write leaves the generation alone');
         assert.equal(isCycleTrigger(after1, before), false, 'so the operator does not start a cycle early for it');
-        const mcEvents = (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
+        const mcEvents = (await mgmt.api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
         assert.ok(mcEvents.includes('RouteLimitApproaching'), mcEvents.join(','));
         const limitMetric = (await registry.getMetricsAsJSON()).find((m) => m.name === 'kubeward_routegc_route_limit_approaching')!;
         assert.equal(limitMetric.values[0]!.value, 1);
@@ -212,7 +204,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
       test('R5: of a duplicate pair the route to the Node owning the pod CIDR stays, the other goes on the second cycle', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(api, [{ name: 'r5-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r5-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
+        await setNodes(mgmt.api, [{ name: 'r5-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r5-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
         await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
         const { gc, events } = runner();
         await gc.cycle();
@@ -224,7 +216,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
       test('R6: a route the cloud controller adds between our read and our guarded write is kept (412, read again, retry)', async (t) => {
         if (!s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(api, [{ name: 'r6-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
+        await setNodes(mgmt.api, [{ name: 'r6-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
         await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
         let raced = false;
         // Another client (the cloud controller) adds a route just before our first full-list PUT.
@@ -251,7 +243,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
       test('R7: Nodes exist but none of their instances does: routegc refuses every cycle, says so, removes nothing', async () => {
         // providerIDs of servers that do not exist: the cluster's instance list is empty.
-        await setNodes(api, [{ name: 'r7-a', ip: '10.0.0.11', podCIDR: '100.100.1.0/24', instanceId: '00000000-0000-4000-8000-000000000001' }, { name: 'r7-b', ip: '10.0.0.12', podCIDR: '100.100.2.0/24', instanceId: '00000000-0000-4000-8000-000000000002' }]);
+        await setNodes(mgmt.api, [{ name: 'r7-a', ip: '10.0.0.11', podCIDR: '100.100.1.0/24', instanceId: '00000000-0000-4000-8000-000000000001' }, { name: 'r7-b', ip: '10.0.0.12', podCIDR: '100.100.2.0/24', instanceId: '00000000-0000-4000-8000-000000000002' }]);
         await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: '10.0.0.11' }, { destination: '100.100.2.0/24', nexthop: '10.0.0.12' }]);
         const { client, calls } = recordCalls(s.admin);
         const { gc, events, metric } = runner({ os: client, neutron: client.neutron });
@@ -260,7 +252,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         assert.equal(calls.filter((c) => /Routes$/.test(c)).length, 0);
         assert.equal(await metric('kubeward_routegc_refused_cycles_total'), 3);
         assert.ok(events.some((e) => e.reason === 'RouteGCRefused'));
-        assert.deepEqual(await nodeEvents(api, 'r7-a'), [], 'a refusal concerns the cluster, not a Node');
+        assert.deepEqual(await nodeEvents(mgmt.api, 'r7-a'), [], 'a refusal concerns the cluster, not a Node');
       });
     });
   }

@@ -2,6 +2,7 @@
 // ManagedCluster CRD from deploy/operator installed and, when asked, one namespace, plus a client
 // and the kubeconfig text (for the Secrets the ManagedClusters point at). One home for the set-up the
 // routegc, flight and operator suites used to repeat.
+import { after, before } from 'node:test';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
@@ -29,4 +30,33 @@ export async function startKubeCluster(opts: { namespace?: string } = {}): Promi
     await kube.stop();
     throw err;
   }
+}
+
+/**
+ * Inside a describe: the cluster of startKubeCluster for the whole suite, started in before() and
+ * stopped in after(). Its fields may be read from tests and hooks registered after this call.
+ */
+export function useKubeCluster(opts: { namespace?: string } = {}): KubeCluster {
+  let c: KubeCluster | undefined;
+  before(async () => {
+    c = await startKubeCluster(opts);
+  });
+  after(async () => {
+    await c?.kube.stop();
+  });
+  const get = (): KubeCluster => {
+    if (!c) throw new Error('the kube-apiserver fixture is read before its before() hook ran');
+    return c;
+  };
+  return {
+    get kube() {
+      return get().kube;
+    },
+    get api() {
+      return get().api;
+    },
+    get kubeconfigText() {
+      return get().kubeconfigText;
+    },
+  };
 }
