@@ -1,7 +1,7 @@
 // What the controllers know about one cluster: its instances and Nodes, mapped to each other by
 // providerID first and (unique) name second, and the next hops that belong to them (pure).
 // Which instances are provably the cluster's is cluster-identity.ts's call.
-import { ipKey } from '../../base/ip.ts';
+import { ipKey as normalizeIp } from '../../base/ip.ts';
 
 /** A Nova server as the controllers see it; addresses include floating IPs. */
 export interface ClusterInstance {
@@ -80,11 +80,11 @@ export function mapInstancesToNodes(instances: readonly ClusterInstance[], nodes
 export function validNextHops(instances: readonly ClusterInstance[], nodes: readonly ClusterNode[]): Set<string> {
   const hops = new Set<string>();
   const ids = new Set(instances.map((i) => i.id));
-  for (const i of instances) for (const a of i.addresses) hops.add(ipKey(a));
+  for (const i of instances) for (const a of i.addresses) hops.add(normalizeIp(a));
   for (const n of nodes) {
     // A Node whose providerID names a server that is gone is stale: its address may be reused.
     if (n.instanceId !== undefined && !ids.has(n.instanceId)) continue;
-    for (const a of n.addresses) hops.add(ipKey(a));
+    for (const a of n.addresses) hops.add(normalizeIp(a));
   }
   return hops;
 }
@@ -92,8 +92,8 @@ export function validNextHops(instances: readonly ClusterInstance[], nodes: read
 /** The next hops that reach one Node: its own addresses and its instance's. */
 export function hopsOfNode(node: ClusterNode, map: InstanceNodeMap): Set<string> {
   const inst = map.instanceOf.get(node.name);
-  return new Set([...node.addresses, ...(inst?.addresses ?? [])].map(ipKey));
+  return new Set([...node.addresses, ...(inst?.addresses ?? [])].map(normalizeIp));
 }
 
 /** A route's identity: destination and next hop, the address compared by value. */
-export const routeKey = (r: { destination: string; nexthop: string }): string => `${r.destination}>${ipKey(r.nexthop)}`;
+export const routeKey = (r: { destination: string; nexthop: string }): string => `${r.destination}>${normalizeIp(r.nexthop)}`;
