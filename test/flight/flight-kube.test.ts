@@ -3,7 +3,7 @@
 // always, the real Keystone/Neutron/Nova with KUBEWARD_OPENSTACK_REAL=1. Time is the controller's
 // injected clock, set relative to the servers' own `created`, so it runs the same on real Nova.
 // Instance states Nova cannot be held in (building, deleting) are set in the emulator only.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { ManualClock, systemClock, type Clock } from '../../src/base/clock.ts';
@@ -27,8 +27,8 @@ import { startKubeFaultProxy } from '../../testkit/kube/kube-fault-proxy.ts';
 import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
 import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
-import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from '../openstack/contract-fixture.ts';
+import { contractTargets } from '../openstack/contract-targets.ts';
+import { useRoutedNetwork } from '../openstack/contract-fixture.ts';
 import { kubeconfigParts, nodeCondition, nodeEvents, recordCalls, recordingEmitter, setNodes } from '../routegc/kube-cluster-fixture.ts';
 
 const missing = kubeApiserverMissing();
@@ -42,31 +42,22 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
 
   for (const target of contractTargets(process.env)) {
     describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
-      let env: RoutedNetwork | undefined;
-      let s: TargetSession;
-      let fx: ContractFixture;
-      let net: TestNet;
-      let routerId: string;
-      before(async () => {
-        env = await openRoutedNetwork(target);
-        ({ s, fx, net, routerId } = env);
-      });
-      after(() => env?.close());
+      const tenant = useRoutedNetwork(target);
 
-      const server = (name: string) => fx.addressedServer(name, net.networkId);
+      const server = (name: string) => tenant.fx.addressedServer(name, tenant.net.networkId);
       /** Server names carry the fixture's prefix; each scenario has a cluster (and pool prefix) of its own. */
-      const poolPrefix = (cluster: string) => `${fx.prefix}-kks-${cluster}-small-`;
+      const poolPrefix = (cluster: string) => `${tenant.fx.prefix}-kks-${cluster}-small-`;
 
       function flight(cluster: string, o: { clock?: Clock; os?: OpenStackClient; admin?: OpenStackClient; nodes?: ClusterNodes; extra?: Partial<FlightTarget> } = {}) {
         const registry = new Registry();
         const log = createSilentLogger();
         const { emit, events } = recordingEmitter(mgmt.api, log);
-        const rec = recordCalls(o.os ?? s.admin);
+        const rec = recordCalls(o.os ?? tenant.s.admin);
         const f = new FlightRunner(
           { cloud: openStackFlightCloud(rec.client, o.admin), nodes: o.nodes ?? kubeClusterNodes(mgmt.api), routes: new RouteWriter(rec.client.neutron), emit, metrics: createFlightMetrics(registry), log, clock: o.clock ?? systemClock },
           {
-            clusterName: cluster, clusterCidr: CIDR, securityGroupName: `${fx.prefix}-${cluster}-sg`, pools: [{ name: 'small', prefix: poolPrefix(cluster) }], ...DEFAULT_FLIGHT_TIMING,
-            rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: s.maxRoutes, checkRoles: false, dryRun: false, ...o.extra,
+            clusterName: cluster, clusterCidr: CIDR, securityGroupName: `${tenant.fx.prefix}-${cluster}-sg`, pools: [{ name: 'small', prefix: poolPrefix(cluster) }], ...DEFAULT_FLIGHT_TIMING,
+            rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: tenant.s.maxRoutes, checkRoles: false, dryRun: false, ...o.extra,
           },
         );
         const calls = (method: string, id?: string) => rec.log.filter((c) => c.call === method && (id === undefined || c.args[0] === id)).length;
@@ -75,12 +66,12 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       }
       /** Real Nova refuses a reboot while the last one runs: wait until the server settled. */
       const settled = (id: string) => waitFor(async () => {
-        const x = await s.admin.nova.getServer(id);
+        const x = await tenant.s.admin.nova.getServer(id);
         return x === undefined || (x.status === 'ACTIVE' && !x['OS-EXT-STS:task_state']);
       }, { timeoutMs: 60_000, intervalMs: 100, what: `server ${id} settled` });
 
       test('F1 (Kubernikus\'s rule, no reboots): only the unregistered VM past 45 min is deleted; the younger one once it crosses 45 min; the registered one never', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const abcde = await server('kks-f1-small-abcde');
         // Nova's `created` has whole seconds: make the two ages differ by at least one.
         await waitFor(() => Date.now() >= abcde.createdMs + 1500, { timeoutMs: 5000, intervalMs: 50, what: 'a second boundary' });
@@ -100,43 +91,43 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F2: an errored VM is deleted in the next round; one already deleting is left alone', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const bad = await server('kks-f2-small-badvm');
         // A Node of the cluster: an empty Node list would refuse every deletion (issue 11, harm 1).
         await setNodes(mgmt.api, [{ name: 'f2-anchor', ip: '10.0.0.250' }]);
         // Real Nova: the admin reset-state action puts a server in vm_state error. The emulator has no
         // such action, nor can real Nova be held in task_state deleting: that half is emulator only.
-        const going = s.emulator ? await server('kks-f2-small-going') : undefined;
-        if (s.emulator) {
-          const store = s.emulator.store.servers;
+        const going = tenant.s.emulator ? await server('kks-f2-small-going') : undefined;
+        if (tenant.s.emulator) {
+          const store = tenant.s.emulator.store.servers;
           store.get(bad.id)!.vm_state = 'error';
           Object.assign(store.get(going!.id)!, { vm_state: 'error', task_state: 'deleting' });
           t.after(() => void Object.assign(store.get(going!.id) ?? {}, { task_state: null }));
         } else {
-          await fx.call('compute', { method: 'POST', path: `/servers/${bad.id}/action`, body: { 'os-resetState': { state: 'error' } } });
-          await waitFor(async () => (await s.admin.nova.getServer(bad.id))?.['OS-EXT-STS:vm_state'] === 'error', { timeoutMs: 30_000, intervalMs: 100, what: 'vm_state error' });
+          await tenant.fx.call('compute', { method: 'POST', path: `/servers/${bad.id}/action`, body: { 'os-resetState': { state: 'error' } } });
+          await waitFor(async () => (await tenant.s.admin.nova.getServer(bad.id))?.['OS-EXT-STS:vm_state'] === 'error', { timeoutMs: 30_000, intervalMs: 100, what: 'vm_state error' });
         }
         const { f, calls, events } = flight('f2', { extra: { maxDeletionsPerRound: 5 } });
         await f.round();
         assert.equal(calls('nova.deleteServer', bad.id), 1);
         if (going) assert.equal(calls('nova.deleteServer', going.id), 0);
-        assert.ok(events.some((e) => e.reason === 'FlightRepaired' && e.message === `delete errored instance ${fx.prefix}-kks-f2-small-badvm`));
+        assert.ok(events.some((e) => e.reason === 'FlightRepaired' && e.message === `delete errored instance ${tenant.fx.prefix}-kks-f2-small-badvm`));
       });
 
       test('F3: a running VM lacking the cluster\'s group gets it; a building one waits until it is active', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
-        const sg = await fx.securityGroup('f3-sg');
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
+        const sg = await tenant.fx.securityGroup('f3-sg');
         const vm = await server('kks-f3-small-run');
         await setNodes(mgmt.api, [{ name: 'f3-run', ip: vm.ip, instanceId: vm.id }]);
-        const building = s.emulator ? await server('kks-f3-small-build') : undefined;
-        if (building) s.emulator!.store.servers.get(building.id)!.vm_state = 'building';
+        const building = tenant.s.emulator ? await server('kks-f3-small-build') : undefined;
+        if (building) tenant.s.emulator!.store.servers.get(building.id)!.vm_state = 'building';
         const { f, calls } = flight('f3');
         await f.round();
         assert.equal(calls('nova.addSecurityGroup', vm.id), 1);
-        assert.ok((await s.admin.nova.getServer(vm.id))!.security_groups!.some((g) => g.name === sg.name));
+        assert.ok((await tenant.s.admin.nova.getServer(vm.id))!.security_groups!.some((g) => g.name === sg.name));
         if (!building) return;
         assert.equal(calls('nova.addSecurityGroup', building.id), 0, 'building: untouched');
-        s.emulator!.store.servers.get(building.id)!.vm_state = 'active';
+        tenant.s.emulator!.store.servers.get(building.id)!.vm_state = 'active';
         await f.round();
         assert.equal(calls('nova.addSecurityGroup', building.id), 1, 'active now: assigned');
       });
@@ -145,24 +136,24 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         // A cluster with neither Nodes nor instances yet: Nodes of another test's cluster would make its
         // empty instance list a doubtful view (InstanceListEmpty), which holds back rule changes.
         await setNodes(mgmt.api, []);
-        const sg = await fx.securityGroup('f4-sg');
-        await fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: CIDR } } });
+        const sg = await tenant.fx.securityGroup('f4-sg');
+        await tenant.fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: CIDR } } });
         const one = flight('f4');
         await one.f.round();
         assert.equal(one.calls('neutron.createSecurityGroupRule'), 2);
-        const protocols = (await s.admin.neutron.getSecurityGroup(sg.id))!.security_group_rules.filter((r) => r.remote_ip_prefix === CIDR).map((r) => r.protocol).sort();
+        const protocols = (await tenant.s.admin.neutron.getSecurityGroup(sg.id))!.security_group_rules.filter((r) => r.remote_ip_prefix === CIDR).map((r) => r.protocol).sort();
         assert.deepEqual(protocols, ['icmp', 'tcp', 'udp']);
         await one.f.round();
         assert.equal(one.calls('neutron.createSecurityGroupRule'), 2, 'second round: no POST');
 
-        await fx.securityGroup('f4b-sg');
-        await fx.securityGroup('f4b-sg');
+        await tenant.fx.securityGroup('f4b-sg');
+        await tenant.fx.securityGroup('f4b-sg');
         const two = flight('f4b');
         const r = await two.f.round();
         assert.equal(two.calls('neutron.createSecurityGroupRule'), 0);
         assert.ok(r.plan.findings.some((x) => x.reason === 'SecurityGroupAmbiguous'));
 
-        await fx.securityGroup('f4c-sg');
+        await tenant.fx.securityGroup('f4c-sg');
         const noCidr = flight('f4c', { extra: { clusterCidr: '' } });
         const r3 = await noCidr.f.round();
         assert.equal(noCidr.calls('neutron.createSecurityGroupRule'), 0);
@@ -170,10 +161,10 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F5: while the cluster\'s API is down nothing is rebooted or deleted, however old; once it answers the timeline starts with a reboot', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const old = await server('kks-f5-small-oldvm');
-        const bad = s.emulator ? await server('kks-f5-small-badvm') : undefined;
-        if (bad) s.emulator!.store.servers.get(bad.id)!.vm_state = 'error';
+        const bad = tenant.s.emulator ? await server('kks-f5-small-badvm') : undefined;
+        if (bad) tenant.s.emulator!.store.servers.get(bad.id)!.vm_state = 'error';
         const parts = kubeconfigParts(mgmt.kubeconfigText);
         const proxy = await startKubeFaultProxy({ server: parts.server, ca: parts.ca });
         t.after(() => proxy.close());
@@ -196,15 +187,15 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F6: the service user holding only member gets the missing role assigned once through the admin credentials', async (t) => {
-        const role = `${fx.prefix}-netadmin`;
-        if (s.emulator) {
-          s.emulator.store.roles.set(`role-${role}`, { id: `role-${role}`, name: role });
+        const role = `${tenant.fx.prefix}-netadmin`;
+        if (tenant.s.emulator) {
+          tenant.s.emulator.store.roles.set(`role-${role}`, { id: `role-${role}`, name: role });
         } else {
-          const created = await fx.call<{ role: { id: string } }>('identity', { method: 'POST', path: '/roles', body: { role: { name: role } } });
-          t.after(() => s.admin.http.requestOrAbsent('identity', { method: 'DELETE', path: `/roles/${created.role.id}` }));
+          const created = await tenant.fx.call<{ role: { id: string } }>('identity', { method: 'POST', path: '/roles', body: { role: { name: role } } });
+          t.after(() => tenant.s.admin.http.requestOrAbsent('identity', { method: 'DELETE', path: `/roles/${created.role.id}` }));
         }
         await setNodes(mgmt.api, []);
-        const { f, calls } = flight('f6', { os: s.demo, admin: s.admin, extra: { checkRoles: true, wantedRoles: ['member', role] } });
+        const { f, calls } = flight('f6', { os: tenant.s.demo, admin: tenant.s.admin, extra: { checkRoles: true, wantedRoles: ['member', role] } });
         const first = await f.round();
         assert.deepEqual(first.done, [{ kind: 'assign-role', role }]);
         const second = await f.round();
@@ -213,13 +204,13 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F7: a VM without tags gets four tag PUTs (the owner tag too) and one metadata POST; the second round sends none', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const vm = await server('kks-f7-small-tags');
         await setNodes(mgmt.api, [{ name: 'f7-tags', ip: vm.ip, instanceId: vm.id }]);
         const { f, calls } = flight('f7');
         await f.round();
         assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [4, 1]);
-        const got = (await s.admin.nova.getServer(vm.id))!;
+        const got = (await tenant.s.admin.nova.getServer(vm.id))!;
         assert.deepEqual([...got.tags!].sort(), ['kubeward', 'kubeward:cluster=f7', 'kubeward:nodepool=small', 'kubeward:owner=name:f7']);
         assert.equal(got.metadata['kubeward:owner'], 'name:f7');
         assert.equal(got.metadata['kubeward:node'], 'f7-tags');
@@ -230,13 +221,13 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       test('F8 and the condition: Upgrading, Terminating and noCloud clusters cost zero OpenStack calls; a Running one is repaired and gets FlightHealthy without a cycle of its own', async () => {
         const name = `f8-${target.name}`;
         await setNodes(mgmt.api, []);
-        const sg = await fx.securityGroup(`${name}-sg`);
+        const sg = await tenant.fx.securityGroup(`${name}-sg`);
         const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
         await clusters.create({
           metadata: { name, namespace: NS },
           spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { securityGroupName: sg.name }, nodePools: [{ name: 'small' }] },
         });
-        const rec = recordCalls(s.admin);
+        const rec = recordCalls(tenant.s.admin);
         let asked = 0;
         const log = createSilentLogger();
         const fl = flightReconciler({
@@ -271,7 +262,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F9: an unregistered VM is soft-rebooted at 10 min, hard-rebooted at 15 min and deleted at 30 min (injected clock), each an event and a metric', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const vm = await server('kks-f9-small-aaaaa');
         await setNodes(mgmt.api, [{ name: 'f9-anchor', ip: '10.0.0.250' }]);
         const clock = new ManualClock(vm.createdMs);
@@ -295,25 +286,25 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('RouteConflict on real Nodes: duplicate routes and a stale next hop are conditions with their reasons and Warning events on the Node', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         // a is the cluster's by its pool name, b by its Node: both are live instances of the cluster.
         const a = await server('kks-rc-small-aaaaa');
         const b = await server('kks-rc-small-bbbbb');
         await setNodes(mgmt.api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
-        const { f } = flight('rc', { extra: { routerId } });
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
+        const { f } = flight('rc', { extra: { routerId: tenant.routerId } });
         await f.round();
         const conflict = await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteConflict');
         assert.deepEqual([conflict?.status, conflict?.reason], ['True', 'DuplicateRoutes']);
         assert.notEqual((await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: '10.0.0.99' }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.4.0/24', nexthop: '10.0.0.99' }]);
         await f.round();
         const stale = await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteConflict');
         assert.deepEqual([stale?.status, stale?.reason], ['True', 'StaleNextHop']);
         assert.equal((await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
         const reasons = (await nodeEvents(mgmt.api, 'rc-node-b')).filter((e) => e.type === 'Warning').map((e) => e.reason);
         for (const r of ['DuplicateRoutes', 'StaleNextHop', 'RouteMissing']) assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
-        await s.admin.neutron.updateRoutes(routerId, []);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, []);
       });
     });
   }

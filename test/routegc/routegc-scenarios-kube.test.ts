@@ -3,7 +3,7 @@
 // Keystone/Neutron/Nova with KUBEWARD_OPENSTACK_REAL=1. R3 injects a Nova fault: emulator only.
 // Also: the ManagedCluster conditions (RouteLimitApproaching, RouteGCHealthy) written without
 // starting a cycle early.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { ManualClock, systemClock, type Clock } from '../../src/base/clock.ts';
@@ -24,8 +24,8 @@ import { RouteWriter, type RouteWriteMode } from '../../src/controllers/managed-
 import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
 import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
-import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from '../openstack/contract-fixture.ts';
+import { contractTargets } from '../openstack/contract-targets.ts';
+import { useRoutedNetwork } from '../openstack/contract-fixture.ts';
 import { countingNodes, nodeEvents, recordCalls, recordingEmitter, setNodes } from './kube-cluster-fixture.ts';
 
 const missing = kubeApiserverMissing();
@@ -38,21 +38,14 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
   for (const target of contractTargets(process.env)) {
     describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
-      let env: RoutedNetwork | undefined;
-      let s: TargetSession;
-      let fx: ContractFixture;
-      let net: TestNet;
-      let routerId: string;
+      const tenant = useRoutedNetwork(target);
       let a: { id: string; ip: string };
       let b: { id: string; ip: string };
       before(async () => {
-        env = await openRoutedNetwork(target);
-        ({ s, fx, net, routerId } = env);
-        if (!s.hasNova) return;
-        a = await fx.addressedServer('a', net.networkId);
-        b = await fx.addressedServer('b', net.networkId);
+        if (!tenant.s.hasNova) return;
+        a = await tenant.fx.addressedServer('a', tenant.net.networkId);
+        b = await tenant.fx.addressedServer('b', tenant.net.networkId);
       });
-      after(() => env?.close());
 
       /** A runner on the real Nodes; node names carry the test's tag so that events of other tests do not count. */
       function runner(opts: { mode?: RouteWriteMode; neutron?: NeutronApi; os?: OpenStackClient } = {}) {
@@ -61,16 +54,16 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         const { emit, events } = recordingEmitter(mgmt.api, log);
         const nodes = countingNodes(kubeClusterNodes(mgmt.api));
         const gc = new RouteGcRunner(
-          { cloud: openStackRouteGcCloud(opts.os ?? s.admin), writer: new RouteWriter(opts.neutron ?? s.admin.neutron, { mode: opts.mode ?? 'auto' }), nodes, emit, metrics: createRouteGcMetrics(registry), log },
-          { cluster: 'k1', routerId, clusterCidr: CIDR, identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: s.maxRoutes, dryRun: false },
+          { cloud: openStackRouteGcCloud(opts.os ?? tenant.s.admin), writer: new RouteWriter(opts.neutron ?? tenant.s.admin.neutron, { mode: opts.mode ?? 'auto' }), nodes, emit, metrics: createRouteGcMetrics(registry), log },
+          { cluster: 'k1', routerId: tenant.routerId, clusterCidr: CIDR, identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: tenant.s.maxRoutes, dryRun: false },
         );
         const metric = async (name: string) => ((await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []).reduce((n, v) => n + v.value, 0);
         return { gc, events, nodes, metric };
       }
-      const routes = async () => (await s.admin.neutron.getRouter(routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`);
+      const routes = async () => (await tenant.s.admin.neutron.getRouter(tenant.routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`);
 
       test('R1: of five routes only the in-CIDR one with no instance behind it goes, after two cycles, in one write', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         await setNodes(mgmt.api, [{ name: 'r1-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r1-b', ip: b.ip, podCIDR: '100.100.3.0/24', instanceId: b.id }]);
         // The reference puts b's floating IP behind 100.100.3.0/24; real Neutron takes only next hops on
         // the router's subnets, so b's fixed address stands in for it.
@@ -81,8 +74,8 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
           { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
           { destination: '100.100.0.0/15', nexthop: '10.0.0.99' },
         ];
-        await s.admin.neutron.updateRoutes(routerId, initial);
-        const { client, calls } = recordCalls(s.admin);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, initial);
+        const { client, calls } = recordCalls(tenant.s.admin);
         const { gc, events, metric } = runner({ os: client, neutron: client.neutron });
         await gc.cycle();
         assert.deepEqual(calls.filter((c) => c.includes('Routes')), [], 'first sighting: no write');
@@ -94,8 +87,8 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R2: a router without routes costs one router GET: no Nova call, no Node list, no write', async () => {
-        await s.admin.neutron.updateRoutes(routerId, []);
-        const { client, calls } = recordCalls(s.admin);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, []);
+        const { client, calls } = recordCalls(tenant.s.admin);
         const { gc, nodes } = runner({ os: client, neutron: client.neutron });
         await gc.cycle();
         assert.deepEqual(calls, ['neutron.getRouter']);
@@ -103,11 +96,11 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R3: Nova answering 500 means no write and a counted failure; the next attempt comes 300-450 s later and finishes the job', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
-        if (!s.emulator) return t.skip('needs a Nova fault: emulator only');
-        const emu = s.emulator;
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.emulator) return t.skip('needs a Nova fault: emulator only');
+        const emu = tenant.s.emulator;
         await setNodes(mgmt.api, [{ name: 'r3-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
         const { gc, metric } = runner();
         const manual = new ManualClock(0);
         let sleeping = false;
@@ -147,16 +140,16 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R4 and the conditions: Upgrading and noCloud clusters cost zero OpenStack calls; a Running one gets RouteLimitApproaching and RouteGCHealthy without a cycle of its own', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         await setNodes(mgmt.api, [{ name: 'r4-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
         const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
         const name = `r4-${target.name}`;
         await clusters.create({
           metadata: { name, namespace: NS },
-          spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { routerID: routerId } },
+          spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { routerID: tenant.routerId } },
         });
-        const { client, calls } = recordCalls(s.admin);
+        const { client, calls } = recordCalls(tenant.s.admin);
         let asked = 0;
         const log = createSilentLogger();
         const registry = new Registry();
@@ -203,9 +196,9 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R5: of a duplicate pair the route to the Node owning the pod CIDR stays, the other goes on the second cycle', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         await setNodes(mgmt.api, [{ name: 'r5-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r5-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
         const { gc, events } = runner();
         await gc.cycle();
         assert.equal((await routes()).length, 2);
@@ -215,19 +208,19 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R6: a route the cloud controller adds between our read and our guarded write is kept (412, read again, retry)', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         await setNodes(mgmt.api, [{ name: 'r6-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
         let raced = false;
         // Another client (the cloud controller) adds a route just before our first full-list PUT.
-        const racing = new Proxy(s.admin.neutron, {
+        const racing = new Proxy(tenant.s.admin.neutron, {
           get: (t, prop) => {
             const f = (Reflect.get(t, prop) as (...x: unknown[]) => Promise<unknown>).bind(t);
             if (prop !== 'updateRoutes') return f;
             return async (...args: unknown[]) => {
               if (!raced) {
                 raced = true;
-                await s.admin.neutron.addExtraRoutes(routerId, [{ destination: '100.100.5.0/24', nexthop: '10.0.0.55' }]);
+                await tenant.s.admin.neutron.addExtraRoutes(tenant.routerId, [{ destination: '100.100.5.0/24', nexthop: '10.0.0.55' }]);
               }
               return f(...args);
             };
@@ -244,8 +237,8 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       test('R7: Nodes exist but none of their instances does: routegc refuses every cycle, says so, removes nothing', async () => {
         // providerIDs of servers that do not exist: the cluster's instance list is empty.
         await setNodes(mgmt.api, [{ name: 'r7-a', ip: '10.0.0.11', podCIDR: '100.100.1.0/24', instanceId: '00000000-0000-4000-8000-000000000001' }, { name: 'r7-b', ip: '10.0.0.12', podCIDR: '100.100.2.0/24', instanceId: '00000000-0000-4000-8000-000000000002' }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: '10.0.0.11' }, { destination: '100.100.2.0/24', nexthop: '10.0.0.12' }]);
-        const { client, calls } = recordCalls(s.admin);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: '10.0.0.11' }, { destination: '100.100.2.0/24', nexthop: '10.0.0.12' }]);
+        const { client, calls } = recordCalls(tenant.s.admin);
         const { gc, events, metric } = runner({ os: client, neutron: client.neutron });
         for (let i = 0; i < 3; i++) assert.match((await gc.cycle()).skipped ?? '', /instance list is empty while 2 Node\(s\) exist/);
         assert.equal((await routes()).length, 2);
