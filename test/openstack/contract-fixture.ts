@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { OpenStackClientHandle } from '../../src/clients/openstack/create-openstack-client.ts';
 import type { ApiRequest } from '../../src/clients/openstack/openstack-http.ts';
 import type { ServiceType } from '../../src/clients/openstack/service-catalog.ts';
-import { after, before } from 'node:test';
+import { suiteFixture } from '../../testkit/suite-fixture.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import type { ContractTarget, TargetSession } from './contract-targets.ts';
 
@@ -148,32 +148,7 @@ export async function openRoutedNetwork(target: ContractTarget, cidr = '10.0.0.0
   }
 }
 
-/**
- * Inside a describe: openRoutedNetwork for the whole suite, opened in before() and closed in after().
- * Its fields may be read from tests and hooks registered after this call.
- */
+/** Inside a describe: openRoutedNetwork for the whole suite (see suiteFixture). */
 export function useRoutedNetwork(target: ContractTarget, cidr?: string): Omit<RoutedNetwork, 'close'> {
-  let env: RoutedNetwork | undefined;
-  before(async () => {
-    env = await openRoutedNetwork(target, cidr);
-  });
-  after(() => env?.close());
-  const get = (): RoutedNetwork => {
-    if (!env) throw new Error('the OpenStack fixture is read before its before() hook ran');
-    return env;
-  };
-  return {
-    get s() {
-      return get().s;
-    },
-    get fx() {
-      return get().fx;
-    },
-    get net() {
-      return get().net;
-    },
-    get routerId() {
-      return get().routerId;
-    },
-  };
+  return suiteFixture(`the OpenStack fixture on ${target.name}`, () => openRoutedNetwork(target, cidr), (env) => env.close());
 }

@@ -2,12 +2,12 @@
 // ManagedCluster CRD from deploy/operator installed and, when asked, one namespace, plus a client
 // and the kubeconfig text (for the Secrets the ManagedClusters point at). One home for the set-up the
 // routegc, flight and operator suites used to repeat.
-import { after, before } from 'node:test';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { ensureNamespace, installCrd } from './kube-objects.ts';
+import { suiteFixture } from '../suite-fixture.ts';
 import { startKubeApiserver, type KubeTestServer } from './kube-test-server.ts';
 
 export const MANAGED_CLUSTER_CRD_PATH = join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml');
@@ -32,31 +32,7 @@ export async function startKubeCluster(opts: { namespace?: string } = {}): Promi
   }
 }
 
-/**
- * Inside a describe: the cluster of startKubeCluster for the whole suite, started in before() and
- * stopped in after(). Its fields may be read from tests and hooks registered after this call.
- */
+/** Inside a describe: the cluster of startKubeCluster for the whole suite (see suiteFixture). */
 export function useKubeCluster(opts: { namespace?: string } = {}): KubeCluster {
-  let c: KubeCluster | undefined;
-  before(async () => {
-    c = await startKubeCluster(opts);
-  });
-  after(async () => {
-    await c?.kube.stop();
-  });
-  const get = (): KubeCluster => {
-    if (!c) throw new Error('the kube-apiserver fixture is read before its before() hook ran');
-    return c;
-  };
-  return {
-    get kube() {
-      return get().kube;
-    },
-    get api() {
-      return get().api;
-    },
-    get kubeconfigText() {
-      return get().kubeconfigText;
-    },
-  };
+  return suiteFixture('the kube-apiserver fixture', () => startKubeCluster(opts), (c) => c.kube.stop());
 }
