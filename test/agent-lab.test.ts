@@ -5,33 +5,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createInterface } from 'node:readline';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createTestCa } from '../testkit/certs.ts';
 import { waitFor } from '../testkit/wait-for.ts';
 import { kubewardArgv } from '../testkit/kubeward-process.ts';
 import { labSkipReason, stopChild } from './lab/lab-net.ts';
 import { noteTierSkip } from '../testkit/test-tiers.ts';
 import { VIP4 } from './lab/cloud-lab.ts';
-import { newLab } from './lab/lab-fixtures.ts';
-import { makeStateDir, type RoutesStatus } from './lab/routes-process.ts';
-import { startStandin, whoServes } from './lab/apiserver-standin-process.ts';
+import { type RoutesStatus } from './lab/routes-process.ts';
+import { standinLab, whoServes } from './lab/apiserver-standin-process.ts';
 
 const skip = (await labSkipReason()) ?? false;
 noteTierSkip('root', skip);
 const ADMIN = '127.0.0.1:9456';
 
 test('[S12 agent] proxy, watch and routes in one process: /readyz failing and recovering, proxy failover, SIGTERM', { skip }, async (t) => {
-  const lab = await newLab(t, 'azure');
+  const { lab, ca, api1, dir } = await standinLab(t);
   const m1 = lab.master('m1');
-  await lab.setBackends(['m2']);
-  const ca = await createTestCa();
-  t.after(() => rm(ca.dir, { recursive: true, force: true }));
-  const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1', `IP:${VIP4}`]);
-  for (const m of lab.masters) await m.agent.unserve(m.name);
-  const api1 = await startStandin(lab.net, 'm1', 'm1', cert.certFile, cert.keyFile);
-  await startStandin(lab.net, 'm2', 'm2', cert.certFile, cert.keyFile);
-  const dir = await makeStateDir(t);
   const configFile = join(dir, 'agent.yaml');
   await writeFile(configFile, [
     `adminAddress: ${ADMIN}`,

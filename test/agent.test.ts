@@ -57,6 +57,31 @@ function get(port: number, path: string): Promise<{ status: number; body: string
   });
 }
 
+/**
+ * Writes an agent config file in the test's directory: the proxy listens on a free port in front of
+ * the stand-ins, the watch probes the first one; both trust the test CA. Extra lines go at the end
+ * of their section (two spaces in).
+ */
+async function agentConfig(name: string, o: { admin: string; upstreams: ApiserverStandin[]; vip: string; stateDir: string; proxy?: string[]; watch?: string[] }): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, [
+    `adminAddress: ${o.admin}`,
+    'proxy:',
+    '  listen: ["127.0.0.1:0"]',
+    `  upstream: [${o.upstreams.map((u) => `"127.0.0.1:${u.port}"`).join(', ')}]`,
+    `  caFile: ${ca.certFile}`,
+    ...(o.proxy ?? []).map((l) => `  ${l}`),
+    'watch:',
+    `  healthUrl: https://127.0.0.1:${o.upstreams[0]!.port}/readyz`,
+    `  caFile: ${ca.certFile}`,
+    `  vip: [${o.vip}]`,
+    `  stateDir: ${o.stateDir}`,
+    ...(o.watch ?? []).map((l) => `  ${l}`),
+    '',
+  ].join('\n'));
+  return file;
+}
+
 const admin = async (port: number, path: string) => {
   const r = await fetch(`http://127.0.0.1:${port}${path}`);
   return { status: r.status, text: await r.text() };
@@ -65,28 +90,12 @@ const admin = async (port: number, path: string) => {
 test('proxy and watch in one process: the watcher uses the proxy checks, one admin listener and registry, failover, ordered shutdown', async () => {
   const [a, b] = [await standin('a'), await standin('b')];
   const stateDir = await mkdtemp(join(dir, 'state-'));
-  const configFile = join(dir, 'agent.yaml');
   // Port 0 everywhere: the agent binds, then logs the ports (no window for another process to take them).
-  await writeFile(configFile, [
-    'adminAddress: 127.0.0.1:0',
-    'proxy:',
-    '  listen: ["127.0.0.1:0"]',
-    `  upstream: ["127.0.0.1:${a.port}", "127.0.0.1:${b.port}"]`,
-    `  caFile: ${ca.certFile}`,
-    '  interval: 1s',
-    '  timeout: 500ms',
-    '  fall: 1',
-    '  shutdownGrace: 1s',
-    'watch:',
-    `  healthUrl: https://127.0.0.1:${a.port}/readyz`,
-    `  caFile: ${ca.certFile}`,
-    '  vip: [10.0.0.100]',
-    `  stateDir: ${stateDir}`,
-    '  interval: 100ms',
-    '  fall: 1',
-    '  heartbeat: 300ms',
-    '',
-  ].join('\n'));
+  const configFile = await agentConfig('agent.yaml', {
+    admin: '127.0.0.1:0', upstreams: [a, b], vip: '10.0.0.100', stateDir,
+    proxy: ['interval: 1s', 'timeout: 500ms', 'fall: 1', 'shutdownGrace: 1s'],
+    watch: ['interval: 100ms', 'fall: 1', 'heartbeat: 300ms'],
+  });
   const p = agent(configFile);
   const [listen, adminPort] = [await p.listenPort(), await p.adminPort()];
   const shared = await p.waitForLog(/the watcher uses the proxy's checks/);
@@ -134,23 +143,9 @@ test('proxy and watch in one process: the watcher uses the proxy checks, one adm
 test('a killed apiserver: the proxy fails over, and the watcher takes the refused check as down at once', async () => {
   const [a, b] = [await standin('e'), await standin('f')];
   const stateDir = await mkdtemp(join(dir, 'state-'));
-  const configFile = join(dir, 'agent-kill.yaml');
-  await writeFile(configFile, [
-    'adminAddress: "off"',
-    'proxy:',
-    '  listen: ["127.0.0.1:0"]',
-    `  upstream: ["127.0.0.1:${a.port}", "127.0.0.1:${b.port}"]`,
-    `  caFile: ${ca.certFile}`,
-    '  interval: 300ms',
-    'watch:',
-    `  healthUrl: https://127.0.0.1:${a.port}/readyz`,
-    `  caFile: ${ca.certFile}`,
-    '  vip: [10.0.0.102]',
-    `  stateDir: ${stateDir}`,
-    '  interval: 100ms',
-    '  fall: 100',
-    '',
-  ].join('\n'));
+  const configFile = await agentConfig('agent-kill.yaml', {
+    admin: '"off"', upstreams: [a, b], vip: '10.0.0.102', stateDir, proxy: ['interval: 300ms'], watch: ['interval: 100ms', 'fall: 100'],
+  });
   const p = agent(configFile);
   const listen = await p.listenPort();
   await p.waitForLog(/the watcher uses the proxy's checks/);
@@ -169,24 +164,11 @@ test('a killed apiserver: the proxy fails over, and the watcher takes the refuse
 test('a watch whose probe differs from the proxy check probes on its own, and says why', async () => {
   const a = await standin('c');
   const stateDir = await mkdtemp(join(dir, 'state-'));
-  const configFile = join(dir, 'agent-own-probe.yaml');
   const tokenFile = join(dir, 'token');
   await writeFile(tokenFile, 'abc\n');
-  await writeFile(configFile, [
-    'adminAddress: "off"',
-    'proxy:',
-    '  listen: ["127.0.0.1:0"]',
-    `  upstream: ["127.0.0.1:${a.port}"]`,
-    `  caFile: ${ca.certFile}`,
-    'watch:',
-    `  healthUrl: https://127.0.0.1:${a.port}/readyz`,
-    `  caFile: ${ca.certFile}`,
-    `  tokenFile: ${tokenFile}`,
-    '  vip: [10.0.0.101]',
-    `  stateDir: ${stateDir}`,
-    '  interval: 200ms',
-    '',
-  ].join('\n'));
+  const configFile = await agentConfig('agent-own-probe.yaml', {
+    admin: '"off"', upstreams: [a], vip: '10.0.0.101', stateDir, watch: [`tokenFile: ${tokenFile}`, 'interval: 200ms'],
+  });
   const p = agent(configFile);
   const own = await p.waitForLog(/the watcher probes the local apiserver itself/);
   assert.match(String(own.reason), /authenticates differently/);

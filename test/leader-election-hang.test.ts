@@ -46,7 +46,7 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
     viaProxy = createKubeApi(loadKubeConfig({ kind: 'text', text: proxy.kubeconfig(doc.users[0]!.user.token), what: 'proxy kubeconfig' }));
   });
   after(async () => {
-    for (const e of electors) await e.stop({ release: false });
+    for (const e of electors) await e.close({ release: false });
     proxy.mode = 'pass';
     for (const o of operators) await o.stop({ releaseLease: false });
     await proxy?.close();

@@ -6,16 +6,15 @@
 // Orphan cluster that another finalizer holds keeps its routes.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKubeApi, type KubeApi } from '../src/clients/kube/kube-api.ts';
+import { type KubeApi } from '../src/clients/kube/kube-api.ts';
 import type { Node } from '../src/clients/kube/kube-types.ts';
-import { loadKubeConfig } from '../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../src/clients/kube/resource-kinds.ts';
 import type { ManagedCluster } from '../src/controllers/managed-cluster/managed-cluster.ts';
-import { ensureNamespace, installCrd } from '../testkit/kube/kube-objects.ts';
-import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../testkit/kube/kube-test-server.ts';
+import { kubeApiserverMissing, type KubeTestServer } from '../testkit/kube/kube-test-server.ts';
+import { startKubeCluster } from '../testkit/kube/kube-cluster.ts';
 import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
 import { openCloud, type Cloud } from './routegc/routegc-fixture.ts';
@@ -50,11 +49,7 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
   const procs: KubewardProcess[] = [];
 
   before(async () => {
-    kube = await startKubeApiserver();
-    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
-    await installCrd(api, await readFile(join(import.meta.dirname, '../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
-    await ensureNamespace(api, NS);
+    ({ kube, api, kubeconfigText } = await startKubeCluster({ namespace: NS }));
     dir = await mkdtemp(join(tmpdir(), 'kw-opctl-'));
   });
   after(async () => {

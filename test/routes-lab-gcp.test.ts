@@ -1,7 +1,7 @@
 // kubeward routes --provider gcp in network namespaces (see test/lab/cloud-lab.ts): the proto 66
 // black hole, up/down with incoming LB traffic always served, the health-check stale-conntrack case,
 // IPv6 forwarded IPs from metadata, metadata failures, and a non-API port of a forwarded IP.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../testkit/wait-for.ts';
 import { labSkipReason } from './lab/lab-net.ts';
@@ -21,20 +21,30 @@ function gcpArgs(stateDir: string, extra: string[]): string[] {
   return ['--provider', 'gcp', '--state-dir', stateDir, '--resync', '1s', ...extra];
 }
 
+/** m1 of a GCP lab and an empty state directory; with accept, m2 takes the forwarded IPs too (the LB may send them there). */
+async function gcpLab(t: TestContext, o: { accept?: boolean } = {}): Promise<{ lab: CloudLab; m1: ReturnType<CloudLab['master']>; dir: string }> {
+  const lab = await newLab(t, 'gcp');
+  if (o.accept) await acceptForwardedIps(lab, 'm2');
+  return { lab, m1: lab.master('m1'), dir: await makeStateDir(t) };
+}
+
+/** kubeward routes on m1 with the GCP arguments, stopped in t.after. */
+async function gcpRoutes(t: TestContext, lab: CloudLab, dir: string, extra: string[], env?: Record<string, string>): Promise<RoutesProcess> {
+  const routes = await RoutesProcess.start(lab.net, 'm1', lab.master('m1').agent, gcpArgs(dir, extra), env);
+  t.after(() => routes.stop().then(() => undefined));
+  return routes;
+}
+
 async function localProto66(lab: CloudLab, ns: string): Promise<string> {
   return (await lab.net.exec(ns, ['ip', 'route', 'show', 'table', 'local', 'proto', '66'])).stdout.trim();
 }
 
 test('[S3] a proto 66 local route black-holes the node; it is reported, and removed with --remove-conflicting-routes', { skip }, async (t) => {
-  const lab = await newLab(t, 'gcp');
-  const m1 = lab.master('m1');
-  await acceptForwardedIps(lab, 'm2');
+  const { lab, m1, dir } = await gcpLab(t, { accept: true });
   await lab.setBackends(['m2']); // m1's apiserver is dead and the LB knows it
   await m1.agent.unserve('m1');
   await lab.net.exec('m1', ['ip', 'route', 'add', 'local', `${VIP4}/32`, 'dev', 'eth0', 'table', 'local', 'proto', '66']);
   assert.equal(await m1.agent.whoAnswers(VIP4), 'error:ECONNREFUSED', 'the VIP is local: traffic never leaves the node');
-
-  const dir = await makeStateDir(t);
   await publish(dir, VIP4, 'down');
   const report = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]));
   await waitFor(async () => (await report.status())?.conflictingRoutes.length === 1, { what: 'conflict in /status' });
@@ -43,23 +53,18 @@ test('[S3] a proto 66 local route black-holes the node; it is reported, and remo
   assert.equal(await m1.agent.whoAnswers(VIP4), 'error:ECONNREFUSED', 'reported only: still black-holed');
   assert.equal(await report.stop(), 0);
 
-  const fix = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4, '--remove-conflicting-routes']));
-  t.after(() => fix.stop().then(() => undefined));
+  const fix = await gcpRoutes(t, lab, dir, ['--vip', VIP4, '--remove-conflicting-routes']);
   await waitFor(async () => (await localProto66(lab, 'm1')) === '', { what: 'proto 66 route removed' });
   assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
   assert.equal(await fix.metric('kubeward_routes_conflicting_routes_removed_total'), 1);
 });
 
 test('[S4] incoming LB traffic is always served; the node own traffic follows its health', { skip }, async (t) => {
-  const lab = await newLab(t, 'gcp');
-  const m1 = lab.master('m1');
-  await acceptForwardedIps(lab, 'm2');
+  const { lab, m1, dir } = await gcpLab(t, { accept: true });
   await lab.setBackends(['m1']);
   await lab.setSelfRoute('m1', true);
-  const dir = await makeStateDir(t);
   await publish(dir, VIP4, 'up');
-  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]));
-  t.after(() => routes.stop().then(() => undefined));
+  await gcpRoutes(t, lab, dir, ['--vip', VIP4]);
   assert.equal(await m1.agent.whoAnswers(VIP4), 'm1', 'up: local');
   assert.equal(await lab.client.whoAnswers(VIP4), 'm1', 'LB traffic reaches m1');
 
@@ -76,14 +81,11 @@ test('[S4] incoming LB traffic is always served; the node own traffic follows it
 for (const dropRange of ['none', '192.0.2.0/24']) {
   const name = dropRange === 'none' ? 'without the forward drop a health-check flow gets stuck' : 'the forward drop prevents the stale health-check flow';
   test(`[S5] ${name}`, { skip }, async (t) => {
-    const lab = await newLab(t, 'gcp');
-    const m1 = lab.master('m1');
+    const { lab, dir } = await gcpLab(t);
     await lab.setBackends(['m1']);
-    const dir = await makeStateDir(t);
     // The metadata server does not list the VIP yet (boot, or a restart): no incoming redirect.
     const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [] }] });
-    const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--health-checker-cidr', dropRange]));
-    t.after(() => routes.stop().then(() => undefined));
+    await gcpRoutes(t, lab, dir, ['--metadata-url', md.url, '--health-checker-cidr', dropRange]);
     assert.equal(await lab.hc.whoAnswers(VIP4, 6443, { localPort: 40000 }), 'error:timeout', 'no redirect yet: m1 forwards the probe');
     const ct = await lab.net.exec('m1', ['conntrack', '-L', '-p', 'tcp', '--orig-src', '192.0.2.35', '--sport', '40000'], { okCodes: [0, 1] });
     await md.set({ mode: 'ok', nics: [{ ips: [VIP4] }] });
@@ -101,15 +103,11 @@ for (const dropRange of ['none', '192.0.2.0/24']) {
 }
 
 test('[S10 gcp] forwarded-ipv6s from metadata: IPv6 VIP managed like IPv4', { skip }, async (t) => {
-  const lab = await newLab(t, 'gcp');
-  const m1 = lab.master('m1');
-  await acceptForwardedIps(lab, 'm2');
+  const { lab, m1, dir } = await gcpLab(t, { accept: true });
   await lab.setBackends(['m1']);
-  const dir = await makeStateDir(t);
   const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [VIP4], ipv6s: [VIP6] }] });
   await publish(dir, VIP6, 'up');
-  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--backend', 'iptables']));
-  t.after(() => routes.stop().then(() => undefined));
+  await gcpRoutes(t, lab, dir, ['--metadata-url', md.url, '--backend', 'iptables']);
   await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'iptables', 'prerouting')).includes(VIP6), { what: 'v6 forwarded IP managed' });
   // The first IPv6 connection through the LB can wait on neighbour discovery in the fresh lab
   // (seen under load in CI): a bounded poll for the answer, which must come from m1.
@@ -124,12 +122,9 @@ test('[S10 gcp] forwarded-ipv6s from metadata: IPv6 VIP managed like IPv4', { sk
 });
 
 test('[S12 metadata] errors, garbage, a missing header and hangs keep the last good VIPs; garbage is never a VIP', { skip }, async (t) => {
-  const lab = await newLab(t, 'gcp');
-  const m1 = lab.master('m1');
-  const dir = await makeStateDir(t);
+  const { lab, dir } = await gcpLab(t);
   const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [VIP4] }] });
-  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--metadata-timeout', '300ms']));
-  t.after(() => routes.stop().then(() => undefined));
+  const routes = await gcpRoutes(t, lab, dir, ['--metadata-url', md.url, '--metadata-timeout', '300ms']);
   await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(VIP4), { what: 'VIP from metadata' });
   let failures = (await routes.status())!.metadata!.failures;
   for (const mode of ['error500', 'garbage', 'no-flavor', 'hang'] as const) {
@@ -142,14 +137,12 @@ test('[S12 metadata] errors, garbage, a missing header and hangs keep the last g
 });
 
 test('[S11] every port of a forwarded IP is captured by default, as gcp-routes.sh does (okd #932); --ports 6443 leaves an ingress LB alone', { skip }, async (t) => {
-  const lab = await newLab(t, 'gcp');
-  const m1 = lab.master('m1');
+  const { lab, m1, dir } = await gcpLab(t);
   await lab.setBackends(['m1']);
   // The ingress controller's service on m1, kube-proxy style: INGRESS_VIP:443 is DNATed to a
   // pod port. Its chain runs after ours (priority -99), so a capture by ours would win.
   await m1.agent.serve('ingress', '::', 8443);
   await lab.net.nft('m1', `table ip kube-proxy-standin {\n chain pre {\n  type nat hook prerouting priority -99; policy accept;\n  ip daddr ${INGRESS_VIP} tcp dport 443 dnat to ${m1.ip4}:8443\n }\n}\n`);
-  const dir = await makeStateDir(t);
   const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [VIP4, INGRESS_VIP] }] });
   await publish(dir, VIP4, 'up');
 
@@ -158,19 +151,15 @@ test('[S11] every port of a forwarded IP is captured by default, as gcp-routes.s
   assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'error:ECONNREFUSED', 'the default (all ports) captures it, as upstream does');
   assert.equal(await all.stop(), 0);
 
-  const scoped = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--ports', '6443']));
-  t.after(() => scoped.stop().then(() => undefined));
+  await gcpRoutes(t, lab, dir, ['--metadata-url', md.url, '--ports', '6443']);
   await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(INGRESS_VIP), { what: 'both forwarded IPs managed' });
   assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'ingress', 'scoped: ingress traffic reaches the ingress controller');
   assert.equal(await lab.client.whoAnswers(VIP4), 'm1', 'API traffic is still redirected');
 });
 
 test('[no file] GCP default: a VIP with no state file keeps the local redirect; only .down withdraws it; --without-state-file down withdraws it', { skip }, async (t) => {
-  const lab = await newLab(t, 'gcp');
-  const m1 = lab.master('m1');
-  await acceptForwardedIps(lab, 'm2');
+  const { lab, m1, dir } = await gcpLab(t, { accept: true }); // no watcher has written anything: the public API VIP's case
   await lab.setBackends(['m2']);
-  const dir = await makeStateDir(t); // no watcher has written anything: the public API VIP's case
   const upstream = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4, '--cleanup-on-exit']));
   assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [VIP4]);
   assert.equal(await m1.agent.whoAnswers(VIP4), 'm1', 'no file: the node\'s own traffic goes to the local apiserver');
@@ -183,24 +172,19 @@ test('[no file] GCP default: a VIP with no state file keeps the local redirect; 
   await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 1, { timeoutMs: 3000, what: 'gone .down: up again' });
   assert.equal(await upstream.stop(), 0);
 
-  const strict = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4, '--without-state-file', 'down']));
-  t.after(() => strict.stop().then(() => undefined));
+  await gcpRoutes(t, lab, dir, ['--vip', VIP4, '--without-state-file', 'down']);
   assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [], 'the stricter reading: no file, no local redirect');
   assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting'), [VIP4], 'LB traffic is still served');
   assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
 });
 
 test('[ports gcp] the second port of the API VIP (22623) follows the same rules as 6443', { skip }, async (t) => {
-  const lab = await newLab(t, 'gcp');
-  const m1 = lab.master('m1');
-  await acceptForwardedIps(lab, 'm2');
+  const { lab, m1, dir } = await gcpLab(t, { accept: true });
   for (const m of lab.masters) await m.agent.serve(`${m.name}-mcs`, '::', 22623);
   await lab.setBackends(['m1']);
   await lab.setSelfRoute('m1', true);
-  const dir = await makeStateDir(t);
   await publish(dir, VIP4, 'up');
-  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]));
-  t.after(() => routes.stop().then(() => undefined));
+  await gcpRoutes(t, lab, dir, ['--vip', VIP4]);
   assert.equal(await m1.agent.whoAnswers(VIP4, 22623), 'm1-mcs', 'up: the node\'s own machine-config traffic stays local');
   assert.equal(await lab.client.whoAnswers(VIP4, 22623), 'm1-mcs', 'LB traffic to 22623 reaches this node');
   await publish(dir, VIP4, 'down');
@@ -212,25 +196,19 @@ test('[ports gcp] the second port of the API VIP (22623) follows the same rules 
 });
 
 test('[interop gcp] OpenShift\'s gcp-vips table next to ours is reported', { skip }, async (t) => {
-  const lab = await newLab(t, 'gcp');
-  const m1 = lab.master('m1');
+  const { lab, dir } = await gcpLab(t);
   await lab.net.nft('m1', 'table ip gcp-vips {\n chain local-vips {\n }\n}\n');
-  const dir = await makeStateDir(t);
-  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]));
-  t.after(() => routes.stop().then(() => undefined));
+  const routes = await gcpRoutes(t, lab, dir, ['--vip', VIP4]);
   assert.deepEqual((await routes.status())?.foreignTables, ['ip gcp-vips']);
 });
 
 test('[aux] a failing auxiliary ip route check never keeps the rules out', { skip }, async (t) => {
-  const lab = await newLab(t, 'gcp');
-  const m1 = lab.master('m1');
-  const dir = await makeStateDir(t);
+  const { lab, m1, dir } = await gcpLab(t);
   // A PATH where `ip` fails: the proto 66 check fails on every full sync; nft still works.
   const bin = await mkdtemp(join(tmpdir(), 'kwl-bin-'));
   t.after(() => rm(bin, { recursive: true, force: true }));
   await writeFile(join(bin, 'ip'), '#!/bin/sh\necho "ip: simulated failure" >&2\nexit 1\n', { mode: 0o755 });
-  const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]), { PATH: `${bin}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` });
-  t.after(() => routes.stop().then(() => undefined));
+  const routes = await gcpRoutes(t, lab, dir, ['--vip', VIP4], { PATH: `${bin}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` });
   assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [VIP4]);
   assert.equal(await m1.agent.whoAnswers(VIP4), 'm1');
   await waitFor(async () => ((await routes.metric('kubeward_routes_auxiliary_check_failures_total')) ?? 0) >= 1, { what: 'failure counted' });

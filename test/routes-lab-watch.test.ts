@@ -3,32 +3,22 @@
 // SIGTERM of the watcher and a killed watcher (stale heartbeat) each move m1's VIP traffic to the LB.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { watch } from 'node:fs';
-import { createTestCa } from '../testkit/certs.ts';
 import { waitFor } from '../testkit/wait-for.ts';
 import { kubewardArgv } from '../testkit/kubeward-process.ts';
 import { labSkipReason, stopChild } from './lab/lab-net.ts';
 import { noteTierSkip } from '../testkit/test-tiers.ts';
 import { VIP4 } from './lab/cloud-lab.ts';
-import { startStandin, whoServes } from './lab/apiserver-standin-process.ts';
-import { newLab } from './lab/lab-fixtures.ts';
-import { RoutesProcess, makeStateDir } from './lab/routes-process.ts';
+import { standinLab, whoServes } from './lab/apiserver-standin-process.ts';
+import { RoutesProcess } from './lab/routes-process.ts';
 
 const skip = (await labSkipReason()) ?? false;
 noteTierSkip('root', skip);
 
 test('[S12] end to end with kubeward watch: a failing /readyz, a SIGTERM and a killed watcher each move the node to the LB', { skip }, async (t) => {
-  const lab = await newLab(t, 'azure');
+  const { lab, ca, api1, dir } = await standinLab(t);
   const m1 = lab.master('m1');
-  await lab.setBackends(['m2']);
-  const ca = await createTestCa();
-  t.after(() => rm(ca.dir, { recursive: true, force: true }));
-  const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1', `IP:${VIP4}`]);
-  for (const m of lab.masters) await m.agent.unserve(m.name); // the HTTPS stand-ins take port 6443
-  const api1 = await startStandin(lab.net, 'm1', 'm1', cert.certFile, cert.keyFile);
-  await startStandin(lab.net, 'm2', 'm2', cert.certFile, cert.keyFile);
-  const dir = await makeStateDir(t);
 
   const watchArgs = ['watch', '--vip', VIP4, '--state-dir', dir, '--ca-file', ca.certFile, '--interval', '200ms', '--timeout', '500ms'];
   const startWatch = () => {
@@ -73,16 +63,8 @@ test('[S12] end to end with kubeward watch: a failing /readyz, a SIGTERM and a k
 });
 
 test('[interop] heartbeats never touch the state directory, and kubeward routes stays up on them past --stale-after', { skip }, async (t) => {
-  const lab = await newLab(t, 'azure');
+  const { lab, ca, dir } = await standinLab(t);
   const m1 = lab.master('m1');
-  await lab.setBackends(['m2']);
-  const ca = await createTestCa();
-  t.after(() => rm(ca.dir, { recursive: true, force: true }));
-  const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1', `IP:${VIP4}`]);
-  for (const m of lab.masters) await m.agent.unserve(m.name);
-  await startStandin(lab.net, 'm1', 'm1', cert.certFile, cert.keyFile);
-  await startStandin(lab.net, 'm2', 'm2', cert.certFile, cert.keyFile);
-  const dir = await makeStateDir(t);
   const watcher = lab.net.spawn('m1', kubewardArgv([
     'watch', '--vip', VIP4, '--state-dir', dir, '--ca-file', ca.certFile,
     '--interval', '200ms', '--timeout', '500ms', '--heartbeat', '200ms', '--admin-address', 'off',

@@ -4,7 +4,7 @@
 import { formatHostPort } from '../config/fields.ts';
 import type { FrontendConfig } from '../proxy/proxy-config.ts';
 import { failedProbe, type ProbeResult } from '../probe/probe-result.ts';
-import { canonicalIp } from '../watch/state-record.ts';
+import { canonicalIp } from '../base/ip.ts';
 
 /** The watch keys that decide which HTTP request its probe makes. */
 export interface WatchProbeKeys {

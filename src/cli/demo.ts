@@ -140,7 +140,7 @@ async function runDemo(durationMs: number, live: boolean, shutdown: { add(name: 
   stop.abort();
   await load.done;
   await proxy.close();
-  await watcher.stop('keep', 'demo over');
+  await watcher.close('keep', 'demo over');
   for (const s of standins) await s.close();
   process.stdout.write((live ? '\x1b[H\x1b[2J' : '\n') + renderTable(final, live) + '\n' + renderSummary(final) + '\n');
   await new Promise<void>((r) => logStream.end(() => r()));

@@ -9,7 +9,7 @@ import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
 import { EventRecorder } from '../clients/kube/event-recorder.ts';
 import { openStackClientFor } from '../clients/openstack/create-openstack-client.ts';
-import { parseCidr } from '../controllers/managed-cluster/cidr.ts';
+import { parseCidr } from '../base/ip.ts';
 import { DEFAULT_BUDGETS } from '../controllers/managed-cluster/blast-budget.ts';
 import { clusterCidrProblem } from '../controllers/managed-cluster/cidr-scope.ts';
 import { poolNameProblem, poolPrefix } from '../controllers/managed-cluster/cluster-identity.ts';

@@ -8,7 +8,7 @@ import { boolean, duration, integer } from '../config/fields.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
 import { openStackClientFor } from '../clients/openstack/create-openstack-client.ts';
-import { parseCidr } from '../controllers/managed-cluster/cidr.ts';
+import { parseCidr } from '../base/ip.ts';
 import { clusterCidrProblem } from '../controllers/managed-cluster/cidr-scope.ts';
 import { kubeClusterNodes } from '../controllers/managed-cluster/cluster-adapters.ts';
 import { poolNameProblem, poolPrefix } from '../controllers/managed-cluster/cluster-identity.ts';

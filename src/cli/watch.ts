@@ -185,7 +185,7 @@ export async function runWatchMode(c: WatchConfig, { log, registry, shutdown }: 
   // (only after the last write), then the admin listener. A fatal error (the last-resort
   // handler) runs the same steps, so .down is published on the way out.
   const w = watcher;
-  shutdown.add('stop probing and publish exit state', () => w.stop(c.onExit, shutdown.reason ?? 'signal'), c.timeout + 5000);
+  shutdown.add('stop probing and publish exit state', () => w.close(c.onExit, shutdown.reason ?? 'signal'), c.timeout + 5000);
   shutdown.add('stop VIP refresh', () => source.close());
   shutdown.add('release lock', () => lock.release());
   log.info({ healthUrl: c.healthUrl, vips: source.current, stateDir, interval: formatDuration(c.interval), rise: c.rise, fall: c.fall }, 'watching');

@@ -4,7 +4,8 @@
 import { isIP } from 'node:net';
 import { controlPlaneHosts, type Inventory } from './inventory.ts';
 import { isWildcardBind } from './plan-endpoints.ts';
-import { canonicalIp, firstServiceIp } from './service-ip.ts';
+import { canonicalIp } from '../base/ip.ts';
+import { firstServiceIp } from './service-ip.ts';
 
 export interface SanEntry {
   kind: 'dns' | 'ip';
@@ -19,7 +20,7 @@ export function computeSans(inv: Inventory): SanEntry[] {
   const add = (value: string | undefined, why: string) => {
     if (value === undefined || value === '') return;
     const kind = isIP(value) !== 0 ? 'ip' : 'dns';
-    const key = kind === 'ip' ? canonicalIp(value) : value.toLowerCase();
+    const key = kind === 'ip' ? (canonicalIp(value) ?? value) : value.toLowerCase();
     if (seen.has(key)) return;
     seen.add(key);
     out.push({ kind, value: key, why });

@@ -3,7 +3,7 @@
 // IP targets against IP SANs only; plus validity dates and the chain result. Every failure says
 // the fix. Pure: the certificate facts come from an adapter.
 import { isIP } from 'node:net';
-import { canonicalIp } from './service-ip.ts';
+import { canonicalIp } from '../base/ip.ts';
 
 export interface ServerCertFacts {
   subject: string;
@@ -36,7 +36,7 @@ export function matchesDnsName(pattern: string, host: string): boolean {
 }
 
 export function isCovered(cert: ServerCertFacts, target: string): boolean {
-  if (isIP(target) !== 0) return cert.ipAddresses.some((ip) => canonicalIp(ip) === canonicalIp(target));
+  if (isIP(target) !== 0) return cert.ipAddresses.some((ip) => (canonicalIp(ip) ?? ip) === (canonicalIp(target) ?? target));
   return cert.dnsNames.some((n) => matchesDnsName(n, target));
 }
 

@@ -3,7 +3,7 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import { describeError } from '../base/errors.ts';
 import type { ServerCertFacts } from './cert-coverage.ts';
-import { canonicalIp } from './service-ip.ts';
+import { canonicalIp } from '../base/ip.ts';
 
 export interface FetchCertOptions {
   host: string;
@@ -54,7 +54,7 @@ function factsOf(peer: PeerCertificate): ServerCertFacts {
     issuer: formatName(peer.issuer),
     dnsNames,
     // OpenSSL spells IPv6 SANs out in full; Go prints them compressed, and so do we.
-    ipAddresses: ipAddresses.map(canonicalIp),
+    ipAddresses: ipAddresses.map((ip) => canonicalIp(ip) ?? ip),
     notBefore: new Date(peer.valid_from),
     notAfter: new Date(peer.valid_to),
   };

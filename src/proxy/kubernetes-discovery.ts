@@ -40,6 +40,7 @@ export class KubernetesDiscovery {
   #compute: (() => HostPort[]) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
   #lastApplied = '';
   readonly status: DiscoveryStatus = { source: 'starting', synced: false, ignoredEmpty: 0 };
 
@@ -59,11 +60,14 @@ export class KubernetesDiscovery {
     this.#lastApplied = list.map(formatHostPort).join(',');
   }
 
-  async stop(): Promise<void> {
-    this.#abort.abort();
-    clearTimeout(this.#timer);
-    await this.#informer?.stop();
-    await this.#running;
+  /** Stops discovery and waits for the loop to end. Idempotent: later calls join the first. */
+  close(): Promise<void> {
+    return (this.#closing ??= (async () => {
+      this.#abort.abort();
+      clearTimeout(this.#timer);
+      await this.#informer?.close();
+      await this.#running;
+    })());
   }
 
   async #run(): Promise<void> {

@@ -1,5 +1,5 @@
 // Starts a proxy in-process from a typed config: the entry point for the CLI mode and for callers
-// such as the demo. Returns a handle with readiness, status, stats, admin routes and close().
+// such as the demo. Resolves to a KubewardProxy: readiness, status, stats, admin routes, reload, close() and destroy().
 import { networkInterfaces } from 'node:os';
 import { Registry } from 'prom-client';
 import { systemClock, type Clock } from '../base/clock.ts';
@@ -8,7 +8,7 @@ import { once } from '../base/lifecycle.ts';
 import { KubewardError, describeError } from '../base/errors.ts';
 import type { AdminRoute, Readiness } from '../admin/admin-server.ts';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
-import { Frontend } from './frontend.ts';
+import { Frontend, type FrontendDeps } from './frontend.ts';
 import { proxyAdminRoutes } from './proxy-admin-routes.ts';
 import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './proxy-config.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
@@ -66,96 +66,175 @@ export interface ProxyHandle {
   destroy(): void;
 }
 
-export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = {}): Promise<ProxyHandle> {
-  const log = opts.log ?? createSilentLogger();
-  let current = config;
-  let frontends: Frontend[] = [];
+/** Starts a proxy: the frontends listen and their health checks and discoveries run when it resolves. */
+export function startProxy(config: ProxyConfig, opts: StartProxyOptions = {}): Promise<KubewardProxy> {
+  return KubewardProxy.start(config, opts);
+}
+
+/**
+ * A running proxy: its frontends (and those a reload retired whose connections are still open), their
+ * discoveries and the connection caps. close() is graceful and idempotent, destroy() abortive, as
+ * docs/architecture.md's "Close vs destroy" says. (Not named `Proxy`: that would shadow the global.)
+ */
+export class KubewardProxy implements ProxyHandle {
+  readonly adminRoutes: AdminRoute[];
+  readonly #opts: StartProxyOptions;
+  readonly #log: Logger;
+  readonly #deps: FrontendDeps;
+  #current: ProxyConfig;
+  #frontends: Frontend[] = [];
   /** Frontends removed by a reload whose connections have not all ended yet. */
-  let retired: Frontend[] = [];
-  const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => frontends.map((f) => f.sample()));
-  const local = localHostTest();
-  const deps = { log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: local, reusePort: opts.reusePort, onCheckResult: opts.onCheckResult, buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }) };
-  const discoveries = new Map<string, { d: KubernetesDiscovery; key: string }>();
-  const startFrontend = async (fc: ProxyConfig['frontends'][number], check: LoadedHealthCheck): Promise<Frontend> => {
-    const cached = fc.discovery ? await loadCachedList(fc.name, fc.discovery.cacheFile, log) : undefined;
-    const f = new Frontend(fc, check, deps, cached);
+  #retired: Frontend[] = [];
+  readonly #discoveries = new Map<string, { d: KubernetesDiscovery; key: string }>();
+  #fdLimit: number | undefined;
+  #fdsAtStart = 0;
+  #reloading: Promise<unknown> = Promise.resolve();
+
+  static async start(config: ProxyConfig, opts: StartProxyOptions = {}): Promise<KubewardProxy> {
+    const p = new KubewardProxy(config, opts);
+    try {
+      for (const fc of config.frontends) p.#frontends.push(await p.#startFrontend(fc, await loadHealthCheck(fc)));
+    } catch (err) {
+      for (const f of p.#frontends) f.destroy();
+      throw err;
+    }
+    // Measured once the listeners are open: what the process holds before any client arrives.
+    p.#fdLimit = opts.fdLimit === undefined ? readFdLimit() : (opts.fdLimit ?? undefined);
+    p.#fdsAtStart = countOpenFds();
+    p.#applyCaps();
+    await p.#syncDiscoveries();
+    return p;
+  }
+
+  private constructor(config: ProxyConfig, opts: StartProxyOptions) {
+    this.#opts = opts;
+    this.#log = opts.log ?? createSilentLogger();
+    this.#current = config;
+    const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => this.#frontends.map((f) => f.sample()));
+    this.#deps = { log: this.#log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: localHostTest(), reusePort: opts.reusePort, onCheckResult: opts.onCheckResult, buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }) };
+    this.adminRoutes = proxyAdminRoutes((name, upstream, drained) => {
+      const r = this.setDrained(name, upstream, drained);
+      if (typeof r === 'object') this.#opts.onOperatorDrain?.(name, upstream, drained);
+      return r;
+    });
+  }
+
+  get addresses(): ReadonlyMap<string, readonly HostPort[]> {
+    return new Map(this.#frontends.map((f) => [f.name, f.addresses]));
+  }
+
+  readiness(): Readiness {
+    return proxyReadiness(this.#views());
+  }
+
+  status(): ReturnType<typeof proxyStatus> {
+    return proxyStatus(this.#views(), formatHostPort);
+  }
+
+  stats(): FrontendStats[] {
+    return proxyStats(this.#views());
+  }
+
+  setDrained(name: string, upstream: string, drained: boolean): { closing: number } | 'no-frontend' | 'no-upstream' {
+    const f = this.#frontends.find((x) => x.name === name);
+    if (!f) return 'no-frontend';
+    return f.setDrained(upstream, drained) ?? 'no-upstream';
+  }
+
+  reload(next: ProxyConfig): Promise<ReloadSummary> {
+    const run = this.#reloading.then(() => this.#reloadNow(next));
+    this.#reloading = run.catch(() => undefined);
+    return run.catch((err: unknown) => {
+      throw err instanceof KubewardError ? err : new KubewardError('E_CONFIG', `reload failed: ${describeError(err)}`, { cause: err });
+    });
+  }
+
+  readonly close = once(async () => {
+    this.#log.info({ graceMs: this.#current.shutdownGraceMs }, 'proxy closing: no new connections, waiting for open ones');
+    await this.#stopDiscoveries();
+    await Promise.all([...this.#frontends, ...this.#retired].map((f) => f.close(this.#current.shutdownGraceMs)));
+  });
+
+  destroy(): void {
+    void this.#stopDiscoveries();
+    for (const f of [...this.#frontends, ...this.#retired]) f.destroy();
+  }
+
+  async #startFrontend(fc: ProxyConfig['frontends'][number], check: LoadedHealthCheck): Promise<Frontend> {
+    const cached = fc.discovery ? await loadCachedList(fc.name, fc.discovery.cacheFile, this.#log) : undefined;
+    const f = new Frontend(fc, check, this.#deps, cached);
     try {
       await f.start();
     } catch (err) {
       f.destroy();
       throw err;
     }
-    log.info({ frontend: f.name, listen: f.addresses.map(formatHostPort), upstreams: f.list.all().map((u) => u.key), check: fc.healthCheck.type, fromCache: cached !== undefined }, 'frontend listening');
+    this.#log.info({ frontend: f.name, listen: f.addresses.map(formatHostPort), upstreams: f.list.all().map((u) => u.key), check: fc.healthCheck.type, fromCache: cached !== undefined }, 'frontend listening');
     return f;
-  };
+  }
+
   /** Writes the discovered lists of every frontend that shares this cache file. */
-  const saveCache = async (path: string): Promise<void> => {
+  async #saveCache(path: string): Promise<void> {
     const lists = new Map<string, readonly HostPort[]>();
-    for (const f of frontends) if (f.config.discovery?.cacheFile === path && f.discovered) lists.set(f.name, f.discovered);
-    await writeUpstreamCache(path, lists).catch((err: unknown) => log.warn({ cacheFile: path, err: describeError(err) }, 'cannot write the upstream cache file; discovery goes on'));
-  };
+    for (const f of this.#frontends) if (f.config.discovery?.cacheFile === path && f.discovered) lists.set(f.name, f.discovered);
+    await writeUpstreamCache(path, lists).catch((err: unknown) => this.#log.warn({ cacheFile: path, err: describeError(err) }, 'cannot write the upstream cache file; discovery goes on'));
+  }
+
   /** Starts, restarts or stops each frontend's discovery to match its config. */
-  const syncDiscoveries = async (): Promise<void> => {
-    for (const [name, { d, key }] of discoveries) {
-      const f = frontends.find((x) => x.name === name);
+  async #syncDiscoveries(): Promise<void> {
+    const log = this.#log;
+    for (const [name, { d, key }] of this.#discoveries) {
+      const f = this.#frontends.find((x) => x.name === name);
       if (f && JSON.stringify(f.config.discovery) === key) continue;
-      discoveries.delete(name);
-      await d.stop();
+      this.#discoveries.delete(name);
+      await d.close();
     }
-    for (const f of frontends) {
+    for (const f of this.#frontends) {
       const dc = f.config.discovery;
-      if (!dc || discoveries.has(f.name)) continue;
+      if (!dc || this.#discoveries.has(f.name)) continue;
       // Loaded on first use: the Kubernetes client costs tens of MB that a static proxy never needs.
       const { KubernetesDiscovery } = await import('./kubernetes-discovery.ts');
       const d = new KubernetesDiscovery({
         frontend: f.name,
         config: dc,
         server: f.addresses[0]!,
-        clock: deps.clock,
+        clock: this.#deps.clock,
         log,
         onList: (list) => {
           const diff = f.setDiscovered(list);
           log.info({ frontend: f.name, upstreams: list.map(formatHostPort), ...diff }, 'discovery: new upstream list applied');
-          void saveCache(dc.cacheFile);
+          void this.#saveCache(dc.cacheFile);
         },
       });
       if (f.discovered) d.seed(f.discovered);
-      discoveries.set(f.name, { d, key: JSON.stringify(dc) });
+      this.#discoveries.set(f.name, { d, key: JSON.stringify(dc) });
       d.start();
     }
-  };
-  const stopDiscoveries = async (): Promise<void> => {
-    const all = [...discoveries.values()];
-    discoveries.clear();
-    await Promise.all(all.map((x) => x.d.stop()));
-  };
-  try {
-    for (const fc of config.frontends) frontends.push(await startFrontend(fc, await loadHealthCheck(fc)));
-  } catch (err) {
-    for (const f of frontends) f.destroy();
-    throw err;
   }
-  // Measured once the listeners are open: what the process holds before any client arrives.
-  const fdLimit = opts.fdLimit === undefined ? readFdLimit() : (opts.fdLimit ?? undefined);
-  const fdsAtStart = countOpenFds();
-  const applyCaps = (): void => {
+
+  async #stopDiscoveries(): Promise<void> {
+    const all = [...this.#discoveries.values()];
+    this.#discoveries.clear();
+    await Promise.all(all.map((x) => x.d.close()));
+  }
+
+  #applyCaps(): void {
     const caps = planConnectionCaps({
-      fdLimit,
-      fdsInUse: fdsAtStart,
+      fdLimit: this.#fdLimit,
+      fdsInUse: this.#fdsAtStart,
       adminConnections: ADMIN_MAX_CONNECTIONS,
-      frontends: frontends.map((f) => ({ name: f.name, maxConnections: f.config.maxConnections, upstreams: f.list.all().length })),
+      frontends: this.#frontends.map((f) => ({ name: f.name, maxConnections: f.config.maxConnections, upstreams: f.list.all().length })),
     });
-    for (const f of frontends) {
+    for (const f of this.#frontends) {
       const c = caps.get(f.name)!;
       if (c.cap === f.connectionCap) continue;
       f.setConnectionCap(c.cap);
-      if (c.source !== 'none') log.info({ frontend: f.name, maxConnections: c.cap, from: c.source, fdLimit, fdsAtStart }, 'connection cap set');
+      if (c.source !== 'none') this.#log.info({ frontend: f.name, maxConnections: c.cap, from: c.source, fdLimit: this.#fdLimit, fdsAtStart: this.#fdsAtStart }, 'connection cap set');
     }
-  };
-  applyCaps();
-  await syncDiscoveries();
-  const views = (): FrontendView[] =>
-    frontends.map((f) => ({
+  }
+
+  #views(): FrontendView[] {
+    return this.#frontends.map((f) => ({
       name: f.name,
       listen: f.addresses,
       counters: f.counters,
@@ -163,27 +242,24 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
       localFault: f.localFault,
       connectionCap: f.connectionCap,
       openConnections: f.sample().openConnections,
-      discovery: discoveries.get(f.name)?.d.status,
+      discovery: this.#discoveries.get(f.name)?.d.status,
       connections: (key) => {
         const b = f.conns.bytesFor(key);
         return { established: f.conns.countFor(key), total: f.conns.totalFor(key), bytesToUpstream: b.toUpstream, bytesToClient: b.toClient };
       },
     }));
-  const setDrained: ProxyHandle['setDrained'] = (name, upstream, drained) => {
-    const f = frontends.find((x) => x.name === name);
-    if (!f) return 'no-frontend';
-    return f.setDrained(upstream, drained) ?? 'no-upstream';
-  };
-  const reloadNow = async (next: ProxyConfig): Promise<ReloadSummary> => {
+  }
+
+  async #reloadNow(next: ProxyConfig): Promise<ReloadSummary> {
     // Prepare: everything that can fail, before anything changes.
     const checks = await Promise.all(next.frontends.map((fc) => loadHealthCheck(fc)));
     const undo: (() => void)[] = [];
     const started: Frontend[] = [];
     try {
       for (const [i, fc] of next.frontends.entries()) {
-        const f = frontends.find((x) => x.name === fc.name);
+        const f = this.#frontends.find((x) => x.name === fc.name);
         if (f) undo.push(await f.openAddedListeners(fc));
-        else started.push(await startFrontend(fc, checks[i]!));
+        else started.push(await this.#startFrontend(fc, checks[i]!));
       }
     } catch (err) {
       for (const u of undo) u();
@@ -193,57 +269,25 @@ export async function startProxy(config: ProxyConfig, opts: StartProxyOptions = 
     // Commit: nothing below can fail.
     const summary: ReloadSummary = { added: started.map((f) => f.name), removed: [], updated: [] };
     const nextFrontends = next.frontends.map((fc, i) => {
-      const f = frontends.find((x) => x.name === fc.name);
+      const f = this.#frontends.find((x) => x.name === fc.name);
       if (!f) return started.find((x) => x.name === fc.name)!;
       f.update(fc, checks[i]!);
       summary.updated.push(f.name);
       return f;
     });
-    for (const f of frontends) {
+    for (const f of this.#frontends) {
       if (nextFrontends.includes(f)) continue;
       f.retire();
-      retired.push(f);
+      this.#retired.push(f);
       summary.removed.push(f.name);
     }
-    retired = retired.filter((f) => f.conns.size > 0);
-    frontends = nextFrontends;
-    current = next;
-    applyCaps();
-    await syncDiscoveries();
+    this.#retired = this.#retired.filter((f) => f.conns.size > 0);
+    this.#frontends = nextFrontends;
+    this.#current = next;
+    this.#applyCaps();
+    await this.#syncDiscoveries();
     return summary;
-  };
-  let reloading: Promise<unknown> = Promise.resolve();
-  const reload = (next: ProxyConfig): Promise<ReloadSummary> => {
-    const run = reloading.then(() => reloadNow(next));
-    reloading = run.catch(() => undefined);
-    return run.catch((err: unknown) => {
-      throw err instanceof KubewardError ? err : new KubewardError('E_CONFIG', `reload failed: ${describeError(err)}`, { cause: err });
-    });
-  };
-  return {
-    get addresses() {
-      return new Map(frontends.map((f) => [f.name, f.addresses]));
-    },
-    readiness: () => proxyReadiness(views()),
-    status: () => proxyStatus(views(), formatHostPort),
-    stats: () => proxyStats(views()),
-    adminRoutes: proxyAdminRoutes((name, upstream, drained) => {
-      const r = setDrained(name, upstream, drained);
-      if (typeof r === 'object') opts.onOperatorDrain?.(name, upstream, drained);
-      return r;
-    }),
-    setDrained,
-    reload,
-    close: once(async () => {
-      log.info({ graceMs: current.shutdownGraceMs }, 'proxy closing: no new connections, waiting for open ones');
-      await stopDiscoveries();
-      await Promise.all([...frontends, ...retired].map((f) => f.close(current.shutdownGraceMs)));
-    }),
-    destroy: () => {
-      void stopDiscoveries();
-      for (const f of [...frontends, ...retired]) f.destroy();
-    },
-  };
+  }
 }
 
 /** The cached list of one frontend, or undefined; a corrupt or foreign file is reported, never fatal. */

@@ -15,6 +15,8 @@ test('a route conflicts with a VIP it equals or contains, and with no other', ()
   assert.equal(prefixContains('10.0.1.0/24', '10.0.0.100'), false);
   assert.equal(prefixContains('2001:db8:100::/96', '2001:db8:100::100'), true);
   assert.equal(prefixContains('2001:db8:100::100', '10.0.0.100'), false);
+  // An unreadable prefix length used to throw (BigInt(NaN)) or shift the wrong way; now it is no conflict.
+  for (const odd of ['10.0.0.0/abc', '10.0.0.0/33', '10.0.0.0/', 'default', 'fe80::1%eth0']) assert.equal(prefixContains(odd, '10.0.0.100'), false, odd);
   const routes = [
     { family: 4 as const, dst: '10.0.0.100', dev: 'eth0' },
     { family: 4 as const, dst: '10.0.0.200', dev: 'eth0' },

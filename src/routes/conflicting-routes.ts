@@ -1,8 +1,7 @@
 // Local routes that defeat the redirect: Google's guest agent adds `local <VIP> ... proto 66` to
 // the local table, which makes the VIP a local address, so the node's own traffic to it never
 // leaves the host whatever our rules say. Parsing and matching are pure; the adapter runs `ip`.
-import { isIP } from 'node:net';
-import { canonicalIp } from '../watch/state-record.ts';
+import { cidrContains, parseIp, parsePrefixOrAddress } from '../base/ip.ts';
 import { parseJson, type CommandRunner } from './rules-backend.ts';
 
 export const GUEST_AGENT_PROTO = 66;
@@ -35,24 +34,11 @@ export function findConflicts(routes: readonly LocalRoute[], vips: readonly stri
   return out;
 }
 
+/** Whether `prefix` (as `ip` prints it: a prefix, or an address for a host route) holds `ip`; false for anything unreadable. */
 export function prefixContains(prefix: string, ip: string): boolean {
-  const [addr, lenText] = prefix.split('/');
-  const a = canonicalIp(addr ?? '');
-  const b = canonicalIp(ip);
-  if (a === undefined || b === undefined || isIP(a) !== isIP(b)) return false;
-  const bits = isIP(a) === 4 ? 32 : 128;
-  const len = lenText === undefined ? bits : Number(lenText);
-  const shift = BigInt(bits - len);
-  return toBigInt(a) >> shift === toBigInt(b) >> shift;
-}
-
-function toBigInt(ip: string): bigint {
-  if (isIP(ip) === 4) return ip.split('.').reduce((acc, p) => (acc << 8n) | BigInt(Number(p)), 0n);
-  const [head, tail = ''] = ip.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...h, ...Array(8 - h.length - t.length).fill('0'), ...t] : h;
-  return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
+  const c = parsePrefixOrAddress(prefix);
+  const a = parseIp(ip);
+  return c !== undefined && a !== undefined && cidrContains(c, a);
 }
 
 /** Reads the guest agent's local routes of both families. */

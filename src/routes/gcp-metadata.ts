@@ -1,7 +1,7 @@
 // Strict parsing of the GCP metadata server's answers (pure). Garbage is never a VIP: an answer
 // that is not exactly the expected shape fails the whole read, and the caller keeps the last good set.
 import { KubewardError } from '../base/errors.ts';
-import { canonicalIp } from '../watch/state-record.ts';
+import { canonicalIp } from '../base/ip.ts';
 import { checkVip } from '../watch/vip-address.ts';
 
 export interface ForwardedIps {

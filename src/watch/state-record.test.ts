@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalIp, parseRecord, parseStateFileName, serializeRecord, type StateRecord } from './state-record.ts';
+import { canonicalIp } from '../base/ip.ts';
+import { parseRecord, parseStateFileName, serializeRecord, type StateRecord } from './state-record.ts';
 
 test('IPv6 VIPs are named in their compressed lower-case form', () => {
   assert.equal(canonicalIp('FD00:0:0:0:0:0:0:2'), 'fd00::2');

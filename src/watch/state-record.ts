@@ -1,7 +1,6 @@
 // The state-file contract shared by `kubeward watch` (writer) and `kubeward routes` (reader):
 // `<VIP>.up` / `<VIP>.down` in one directory, each holding one JSON line. Empty files, as older
 // watchers write them, are valid too and mean plain up/down without a heartbeat.
-import { isIP } from 'node:net';
 import { checkVip } from './vip-address.ts';
 
 export type PublishedState = 'up' | 'down';
@@ -80,22 +79,6 @@ export function parseBeat(text: string): BeatRecord | undefined {
     // not one of ours
   }
   return undefined;
-}
-
-/**
- * The canonical text form of an address: IPv6 compressed and lower-case, as file names use it.
- * Never throws: a zone id (`fe80::1%eth0`, which isIP accepts but URL parsing rejects) is undefined.
- */
-export function canonicalIp(text: string): string | undefined {
-  if (typeof text !== 'string' || text.includes('%')) return undefined;
-  const family = isIP(text);
-  if (family === 4) return text;
-  if (family !== 6) return undefined;
-  try {
-    return new URL(`http://[${text}]/`).hostname.slice(1, -1);
-  } catch {
-    return undefined;
-  }
 }
 
 export function stateFileName(vip: string, state: PublishedState): string {

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { canonicalVip, checkCidr, checkVip, printable } from './vip-address.ts';
-import { canonicalIp, parseStateFileName, stateFileName } from './state-record.ts';
+import { canonicalIp } from '../base/ip.ts';
+import { parseStateFileName, stateFileName } from './state-record.ts';
 
 test('the VIP grammar accepts unicast addresses and refuses what a load balancer cannot own', () => {
   for (const [text, canonical] of [

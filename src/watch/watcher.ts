@@ -48,6 +48,7 @@ export class Watcher {
   #lastWriteError: string | undefined;
   #published: readonly string[] = [];
   readonly #stop = new AbortController();
+  #closing: Promise<void> | undefined;
   #loops: Promise<void>[] = [];
 
   constructor(opts: WatcherOptions) {
@@ -59,8 +60,15 @@ export class Watcher {
     this.#loops = [this.#probeLoop(), this.#heartbeatLoop()];
   }
 
-  /** Stops probing; with onExit "down" publishes down for every VIP before resolving. */
-  async stop(onExit: 'down' | 'keep', why: string): Promise<void> {
+  /**
+   * Stops probing and lets the write in flight finish; with onExit "down" publishes down for every
+   * VIP before resolving. Idempotent: a later call joins the first one (and its onExit).
+   */
+  close(onExit: 'down' | 'keep', why: string): Promise<void> {
+    return (this.#closing ??= this.#close(onExit, why));
+  }
+
+  async #close(onExit: 'down' | 'keep', why: string): Promise<void> {
     this.#stop.abort();
     await Promise.all(this.#loops);
     if (onExit === 'down') {

@@ -3,15 +3,13 @@
 // always, the real Keystone/Neutron/Nova with KUBEWARD_OPENSTACK_REAL=1. Time is the controller's
 // injected clock, set relative to the servers' own `created`, so it runs the same on real Nova.
 // Instance states Nova cannot be held in (building, deleting) are set in the emulator only.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { ManualClock, systemClock, type Clock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
-import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
+import { createKubeApi } from '../../src/clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import type { OpenStackClient } from '../../src/clients/openstack/openstack-client.ts';
@@ -26,11 +24,11 @@ import type { ManagedCluster } from '../../src/controllers/managed-cluster/manag
 import { FLIGHT_CONDITION } from '../../src/controllers/flight/flight-conditions.ts';
 import { RouteWriter } from '../../src/controllers/managed-cluster/route-writer.ts';
 import { startKubeFaultProxy } from '../../testkit/kube/kube-fault-proxy.ts';
-import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
-import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
+import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
-import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
+import { contractTargets } from '../openstack/contract-targets.ts';
+import { useRoutedNetwork } from '../openstack/contract-fixture.ts';
 import { kubeconfigParts, nodeCondition, nodeEvents, recordCalls, recordingEmitter, setNodes } from '../routegc/kube-cluster-fixture.ts';
 
 const missing = kubeApiserverMissing();
@@ -40,55 +38,26 @@ const NS = 'flight-scenarios';
 const NO_NOVA = 'Nova is not in the catalog (setup.sh without OS_IT_NOVA=1)';
 
 describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing }, () => {
-  let kube: KubeTestServer;
-  let api: KubeApi;
-  let kubeconfigText: string;
-  before(async () => {
-    kube = await startKubeApiserver();
-    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
-    await ensureNamespace(api, NS);
-  });
-  after(async () => {
-    await kube?.stop();
-  });
+  const mgmt = useKubeCluster({ namespace: NS });
 
   for (const target of contractTargets(process.env)) {
     describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
-      let s: TargetSession;
-      let fx: ContractFixture;
-      let net: TestNet;
-      let routerId: string;
-      before(async () => {
-        s = await target.open();
-        fx = new ContractFixture(s.admin);
-        net = await fx.network('10.0.0.0/24');
-        routerId = await fx.router(net);
-      });
-      after(async () => {
-        await fx?.cleanup();
-        await s?.close();
-      });
+      const tenant = useRoutedNetwork(target);
 
-      const server = async (name: string) => {
-        const id = await fx.server(name, net.networkId);
-        const got = (await s.admin.nova.getServer(id))!;
-        return { id, ip: Object.values(got.addresses).flat()[0]!.addr, createdMs: Date.parse(got.created) };
-      };
+      const server = (name: string) => tenant.fx.addressedServer(name, tenant.net.networkId);
       /** Server names carry the fixture's prefix; each scenario has a cluster (and pool prefix) of its own. */
-      const poolPrefix = (cluster: string) => `${fx.prefix}-kks-${cluster}-small-`;
+      const poolPrefix = (cluster: string) => `${tenant.fx.prefix}-kks-${cluster}-small-`;
 
       function flight(cluster: string, o: { clock?: Clock; os?: OpenStackClient; admin?: OpenStackClient; nodes?: ClusterNodes; extra?: Partial<FlightTarget> } = {}) {
         const registry = new Registry();
         const log = createSilentLogger();
-        const { emit, events } = recordingEmitter(api, log);
-        const rec = recordCalls(o.os ?? s.admin);
+        const { emit, events } = recordingEmitter(mgmt.api, log);
+        const rec = recordCalls(o.os ?? tenant.s.admin);
         const f = new FlightRunner(
-          { cloud: openStackFlightCloud(rec.client, o.admin), nodes: o.nodes ?? kubeClusterNodes(api), routes: new RouteWriter(rec.client.neutron), emit, metrics: createFlightMetrics(registry), log, clock: o.clock ?? systemClock },
+          { cloud: openStackFlightCloud(rec.client, o.admin), nodes: o.nodes ?? kubeClusterNodes(mgmt.api), routes: new RouteWriter(rec.client.neutron), emit, metrics: createFlightMetrics(registry), log, clock: o.clock ?? systemClock },
           {
-            clusterName: cluster, clusterCidr: CIDR, securityGroupName: `${fx.prefix}-${cluster}-sg`, pools: [{ name: 'small', prefix: poolPrefix(cluster) }], ...DEFAULT_FLIGHT_TIMING,
-            rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: s.maxRoutes, checkRoles: false, dryRun: false, ...o.extra,
+            clusterName: cluster, clusterCidr: CIDR, securityGroupName: `${tenant.fx.prefix}-${cluster}-sg`, pools: [{ name: 'small', prefix: poolPrefix(cluster) }], ...DEFAULT_FLIGHT_TIMING,
+            rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: tenant.s.maxRoutes, checkRoles: false, dryRun: false, ...o.extra,
           },
         );
         const calls = (method: string, id?: string) => rec.log.filter((c) => c.call === method && (id === undefined || c.args[0] === id)).length;
@@ -97,18 +66,18 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       }
       /** Real Nova refuses a reboot while the last one runs: wait until the server settled. */
       const settled = (id: string) => waitFor(async () => {
-        const x = await s.admin.nova.getServer(id);
+        const x = await tenant.s.admin.nova.getServer(id);
         return x === undefined || (x.status === 'ACTIVE' && !x['OS-EXT-STS:task_state']);
       }, { timeoutMs: 60_000, intervalMs: 100, what: `server ${id} settled` });
 
       test('F1 (Kubernikus\'s rule, no reboots): only the unregistered VM past 45 min is deleted; the younger one once it crosses 45 min; the registered one never', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const abcde = await server('kks-f1-small-abcde');
         // Nova's `created` has whole seconds: make the two ages differ by at least one.
         await waitFor(() => Date.now() >= abcde.createdMs + 1500, { timeoutMs: 5000, intervalMs: 50, what: 'a second boundary' });
         const fghjk = await server('kks-f1-small-fghjk');
         const mnpqr = await server('kks-f1-small-mnpqr');
-        await setNodes(api, [{ name: 'f1-mnpqr', ip: mnpqr.ip, instanceId: mnpqr.id }]);
+        await setNodes(mgmt.api, [{ name: 'f1-mnpqr', ip: mnpqr.ip, instanceId: mnpqr.id }]);
         const clock = new ManualClock(abcde.createdMs + 45 * MIN);
         const { f, calls } = flight('f1', { clock, extra: { rebootBeforeDelete: false, softRebootAfterMs: 45 * MIN, hardRebootAfterMs: 0, deleteAfterMs: 0 } });
         await f.round();
@@ -122,43 +91,43 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F2: an errored VM is deleted in the next round; one already deleting is left alone', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const bad = await server('kks-f2-small-badvm');
         // A Node of the cluster: an empty Node list would refuse every deletion (issue 11, harm 1).
-        await setNodes(api, [{ name: 'f2-anchor', ip: '10.0.0.250' }]);
+        await setNodes(mgmt.api, [{ name: 'f2-anchor', ip: '10.0.0.250' }]);
         // Real Nova: the admin reset-state action puts a server in vm_state error. The emulator has no
         // such action, nor can real Nova be held in task_state deleting: that half is emulator only.
-        const going = s.emulator ? await server('kks-f2-small-going') : undefined;
-        if (s.emulator) {
-          const store = s.emulator.store.servers;
+        const going = tenant.s.emulator ? await server('kks-f2-small-going') : undefined;
+        if (tenant.s.emulator) {
+          const store = tenant.s.emulator.store.servers;
           store.get(bad.id)!.vm_state = 'error';
           Object.assign(store.get(going!.id)!, { vm_state: 'error', task_state: 'deleting' });
           t.after(() => void Object.assign(store.get(going!.id) ?? {}, { task_state: null }));
         } else {
-          await fx.call('compute', { method: 'POST', path: `/servers/${bad.id}/action`, body: { 'os-resetState': { state: 'error' } } });
-          await waitFor(async () => (await s.admin.nova.getServer(bad.id))?.['OS-EXT-STS:vm_state'] === 'error', { timeoutMs: 30_000, intervalMs: 100, what: 'vm_state error' });
+          await tenant.fx.call('compute', { method: 'POST', path: `/servers/${bad.id}/action`, body: { 'os-resetState': { state: 'error' } } });
+          await waitFor(async () => (await tenant.s.admin.nova.getServer(bad.id))?.['OS-EXT-STS:vm_state'] === 'error', { timeoutMs: 30_000, intervalMs: 100, what: 'vm_state error' });
         }
         const { f, calls, events } = flight('f2', { extra: { maxDeletionsPerRound: 5 } });
         await f.round();
         assert.equal(calls('nova.deleteServer', bad.id), 1);
         if (going) assert.equal(calls('nova.deleteServer', going.id), 0);
-        assert.ok(events.some((e) => e.reason === 'FlightRepaired' && e.message === `delete errored instance ${fx.prefix}-kks-f2-small-badvm`));
+        assert.ok(events.some((e) => e.reason === 'FlightRepaired' && e.message === `delete errored instance ${tenant.fx.prefix}-kks-f2-small-badvm`));
       });
 
       test('F3: a running VM lacking the cluster\'s group gets it; a building one waits until it is active', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
-        const sg = await fx.securityGroup('f3-sg');
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
+        const sg = await tenant.fx.securityGroup('f3-sg');
         const vm = await server('kks-f3-small-run');
-        await setNodes(api, [{ name: 'f3-run', ip: vm.ip, instanceId: vm.id }]);
-        const building = s.emulator ? await server('kks-f3-small-build') : undefined;
-        if (building) s.emulator!.store.servers.get(building.id)!.vm_state = 'building';
+        await setNodes(mgmt.api, [{ name: 'f3-run', ip: vm.ip, instanceId: vm.id }]);
+        const building = tenant.s.emulator ? await server('kks-f3-small-build') : undefined;
+        if (building) tenant.s.emulator!.store.servers.get(building.id)!.vm_state = 'building';
         const { f, calls } = flight('f3');
         await f.round();
         assert.equal(calls('nova.addSecurityGroup', vm.id), 1);
-        assert.ok((await s.admin.nova.getServer(vm.id))!.security_groups!.some((g) => g.name === sg.name));
+        assert.ok((await tenant.s.admin.nova.getServer(vm.id))!.security_groups!.some((g) => g.name === sg.name));
         if (!building) return;
         assert.equal(calls('nova.addSecurityGroup', building.id), 0, 'building: untouched');
-        s.emulator!.store.servers.get(building.id)!.vm_state = 'active';
+        tenant.s.emulator!.store.servers.get(building.id)!.vm_state = 'active';
         await f.round();
         assert.equal(calls('nova.addSecurityGroup', building.id), 1, 'active now: assigned');
       });
@@ -166,25 +135,25 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       test('F4: only tcp from the pod CIDR → udp and icmp are created, then nothing; two groups of the name or no CIDR → no rule', async () => {
         // A cluster with neither Nodes nor instances yet: Nodes of another test's cluster would make its
         // empty instance list a doubtful view (InstanceListEmpty), which holds back rule changes.
-        await setNodes(api, []);
-        const sg = await fx.securityGroup('f4-sg');
-        await fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: CIDR } } });
+        await setNodes(mgmt.api, []);
+        const sg = await tenant.fx.securityGroup('f4-sg');
+        await tenant.fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: CIDR } } });
         const one = flight('f4');
         await one.f.round();
         assert.equal(one.calls('neutron.createSecurityGroupRule'), 2);
-        const protocols = (await s.admin.neutron.getSecurityGroup(sg.id))!.security_group_rules.filter((r) => r.remote_ip_prefix === CIDR).map((r) => r.protocol).sort();
+        const protocols = (await tenant.s.admin.neutron.getSecurityGroup(sg.id))!.security_group_rules.filter((r) => r.remote_ip_prefix === CIDR).map((r) => r.protocol).sort();
         assert.deepEqual(protocols, ['icmp', 'tcp', 'udp']);
         await one.f.round();
         assert.equal(one.calls('neutron.createSecurityGroupRule'), 2, 'second round: no POST');
 
-        await fx.securityGroup('f4b-sg');
-        await fx.securityGroup('f4b-sg');
+        await tenant.fx.securityGroup('f4b-sg');
+        await tenant.fx.securityGroup('f4b-sg');
         const two = flight('f4b');
         const r = await two.f.round();
         assert.equal(two.calls('neutron.createSecurityGroupRule'), 0);
         assert.ok(r.plan.findings.some((x) => x.reason === 'SecurityGroupAmbiguous'));
 
-        await fx.securityGroup('f4c-sg');
+        await tenant.fx.securityGroup('f4c-sg');
         const noCidr = flight('f4c', { extra: { clusterCidr: '' } });
         const r3 = await noCidr.f.round();
         assert.equal(noCidr.calls('neutron.createSecurityGroupRule'), 0);
@@ -192,16 +161,16 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F5: while the cluster\'s API is down nothing is rebooted or deleted, however old; once it answers the timeline starts with a reboot', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const old = await server('kks-f5-small-oldvm');
-        const bad = s.emulator ? await server('kks-f5-small-badvm') : undefined;
-        if (bad) s.emulator!.store.servers.get(bad.id)!.vm_state = 'error';
-        const parts = kubeconfigParts(kubeconfigText);
+        const bad = tenant.s.emulator ? await server('kks-f5-small-badvm') : undefined;
+        if (bad) tenant.s.emulator!.store.servers.get(bad.id)!.vm_state = 'error';
+        const parts = kubeconfigParts(mgmt.kubeconfigText);
         const proxy = await startKubeFaultProxy({ server: parts.server, ca: parts.ca });
         t.after(() => proxy.close());
         proxy.mode = 'unavailable-503';
         const down = createKubeApi(loadKubeConfig({ kind: 'text', text: proxy.kubeconfig(parts.token), what: 'fault proxy' }), { timeoutMs: 3000 });
-        await setNodes(api, [{ name: 'f5-anchor', ip: '10.0.0.250' }]);
+        await setNodes(mgmt.api, [{ name: 'f5-anchor', ip: '10.0.0.250' }]);
         const clock = new ManualClock(old.createdMs + 120 * MIN);
         const { f, calls, events } = flight('f5', { clock, nodes: kubeClusterNodes(down), extra: { maxDeletionsPerRound: 5 } });
         for (let i = 0; i < 3; i++) {
@@ -218,15 +187,15 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F6: the service user holding only member gets the missing role assigned once through the admin credentials', async (t) => {
-        const role = `${fx.prefix}-netadmin`;
-        if (s.emulator) {
-          s.emulator.store.roles.set(`role-${role}`, { id: `role-${role}`, name: role });
+        const role = `${tenant.fx.prefix}-netadmin`;
+        if (tenant.s.emulator) {
+          tenant.s.emulator.store.roles.set(`role-${role}`, { id: `role-${role}`, name: role });
         } else {
-          const created = await fx.call<{ role: { id: string } }>('identity', { method: 'POST', path: '/roles', body: { role: { name: role } } });
-          t.after(() => s.admin.http.requestOrAbsent('identity', { method: 'DELETE', path: `/roles/${created.role.id}` }));
+          const created = await tenant.fx.call<{ role: { id: string } }>('identity', { method: 'POST', path: '/roles', body: { role: { name: role } } });
+          t.after(() => tenant.s.admin.http.requestOrAbsent('identity', { method: 'DELETE', path: `/roles/${created.role.id}` }));
         }
-        await setNodes(api, []);
-        const { f, calls } = flight('f6', { os: s.demo, admin: s.admin, extra: { checkRoles: true, wantedRoles: ['member', role] } });
+        await setNodes(mgmt.api, []);
+        const { f, calls } = flight('f6', { os: tenant.s.demo, admin: tenant.s.admin, extra: { checkRoles: true, wantedRoles: ['member', role] } });
         const first = await f.round();
         assert.deepEqual(first.done, [{ kind: 'assign-role', role }]);
         const second = await f.round();
@@ -235,13 +204,13 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F7: a VM without tags gets four tag PUTs (the owner tag too) and one metadata POST; the second round sends none', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const vm = await server('kks-f7-small-tags');
-        await setNodes(api, [{ name: 'f7-tags', ip: vm.ip, instanceId: vm.id }]);
+        await setNodes(mgmt.api, [{ name: 'f7-tags', ip: vm.ip, instanceId: vm.id }]);
         const { f, calls } = flight('f7');
         await f.round();
         assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [4, 1]);
-        const got = (await s.admin.nova.getServer(vm.id))!;
+        const got = (await tenant.s.admin.nova.getServer(vm.id))!;
         assert.deepEqual([...got.tags!].sort(), ['kubeward', 'kubeward:cluster=f7', 'kubeward:nodepool=small', 'kubeward:owner=name:f7']);
         assert.equal(got.metadata['kubeward:owner'], 'name:f7');
         assert.equal(got.metadata['kubeward:node'], 'f7-tags');
@@ -251,18 +220,18 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
 
       test('F8 and the condition: Upgrading, Terminating and noCloud clusters cost zero OpenStack calls; a Running one is repaired and gets FlightHealthy without a cycle of its own', async () => {
         const name = `f8-${target.name}`;
-        await setNodes(api, []);
-        const sg = await fx.securityGroup(`${name}-sg`);
-        const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
+        await setNodes(mgmt.api, []);
+        const sg = await tenant.fx.securityGroup(`${name}-sg`);
+        const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
         await clusters.create({
           metadata: { name, namespace: NS },
           spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { securityGroupName: sg.name }, nodePools: [{ name: 'small' }] },
         });
-        const rec = recordCalls(s.admin);
+        const rec = recordCalls(tenant.s.admin);
         let asked = 0;
         const log = createSilentLogger();
         const fl = flightReconciler({
-          clusters, clients: async () => (asked++, { kube: api, openstack: rec.client }), events: new EventRecorder({ events: api.events, component: 'kubeward-operator', clock: systemClock, log }),
+          clusters, clients: async () => (asked++, { kube: mgmt.api, openstack: rec.client }), events: new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log }),
           metrics: createFlightMetrics(new Registry()), clock: systemClock, log, intervalMs: 300_000, random: () => 0,
         });
         const key = `${NS}/${name}`;
@@ -285,7 +254,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         assert.deepEqual([cond(after1)?.status, cond(after1)?.reason, cond(after1)?.message], ['True', 'Repaired', 'repaired in the last round: create-rule ×3']);
         assert.equal(after1.metadata.generation, before.metadata.generation);
         assert.equal(isCycleTrigger(after1, before), false, 'the status write does not start a cycle early');
-        const onMc = (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
+        const onMc = (await mgmt.api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
         assert.ok(onMc.includes('FlightRepaired'), onMc.join(','));
         await fl(key, signal);
         assert.equal(cond(await clusters.get(NS, name))?.reason, 'NothingToRepair');
@@ -293,9 +262,9 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('F9: an unregistered VM is soft-rebooted at 10 min, hard-rebooted at 15 min and deleted at 30 min (injected clock), each an event and a metric', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const vm = await server('kks-f9-small-aaaaa');
-        await setNodes(api, [{ name: 'f9-anchor', ip: '10.0.0.250' }]);
+        await setNodes(mgmt.api, [{ name: 'f9-anchor', ip: '10.0.0.250' }]);
         const clock = new ManualClock(vm.createdMs);
         const { f, rec, events, metric } = flight('f9', { clock });
         const seen: string[] = [];
@@ -317,25 +286,25 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       });
 
       test('RouteConflict on real Nodes: duplicate routes and a stale next hop are conditions with their reasons and Warning events on the Node', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         // a is the cluster's by its pool name, b by its Node: both are live instances of the cluster.
         const a = await server('kks-rc-small-aaaaa');
         const b = await server('kks-rc-small-bbbbb');
-        await setNodes(api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
-        const { f } = flight('rc', { extra: { routerId } });
+        await setNodes(mgmt.api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
+        const { f } = flight('rc', { extra: { routerId: tenant.routerId } });
         await f.round();
-        const conflict = await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteConflict');
+        const conflict = await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteConflict');
         assert.deepEqual([conflict?.status, conflict?.reason], ['True', 'DuplicateRoutes']);
-        assert.notEqual((await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: '10.0.0.99' }]);
+        assert.notEqual((await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.4.0/24', nexthop: '10.0.0.99' }]);
         await f.round();
-        const stale = await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteConflict');
+        const stale = await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteConflict');
         assert.deepEqual([stale?.status, stale?.reason], ['True', 'StaleNextHop']);
-        assert.equal((await nodeCondition(api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
-        const reasons = (await nodeEvents(api, 'rc-node-b')).filter((e) => e.type === 'Warning').map((e) => e.reason);
+        assert.equal((await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteMissing'))?.status, 'True');
+        const reasons = (await nodeEvents(mgmt.api, 'rc-node-b')).filter((e) => e.type === 'Warning').map((e) => e.reason);
         for (const r of ['DuplicateRoutes', 'StaleNextHop', 'RouteMissing']) assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
-        await s.admin.neutron.updateRoutes(routerId, []);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, []);
       });
     });
   }

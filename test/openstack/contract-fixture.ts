@@ -4,7 +4,9 @@ import { randomBytes } from 'node:crypto';
 import type { OpenStackClientHandle } from '../../src/clients/openstack/create-openstack-client.ts';
 import type { ApiRequest } from '../../src/clients/openstack/openstack-http.ts';
 import type { ServiceType } from '../../src/clients/openstack/service-catalog.ts';
+import { suiteFixture } from '../../testkit/suite-fixture.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
+import type { ContractTarget, TargetSession } from './contract-targets.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -80,6 +82,13 @@ export class ContractFixture {
     return id;
   }
 
+  /** A server as server() makes it, with its first address and its creation time as Nova reports them. */
+  async addressedServer(name: string, networkId: string): Promise<{ id: string; ip: string; createdMs: number }> {
+    const id = await this.server(name, networkId);
+    const got = (await this.#c.nova.getServer(id))!;
+    return { id, ip: Object.values(got.addresses).flat()[0]!.addr, createdMs: Date.parse(got.created) };
+  }
+
   /** Undoes everything in reverse order; failures are collected and reported after all steps ran. */
   async cleanup(): Promise<void> {
     // Two passes: a step that failed because something created later still used its object (a group
@@ -105,4 +114,41 @@ export class ContractFixture {
   async #ignore404(service: ServiceType, path: string): Promise<void> {
     await this.#c.http.requestOrAbsent(service, { method: 'DELETE', path });
   }
+}
+
+/** What the routegc, flight and contract suites start from on a target: a session, a fixture, one network and its router. */
+export interface RoutedNetwork {
+  s: TargetSession;
+  fx: ContractFixture;
+  net: TestNet;
+  routerId: string;
+  /** Removes what the fixture made, then closes the session (also when the clean-up failed). */
+  close(): Promise<void>;
+}
+
+/** Opens a session on the target with a network (cidr) and a router on it; on a failure half way, what was made is removed. */
+export async function openRoutedNetwork(target: ContractTarget, cidr = '10.0.0.0/24'): Promise<RoutedNetwork> {
+  const s = await target.open();
+  const fx = new ContractFixture(s.admin);
+  const close = async () => {
+    try {
+      await fx.cleanup();
+    } finally {
+      await s.close();
+    }
+  };
+  try {
+    const net = await fx.network(cidr);
+    // One router per suite: real Neutron gives a subnet's gateway address to one router only.
+    const routerId = await fx.router(net);
+    return { s, fx, net, routerId, close };
+  } catch (err) {
+    await close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Inside a describe: openRoutedNetwork for the whole suite (see suiteFixture). */
+export function useRoutedNetwork(target: ContractTarget, cidr?: string): Omit<RoutedNetwork, 'close'> {
+  return suiteFixture(`the OpenStack fixture on ${target.name}`, () => openRoutedNetwork(target, cidr), (env) => env.close());
 }

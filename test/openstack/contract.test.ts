@@ -8,7 +8,7 @@ import { createSilentLogger } from '../../src/base/logger.ts';
 import type { ExtraRoute } from '../../src/clients/openstack/openstack-types.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { contractTargets, type TargetSession } from './contract-targets.ts';
-import { ContractFixture, type TestNet } from './contract-fixture.ts';
+import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from './contract-fixture.ts';
 
 async function rejectsWith(p: Promise<unknown>, status: number, faultType: string | undefined, message?: RegExp): Promise<OpenStackError> {
   try {
@@ -29,24 +29,17 @@ const hostIn = (net: TestNet, last: number) => net.cidr.replace(/\.0\/24$/, `.${
 
 for (const target of contractTargets(process.env)) {
   describe(`OpenStack contract: ${target.name}`, { skip: target.skip }, () => {
+    let env: RoutedNetwork | undefined;
     let s: TargetSession;
     let fx: ContractFixture;
     let net: TestNet;
     let router: string;
 
     before(async () => {
-      s = await target.open();
-      fx = new ContractFixture(s.admin);
-      net = await fx.network('10.77.0.0/24');
-      router = await fx.router(net);
+      env = await openRoutedNetwork(target, '10.77.0.0/24');
+      ({ s, fx, net, routerId: router } = env);
     });
-    after(async () => {
-      try {
-        await fx?.cleanup();
-      } finally {
-        await s?.close();
-      }
-    });
+    after(() => env?.close());
 
     describe('Keystone', () => {
       test('a password token is project-scoped, carries roles and a catalog with the network service', async () => {

@@ -2,37 +2,23 @@
 // clusterCIDR that is no CIDR, is /0, or is wider than /8 (IPv6 /32), so a tenant cannot widen the
 // scope routegc removes routes in and flight opens rules for. Harm 2 at the door: it refuses the pool
 // names flight's name proof rejects ("-" in them lets kks-<cluster>-<pool>- prefixes collide).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
-import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
 import { clusterCidrProblem } from '../../src/controllers/managed-cluster/cidr-scope.ts';
 import { poolNameProblem } from '../../src/controllers/managed-cluster/cluster-identity.ts';
-import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
-import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
+import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 
 const NS = 'crd-cidr';
 
 describe('the ManagedCluster CRD validates clusterCIDR and pool names', { skip: kubeApiserverMissing() }, () => {
-  let kube: KubeTestServer;
-  let api: KubeApi;
-  before(async () => {
-    kube = await startKubeApiserver();
-    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
-    await ensureNamespace(api, NS);
-  });
-  after(async () => {
-    await kube?.stop();
-  });
+  const mgmt = useKubeCluster({ namespace: NS });
 
   test('harm 5: the apiserver accepts exactly the CIDRs kubeward accepts without force', async () => {
-    const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
+    const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
     const cases = ['100.100.0.0/16', '10.0.0.0/8', '10.1.2.0/32', 'fd00:100::/48', 'fd00::/32', '0.0.0.0/0', '::/0', '10.0.0.0/7', 'fd00::/31', '300.1.2.0/24', '10.0.0.0/33', '10.0.0.0', 'x'];
     for (const [i, cidr] of cases.entries()) {
       const create = clusters.create({
@@ -45,7 +31,7 @@ describe('the ManagedCluster CRD validates clusterCIDR and pool names', { skip: 
   });
 
   test('harm 2: the apiserver accepts exactly the pool names flight can prove instances by', async () => {
-    const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
+    const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
     const fixed = ['small', 'gpu2', '0', 'small-x', 'k1-small', '-', 'Small', 'small_x', 'small.x', ' small', ''];
     // Random names over the characters that matter (letters of both cases, digits, "-", "_", "."), seeded: the same run each time.
     const chars = fc.constantFrom(...'abz09AZ-_.'.split(''));

@@ -2,17 +2,13 @@
 // in one) and the OpenStack emulator: clients from the ManagedCluster's Secrets, events on the
 // ManagedCluster, skips outside Running, and the termination clean-up once the cluster is being deleted
 // (only when deorbit's rule asks for one: deletionPolicy Delete or Terminating, never for Orphan).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { systemClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
-import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
 import type { Node } from '../../src/clients/kube/kube-types.ts';
-import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import { secretClusterClients } from '../../src/controllers/managed-cluster/cluster-clients.ts';
 import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
@@ -20,46 +16,34 @@ import { routeGcReconciler } from '../../src/controllers/routegc/routegc-reconci
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
 import { flightReconciler } from '../../src/controllers/flight/flight-reconciler.ts';
 import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
-import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
-import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
+import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { openCloud } from './routegc-fixture.ts';
 
 const missing = kubeApiserverMissing();
 const NS = 'tenant-a';
 
 describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserver, emulator)', { skip: missing }, () => {
-  let kube: KubeTestServer;
-  let api: KubeApi;
-  let kubeconfigText: string;
-  before(async () => {
-    kube = await startKubeApiserver();
-    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    kubeconfigText = await readFile(kube.kubeconfigPath, 'utf8');
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
-    await ensureNamespace(api, NS);
-  });
-  after(async () => {
-    await kube?.stop();
-  });
+  const mgmt = useKubeCluster({ namespace: NS });
 
   test('a Running cluster is collected and repaired; its deletion removes all its routes; events land on the ManagedCluster', async (t) => {
     const c = await openCloud(t);
     const s1 = await c.server('a');
-    for (const n of (await api.nodes.list()).items) await api.nodes.delete(undefined, n.metadata.name);
-    const node = await api.nodes.create({ metadata: { name: 'node-a' }, spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` } } as Node);
-    await api.nodes.replaceStatus({ ...node, status: { addresses: [{ type: 'InternalIP', address: s1.ip }] } });
+    for (const n of (await mgmt.api.nodes.list()).items) await mgmt.api.nodes.delete(undefined, n.metadata.name);
+    const node = await mgmt.api.nodes.create({ metadata: { name: 'node-a' }, spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` } } as Node);
+    await mgmt.api.nodes.replaceStatus({ ...node, status: { addresses: [{ type: 'InternalIP', address: s1.ip }] } });
     await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    await api.secrets.create({ metadata: { name: 'k1-kubeconfig', namespace: NS }, data: { kubeconfig: b64(kubeconfigText) } });
-    await api.secrets.create({ metadata: { name: 'k1-cloud', namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
-    const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
+    await mgmt.api.secrets.create({ metadata: { name: 'k1-kubeconfig', namespace: NS }, data: { kubeconfig: b64(mgmt.kubeconfigText) } });
+    await mgmt.api.secrets.create({ metadata: { name: 'k1-cloud', namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
+    const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
     const mc = await clusters.create({
       metadata: { name: 'k1', namespace: NS, finalizers: ['test.kubeward.io/keep'] },
       spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-cloud', cloud: 'emu' }, clusterCIDR: '100.100.0.0/16', openstack: { routerID: c.routerId, securityGroupName: 'default' }, nodePools: [{ name: 'small' }] },
     });
     const log = createSilentLogger();
-    const events = new EventRecorder({ events: api.events, component: 'kubeward-operator', clock: systemClock, log });
-    const clients = secretClusterClients({ secrets: api.secrets, log, clock: systemClock });
+    const events = new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log });
+    const clients = secretClusterClients({ secrets: mgmt.api.secrets, log, clock: systemClock });
     const registry = new Registry();
     const gc = routeGcReconciler({ clusters, clients, events, metrics: createRouteGcMetrics(registry), clock: systemClock, log, intervalMs: 300_000, random: () => 0, cleanupPollMs: 100 });
     const fl = flightReconciler({ clusters, clients, events, metrics: createFlightMetrics(registry), clock: systemClock, log, intervalMs: 300_000, random: () => 0 });
@@ -78,7 +62,7 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
     const flight = await fl(key, signal);
     assert.deepEqual(flight, { requeueAfterMs: 300_000 });
     assert.equal((await c.os.nova.getServer(s1.id))!.metadata['kubeward:node'], 'node-a', 'flight marked the registered instance');
-    const onMc = (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === 'k1' && e.involvedObject.uid === mc.metadata.uid).map((e) => e.reason);
+    const onMc = (await mgmt.api.events.list(NS)).items.filter((e) => e.involvedObject.name === 'k1' && e.involvedObject.uid === mc.metadata.uid).map((e) => e.reason);
     assert.ok(onMc.includes('RemovedOrphanedRoute'), onMc.join(','));
     assert.ok(onMc.includes('FlightRepaired'), onMc.join(','));
 
@@ -89,7 +73,7 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
     assert.deepEqual(await gc(key, signal), {}, 'Orphan: skipped, not looked at again');
     assert.equal(c.emu.requests.length, 0, 'not even a router read');
     assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99', `100.100.1.0/24>${s1.ip}`], 'an Orphan cluster keeps its live routes');
-    const skipped = (await api.events.list(NS)).items.find((e) => e.involvedObject.uid === mc.metadata.uid && e.reason === 'RouteGCTerminationSkipped');
+    const skipped = (await mgmt.api.events.list(NS)).items.find((e) => e.involvedObject.uid === mc.metadata.uid && e.reason === 'RouteGCTerminationSkipped');
     assert.match(skipped?.message ?? '', /deletionPolicy is Orphan and the cluster is not Terminating/);
     assert.match(await registry.metrics(), /kubeward_routegc_refused_cycles_total\{cluster="tenant-a\/k1",reason="DeletionPolicyOrphan"\} 1/);
 

@@ -3,7 +3,7 @@
 // emulator for a down Nova cell and a Neutron without revision-if-match.
 // Harm 3: a partial Nova list; harm 4: an empty Node list without instance prefixes; harm 5: an
 // over-broad cluster CIDR; harm 9: lost route updates; and the per-cycle removal budget.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { systemClock } from '../../src/base/clock.ts';
@@ -16,8 +16,8 @@ import { openStackRouteGcCloud } from '../../src/controllers/routegc/routegc-clo
 import { RouteGcRunner, type RouteGcTarget } from '../../src/controllers/routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
 import { NEUTRON_EXTENSIONS } from '../../testkit/openstack/neutron-api.ts';
-import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
+import { contractTargets } from '../openstack/contract-targets.ts';
+import { useRoutedNetwork } from '../openstack/contract-fixture.ts';
 import { FakeNodes, openCloud } from './routegc-fixture.ts';
 
 const CIDR = '100.100.0.0/16';
@@ -51,30 +51,18 @@ const text = (routes: ExtraRoute[]) => routes.map((r) => `${r.destination}>${r.n
 
 for (const target of contractTargets(process.env)) {
   describe(`routegc safety on ${target.name} OpenStack`, { skip: target.skip }, () => {
-    let s: TargetSession;
-    let fx: ContractFixture;
-    let net: TestNet;
-    let routerId: string;
+    const tenant = useRoutedNetwork(target);
     let live: { id: string; ip: string };
     before(async () => {
-      s = await target.open();
-      fx = new ContractFixture(s.admin);
-      net = await fx.network('10.0.0.0/24');
-      routerId = await fx.router(net);
-      if (!s.hasNova) return;
-      const id = await fx.server('live', net.networkId);
-      live = { id, ip: Object.values((await s.admin.nova.getServer(id))!.addresses).flat()[0]!.addr };
+      if (!tenant.s.hasNova) return;
+      live = await tenant.fx.addressedServer('live', tenant.net.networkId);
     });
-    after(async () => {
-      await fx?.cleanup();
-      await s?.close();
-    });
-    const routes = async () => text((await s.admin.neutron.getRouter(routerId))!.routes);
+    const routes = async () => text((await tenant.s.admin.neutron.getRouter(tenant.routerId))!.routes);
 
     test('harm 4: with an empty Node list and no instance prefix nothing is removed, however many cycles; the refusal is an event and a metric', async (t) => {
-      if (!s.hasNova) return t.skip('Nova is not in the catalog');
-      await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: live.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
-      const g = gc(s.admin, routerId, new FakeNodes());
+      if (!tenant.s.hasNova) return t.skip('Nova is not in the catalog');
+      await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: live.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+      const g = gc(tenant.s.admin, tenant.routerId, new FakeNodes());
       for (let i = 0; i < 3; i++) assert.match((await g.runner.cycle()).skipped ?? '', /Node list is empty.*no instance prefix/);
       assert.deepEqual(g.writes, []);
       assert.deepEqual(await routes(), [`100.100.1.0/24>${live.ip}`, '100.100.2.0/24>10.0.0.99']);
@@ -83,12 +71,12 @@ for (const target of contractTargets(process.env)) {
     });
 
     test('harm 5: a /0 or too wide cluster CIDR removes nothing, not even at termination', async (t) => {
-      if (!s.hasNova) return t.skip('Nova is not in the catalog');
-      await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+      if (!tenant.s.hasNova) return t.skip('Nova is not in the catalog');
+      await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
       const nodes = new FakeNodes();
       nodes.nodes = [{ name: 'n', addresses: [live.ip], podCidrs: [], instanceId: live.id }];
       for (const clusterCidr of ['0.0.0.0/0', '10.0.0.0/6']) {
-        const g = gc(s.admin, routerId, nodes, { clusterCidr });
+        const g = gc(tenant.s.admin, tenant.routerId, nodes, { clusterCidr });
         for (let i = 0; i < 2; i++) assert.equal((await g.runner.cycle()).decision?.refusalCode, 'ClusterCIDRRefused', clusterCidr);
         await assert.rejects(g.runner.removeAll(systemClock, { timeoutMs: 0, pollMs: 0 }), /whole address space|wider than \/8/);
         assert.deepEqual(g.writes, [], clusterCidr);
@@ -97,12 +85,12 @@ for (const target of contractTargets(process.env)) {
     });
 
     test('budget: at most --max-removals-per-cycle confirmed removals per cycle, the rest in later cycles, each counted', async (t) => {
-      if (!s.hasNova) return t.skip('Nova is not in the catalog');
+      if (!tenant.s.hasNova) return t.skip('Nova is not in the catalog');
       const orphans = [1, 2, 3, 4, 5].map((i) => ({ destination: `100.100.${10 + i}.0/24`, nexthop: `10.0.0.${90 + i}` }));
-      await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: live.ip }, ...orphans]);
+      await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: live.ip }, ...orphans]);
       const nodes = new FakeNodes();
       nodes.nodes = [{ name: 'n', addresses: [live.ip], podCidrs: ['100.100.1.0/24'], instanceId: live.id }];
-      const g = gc(s.admin, routerId, nodes, { maxRemovalsPerCycle: 3 });
+      const g = gc(tenant.s.admin, tenant.routerId, nodes, { maxRemovalsPerCycle: 3 });
       await g.runner.cycle();
       const second = await g.runner.cycle();
       assert.equal(second.removed.length, 3);
@@ -115,8 +103,8 @@ for (const target of contractTargets(process.env)) {
     });
 
     test('harm 9: the write method follows the extensions Neutron lists', async () => {
-      const aliases = new Set((await s.admin.neutron.listExtensions()).map((e) => e.alias));
-      const method = await new RouteWriter(s.admin.neutron).method();
+      const aliases = new Set((await tenant.s.admin.neutron.listExtensions()).map((e) => e.alias));
+      const method = await new RouteWriter(tenant.s.admin.neutron).method();
       assert.equal(method, aliases.has('extraroute-atomic') ? 'atomic' : aliases.has('revision-if-match') ? 'revision' : 'plain');
     });
   });

@@ -3,16 +3,12 @@
 // Keystone/Neutron/Nova with KUBEWARD_OPENSTACK_REAL=1. R3 injects a Nova fault: emulator only.
 // Also: the ManagedCluster conditions (RouteLimitApproaching, RouteGCHealthy) written without
 // starting a cycle early.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { ManualClock, systemClock, type Clock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';
-import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts';
-import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { KINDS } from '../../src/clients/kube/resource-kinds.ts';
 import type { NeutronApi, OpenStackClient } from '../../src/clients/openstack/openstack-client.ts';
 import { isCycleTrigger } from '../../src/controllers/operator/cycle-trigger.ts';
@@ -25,11 +21,11 @@ import { RouteGcRunner } from '../../src/controllers/routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../../src/controllers/routegc/routegc-metrics.ts';
 import { routeGcReconciler } from '../../src/controllers/routegc/routegc-reconciler.ts';
 import { RouteWriter, type RouteWriteMode } from '../../src/controllers/managed-cluster/route-writer.ts';
-import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
-import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
+import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
+import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
-import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
+import { contractTargets } from '../openstack/contract-targets.ts';
+import { useRoutedNetwork } from '../openstack/contract-fixture.ts';
 import { countingNodes, nodeEvents, recordCalls, recordingEmitter, setNodes } from './kube-cluster-fixture.ts';
 
 const missing = kubeApiserverMissing();
@@ -38,62 +34,37 @@ const CIDR = '100.100.0.0/16';
 const NO_NOVA = 'Nova is not in the catalog (setup.sh without OS_IT_NOVA=1)';
 
 describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missing }, () => {
-  let kube: KubeTestServer;
-  let api: KubeApi;
-  before(async () => {
-    kube = await startKubeApiserver();
-    api = createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath }));
-    await installCrd(api, await readFile(join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
-    await ensureNamespace(api, NS);
-  });
-  after(async () => {
-    await kube?.stop();
-  });
+  const mgmt = useKubeCluster({ namespace: NS });
 
   for (const target of contractTargets(process.env)) {
     describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
-      let s: TargetSession;
-      let fx: ContractFixture;
-      let net: TestNet;
-      let routerId: string;
+      const tenant = useRoutedNetwork(target);
       let a: { id: string; ip: string };
       let b: { id: string; ip: string };
       before(async () => {
-        s = await target.open();
-        fx = new ContractFixture(s.admin);
-        net = await fx.network('10.0.0.0/24');
-        routerId = await fx.router(net);
-        if (!s.hasNova) return;
-        const server = async (name: string) => {
-          const id = await fx.server(name, net.networkId);
-          return { id, ip: Object.values((await s.admin.nova.getServer(id))!.addresses).flat()[0]!.addr };
-        };
-        a = await server('a');
-        b = await server('b');
-      });
-      after(async () => {
-        await fx?.cleanup();
-        await s?.close();
+        if (!tenant.s.hasNova) return;
+        a = await tenant.fx.addressedServer('a', tenant.net.networkId);
+        b = await tenant.fx.addressedServer('b', tenant.net.networkId);
       });
 
       /** A runner on the real Nodes; node names carry the test's tag so that events of other tests do not count. */
       function runner(opts: { mode?: RouteWriteMode; neutron?: NeutronApi; os?: OpenStackClient } = {}) {
         const registry = new Registry();
         const log = createSilentLogger();
-        const { emit, events } = recordingEmitter(api, log);
-        const nodes = countingNodes(kubeClusterNodes(api));
+        const { emit, events } = recordingEmitter(mgmt.api, log);
+        const nodes = countingNodes(kubeClusterNodes(mgmt.api));
         const gc = new RouteGcRunner(
-          { cloud: openStackRouteGcCloud(opts.os ?? s.admin), writer: new RouteWriter(opts.neutron ?? s.admin.neutron, { mode: opts.mode ?? 'auto' }), nodes, emit, metrics: createRouteGcMetrics(registry), log },
-          { cluster: 'k1', routerId, clusterCidr: CIDR, identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: s.maxRoutes, dryRun: false },
+          { cloud: openStackRouteGcCloud(opts.os ?? tenant.s.admin), writer: new RouteWriter(opts.neutron ?? tenant.s.admin.neutron, { mode: opts.mode ?? 'auto' }), nodes, emit, metrics: createRouteGcMetrics(registry), log },
+          { cluster: 'k1', routerId: tenant.routerId, clusterCidr: CIDR, identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: tenant.s.maxRoutes, dryRun: false },
         );
         const metric = async (name: string) => ((await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []).reduce((n, v) => n + v.value, 0);
         return { gc, events, nodes, metric };
       }
-      const routes = async () => (await s.admin.neutron.getRouter(routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`);
+      const routes = async () => (await tenant.s.admin.neutron.getRouter(tenant.routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`);
 
       test('R1: of five routes only the in-CIDR one with no instance behind it goes, after two cycles, in one write', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(api, [{ name: 'r1-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r1-b', ip: b.ip, podCIDR: '100.100.3.0/24', instanceId: b.id }]);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
+        await setNodes(mgmt.api, [{ name: 'r1-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r1-b', ip: b.ip, podCIDR: '100.100.3.0/24', instanceId: b.id }]);
         // The reference puts b's floating IP behind 100.100.3.0/24; real Neutron takes only next hops on
         // the router's subnets, so b's fixed address stands in for it.
         const initial = [
@@ -103,8 +74,8 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
           { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
           { destination: '100.100.0.0/15', nexthop: '10.0.0.99' },
         ];
-        await s.admin.neutron.updateRoutes(routerId, initial);
-        const { client, calls } = recordCalls(s.admin);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, initial);
+        const { client, calls } = recordCalls(tenant.s.admin);
         const { gc, events, metric } = runner({ os: client, neutron: client.neutron });
         await gc.cycle();
         assert.deepEqual(calls.filter((c) => c.includes('Routes')), [], 'first sighting: no write');
@@ -116,8 +87,8 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R2: a router without routes costs one router GET: no Nova call, no Node list, no write', async () => {
-        await s.admin.neutron.updateRoutes(routerId, []);
-        const { client, calls } = recordCalls(s.admin);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, []);
+        const { client, calls } = recordCalls(tenant.s.admin);
         const { gc, nodes } = runner({ os: client, neutron: client.neutron });
         await gc.cycle();
         assert.deepEqual(calls, ['neutron.getRouter']);
@@ -125,11 +96,11 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R3: Nova answering 500 means no write and a counted failure; the next attempt comes 300-450 s later and finishes the job', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
-        if (!s.emulator) return t.skip('needs a Nova fault: emulator only');
-        const emu = s.emulator;
-        await setNodes(api, [{ name: 'r3-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
+        if (!tenant.s.emulator) return t.skip('needs a Nova fault: emulator only');
+        const emu = tenant.s.emulator;
+        await setNodes(mgmt.api, [{ name: 'r3-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
         const { gc, metric } = runner();
         const manual = new ManualClock(0);
         let sleeping = false;
@@ -169,21 +140,21 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R4 and the conditions: Upgrading and noCloud clusters cost zero OpenStack calls; a Running one gets RouteLimitApproaching and RouteGCHealthy without a cycle of its own', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(api, [{ name: 'r4-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
-        const clusters = api.resource<ManagedCluster>(KINDS.managedCluster);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
+        await setNodes(mgmt.api, [{ name: 'r4-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+        const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
         const name = `r4-${target.name}`;
         await clusters.create({
           metadata: { name, namespace: NS },
-          spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { routerID: routerId } },
+          spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { routerID: tenant.routerId } },
         });
-        const { client, calls } = recordCalls(s.admin);
+        const { client, calls } = recordCalls(tenant.s.admin);
         let asked = 0;
         const log = createSilentLogger();
         const registry = new Registry();
         const gc = routeGcReconciler({
-          clusters, clients: async () => (asked++, { kube: api, openstack: client }), events: new EventRecorder({ events: api.events, component: 'kubeward-operator', clock: systemClock, log }),
+          clusters, clients: async () => (asked++, { kube: mgmt.api, openstack: client }), events: new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log }),
           metrics: createRouteGcMetrics(registry), clock: systemClock, log, intervalMs: 300_000, random: () => 0, routeLimit: 6, routeLimitHeadroom: 3,
         });
         const key = `${NS}/${name}`;
@@ -209,7 +180,7 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         assert.equal(after1.status?.phase, 'Running', 'the phase written by someone else stays');
         assert.equal(after1.metadata.generation, before.metadata.generation, 'a status write leaves the generation alone');
         assert.equal(isCycleTrigger(after1, before), false, 'so the operator does not start a cycle early for it');
-        const mcEvents = (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
+        const mcEvents = (await mgmt.api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
         assert.ok(mcEvents.includes('RouteLimitApproaching'), mcEvents.join(','));
         const limitMetric = (await registry.getMetricsAsJSON()).find((m) => m.name === 'kubeward_routegc_route_limit_approaching')!;
         assert.equal(limitMetric.values[0]!.value, 1);
@@ -225,9 +196,9 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R5: of a duplicate pair the route to the Node owning the pod CIDR stays, the other goes on the second cycle', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(api, [{ name: 'r5-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r5-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
+        await setNodes(mgmt.api, [{ name: 'r5-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r5-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
         const { gc, events } = runner();
         await gc.cycle();
         assert.equal((await routes()).length, 2);
@@ -237,19 +208,19 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       });
 
       test('R6: a route the cloud controller adds between our read and our guarded write is kept (412, read again, retry)', async (t) => {
-        if (!s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(api, [{ name: 'r6-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+        if (!tenant.s.hasNova) return t.skip(NO_NOVA);
+        await setNodes(mgmt.api, [{ name: 'r6-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
         let raced = false;
         // Another client (the cloud controller) adds a route just before our first full-list PUT.
-        const racing = new Proxy(s.admin.neutron, {
+        const racing = new Proxy(tenant.s.admin.neutron, {
           get: (t, prop) => {
             const f = (Reflect.get(t, prop) as (...x: unknown[]) => Promise<unknown>).bind(t);
             if (prop !== 'updateRoutes') return f;
             return async (...args: unknown[]) => {
               if (!raced) {
                 raced = true;
-                await s.admin.neutron.addExtraRoutes(routerId, [{ destination: '100.100.5.0/24', nexthop: '10.0.0.55' }]);
+                await tenant.s.admin.neutron.addExtraRoutes(tenant.routerId, [{ destination: '100.100.5.0/24', nexthop: '10.0.0.55' }]);
               }
               return f(...args);
             };
@@ -265,16 +236,16 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
       test('R7: Nodes exist but none of their instances does: routegc refuses every cycle, says so, removes nothing', async () => {
         // providerIDs of servers that do not exist: the cluster's instance list is empty.
-        await setNodes(api, [{ name: 'r7-a', ip: '10.0.0.11', podCIDR: '100.100.1.0/24', instanceId: '00000000-0000-4000-8000-000000000001' }, { name: 'r7-b', ip: '10.0.0.12', podCIDR: '100.100.2.0/24', instanceId: '00000000-0000-4000-8000-000000000002' }]);
-        await s.admin.neutron.updateRoutes(routerId, [{ destination: '100.100.1.0/24', nexthop: '10.0.0.11' }, { destination: '100.100.2.0/24', nexthop: '10.0.0.12' }]);
-        const { client, calls } = recordCalls(s.admin);
+        await setNodes(mgmt.api, [{ name: 'r7-a', ip: '10.0.0.11', podCIDR: '100.100.1.0/24', instanceId: '00000000-0000-4000-8000-000000000001' }, { name: 'r7-b', ip: '10.0.0.12', podCIDR: '100.100.2.0/24', instanceId: '00000000-0000-4000-8000-000000000002' }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: '10.0.0.11' }, { destination: '100.100.2.0/24', nexthop: '10.0.0.12' }]);
+        const { client, calls } = recordCalls(tenant.s.admin);
         const { gc, events, metric } = runner({ os: client, neutron: client.neutron });
         for (let i = 0; i < 3; i++) assert.match((await gc.cycle()).skipped ?? '', /instance list is empty while 2 Node\(s\) exist/);
         assert.equal((await routes()).length, 2);
         assert.equal(calls.filter((c) => /Routes$/.test(c)).length, 0);
         assert.equal(await metric('kubeward_routegc_refused_cycles_total'), 3);
         assert.ok(events.some((e) => e.reason === 'RouteGCRefused'));
-        assert.deepEqual(await nodeEvents(api, 'r7-a'), [], 'a refusal concerns the cluster, not a Node');
+        assert.deepEqual(await nodeEvents(mgmt.api, 'r7-a'), [], 'a refusal concerns the cluster, not a Node');
       });
     });
   }

@@ -2,7 +2,7 @@
 // the emulator always, real Keystone/Neutron/Nova when KUBEWARD_OPENSTACK_REAL=1 (.ci/run sets it up).
 // routegc R1 (both write methods), R5, R6 (a racing add through a second client), dry run and
 // termination; flight F3, F4 and F7 in one round.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { systemClock } from '../../src/base/clock.ts';
@@ -16,8 +16,8 @@ import { DEFAULT_FLIGHT_TIMING } from '../../src/controllers/flight/decide-fligh
 import { openStackFlightCloud } from '../../src/controllers/flight/flight-cloud.ts';
 import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
 import { FlightRunner } from '../../src/controllers/flight/flight-round.ts';
-import { contractTargets, type TargetSession } from '../openstack/contract-targets.ts';
-import { ContractFixture, type TestNet } from '../openstack/contract-fixture.ts';
+import { contractTargets } from '../openstack/contract-targets.ts';
+import { useRoutedNetwork } from '../openstack/contract-fixture.ts';
 import { FakeNodes } from './routegc-fixture.ts';
 
 /** Counts writes and can race one route add in before the first full-list update. */
@@ -43,53 +43,37 @@ function watched(real: NeutronApi, race?: () => Promise<unknown>): { neutron: Ne
 
 for (const target of contractTargets(process.env)) {
   describe(`routegc and flight on ${target.name} OpenStack`, { skip: target.skip }, () => {
-    let s: TargetSession;
-    let fx: ContractFixture;
-    let net: TestNet;
+    const tenant = useRoutedNetwork(target);
     let a: { id: string; ip: string };
     let b: { id: string; ip: string };
-    let routerId: string;
     before(async () => {
-      s = await target.open();
-      fx = new ContractFixture(s.admin);
-      net = await fx.network('10.0.0.0/24');
-      // One router for every scenario: real Neutron gives a subnet's gateway address to one router only.
-      routerId = await fx.router(net);
-      if (!s.hasNova) return;
-      const server = async (name: string) => {
-        const id = await fx.server(name, net.networkId);
-        return { id, ip: Object.values((await s.admin.nova.getServer(id))!.addresses).flat()[0]!.addr };
-      };
-      a = await server('a');
-      b = await server('b');
-    });
-    after(async () => {
-      await fx?.cleanup();
-      await s?.close();
+      if (!tenant.s.hasNova) return;
+      a = await tenant.fx.addressedServer('a', tenant.net.networkId);
+      b = await tenant.fx.addressedServer('b', tenant.net.networkId);
     });
 
     async function scenario(mode: RouteWriteMode, race?: boolean, dryRun = false) {
       const nodes = new FakeNodes();
       nodes.nodes = [{ name: 'na', addresses: [a.ip], podCidrs: ['100.100.1.0/24'], instanceId: a.id }, { name: 'nb', addresses: [b.ip], podCidrs: ['100.100.4.0/24'], instanceId: b.id }];
-      await s.admin.neutron.updateRoutes(routerId, [
+      await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
         { destination: '100.100.1.0/24', nexthop: a.ip },
         { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
         { destination: '100.100.4.0/24', nexthop: a.ip },
         { destination: '100.100.4.0/24', nexthop: b.ip },
         { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
       ]);
-      const w = watched(s.admin.neutron, race ? () => s.admin.neutron.addExtraRoutes(routerId, [{ destination: '100.100.5.0/24', nexthop: '10.0.0.55' }]) : undefined);
+      const w = watched(tenant.s.admin.neutron, race ? () => tenant.s.admin.neutron.addExtraRoutes(tenant.routerId, [{ destination: '100.100.5.0/24', nexthop: '10.0.0.55' }]) : undefined);
       const gc = new RouteGcRunner(
-        { cloud: openStackRouteGcCloud(s.admin), writer: new RouteWriter(w.neutron, { mode }), nodes, emit: async () => {}, metrics: createRouteGcMetrics(new Registry()), log: createSilentLogger() },
-        { cluster: 'k1', routerId, clusterCidr: '100.100.0.0/16', identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: s.maxRoutes, dryRun },
+        { cloud: openStackRouteGcCloud(tenant.s.admin), writer: new RouteWriter(w.neutron, { mode }), nodes, emit: async () => {}, metrics: createRouteGcMetrics(new Registry()), log: createSilentLogger() },
+        { cluster: 'k1', routerId: tenant.routerId, clusterCidr: '100.100.0.0/16', identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: tenant.s.maxRoutes, dryRun },
       );
-      const routes = async () => ((await s.admin.neutron.getRouter(routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`)).sort();
-      return { gc, w, routes, routerId };
+      const routes = async () => ((await tenant.s.admin.neutron.getRouter(tenant.routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`)).sort();
+      return { gc, w, routes, routerId: tenant.routerId };
     }
 
     for (const mode of ['atomic', 'revision'] as const) {
       test(`R1 and R5 (${mode}): the orphan and the losing duplicate go after two cycles in one write`, async (t) => {
-        if (!s.hasNova) return t.skip('Nova is not in the catalog (setup.sh without OS_IT_NOVA=1)');
+        if (!tenant.s.hasNova) return t.skip('Nova is not in the catalog (setup.sh without OS_IT_NOVA=1)');
         const { gc, w, routes } = await scenario(mode);
         await gc.cycle();
         assert.deepEqual(w.writes, []);
@@ -100,7 +84,7 @@ for (const target of contractTargets(process.env)) {
     }
 
     test('R6: a route added by someone else between read and guarded write is kept (412, read again, retry)', async (t) => {
-      if (!s.hasNova) return t.skip('Nova is not in the catalog');
+      if (!tenant.s.hasNova) return t.skip('Nova is not in the catalog');
       const { gc, routes } = await scenario('revision', true);
       await gc.cycle();
       const r = await gc.cycle();
@@ -111,7 +95,7 @@ for (const target of contractTargets(process.env)) {
     });
 
     test('dry run writes nothing; termination removes every route of the cluster CIDR', async (t) => {
-      if (!s.hasNova) return t.skip('Nova is not in the catalog');
+      if (!tenant.s.hasNova) return t.skip('Nova is not in the catalog');
       const dry = await scenario('auto', false, true);
       for (let i = 0; i < 3; i++) await dry.gc.cycle();
       assert.deepEqual(dry.w.writes, []);
@@ -122,18 +106,18 @@ for (const target of contractTargets(process.env)) {
     });
 
     test('flight F3, F4, F7: group rules, the group on the instance, tags and metadata; a second round has nothing to do', async (t) => {
-      if (!s.hasNova) return t.skip('Nova is not in the catalog');
-      const sg = await fx.securityGroup('k1-sg');
+      if (!tenant.s.hasNova) return t.skip('Nova is not in the catalog');
+      const sg = await tenant.fx.securityGroup('k1-sg');
       const nodes = new FakeNodes();
       nodes.nodes = [{ name: 'na', addresses: [a.ip], podCidrs: [], instanceId: a.id }];
       const f = new FlightRunner(
-        { cloud: openStackFlightCloud(s.admin), nodes, routes: new RouteWriter(s.admin.neutron), emit: async () => {}, metrics: createFlightMetrics(new Registry()), log: createSilentLogger(), clock: systemClock },
-        { clusterName: 'k1', clusterCidr: '100.100.0.0/16', securityGroupName: sg.name, pools: [], ...DEFAULT_FLIGHT_TIMING, rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: s.maxRoutes, checkRoles: false, dryRun: false },
+        { cloud: openStackFlightCloud(tenant.s.admin), nodes, routes: new RouteWriter(tenant.s.admin.neutron), emit: async () => {}, metrics: createFlightMetrics(new Registry()), log: createSilentLogger(), clock: systemClock },
+        { clusterName: 'k1', clusterCidr: '100.100.0.0/16', securityGroupName: sg.name, pools: [], ...DEFAULT_FLIGHT_TIMING, rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: tenant.s.maxRoutes, checkRoles: false, dryRun: false },
       );
       const first = await f.round();
       assert.deepEqual(first.failed, []);
       assert.deepEqual(first.done.map((x) => x.kind).sort(), ['add-security-group', 'add-tags', 'create-rule', 'create-rule', 'create-rule', 'merge-metadata']);
-      const server = (await s.admin.nova.getServer(a.id))!;
+      const server = (await tenant.s.admin.nova.getServer(a.id))!;
       assert.ok(server.security_groups!.some((g) => g.name === sg.name));
       assert.ok(server.tags!.includes('kubeward:cluster=k1'));
       assert.deepEqual((await f.round()).plan.actions, []);

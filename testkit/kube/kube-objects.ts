@@ -9,40 +9,30 @@ import { waitFor } from '../wait-for.ts';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
-export const VOLUME_SNAPSHOT_CRD = `
+/** A CRD of external-snapshotter's group (snapshot.storage.k8s.io/v1) that keeps any field, as the tests need no schema. */
+function snapshotterCrd(kind: string, plural: string, scope: 'Namespaced' | 'Cluster'): string {
+  return `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
-  name: volumesnapshots.snapshot.storage.k8s.io
+  name: ${plural}.snapshot.storage.k8s.io
   annotations: { api-approved.kubernetes.io: "https://github.com/kubernetes-csi/external-snapshotter/pull/419" }
 spec:
   group: snapshot.storage.k8s.io
-  scope: Namespaced
-  names: { kind: VolumeSnapshot, listKind: VolumeSnapshotList, plural: volumesnapshots, singular: volumesnapshot }
+  scope: ${scope}
+  names: { kind: ${kind}, listKind: ${kind}List, plural: ${plural}, singular: ${kind.toLowerCase()} }
   versions:
     - name: v1
       served: true
       storage: true
       schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
 `;
+}
+
+export const VOLUME_SNAPSHOT_CRD = snapshotterCrd('VolumeSnapshot', 'volumesnapshots', 'Namespaced');
 
 /** VolumeSnapshotClass (cluster-scoped, top-level `driver`), as external-snapshotter serves it. */
-export const VOLUME_SNAPSHOT_CLASS_CRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: volumesnapshotclasses.snapshot.storage.k8s.io
-  annotations: { api-approved.kubernetes.io: "https://github.com/kubernetes-csi/external-snapshotter/pull/419" }
-spec:
-  group: snapshot.storage.k8s.io
-  scope: Cluster
-  names: { kind: VolumeSnapshotClass, listKind: VolumeSnapshotClassList, plural: volumesnapshotclasses, singular: volumesnapshotclass }
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
-`;
+export const VOLUME_SNAPSHOT_CLASS_CRD = snapshotterCrd('VolumeSnapshotClass', 'volumesnapshotclasses', 'Cluster');
 
 /** Snapshot classes: `cinder` (driver cinder.csi.openstack.org) and `backup` (another driver). */
 export async function createSnapshotClasses(api: KubeApi): Promise<void> {

@@ -76,7 +76,7 @@ export function parseBulkSpec(body: unknown): Required<BulkProjectsSpec> {
   if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string' || t === '' || t.length > 60)) throw bad('serverTags must be a list of 1-60 character strings');
   const clusterCidr = b.clusterCidr ?? '100.100.0.0/16';
   const c = typeof clusterCidr === 'string' ? parseCidr(clusterCidr) : undefined;
-  if (!c || c.version !== 4 || c.prefix < 8 || c.prefix > 22 || formatCidr(c) !== clusterCidr) throw bad('clusterCidr must be an IPv4 network from /8 to /22 written in canonical form, e.g. 100.100.0.0/16');
+  if (!c || c.family !== 4 || c.prefix < 8 || c.prefix > 22 || formatCidr(c) !== clusterCidr) throw bad('clusterCidr must be an IPv4 network from /8 to /22 written in canonical form, e.g. 100.100.0.0/16');
   if (servers + orphanRoutes > 2 ** (24 - c.prefix)) throw bad(`clusterCidr ${clusterCidr} has fewer /24s than servers + orphanRoutes`);
   return { count, prefix: b.prefix, start, servers, serverName, serverMetadata: meta as Record<string, string>, serverTags: tags as string[], clusterCidr, orphanRoutes };
 }

@@ -75,8 +75,8 @@ function networkRoutes(store: EmulatorStore, t: RouteTable): void {
     const net = mustGet(ctx, store.networks, String(b.network_id), 'NetworkNotFound', `Network ${String(b.network_id)} could not be found.`);
     const c = parseCidr(String(b.cidr));
     if (!c) throw new ApiFault(400, 'HTTPBadRequest', `Invalid input for cidr. Reason: '${String(b.cidr)}' is not a valid IP subnet.`);
-    const gateway = b.gateway_ip === null ? null : typeof b.gateway_ip === 'string' ? b.gateway_ip : formatCidr({ ...c, base: c.base + 1n, prefix: c.version === 4 ? 32 : 128 }).split('/')[0]!;
-    const s: SubnetRec = { ...stamps(store, net.project_id), name: String(b.name ?? ''), network_id: net.id, cidr: formatCidr(c), ip_version: c.version, gateway_ip: gateway };
+    const gateway = b.gateway_ip === null ? null : typeof b.gateway_ip === 'string' ? b.gateway_ip : formatCidr({ ...c, base: c.base + 1n, prefix: c.family === 4 ? 32 : 128 }).split('/')[0]!;
+    const s: SubnetRec = { ...stamps(store, net.project_id), name: String(b.name ?? ''), network_id: net.id, cidr: formatCidr(c), ip_version: c.family, gateway_ip: gateway };
     store.subnets.set(s.id, s);
     return ok({ subnet: subnetView(s) }, 201);
   });
@@ -201,7 +201,7 @@ function createRule(store: EmulatorStore, ctx: Ctx, getSg: (ctx: Ctx, id: string
   const cidr = prefix ? parseCidr(prefix) : undefined;
   if (prefix && !cidr) throw new ApiFault(400, 'HTTPBadRequest', `Invalid input for remote_ip_prefix. Reason: '${prefix}' is not a valid IP subnet.`);
   const normalized = cidr ? formatCidr(cidr) : null;
-  if (cidr && (cidr.version === 4) !== (ethertype === 'IPv4')) throw new ApiFault(400, 'SecurityGroupRuleParameterConflict', `Conflicting value ethertype ${ethertype} for CIDR ${normalized}`);
+  if (cidr && (cidr.family === 4) !== (ethertype === 'IPv4')) throw new ApiFault(400, 'SecurityGroupRuleParameterConflict', `Conflicting value ethertype ${ethertype} for CIDR ${normalized}`);
   const min = b.port_range_min == null ? null : Number(b.port_range_min);
   const max = b.port_range_max == null ? null : Number(b.port_range_max);
   const protocol = b.protocol == null ? null : String(b.protocol);

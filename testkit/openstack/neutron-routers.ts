@@ -24,7 +24,7 @@ export function parseRoutes(raw: unknown): RouteRec[] {
     const destination = String(item.destination);
     const c = parseCidr(destination);
     if (!c || !destination.includes('/')) throw badRoutes(`'${destination}' is not a valid CIDR.`);
-    if (c.addr !== c.base) throw badRoutes(`'${destination}' is not a recognized CIDR, '${formatCidr(c)}' is recommended.`);
+    if (c.address !== c.base) throw badRoutes(`'${destination}' is not a recognized CIDR, '${formatCidr(c)}' is recommended.`);
     const nexthop = String(item.nexthop);
     if (!isIP(nexthop)) throw badRoutes(`'${nexthop}' is not a valid IP address.`);
     const r = { destination, nexthop };

@@ -52,7 +52,7 @@ test('an informer lists, applies watch events and re-lists after a watch failure
   inf.on('add', (o) => seen.push(`add ${o.metadata.name}`)).on('update', (o) => seen.push(`update ${o.metadata.name}`));
   inf.on('delete', (o) => seen.push(`delete ${o.metadata.name}`));
   inf.start();
-  t.after(() => inf.stop());
+  t.after(() => inf.close());
   await inf.waitForSync();
   await waitFor(() => inf.status().restarts === 1, { what: 'the watch failure' });
   clock.advance(500); // the first backoff
@@ -70,7 +70,7 @@ test('410 Gone re-lists at once without a backoff, and list failures back off ex
   );
   const inf = new Informer({ name: 't', source: src, clock, log: createSilentLogger(), initialBackoffMs: 100 });
   inf.start();
-  t.after(() => inf.stop());
+  t.after(() => inf.close());
   // list ok → watch 410 → list (fails: script exhausted) → sleep 100 → list fails → sleep 200 ...
   await waitFor(() => calls.filter((c) => c === 'list').length === 2, { what: 'the immediate re-list after 410' });
   clock.advance(99);
@@ -84,4 +84,17 @@ test('410 Gone re-lists at once without a backoff, and list failures back off ex
   clock.advance(1);
   await waitFor(() => calls.filter((c) => c === 'list').length === 4, { what: 'retry after 200 ms' });
   assert.equal(inf.hasSynced(), true, 'a later failure does not unsync the cache');
+});
+
+test('close() is idempotent: a second caller joins the first close, and the deprecated stop() is the same', async () => {
+  const clock = new ManualClock(0);
+  const { src, calls } = scripted([[obj('a', '1')]], []);
+  const inf = new Informer({ name: 't', source: src, clock, log: createSilentLogger() });
+  inf.start();
+  await inf.waitForSync();
+  await waitFor(() => calls.includes('watch@1'), { what: 'the watch' });
+  const first = inf.close();
+  assert.equal(inf.close(), first);
+  assert.equal(inf.stop(), first);
+  await first;
 });

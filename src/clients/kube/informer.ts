@@ -1,6 +1,6 @@
 // A list-then-watch cache of one kind of object that never gives up: client-node's informer stops
 // on the first error, this one re-lists after a backoff (and at once after 410 Gone), forever,
-// until stop(). Handlers see add/update/delete, including the deletions a re-list reveals.
+// until close(). Handlers see add/update/delete, including the deletions a re-list reveals.
 import type { Clock } from '../../base/clock.ts';
 import { describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
@@ -37,6 +37,7 @@ export class Informer<T extends KubeObject> {
   readonly #handlers: Record<InformerEvent, Handler<T>[]> = { add: [], update: [], delete: [] };
   readonly #abort = new AbortController();
   #running: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
   #synced = false;
   #failures = 0;
   #restarts = 0;
@@ -56,9 +57,17 @@ export class Informer<T extends KubeObject> {
     this.#running ??= this.#loop();
   }
 
-  async stop(): Promise<void> {
-    this.#abort.abort(new Error('informer stopped'));
-    await this.#running;
+  /** Stops watching and waits for the loop to end. Idempotent: later calls join the first. */
+  close(): Promise<void> {
+    return (this.#closing ??= (async () => {
+      this.#abort.abort(new Error('informer stopped'));
+      await this.#running;
+    })());
+  }
+
+  /** @deprecated the old name of close(); kept until controllers/operator calls close(). */
+  stop(): Promise<void> {
+    return this.close();
   }
 
   hasSynced(): boolean {

@@ -71,10 +71,10 @@ test('a leader whose lease calls hang steps down at the renew deadline, the fenc
   assert.equal(hung.signal?.aborted, true, 'the hung lease call was aborted, not left to the client timeout');
   assert.deepEqual(log, [`start@${t0}`, `stop@${t0 + 10_000}`]);
   assert.equal(el.fence.aborted, true, 'a replica that does not lead gets an aborted fence');
-  await el.stop({ release: false });
+  await el.close({ release: false });
 });
 
-test('stop() drops the fence before it releases the lease', async () => {
+test('close() drops the fence before it releases the lease', async () => {
   const clock = new ManualClock(0);
   const leases = new FakeLeases();
   leases.lease = { metadata: { name: 'op', namespace: 'ns', resourceVersion: '1' }, spec: { holderIdentity: null } } as Lease;
@@ -91,7 +91,7 @@ test('stop() drops the fence before it releases the lease', async () => {
     if (obj.spec.holderIdentity === null) fenceAtRelease = fence.aborted;
     return replace(obj, call);
   };
-  await el.stop();
+  await el.close();
   assert.equal(fenceAtRelease, true);
   assert.equal(leases.lease?.spec.holderIdentity, null, 'released');
 });

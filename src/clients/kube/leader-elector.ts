@@ -42,6 +42,7 @@ export class LeaderElector {
   #lastRenewMs = 0;
   #holder: string | undefined;
   #running: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
   /** Aborted when the current term ends (deadline passed, lease lost, stop). */
   #term: AbortController | undefined;
   /** Cancels the pending deadline timer when a renew moves the deadline. */
@@ -72,8 +73,20 @@ export class LeaderElector {
     this.#running ??= this.#loop();
   }
 
-  /** Stops campaigning; a leader releases the lease so a standby takes over at once. */
-  async stop(opts: { release?: boolean } = {}): Promise<void> {
+  /**
+   * Stops campaigning; a leader releases the lease (unless release is false) so a standby takes over
+   * at once. Idempotent: later calls join the first (and its release choice).
+   */
+  close(opts: { release?: boolean } = {}): Promise<void> {
+    return (this.#closing ??= this.#close(opts));
+  }
+
+  /** @deprecated the old name of close(); kept until controllers/operator calls close(). */
+  stop(opts: { release?: boolean } = {}): Promise<void> {
+    return this.close(opts);
+  }
+
+  async #close(opts: { release?: boolean }): Promise<void> {
     this.#abort.abort(new Error('leader election stopped'));
     await this.#running;
     // The fence falls before the lease is released: a standby may take over the instant it is free.

@@ -3,7 +3,7 @@
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import { OpenStackError, type OpenStackErrorDetails } from './openstack-error.ts';
-import { backoffDelayMs, isRetryable, type AttemptOutcome, type RetryPolicy } from './retry-policy.ts';
+import { retryDelayMs, isRetryable, type AttemptOutcome, type RetryPolicy } from './retry-policy.ts';
 
 export type FetchFn = (input: URL, init: RequestInit) => Promise<Response>;
 
@@ -70,7 +70,7 @@ export async function sendWithRetries(deps: SenderDeps, req: SendRequest): Promi
       return { ...a.result, attempts: attempt };
     }
     if (!again) throw noAnswerError(req, path, attempt, a, deps.policy.attemptTimeoutMs);
-    const delayMs = backoffDelayMs(attempt, deps.policy, deps.random);
+    const delayMs = retryDelayMs(attempt, deps.policy, deps.random);
     deps.log.warn({ ...fields, retryInMs: delayMs }, 'openstack request failed, retrying');
     try {
       await deps.clock.sleep(delayMs, req.signal);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { backoffDelayMs, isRetryable, type AttemptOutcome } from './retry-policy.ts';
+import { retryDelayMs, isRetryable, type AttemptOutcome } from './retry-policy.ts';
 
 const CASES: [AttemptOutcome, string, boolean, boolean][] = [
   [{ kind: 'status', status: 503 }, 'GET', false, true],
@@ -26,6 +26,6 @@ for (const [outcome, method, idempotent, want] of CASES) {
 
 test('backoff doubles per retry, stays within [ceiling/2, ceiling] and is capped', () => {
   const policy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 300, attemptTimeoutMs: 1000 };
-  assert.deepEqual([1, 2, 3, 4].map((n) => backoffDelayMs(n, policy, () => 0)), [50, 100, 150, 150]);
-  assert.deepEqual([1, 2, 3, 4].map((n) => backoffDelayMs(n, policy, () => 1)), [100, 200, 300, 300]);
+  assert.deepEqual([1, 2, 3, 4].map((n) => retryDelayMs(n, policy, () => 0)), [50, 100, 150, 150]);
+  assert.deepEqual([1, 2, 3, 4].map((n) => retryDelayMs(n, policy, () => 1)), [100, 200, 300, 300]);
 });

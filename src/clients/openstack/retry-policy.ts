@@ -24,8 +24,12 @@ export function isRetryable(outcome: AttemptOutcome, method: string, idempotent:
   return method !== 'POST' && method !== 'PATCH' ? true : idempotent;
 }
 
-/** Exponential backoff with "equal jitter": half fixed, half random, so retries from many clients spread. */
-export function backoffDelayMs(retry: number, policy: RetryPolicy, random: () => number = Math.random): number {
+/**
+ * The wait before retry `retry` (1-based) of one request: exponential with "equal jitter", half fixed,
+ * half random, so retries from many clients spread. Not the work queue's `backoffDelayMs`
+ * (controllers/runtime/backoff.ts), which spaces whole reconciles of a failing key, without jitter.
+ */
+export function retryDelayMs(retry: number, policy: RetryPolicy, random: () => number = Math.random): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }

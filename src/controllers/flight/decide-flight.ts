@@ -4,7 +4,7 @@
 // while the view is in doubt, and per-round budgets. Acts only on proven instances (the runner
 // passes those as `instances`).
 import { applyBudgets, DEFAULT_BUDGETS, type BudgetKind, type Budgets } from '../managed-cluster/blast-budget.ts';
-import { parseCidr } from '../managed-cluster/cidr.ts';
+import { parseCidr } from '../../base/ip.ts';
 import { clusterCidrProblem, podCidrsOutside } from '../managed-cluster/cidr-scope.ts';
 import { doubtAboutView, type Doubt } from '../managed-cluster/view-doubt.ts';
 import { decideGroupAssignment, decideGroupResync, decideGroupRules, pickGroup } from './decide-security-group.ts';

@@ -2,7 +2,7 @@
 // elsewhere) is a RouteMissing condition and, when allowed, a route to add within the route limit;
 // several routes for one pod CIDR, or one whose next hop is no live instance, is a RouteConflict.
 import type { ExtraRoute } from '../../clients/openstack/openstack-types.ts';
-import { normalizeIp, parseCidr, sameCidrText } from '../managed-cluster/cidr.ts';
+import { ipKey, parseCidr, sameCidrText } from '../../base/ip.ts';
 import { hopsOfNode, mapInstancesToNodes, validNextHops, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
 import type { FlightAction, FlightFinding, NodeConditionWish } from './flight-types.ts';
 
@@ -29,8 +29,8 @@ export function decideRouteHealth(routes: readonly ExtraRoute[], instances: read
     let target: ExtraRoute | undefined;
     for (const pod of n.podCidrs.filter((p) => parseCidr(p) !== undefined)) {
       const mine = routes.filter((r) => sameCidrText(r.destination, pod));
-      const toNode = mine.filter((r) => hops.has(normalizeIp(r.nexthop)));
-      const stale = mine.filter((r) => !valid.has(normalizeIp(r.nexthop)));
+      const toNode = mine.filter((r) => hops.has(ipKey(r.nexthop)));
+      const stale = mine.filter((r) => !valid.has(ipKey(r.nexthop)));
       if (toNode.length === 0) {
         missing.push(mine.length === 0 ? `no route for ${pod}` : `${pod} is routed to ${mine.map((r) => r.nexthop).join(', ')}, not to this Node`);
         const hop = nextHopFor(n, pod);

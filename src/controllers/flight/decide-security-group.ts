@@ -1,7 +1,7 @@
 // Repairs 1 and 2 (pure): the pod-CIDR rules in the cluster's security group, the group on every
 // running instance, and the optional forced resync for Nodes whose pod traffic is broken.
 import type { SecurityGroup } from '../../clients/openstack/openstack-types.ts';
-import { parseCidr, sameCidrText } from '../managed-cluster/cidr.ts';
+import { parseCidr, sameCidrText } from '../../base/ip.ts';
 import type { ClusterInstance, ClusterNode } from '../managed-cluster/cluster-view.ts';
 import type { FlightAction, FlightFinding } from './flight-types.ts';
 import { isRunning } from './instance-state.ts';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { clusterCidrProblem, podCidrsOutside } from './cidr-scope.ts';
-import { parseCidr } from './cidr.ts';
+import { parseCidr } from '../../base/ip.ts';
 
 const v4 = fc.tuple(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 })).map((o) => o.join('.'));
 

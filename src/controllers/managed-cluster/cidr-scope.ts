@@ -2,7 +2,7 @@
 // every security-group rule it opens is bounded by it, so a CIDR that is too wide (0.0.0.0/0 would
 // make every IPv4 route of a shared router "the cluster's") or that does not hold the Nodes' pod
 // CIDRs (a wrong value) is refused before any decision.
-import { cidrWithin, parseCidr, type Cidr } from './cidr.ts';
+import { cidrWithin, parseCidr, type Cidr } from '../../base/ip.ts';
 import type { ClusterNode } from './cluster-view.ts';
 
 /** Narrowest allowed prefix length without force: a /8 is already 16 M IPv4 addresses; /32 is an IPv6 site allocation. */

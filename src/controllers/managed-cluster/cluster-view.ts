@@ -1,7 +1,7 @@
 // What the controllers know about one cluster: its instances and Nodes, mapped to each other by
 // providerID first and (unique) name second, and the next hops that belong to them (pure).
 // Which instances are provably the cluster's is cluster-identity.ts's call.
-import { normalizeIp } from './cidr.ts';
+import { ipKey as normalizeIp } from '../../base/ip.ts';
 
 /** A Nova server as the controllers see it; addresses include floating IPs. */
 export interface ClusterInstance {

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { cidrWithin, normalizeIp, parseCidr, sameCidrText } from '../managed-cluster/cidr.ts';
+import { cidrWithin, ipKey, parseCidr, sameCidrText } from '../../base/ip.ts';
 import { routeKey, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
 import { decideRouteGc, type RouteGcMemory, type RouteGcOptions } from './decide-routegc.ts';
 
@@ -44,7 +44,7 @@ test('routegc removes only confirmed, in-CIDR routes of the router that no ownin
         assert.ok(cluster.prefix >= 8, 'never with a wide or /0 scope');
         assert.ok(routeKey(f.route) in memory.suspects, 'seen twice');
         const owner = nodes.find((n) => n.podCidrs.some((p) => sameCidrText(p, f.route.destination)));
-        if (owner) assert.ok(!owner.addresses.map(normalizeIp).includes(normalizeIp(f.route.nexthop)), 'never the route to the Node that owns the pod CIDR');
+        if (owner) assert.ok(!owner.addresses.map(ipKey).includes(ipKey(f.route.nexthop)), 'never the route to the Node that owns the pod CIDR');
       }
       if (w.unknownServers > 0 || (nodes.length === 0 && !w.prefixes)) assert.deepEqual(d.remove, [], 'doubtful view');
     }),

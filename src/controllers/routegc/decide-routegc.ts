@@ -4,7 +4,7 @@
 // at all. Every refusal says why; the dry run reports exactly this decision.
 import type { ExtraRoute } from '../../clients/openstack/openstack-types.ts';
 import { applyBudget, DEFAULT_BUDGETS } from '../managed-cluster/blast-budget.ts';
-import { cidrWithin, normalizeIp, parseCidr, sameCidr, type Cidr } from '../managed-cluster/cidr.ts';
+import { cidrWithin, ipKey, parseCidr, sameCidr, type Cidr } from '../../base/ip.ts';
 import { clusterCidrProblem, podCidrsOutside, type CidrPolicy } from '../managed-cluster/cidr-scope.ts';
 import { hopsOfNode, mapInstancesToNodes, routeKey, validNextHops, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
 import { doubtAboutView } from '../managed-cluster/view-doubt.ts';
@@ -136,7 +136,7 @@ function findSuspects(ours: readonly ExtraRoute[], instances: readonly ClusterIn
   const valid = validNextHops(instances, nodes);
   const findings: RouteFinding[] = [];
   for (const r of ours) {
-    if (!valid.has(normalizeIp(r.nexthop))) findings.push({ route: r, reason: 'orphaned', detail: `next hop ${r.nexthop} is no instance or Node of the cluster` });
+    if (!valid.has(ipKey(r.nexthop))) findings.push({ route: r, reason: 'orphaned', detail: `next hop ${r.nexthop} is no instance or Node of the cluster` });
   }
   const orphaned = new Set(findings.map((f) => routeKey(f.route)));
   const unresolved: RouteFinding[] = [];
@@ -146,7 +146,7 @@ function findSuspects(ours: readonly ExtraRoute[], instances: readonly ClusterIn
     if (live.length < 2) continue;
     const owner = nodes.find((n) => n.podCidrs.some((p) => { const c = parseCidr(p); return c !== undefined && sameCidr(c, group.cidr); }));
     const ownerHops = owner ? hopsOfNode(owner, map) : new Set<string>();
-    const keep = live.filter((r) => ownerHops.has(normalizeIp(r.nexthop)));
+    const keep = live.filter((r) => ownerHops.has(ipKey(r.nexthop)));
     if (!owner || keep.length === 0) {
       const why = owner ? `none of the next hops is Node ${owner.name}, which owns the pod CIDR` : 'no Node owns this pod CIDR';
       for (const r of live) unresolved.push({ route: r, reason: 'duplicate', detail: `${live.length} routes for ${r.destination}; ${why}` });

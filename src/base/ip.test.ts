@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cidrWithin, normalizeIp, parseCidr, sameCidrText } from './cidr.ts';
+import { cidrWithin, ipKey, parseCidr, sameCidrText } from './ip.ts';
 
 test('a prefix lies within another only when both its first and last address do', () => {
   const cases: [string, string, boolean][] = [
@@ -24,5 +24,5 @@ test('host bits and IPv6 spellings do not make two equal prefixes differ', () =>
   assert.ok(sameCidrText('100.100.4.7/24', '100.100.4.0/24'));
   assert.ok(sameCidrText('fd00:0:0::/48', 'fd00::/48'));
   assert.ok(!sameCidrText('100.100.4.0/24', '100.100.4.0/25'));
-  assert.equal(normalizeIp('fd00::1'), normalizeIp('fd00:0:0:0:0:0:0:1'));
+  assert.equal(ipKey('fd00::1'), ipKey('fd00:0:0:0:0:0:0:1'));
 });
