@@ -1,11 +1,11 @@
 // Dials one upstream for one client connection, with a hard connect timeout. The outcome is a
 // value: a connected socket with its handshake latency, or the reason it failed.
-import { connect, type OnReadOpts, type Socket } from 'node:net';
+import type { OnReadOpts } from 'node:net';
 import { classifyProbeError, type ProbeReason } from '../probe/probe-result.ts';
-import { UPSTREAM_KEEPALIVE } from './forward-connection.ts';
+import { RelaySocket, UPSTREAM_KEEPALIVE } from './forward-connection.ts';
 
 export type ConnectOutcome =
-  | { ok: true; socket: Socket; latencyMs: number }
+  | { ok: true; socket: RelaySocket; latencyMs: number }
   | { ok: false; reason: ProbeReason; detail: string; latencyMs: number };
 
 export interface ConnectOptions {
@@ -24,7 +24,8 @@ export function connectUpstream(opts: ConnectOptions): Promise<ConnectOutcome> {
     // allowHalfOpen: the forwarder passes each FIN on itself instead of Node ending the other way.
     // noDelay as an option: Node sets it once, on the connected socket. Paused, so no byte is read
     // before the forwarder is wired.
-    const socket = connect({ host: opts.host, port: opts.port, allowHalfOpen: true, noDelay: true, onread: opts.onread });
+    // (net.connect is new Socket(options).connect(options); the subclass carries the relay's link.)
+    const socket = new RelaySocket({ allowHalfOpen: true, noDelay: true, onread: opts.onread }).connect({ host: opts.host, port: opts.port });
     socket.pause();
     let timer: NodeJS.Timeout | undefined;
     const onError = (err: Error) => {
