@@ -9,7 +9,7 @@ import { formatHostPort, type HostPort } from '../config/fields.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 import { ConnectionSet } from './connection-set.ts';
 import { connectUpstream } from './connect-upstream.ts';
-import { adoptAccepted } from './adopt-socket.ts';
+import { socketOnHandle, type AcceptedHandle } from './adopt-socket.ts';
 import { destroyOnError, ForwardedConnection, relayRead, type ForwardOwner, type RelaySocket } from './forward-connection.ts';
 import { HealthChecker } from './health-checker.ts';
 import { ListenerSet } from './listener-set.ts';
@@ -225,7 +225,7 @@ export class Frontend {
    * runs out, so checks and established connections go on. Logged once when the cap starts
    * biting and once when it stops.
    */
-  #overCap(accepted: Socket): boolean {
+  #overCap(accepted: AcceptedHandle): boolean {
     if (this.#open < this.#cap) {
       if (this.#capRejected !== undefined) {
         this.#deps.log.info({ frontend: this.name, cap: this.#cap, rejected: this.#capRejected }, 'below the connection cap again');
@@ -233,7 +233,7 @@ export class Frontend {
       }
       return false;
     }
-    accepted.destroy();
+    accepted.close();
     this.#deps.metrics.rejected.inc({ frontend: this.name, why: 'cap' });
     if (this.#capRejected === undefined) {
       this.#deps.log.warn({ frontend: this.name, cap: this.#cap }, 'connection cap reached: new client connections are closed at accept until some end (--max-connections)');
@@ -256,20 +256,19 @@ export class Frontend {
     this.#listenerErrors = { code, loggedAt: now, suppressed: 0 };
   }
 
-  #accept(accepted: Socket): void {
+  #accept(accepted: AcceptedHandle): void {
     if (this.#overCap(accepted)) return;
     this.counters.accepted++;
     const { buffers } = this.#deps;
     const slice = buffers.take();
     let client: RelaySocket;
     try {
-      client = adoptAccepted(accepted, { buffer: slice, callback: relayRead });
+      client = socketOnHandle(accepted, { buffer: slice, callback: relayRead });
     } catch {
       buffers.give(slice);
-      accepted.destroy();
+      accepted.close();
       return;
     }
-    // Counted on the adopted socket: the accepted wrapper closes at once (see adopt-socket.ts).
     // Uncounted when the connection closes (connectionClosed) or, if it is never forwarded, when
     // the client closes (#giveWhenClosed).
     this.#open++;
