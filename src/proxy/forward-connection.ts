@@ -22,6 +22,15 @@ const EMPTY = Buffer.alloc(0);
 /** A socket of the data path: knows the connection it is a leg of, once the forwarder has it. */
 export class RelaySocket extends Socket {
   conn: ForwardedConnection | undefined = undefined;
+  /** While an upstream socket connects (connect-upstream.ts). */
+  attempt: PendingConnect | undefined = undefined;
+}
+
+/** An upstream connect in flight, told how it ends (connect-upstream.ts's ConnectAttempt). */
+export interface PendingConnect {
+  connected(socket: RelaySocket): void;
+  failed(socket: RelaySocket, err: Error): void;
+  timedOut(socket: RelaySocket): void;
 }
 
 /**
@@ -66,13 +75,15 @@ export function relayRead(this: RelaySocket, bytes: number, slice: Buffer): bool
   return false;
 }
 
-/** Until the forwarder owns a socket, an error only closes it (the frontend sees the close). */
-export function destroyOnError(this: Socket): void {
-  this.destroy();
-}
-
-function onLegError(this: RelaySocket): void {
-  this.conn!.destroy();
+/**
+ * The one 'error' listener of a relay socket, for its whole life (one listener, never removed): a
+ * connect attempt fails, a forwarded connection closes both legs, and a client not forwarded yet is
+ * closed (the frontend sees the close).
+ */
+export function relayError(this: RelaySocket, err: Error): void {
+  if (this.conn) this.conn.destroy();
+  else if (this.attempt) this.attempt.failed(this, err);
+  else this.destroy();
 }
 
 function onLegClose(this: RelaySocket, hadError: boolean): void {
@@ -113,7 +124,7 @@ export class ForwardedConnection {
 
   /**
    * Takes ownership of both sockets. Both must be paused, created with `onread` callbacks of
-   * relayRead on their slices, and allowHalfOpen.
+   * relayRead on their slices, allowHalfOpen, and have relayError as their 'error' listener.
    */
   constructor(client: RelaySocket, upstream: RelaySocket, upstreamKey: string, owner: ForwardOwner, opts: ForwardOptions) {
     this.client = client;
@@ -128,8 +139,6 @@ export class ForwardedConnection {
     this.#owner = owner;
     client.conn = this;
     upstream.conn = this;
-    client.on('error', onLegError);
-    upstream.on('error', onLegError);
     client.on('close', onLegClose);
     upstream.on('close', onLegClose);
     // With allowHalfOpen Node closes a socket once both its directions are done.

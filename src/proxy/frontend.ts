@@ -10,7 +10,7 @@ import type { ProbeResult } from '../probe/probe-result.ts';
 import { ConnectionSet } from './connection-set.ts';
 import { connectUpstream } from './connect-upstream.ts';
 import { socketOnHandle, type AcceptedHandle } from './adopt-socket.ts';
-import { destroyOnError, ForwardedConnection, relayRead, type ForwardOwner, type RelaySocket } from './forward-connection.ts';
+import { ForwardedConnection, relayError, relayRead, type ForwardOwner, type RelaySocket } from './forward-connection.ts';
 import { HealthChecker } from './health-checker.ts';
 import { ListenerSet } from './listener-set.ts';
 import { pickUpstream } from './pick-upstream.ts';
@@ -272,7 +272,7 @@ export class Frontend {
     // Uncounted when the connection closes (connectionClosed) or, if it is never forwarded, when
     // the client closes (#giveWhenClosed).
     this.#open++;
-    client.on('error', destroyOnError); // until the forwarder owns it
+    client.on('error', relayError);
     void this.#forward(client, slice).then((forwarded) => {
       if (!forwarded) this.#giveWhenClosed(client, slice);
     });
@@ -335,7 +335,6 @@ export class Frontend {
           return false;
         }
         this.#deps.metrics.connections.inc(labels);
-        client.off('error', destroyOnError);
         const conn = new ForwardedConnection(client, out.socket, pick.key, this.#owner, {
           idleTimeoutMs: config.idleTimeoutMs,
           startedAt: this.#deps.clock.now(),
