@@ -62,7 +62,8 @@ export class ConnectionSet {
    * `active` on every chunk; the sweep clears it and adds the time since its last run to the quiet
    * time of those that stayed inactive. Public for tests; the timer calls it.
    */
-  sweepIdle(elapsedMs = performance.now() - this.#sweptAt): void {
+  sweepIdle(elapsedMs = Math.round(performance.now() - this.#sweptAt)): void {
+    // Whole milliseconds: quiet times stay small integers, which V8 stores without a box.
     this.#sweptAt += elapsedMs;
     for (const set of this.#byUpstream.values()) {
       for (const c of set) {
