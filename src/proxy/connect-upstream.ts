@@ -2,9 +2,9 @@
 // value: a connected socket with its handshake latency, or the reason it failed.
 //
 // The socket's 'connect' and 'error' listeners are functions of this module and stay for the
-// socket's life (relayError is also the forwarder's error listener): a listener removed from a
-// socket turns its event table into a slower, larger dictionary, and a closure per attempt is an
-// object per connection.
+// socket's life (relayError is also the forwarder's error listener): no closure per attempt and no
+// listener added and removed per connection (CPU per new connection; a heap snapshot showed no
+// difference in what an established connection keeps).
 import type { OnReadOpts } from 'node:net';
 import { classifyProbeError, type ProbeReason } from '../probe/probe-result.ts';
 import { relayError, RelaySocket, UPSTREAM_KEEPALIVE, type PendingConnect } from './forward-connection.ts';
