@@ -1,25 +1,73 @@
-// Re-wraps a freshly accepted socket so that it reads into a buffer of ours: net.Server has no
-// `onread` option (only net.connect and new Socket have), so the accepted handle is moved into a
-// new Socket that has one. Must run before the socket has read anything (pauseOnConnect).
-import { Socket, type OnReadOpts } from 'node:net';
+// Accepted connections as bare handles, wrapped once in a socket that reads into a buffer of ours.
+// net.Server has no `onread` option (only net.connect and new Socket have), and it wraps every
+// accepted handle in a Socket of its own; the proxy needs one with `onread`. Two ways:
+// - takeAccepts: the listening handle's `onconnection` (what net.Server itself installs, lib/net.js)
+//   is replaced by one that applies the server's noDelay and keep-alive to the handle, as Node's
+//   does, and hands the handle on: no Socket is built and thrown away per connection.
+// - detachHandle, the fallback when the server has no such handle: the handle is moved out of the
+//   Socket net.Server built, which is then destroyed.
+// Either way the server does not count the connection, so server.close() does not wait for it; the
+// proxy's ConnectionSet decides about established connections.
+import type { OnReadOpts, Server, Socket } from 'node:net';
+import { getSystemErrorName } from 'node:util';
+import { RelaySocket } from './forward-connection.ts';
 
-interface WithHandle {
-  _handle: unknown;
+/** libuv's TCP handle (tcp_wrap's TCP) as far as the proxy touches it. */
+export interface AcceptedHandle {
+  close(): void;
+  setNoDelay?(on: boolean): number;
+  setKeepAlive?(on: boolean, delaySeconds: number): number;
+}
+
+interface ListenHandle {
+  onconnection?: (err: number, handle: AcceptedHandle | undefined) => void;
+}
+
+/** What the listener was created with (lib/net.js keeps them on the server under these names). */
+export interface AcceptOptions {
+  noDelay: boolean;
+  /** Keep-alive's initial delay in seconds; undefined: no keep-alive. */
+  keepAliveSeconds: number | undefined;
 }
 
 /**
- * Returns a paused, half-open-capable socket on the same connection, reading through `onread`.
- * The accepted wrapper is left without its handle and destroyed, which only settles the server's
- * connection count (server.close() would otherwise wait for it); the connection itself stays open.
+ * Makes the listening server hand each accepted connection to onHandle as a bare handle. False when
+ * the server has no listening handle with `onconnection` (then use its 'connection' event and
+ * detachHandle). Call once the server listens.
  */
-export function adoptAccepted(accepted: Socket, onread: OnReadOpts): Socket {
-  const holder = accepted as unknown as WithHandle;
-  const handle = holder._handle;
-  if (!handle) throw new Error('adoptAccepted: the accepted socket has no handle (already closed)');
+export function takeAccepts(server: Server, opts: AcceptOptions, onHandle: (handle: AcceptedHandle) => void): boolean {
+  const listening = (server as unknown as { _handle?: ListenHandle | null })._handle;
+  if (!listening || typeof listening.onconnection !== 'function') return false;
+  const { noDelay, keepAliveSeconds } = opts;
+  listening.onconnection = (err, handle) => {
+    if (err || !handle) {
+      // As net.Server does: an accept error (EMFILE, ENFILE, ...) is the server's 'error'.
+      const code = err ? getSystemErrorName(err) : 'EINVAL';
+      server.emit('error', Object.assign(new Error(`accept ${code}`), { code, errno: err, syscall: 'accept' }));
+      return;
+    }
+    if (noDelay) handle.setNoDelay?.(true);
+    if (keepAliveSeconds !== undefined) handle.setKeepAlive?.(true, keepAliveSeconds);
+    onHandle(handle);
+  };
+  return true;
+}
+
+/** The handle of a socket net.Server built, taken out of it; the socket is destroyed (it has nothing left to close). */
+export function detachHandle(accepted: Socket): AcceptedHandle | undefined {
+  const holder = accepted as unknown as { _handle: AcceptedHandle | null };
+  const handle = holder._handle ?? undefined;
   holder._handle = null;
+  accepted.destroy();
+  return handle;
+}
+
+/**
+ * A paused, half-open-capable socket on an accepted handle, reading through `onread`. Must be
+ * called before anything read from the handle (net.Server's pauseOnConnect, or takeAccepts).
+ */
+export function socketOnHandle(handle: AcceptedHandle, onread: OnReadOpts): RelaySocket {
   // handle and pauseOnCreate are what net.Server passes for an accepted socket (lib/net.js onconnection).
   const opts = { handle, allowHalfOpen: true, pauseOnCreate: true, readable: true, writable: true, onread };
-  const socket = new Socket(opts as unknown as ConstructorParameters<typeof Socket>[0]);
-  accepted.destroy();
-  return socket;
+  return new RelaySocket(opts as unknown as ConstructorParameters<typeof RelaySocket>[0]);
 }

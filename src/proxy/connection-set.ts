@@ -1,7 +1,17 @@
 // The established connections of one frontend, by upstream: closes an upstream's connections spread
-// over a window (dead or drained upstream), waits for all to finish (shutdown), keeps byte totals.
+// over a window (dead or drained upstream), waits for all to finish (shutdown), keeps byte totals,
+// and closes idle ones with one shared sweep.
 import type { ForwardedConnection } from './forward-connection.ts';
 import { planCloseDelays } from './plan-close-delays.ts';
+
+/**
+ * The idle sweep's period for an idle timeout: an eighth of it, between 10 ms and 1 s. A connection
+ * is closed after between idleTimeout and idleTimeout plus two periods without a byte (at most a
+ * quarter more for short timeouts, 2 s more for long ones).
+ */
+export function sweepPeriodMs(idleTimeoutMs: number): number {
+  return Math.min(1000, Math.max(10, Math.floor(idleTimeoutMs / 8)));
+}
 
 export interface ByteTotals {
   toUpstream: number;
@@ -15,6 +25,13 @@ export class ConnectionSet {
   readonly #timers = new Set<NodeJS.Timeout>();
   #idleWaiters: (() => void)[] = [];
   #size = 0;
+  /**
+   * One timer for every connection's idle timeout instead of one per socket: a timer per socket is
+   * an object per connection and a timer-list update at every read and write (Node refreshes it).
+   */
+  #sweep: NodeJS.Timeout | undefined;
+  #sweepMs = 0;
+  #sweptAt = 0;
 
   get size(): number {
     return this.#size;
@@ -26,6 +43,38 @@ export class ConnectionSet {
     set.add(conn);
     this.#size++;
     this.#totals.set(conn.upstreamKey, (this.#totals.get(conn.upstreamKey) ?? 0) + 1);
+    if (conn.idleTimeoutMs > 0) this.#sweepFor(conn.idleTimeoutMs);
+  }
+
+  /** Runs the sweep at least as often as this idle timeout needs. */
+  #sweepFor(idleTimeoutMs: number): void {
+    const ms = sweepPeriodMs(idleTimeoutMs);
+    if (this.#sweep !== undefined && this.#sweepMs <= ms) return;
+    clearInterval(this.#sweep);
+    this.#sweepMs = ms;
+    this.#sweptAt = performance.now();
+    this.#sweep = setInterval(() => this.sweepIdle(), ms);
+    this.#sweep.unref();
+  }
+
+  /**
+   * Closes connections that moved no byte for their idle timeout. Each connection's relays set
+   * `active` on every chunk; the sweep clears it and adds the time since its last run to the quiet
+   * time of those that stayed inactive. Public for tests; the timer calls it.
+   */
+  sweepIdle(elapsedMs = Math.round(performance.now() - this.#sweptAt)): void {
+    // Whole milliseconds: quiet times stay small integers, which V8 stores without a box.
+    this.#sweptAt += elapsedMs;
+    for (const set of this.#byUpstream.values()) {
+      for (const c of set) {
+        if (c.active) {
+          c.active = false;
+          c.quietMs = 0;
+        } else if (c.idleTimeoutMs > 0 && (c.quietMs += elapsedMs) >= c.idleTimeoutMs) {
+          c.destroy();
+        }
+      }
+    }
   }
 
   /** Called from the connection's onClose; records its bytes. */
@@ -37,7 +86,11 @@ export class ConnectionSet {
     totals.toUpstream += conn.bytesToUpstream;
     totals.toClient += conn.bytesToClient;
     this.#closedBytes.set(conn.upstreamKey, totals);
-    if (this.#size === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+    if (this.#size === 0) {
+      clearInterval(this.#sweep);
+      this.#sweep = undefined;
+      for (const wake of this.#idleWaiters.splice(0)) wake();
+    }
   }
 
   /** Connections ever established to the upstream. */
@@ -113,6 +166,8 @@ export class ConnectionSet {
 
   /** Abortive: every connection and pending close now. */
   destroyAll(): void {
+    clearInterval(this.#sweep);
+    this.#sweep = undefined;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
     for (const set of this.#byUpstream.values()) for (const c of set) c.destroy();

@@ -1,21 +1,13 @@
 // Moves bytes between a client and an upstream, both ways, and nothing else: explicit half-close,
-// one idle timer. Each socket reads into a preallocated slice (net's `onread`) and the slice is
-// written on as it is: per chunk one read, one write and a Buffer view; no copy, no closure, no log.
-// Byte counts come from the sockets themselves.
-import type { Socket } from 'node:net';
-
-export interface ForwardOptions {
-  /** Close the pair after this long without a byte either way; 0 means never. */
-  idleTimeoutMs: number;
-  /** Called once, after both sockets have closed (no write refers to either read slice any more). */
-  onClose: (conn: ForwardedConnection) => void;
-  /** Start time (ms) from the caller's clock; default Date.now(). */
-  startedAt?: number;
-  /** After the client's first bytes, how long the upstream may stay silent; 0 or absent: forever. */
-  firstByteTimeoutMs?: number;
-  /** Called once when the upstream stayed silent that long (the connection itself is left alone). */
-  onNoAnswer?: (conn: ForwardedConnection) => void;
-}
+// idleness noted for the connection set's shared sweep. Each socket reads into a preallocated slice
+// (net's `onread`) and the slice is written on as it is: per chunk one read, one write and a Buffer
+// view; no copy, no log. Byte counts come from the sockets themselves.
+//
+// Per connection this allocates the two sockets and one ForwardedConnection, and no closure: every
+// listener and the read callback are functions of this module that find their connection through
+// the socket they are called on (`this`). Idle connections are what a node holds by the thousand
+// (docs/proxy-performance.md has the measurements).
+import { Socket } from 'node:net';
 
 /**
  * TCP keep-alive for the upstream leg, set once the connect has succeeded (connect-upstream.ts):
@@ -27,101 +19,169 @@ export const UPSTREAM_KEEPALIVE = { enable: true, initialDelay: 15_000, interval
 
 const EMPTY = Buffer.alloc(0);
 
+/** A socket of the data path: knows the connection it is a leg of, once the forwarder has it. */
+export class RelaySocket extends Socket {
+  conn: ForwardedConnection | undefined = undefined;
+  /** While an upstream socket connects (connect-upstream.ts). */
+  attempt: PendingConnect | undefined = undefined;
+}
+
+/** An upstream connect in flight, told how it ends (connect-upstream.ts's ConnectAttempt). */
+export interface PendingConnect {
+  connected(socket: RelaySocket): void;
+  failed(socket: RelaySocket, err: Error): void;
+  timedOut(socket: RelaySocket): void;
+}
+
 /**
- * One direction. Its onRead is the reading socket's `onread.callback`: it writes the bytes just
- * read, and when the kernel did not take them all at once (the rest still points into the read
- * slice) it stops reading until they are out, so the slice is never read into while referenced.
+ * What the forwarder tells its owner (the frontend): one object per frontend, not a callback per
+ * connection.
  */
-export class Relay {
-  from: Socket | undefined;
-  to: Socket | undefined;
-  /** Called before the first chunk is passed on, then dropped (one property test per chunk). */
-  onFirst: (() => void) | undefined;
+export interface ForwardOwner {
+  /** Both sockets have closed: no write refers to either read slice any more. Called once. */
+  connectionClosed(conn: ForwardedConnection): void;
+  /** After the client's first bytes the upstream stayed silent firstByteTimeoutMs (the connection itself is left alone). */
+  noAnswer(conn: ForwardedConnection): void;
+}
 
-  readonly onRead = (bytes: number, slice: Buffer): boolean => {
-    if (this.onFirst !== undefined) {
-      const first = this.onFirst;
-      this.onFirst = undefined;
-      first();
-    }
-    const to = this.to!;
-    to.write(slice.subarray(0, bytes));
-    if (to.writableLength === 0) return true;
-    // An empty write's callback runs once everything queued before it has been written.
-    to.write(EMPTY, this.#flushed);
-    return false;
-  };
+export interface ForwardOptions {
+  /** Close the pair after this long without a byte either way; 0 means never (see ConnectionSet's sweep). */
+  idleTimeoutMs: number;
+  /** Start time (ms) from the caller's clock. */
+  startedAt: number;
+  /** After the client's first bytes, how long the upstream may stay silent; 0 or absent: forever. */
+  firstByteTimeoutMs?: number;
+  /** The read slices of the client and of the upstream (for the owner to give back). */
+  clientSlice: Buffer;
+  upstreamSlice: Buffer;
+}
 
-  readonly #flushed = (err?: Error | null): void => {
-    const from = this.from!;
-    if (!err && !from.destroyed) from.resume();
-  };
+/**
+ * The `onread.callback` of both legs (net calls it on the socket that read). Writes the bytes just
+ * read to the other leg, and when the kernel did not take them all at once (the rest still points
+ * into the read slice) stops reading until they are out, so the slice is never read into while
+ * referenced.
+ */
+export function relayRead(this: RelaySocket, bytes: number, slice: Buffer): boolean {
+  const conn = this.conn!;
+  conn.active = true;
+  const fromClient = this === conn.client;
+  if (conn.watchingFirstByte) conn.firstBytes(fromClient);
+  const to = fromClient ? conn.upstream : conn.client;
+  to.write(slice.subarray(0, bytes));
+  if (to.writableLength === 0) return true;
+  // An empty write's callback runs once everything queued before it has been written.
+  to.write(EMPTY, conn.resumeWhenFlushed(fromClient));
+  return false;
+}
+
+/**
+ * The one 'error' listener of a relay socket, for its whole life (one listener, never removed): a
+ * connect attempt fails, a forwarded connection closes both legs, and a client not forwarded yet is
+ * closed (the frontend sees the close).
+ */
+export function relayError(this: RelaySocket, err: Error): void {
+  if (this.conn) this.conn.destroy();
+  else if (this.attempt) this.attempt.failed(this, err);
+  else this.destroy();
+}
+
+function onLegClose(this: RelaySocket, hadError: boolean): void {
+  this.conn!.legClosed(hadError);
+}
+
+/** A FIN from one side becomes end() on the other; the reverse direction keeps flowing until its own FIN. */
+function onLegEnd(this: RelaySocket): void {
+  const conn = this.conn!;
+  (this === conn.client ? conn.upstream : conn.client).end();
+}
+
+function onFirstByteTimeout(conn: ForwardedConnection): void {
+  conn.firstByteTimedOut();
 }
 
 export class ForwardedConnection {
-  readonly client: Socket;
-  readonly upstream: Socket;
+  readonly client: RelaySocket;
+  readonly upstream: RelaySocket;
   readonly upstreamKey: string;
   readonly startedAt: number;
+  readonly idleTimeoutMs: number;
+  readonly firstByteTimeoutMs: number;
+  readonly clientSlice: Buffer;
+  readonly upstreamSlice: Buffer;
+  /** A byte moved since the idle sweep last looked; the sweep clears it. */
+  active = true;
+  /** Milliseconds the idle sweep has seen no byte (reset when it finds the connection active). */
+  quietMs = 0;
+  /** The first-byte watch is on: the relays report first bytes (one property test per chunk). */
+  watchingFirstByte: boolean;
+  readonly #owner: ForwardOwner;
   #open = 2;
+  #firstByteTimer: NodeJS.Timeout | undefined = undefined;
+  /** Created at the first backpressure of each direction only: most connections never need one. */
+  #resumeClient: ((err?: Error | null) => void) | undefined = undefined;
+  #resumeUpstream: ((err?: Error | null) => void) | undefined = undefined;
 
   /**
-   * Takes ownership of both sockets. Both must be paused and created with `onread` callbacks of
-   * `toUpstream` (client) and `toClient` (upstream), and allowHalfOpen.
+   * Takes ownership of both sockets. Both must be paused, created with `onread` callbacks of
+   * relayRead on their slices, allowHalfOpen, and have relayError as their 'error' listener.
    */
-  constructor(client: Socket, upstream: Socket, upstreamKey: string, relays: { toUpstream: Relay; toClient: Relay }, opts: ForwardOptions) {
+  constructor(client: RelaySocket, upstream: RelaySocket, upstreamKey: string, owner: ForwardOwner, opts: ForwardOptions) {
     this.client = client;
     this.upstream = upstream;
     this.upstreamKey = upstreamKey;
-    this.startedAt = opts.startedAt ?? Date.now();
-    relays.toUpstream.from = client;
-    relays.toUpstream.to = upstream;
-    relays.toClient.from = upstream;
-    relays.toClient.to = client;
-    const abort = () => this.destroy();
-    const silence = this.#watchFirstByte(relays, opts);
-    const closed = (hadError: boolean) => {
-      if (hadError) abort();
-      if (--this.#open === 0) {
-        clearTimeout(silence());
-        opts.onClose(this);
-      }
-    };
-    client.on('error', abort);
-    upstream.on('error', abort);
-    client.on('close', closed);
-    upstream.on('close', closed);
-    // A FIN from one side becomes end() on the other; the reverse direction keeps flowing until its
-    // own FIN (half-close). With allowHalfOpen Node closes a socket once both its directions are done.
-    client.on('end', () => upstream.end());
-    upstream.on('end', () => client.end());
-    // The client socket sees every byte either way (read = to upstream, write = to client), so one
-    // timer on it measures idleness of the whole pair.
-    if (opts.idleTimeoutMs > 0) {
-      client.setTimeout(opts.idleTimeoutMs);
-      client.on('timeout', abort);
-    }
+    this.startedAt = opts.startedAt;
+    this.idleTimeoutMs = opts.idleTimeoutMs;
+    this.firstByteTimeoutMs = opts.firstByteTimeoutMs ?? 0;
+    this.watchingFirstByte = this.firstByteTimeoutMs > 0;
+    this.clientSlice = opts.clientSlice;
+    this.upstreamSlice = opts.upstreamSlice;
+    this.#owner = owner;
+    client.conn = this;
+    upstream.conn = this;
+    client.on('close', onLegClose);
+    upstream.on('close', onLegClose);
+    // With allowHalfOpen Node closes a socket once both its directions are done.
+    client.on('end', onLegEnd);
+    upstream.on('end', onLegEnd);
     upstream.resume();
     client.resume();
   }
 
+  /** @internal One leg's 'close'. */
+  legClosed(hadError: boolean): void {
+    if (hadError) this.destroy();
+    if (--this.#open === 0) {
+      clearTimeout(this.#firstByteTimer);
+      this.#owner.connectionClosed(this);
+    }
+  }
+
   /**
-   * Arms a timer at the client's first bytes that the upstream's first bytes disarm; returns a
-   * getter of the timer for clean-up. Nothing at all when the timeout is off.
+   * @internal The first chunk of a direction while the watch is on: the client's arms a timer
+   * unless the upstream has spoken already; the upstream's ends the watch.
    */
-  #watchFirstByte(relays: { toUpstream: Relay; toClient: Relay }, opts: ForwardOptions): () => NodeJS.Timeout | undefined {
-    const { firstByteTimeoutMs: ms, onNoAnswer } = opts;
-    let timer: NodeJS.Timeout | undefined;
-    if (!ms || ms <= 0 || !onNoAnswer) return () => timer;
-    relays.toUpstream.onFirst = () => {
-      if (this.upstream.bytesRead > 0) return;
-      timer = setTimeout(() => {
-        if (this.upstream.bytesRead === 0 && !this.upstream.destroyed) onNoAnswer(this);
-      }, ms);
-      timer.unref();
-    };
-    relays.toClient.onFirst = () => clearTimeout(timer);
-    return () => timer;
+  firstBytes(fromClient: boolean): void {
+    if (!fromClient || this.upstream.bytesRead > 0) {
+      this.watchingFirstByte = false;
+      clearTimeout(this.#firstByteTimer);
+      return;
+    }
+    if (this.#firstByteTimer !== undefined) return;
+    this.#firstByteTimer = setTimeout(onFirstByteTimeout, this.firstByteTimeoutMs, this);
+    this.#firstByteTimer.unref();
+  }
+
+  /** @internal */
+  firstByteTimedOut(): void {
+    this.watchingFirstByte = false;
+    if (this.upstream.bytesRead === 0 && !this.upstream.destroyed) this.#owner.noAnswer(this);
+  }
+
+  /** @internal The write callback that resumes reading the direction's source once its bytes are out. */
+  resumeWhenFlushed(fromClient: boolean): (err?: Error | null) => void {
+    if (fromClient) return (this.#resumeClient ??= (err) => resumeUnlessGone(this.client, err));
+    return (this.#resumeUpstream ??= (err) => resumeUnlessGone(this.upstream, err));
   }
 
   /** Bytes received from the client and passed on to the upstream. */
@@ -139,4 +199,8 @@ export class ForwardedConnection {
     this.client.destroy();
     this.upstream.destroy();
   }
+}
+
+function resumeUnlessGone(from: Socket, err?: Error | null): void {
+  if (!err && !from.destroyed) from.resume();
 }

@@ -9,8 +9,8 @@ import { formatHostPort, type HostPort } from '../config/fields.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 import { ConnectionSet } from './connection-set.ts';
 import { connectUpstream } from './connect-upstream.ts';
-import { adoptAccepted } from './adopt-socket.ts';
-import { ForwardedConnection, Relay } from './forward-connection.ts';
+import { socketOnHandle, type AcceptedHandle } from './adopt-socket.ts';
+import { ForwardedConnection, relayError, relayRead, type ForwardOwner, type RelaySocket } from './forward-connection.ts';
 import { HealthChecker } from './health-checker.ts';
 import { ListenerSet } from './listener-set.ts';
 import { pickUpstream } from './pick-upstream.ts';
@@ -225,7 +225,7 @@ export class Frontend {
    * runs out, so checks and established connections go on. Logged once when the cap starts
    * biting and once when it stops.
    */
-  #overCap(accepted: Socket): boolean {
+  #overCap(accepted: AcceptedHandle): boolean {
     if (this.#open < this.#cap) {
       if (this.#capRejected !== undefined) {
         this.#deps.log.info({ frontend: this.name, cap: this.#cap, rejected: this.#capRejected }, 'below the connection cap again');
@@ -233,7 +233,7 @@ export class Frontend {
       }
       return false;
     }
-    accepted.destroy();
+    accepted.close();
     this.#deps.metrics.rejected.inc({ frontend: this.name, why: 'cap' });
     if (this.#capRejected === undefined) {
       this.#deps.log.warn({ frontend: this.name, cap: this.#cap }, 'connection cap reached: new client connections are closed at accept until some end (--max-connections)');
@@ -256,39 +256,60 @@ export class Frontend {
     this.#listenerErrors = { code, loggedAt: now, suppressed: 0 };
   }
 
-  #accept(accepted: Socket): void {
+  #accept(accepted: AcceptedHandle): void {
     if (this.#overCap(accepted)) return;
     this.counters.accepted++;
     const { buffers } = this.#deps;
-    const toUpstream = new Relay();
     const slice = buffers.take();
-    let client: Socket;
+    let client: RelaySocket;
     try {
-      client = adoptAccepted(accepted, { buffer: slice, callback: toUpstream.onRead });
+      client = socketOnHandle(accepted, { buffer: slice, callback: relayRead });
     } catch {
       buffers.give(slice);
-      accepted.destroy();
+      accepted.close();
       return;
     }
-    // Counted on the adopted socket: the accepted wrapper closes at once (see adopt-socket.ts).
+    // Uncounted when the connection closes (connectionClosed) or, if it is never forwarded, when
+    // the client closes (#giveWhenClosed).
     this.#open++;
-    client.once('close', () => this.#open--);
-    client.on('error', () => client.destroy()); // until the forwarder owns it
-    void this.#forward(client, toUpstream, slice).then((forwarded) => {
+    client.on('error', relayError);
+    void this.#forward(client, slice).then((forwarded) => {
       if (!forwarded) this.#giveWhenClosed(client, slice);
     });
   }
 
-  /** A read slice goes back to the pool once its socket is closed (no read can land in it any more). */
-  #giveWhenClosed(socket: Socket, slice: Buffer): void {
+  /** A client that was never forwarded: its read slice goes back once it is closed (no read can land in it any more). */
+  #giveWhenClosed(client: Socket, slice: Buffer): void {
+    const done = (): void => {
+      this.#open--;
+      this.#deps.buffers.give(slice);
+    };
+    if (client.closed) done();
+    else client.once('close', done);
+  }
+
+  /** An upstream socket that connected too late (the client is gone): its slice goes back once it is closed. */
+  #giveUpstreamWhenClosed(socket: Socket, slice: Buffer): void {
     if (socket.closed) this.#deps.buffers.give(slice);
     else socket.once('close', () => this.#deps.buffers.give(slice));
   }
 
+  /** The frontend as the owner of its forwarded connections (one object, no callback per connection). */
+  readonly #owner: ForwardOwner = {
+    connectionClosed: (c) => {
+      // Both sockets are closed: no write refers to either slice any more.
+      this.#open--;
+      this.#deps.buffers.give(c.clientSlice);
+      this.#deps.buffers.give(c.upstreamSlice);
+      this.list.release(c.upstreamKey);
+      this.conns.remove(c);
+    },
+    noAnswer: (c) => this.#onNoAnswer(c.upstreamKey, c.firstByteTimeoutMs),
+  };
+
   /** Connects the client to an upstream; false when it did not (the client is destroyed). */
-  async #forward(client: Socket, toUpstream: Relay, clientSlice: Buffer): Promise<boolean> {
+  async #forward(client: RelaySocket, clientSlice: Buffer): Promise<boolean> {
     const { buffers } = this.#deps;
-    const toClient = new Relay();
     const { list, config } = this;
     const maxAttempts = (config.maxRetries ?? list.all().length - 1) + 1;
     const tried = new Set<string>();
@@ -301,7 +322,7 @@ export class Frontend {
       const target = this.#targets.get(pick.key)!;
       list.acquire(pick.key);
       const slice = buffers.take();
-      const out = await connectUpstream({ host: target.host, port: target.port, timeoutMs: config.connectTimeoutMs, onread: { buffer: slice, callback: toClient.onRead } });
+      const out = await connectUpstream({ host: target.host, port: target.port, timeoutMs: config.connectTimeoutMs, onread: { buffer: slice, callback: relayRead } });
       if (!out.ok) buffers.give(slice); // never read into: the socket never connected
       const labels = { frontend: this.name, upstream: pick.key };
       this.#deps.metrics.connectSeconds.observe({ ...labels, result: out.ok ? 'ok' : out.reason }, out.latencyMs / 1000);
@@ -309,24 +330,17 @@ export class Frontend {
         if (client.destroyed || this.#destroyed) {
           list.release(pick.key);
           out.socket.destroy();
-          this.#giveWhenClosed(out.socket, slice);
+          this.#giveUpstreamWhenClosed(out.socket, slice);
           client.destroy();
           return false;
         }
         this.#deps.metrics.connections.inc(labels);
-        client.removeAllListeners('error');
-        const conn = new ForwardedConnection(client, out.socket, pick.key, { toUpstream, toClient }, {
+        const conn = new ForwardedConnection(client, out.socket, pick.key, this.#owner, {
           idleTimeoutMs: config.idleTimeoutMs,
           startedAt: this.#deps.clock.now(),
           firstByteTimeoutMs: config.firstByteTimeoutMs,
-          onNoAnswer: (c) => this.#onNoAnswer(c.upstreamKey, config.firstByteTimeoutMs!),
-          onClose: (c) => {
-            // Both sockets are closed: no write refers to either slice any more.
-            buffers.give(clientSlice);
-            buffers.give(slice);
-            list.release(c.upstreamKey);
-            this.conns.remove(c);
-          },
+          clientSlice,
+          upstreamSlice: slice,
         });
         this.conns.add(conn);
         return true;

@@ -1,13 +1,15 @@
 // A frontend's listening sockets by address, so a reload can open new addresses before it commits
 // and close removed ones without touching established connections (they are separate sockets).
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { UsageError, describeError } from '../base/errors.ts';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
+import { detachHandle, takeAccepts, type AcceptedHandle } from './adopt-socket.ts';
 
 export interface ListenerSetOptions {
   /** Frontend name, for error messages. */
   name: string;
-  onConnection: (client: Socket) => void;
+  /** Each accepted connection, as a bare handle nothing has read from (see adopt-socket.ts). */
+  onConnection: (client: AcceptedHandle) => void;
   onError: (err: Error) => void;
   /** SO_REUSEPORT: several processes share the address and the kernel spreads connections (Linux). */
   reusePort?: boolean;
@@ -71,9 +73,9 @@ export class ListenerSet {
   }
 
   async #listen(addr: HostPort): Promise<Server> {
-    // noDelay and keepAlive are set by the server on each accepted handle in C++ (no JS call per
-    // socket); libuv then probes every 1 s, 10 times, after the 15 s idle delay.
-    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true, keepAlive: true, keepAliveInitialDelay: 15_000 }, this.#opts.onConnection);
+    // noDelay and keepAlive for each accepted handle: probes every 1 s (libuv), 10 times, after the
+    // 15 s idle delay. pauseOnConnect: nothing is read before the proxy's own socket has the handle.
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true, keepAlive: true, keepAliveInitialDelay: 15_000 });
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -86,6 +88,13 @@ export class ListenerSet {
       throw new UsageError(`frontend "${this.#opts.name}": cannot listen on ${formatHostPort(addr)} (${describeError(err)}); free the port or pick another`, { cause: err });
     }
     server.on('error', this.#opts.onError);
+    const { onConnection } = this.#opts;
+    if (!takeAccepts(server, { noDelay: true, keepAliveSeconds: 15 }, onConnection)) {
+      server.on('connection', (accepted) => {
+        const handle = detachHandle(accepted);
+        if (handle) onConnection(handle);
+      });
+    }
     return server;
   }
 }
