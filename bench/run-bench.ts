@@ -131,6 +131,9 @@ async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { p
     Object.assign(metrics, { kaRps: ka.wrk.requestsPerSec, kaP50Ms: ka.wrk.p50Ms, kaP99Ms: ka.wrk.p99Ms, kaErrors: ka.wrk.socketErrors + ka.wrk.badResponses });
     if (ka.cpuUsPerRequest !== undefined) metrics.kaCpuUsPerReq = ka.cpuUsPerRequest;
     if (ka.peakMemory) Object.assign(metrics, { loadRssMB: ka.peakMemory.rssBytes / MiB, loadAnonMB: ka.peakMemory.anonBytes / MiB, loadPssMB: ka.peakMemory.pssBytes / MiB });
+    // The same warm-up for the new-connection path (accept, connect, half-close): it runs other code
+    // than keep-alive, and a 3 s window that starts cold measures the JIT's tier-up, not steady state.
+    await runWrk(url, { ...load, durationS: 1 }, ['Connection: close']);
     const nc = await measureWrk(url, pid, load, ['Connection: close']);
     Object.assign(metrics, { ncRps: nc.wrk.requestsPerSec, ncErrors: nc.wrk.socketErrors + nc.wrk.badResponses });
     if (nc.cpuUsPerRequest !== undefined) metrics.ncCpuUsPerConn = nc.cpuUsPerRequest;
