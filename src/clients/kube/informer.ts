@@ -79,6 +79,11 @@ export class Informer<T extends KubeObject> {
     return this.#cache.get(key);
   }
 
+  /** Objects in the cache. */
+  get size(): number {
+    return this.#cache.size;
+  }
+
   status(): { synced: boolean; objects: number; restarts: number; lastError?: string } {
     return { synced: this.#synced, objects: this.#cache.size, restarts: this.#restarts, lastError: this.#lastError };
   }

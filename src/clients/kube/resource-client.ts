@@ -55,13 +55,14 @@ export class ResourceClient<T extends KubeObject> {
   }
 
   /** Every object, following `continue` tokens; the list's resourceVersion is the last page's. */
-  async list(namespace?: string, opts: ListOptions = {}): Promise<KubeList<T>> {
+  async list(namespace?: string, opts: ListOptions = {}, call: CallOptions = {}): Promise<KubeList<T>> {
     const items: T[] = [];
     let cont: string | undefined;
     let rv: string | undefined;
     do {
       const page = await this.#kube.request<KubeList<T>>('GET', this.path(namespace), {
         query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, continue: cont },
+        ...call,
       });
       // A 200 without an items list (a proxy's `{}`) is not an empty collection: nothing may act on it.
       if (!Array.isArray(page?.items)) {

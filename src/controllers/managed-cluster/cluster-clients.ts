@@ -78,7 +78,7 @@ export interface ClusterClients {
   openstack: OpenStackClient;
 }
 
-export type ClusterClientSource = (mc: ManagedCluster) => Promise<ClusterClients>;
+export type ClusterClientSource = (mc: ManagedCluster, signal?: AbortSignal) => Promise<ClusterClients>;
 
 /** The cluster's API and OpenStack client; a noCloud cluster has no OpenStack client (E_CONFIG). */
 export function secretClusterClients(opts: { secrets: ResourceClient<Secret>; log: Logger; clock: Clock; kubeTimeoutMs?: number }): ClusterClientSource {

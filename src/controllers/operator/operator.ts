@@ -14,6 +14,7 @@ import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
 import type { Controller } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
+import { startSpreadMs } from './operator-scale.ts';
 import { buildControllers, type ControllerName, type FlightOperatorSettings, type OperatorController, type RouteGcOperatorSettings } from './operator-controllers.ts';
 
 export type { ControllerName } from './operator-controllers.ts';
@@ -47,8 +48,13 @@ export interface OperatorOptions {
   metrics: ControllerMetrics;
   workers?: number;
   resyncMs?: number;
-  /** Jitter source of routegc's and flight's intervals (tests). */
+  /** Jitter source of routegc's and flight's intervals and of the start spread (tests). */
   random?: () => number;
+  /**
+   * Which ManagedClusters this replica handles (sharding across replicas); default: every one. Asked
+   * where clusters enter the queues and for the worker count, so a cluster it rejects is never reconciled here.
+   */
+  ownsCluster?: (mc: ManagedCluster) => boolean;
 }
 
 export class Operator {
@@ -56,7 +62,10 @@ export class Operator {
   readonly #controllers: Controller[];
   readonly #wired: OperatorController[];
   readonly #elector: LeaderElector | undefined;
+  readonly #opts: OperatorOptions;
   #leading = false;
+  /** Leading, and the first cycles of every cached cluster are queued: events enqueue from now on. */
+  #dispatching = false;
   #lost!: (code: number) => void;
   /** Resolves with 1 when this replica lost the lease it held. */
   readonly lostLeadership = new Promise<number>((resolve) => (this.#lost = resolve));
@@ -65,11 +74,17 @@ export class Operator {
     const clusters = opts.api.resource<ManagedCluster>(KINDS.managedCluster);
     this.#informer = new Informer({ name: 'managedclusters', source: resourceSource(clusters, opts.namespace), clock: opts.clock, log: opts.log });
     const events = new EventRecorder({ events: opts.api.events, component: 'kubeward-operator', instance: opts.leaderElection?.identity, clock: opts.clock, log: opts.log });
-    const listKeys = (): string[] => this.#informer.list().map(objectKey);
-    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys, cached: (key) => this.#informer.get(key) });
+    this.#opts = opts;
+    const owns = opts.ownsCluster ?? (() => true);
+    const listKeys = (): string[] => this.#owned().map(objectKey);
+    const clusterCount = (): number => (opts.ownsCluster ? this.#owned().length : this.#informer.size);
+    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys, clusterCount, cached: (key) => this.#informer.get(key) });
     this.#controllers = this.#wired.map((w) => w.controller);
     const enqueue = (obj: ManagedCluster, old?: ManagedCluster): void => {
-      if (!this.#leading) return;
+      // Until the first cycles are spread (#startControllers), the cache's list is the source.
+      if (!this.#dispatching) return;
+      // A cluster this replica does not own is left alone, deletions included.
+      if (!owns(obj) && !(old && owns(old))) return;
       for (const w of this.#wired) if (w.wants(obj, old)) w.controller.enqueue(objectKey(obj));
     };
     this.#informer.on('add', enqueue).on('update', enqueue).on('delete', (obj) => enqueue(obj));
@@ -124,15 +139,36 @@ export class Operator {
     };
   }
 
+  #owned(): ManagedCluster[] {
+    const owns = this.#opts.ownsCluster;
+    const all = this.#informer.list();
+    return owns ? all.filter(owns) : all;
+  }
+
+  /**
+   * After start or a leader change: once the cache is synced, every owned cluster's first look by
+   * every controller is queued at a random point of a short window (operator-scale.ts startSpreadMs),
+   * so all begin within seconds and their clouds are not all asked in the same instant.
+   */
   #startControllers(): void {
     this.#leading = true;
-    for (const c of this.#controllers) {
-      c.start();
-      for (const obj of this.#informer.list()) c.enqueue(objectKey(obj));
-    }
+    void this.#informer.waitForSync().then(() => {
+      if (!this.#leading) return;
+      const owned = this.#owned();
+      const random = this.#opts.random ?? Math.random;
+      const intervals = [this.#opts.routegc?.intervalMs, this.#opts.flight?.intervalMs].filter((x): x is number => x !== undefined);
+      const spread = startSpreadMs(owned.length, Math.min(60_000, ...intervals));
+      for (const c of this.#controllers) c.start();
+      this.#dispatching = true;
+      for (const obj of owned) {
+        const key = objectKey(obj);
+        for (const c of this.#controllers) c.enqueue(key, Math.floor(random() * spread));
+      }
+    });
   }
 
   async #stopControllers(): Promise<void> {
+    this.#dispatching = false;
     this.#leading = false;
     await Promise.all(this.#controllers.map((c) => c.stop()));
   }
