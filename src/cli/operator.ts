@@ -14,6 +14,7 @@ import { openStackCloudFactory, secretConnector } from '../controllers/managed-c
 import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
+import { SecretVersions } from '../controllers/managed-cluster/secret-versions.ts';
 import { DEFAULT_BUDGETS } from '../controllers/managed-cluster/blast-budget.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
 import { MIN_CONFIRM_AFTER_MS } from '../controllers/routegc/decide-routegc.ts';
@@ -159,6 +160,8 @@ Example:
         : inClusterSource();
       const clock = systemClock;
       const api = createKubeApi(loadKubeConfig(source));
+      // Credential Secrets' resourceVersions from a metadata-only cache: clients are rebuilt only when they change.
+      const secretVersions = new SecretVersions({ secrets: api.secrets, namespace: cfg.namespace, clock, log: ctx.log });
       const identity = cfg.identity ?? process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
       const op = new Operator({
         api,
@@ -174,8 +177,9 @@ Example:
               retryPeriodMs: cfg.retryPeriod,
             }
           : undefined,
-        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(ctx.log, clock) }),
-        clients: secretClusterClients({ secrets: api.secrets, log: ctx.log, clock, kubeTimeoutMs: 30_000 }),
+        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(ctx.log, clock), versions: secretVersions }),
+        clients: secretClusterClients({ secrets: api.secrets, log: ctx.log, clock, kubeTimeoutMs: 30_000, versions: secretVersions }),
+        caches: [secretVersions],
         routegc: running.includes('routegc')
           ? { metrics: createRouteGcMetrics(ctx.registry), intervalMs: cfg.routegcInterval, confirmAfterMs: cfg.routegcConfirmAfter, dryRun: cfg.routegcDryRun, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, maxRemovalsPerCycle: cfg.routegcMaxRemovalsPerCycle }
           : undefined,

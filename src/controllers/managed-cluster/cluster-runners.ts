@@ -13,7 +13,7 @@ import { kubeClusterNodes, type ClusterNodes } from './cluster-adapters.ts';
 import type { ClusterClients, ClusterClientSource } from './cluster-clients.ts';
 import type { ConditionWish } from './cluster-conditions.ts';
 import { eventEmitter, type EmitEvent } from './cluster-events.ts';
-import { getClusterOrForget, jitteredRequeue } from './cluster-lookup.ts';
+import { cachedOrForget, getClusterOrForget, jitteredRequeue } from './cluster-lookup.ts';
 import { scopeFingerprint, scopeOf, type ClusterScope } from './cluster-scope.ts';
 import { clusterConditionWriter, type ClusterConditionWriter } from './cluster-status.ts';
 import { deadline } from '../runtime/deadline.ts';
@@ -53,6 +53,11 @@ export interface ManagedClusterReconcilerOptions<R> extends ClusterRunnerOptions
   random?: () => number;
   /** Keep the controller's conditions in the ManagedCluster's status (default true). */
   conditions?: boolean;
+  /**
+   * The informer's copy of a ManagedCluster by key (operator): read instead of the API; a key it does
+   * not hold is a deleted cluster. Default: read from the API every run.
+   */
+  cached?: (key: string) => ManagedCluster | undefined;
   /** The process's one status writer, shared by every controller (default: one of this reconciler's own). */
   conditionWriter?: ClusterConditionWriter;
   /** A reason to leave this cluster alone now, or undefined to go ahead. */
@@ -76,7 +81,7 @@ export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R
   const writeConditions = o.conditions === false ? async () => {} : (o.conditionWriter ?? clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log }));
   const next = (): ReconcileResult => jitteredRequeue(o.intervalMs, o.random);
   return async (key, signal) => {
-    const mc = await getClusterOrForget(o.clusters, key, runners);
+    const mc = o.cached ? cachedOrForget(o.cached, key, runners) : await getClusterOrForget(o.clusters, key, runners);
     if (!mc) return {};
     const scope = scopeOf(mc);
     const skip = o.skip(mc, scope);

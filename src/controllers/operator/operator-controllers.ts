@@ -19,7 +19,8 @@ import { routeGcReconciler } from '../routegc/routegc-reconciler.ts';
 import type { RouteGcMetrics } from '../routegc/routegc-metrics.ts';
 import { Controller, type Reconciler } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
-import { isCycleTrigger } from './cycle-trigger.ts';
+import { isCycleTrigger, isDeorbitTrigger, isRouteGcTrigger } from './cycle-trigger.ts';
+import { decideLifecycle } from '../managed-cluster/deorbit-lifecycle.ts';
 import { DEORBIT_SLOT_MS, runDeadlineMs, SLOT_GRACE_MS, workersFor } from './operator-scale.ts';
 import { routeTerminationGate } from './route-termination-gate.ts';
 
@@ -96,7 +97,13 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
         })
       : undefined;
     const reconcile = deorbitReconciler({ clusters: d.clusters, connector: d.connector, events: d.events, settings: d.deorbit, clock: d.clock, log, beforeFinish });
-    out.push({ controller: make('deorbit', reconcile, d.resyncMs ?? 300_000, DEORBIT_SLOT_MS), wants: () => true });
+    // A cluster the cache shows alive with nothing for deorbit to do costs no read (start, resync).
+    const fromCache: Reconciler = async (key, signal) => {
+      const mc = d.cached(key);
+      if (mc && !mc.metadata.deletionTimestamp && decideLifecycle(mc) === 'none') return {};
+      return reconcile(key, signal);
+    };
+    out.push({ controller: make('deorbit', fromCache, d.resyncMs ?? 300_000, DEORBIT_SLOT_MS), wants: isDeorbitTrigger });
   }
   // routegc and flight requeue themselves every interval, so they need no resync, and only changes
   // that matter to them start a cycle early (see cycle-trigger.ts).
@@ -105,7 +112,7 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
     const reconcile = routeGcReconciler({
       clusters: d.clusters, clients: required(d.clients, 'routegc'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'routegc' }),
       intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, confirmAfterMs: s.confirmAfterMs, cleanupPollMs: s.cleanupPollMs, random: d.random,
-      deadlineMs: runDeadlineMs(s.intervalMs), conditionWriter,
+      deadlineMs: runDeadlineMs(s.intervalMs), conditionWriter, cached: d.cached,
     });
     // A cluster deorbit is terminating (protected ones included) gets its routes removed by deorbit,
     // after its LBs and volumes are gone; routegc alone would remove them at once. Once deorbit let
@@ -115,13 +122,13 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
       return deorbitCleansRoutes && mc?.metadata.deletionTimestamp !== undefined && (mc.metadata.finalizers?.includes(DEORBIT_FINALIZER) ?? false);
     };
     const gated: Reconciler = async (key, signal) => (leftToDeorbit(key) ? {} : reconcile(key, signal));
-    out.push({ controller: make('routegc', gated, 0, runDeadlineMs(s.intervalMs) + SLOT_GRACE_MS), wants: isCycleTrigger });
+    out.push({ controller: make('routegc', gated, 0, runDeadlineMs(s.intervalMs) + SLOT_GRACE_MS), wants: isRouteGcTrigger });
   }
   if (names.includes('flight')) {
     const s = required(d.flight, 'flight');
     const reconcile = flightReconciler({
       clusters: d.clusters, clients: required(d.clients, 'flight'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'flight' }),
-      intervalMs: s.intervalMs, settings: s.settings, random: d.random, deadlineMs: runDeadlineMs(s.intervalMs), conditionWriter,
+      intervalMs: s.intervalMs, settings: s.settings, random: d.random, deadlineMs: runDeadlineMs(s.intervalMs), conditionWriter, cached: d.cached,
     });
     out.push({ controller: make('flight', reconcile, 0, runDeadlineMs(s.intervalMs) + SLOT_GRACE_MS), wants: isCycleTrigger });
   }

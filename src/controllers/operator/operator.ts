@@ -55,6 +55,8 @@ export interface OperatorOptions {
    * where clusters enter the queues and for the worker count, so a cluster it rejects is never reconciled here.
    */
   ownsCluster?: (mc: ManagedCluster) => boolean;
+  /** More caches the clients read from (the Secret versions): started and stopped with the operator. */
+  caches?: readonly { start(): void; stop(): Promise<void> }[];
 }
 
 export class Operator {
@@ -105,6 +107,7 @@ export class Operator {
   }
 
   start(): void {
+    for (const c of this.#opts.caches ?? []) c.start();
     this.#informer.start();
     if (this.#elector) this.#elector.start();
     else this.#startControllers();
@@ -114,6 +117,7 @@ export class Operator {
     await this.#elector?.stop({ release: opts.releaseLease });
     await this.#stopControllers();
     await this.#informer.stop();
+    await Promise.all((this.#opts.caches ?? []).map((c) => c.stop()));
   }
 
   get isLeader(): boolean {

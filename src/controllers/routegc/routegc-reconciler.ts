@@ -62,6 +62,8 @@ export interface RouteGcReconcilerOptions extends RouteGcSettings {
   random?: () => number;
   /** Every call of one run is aborted after this long (default: none). */
   deadlineMs?: number;
+  /** The informer's copy of a ManagedCluster by key (operator); default: read from the API. */
+  cached?: (key: string) => ManagedCluster | undefined;
   /** The process's one ManagedCluster status writer (operator); default: one of this reconciler's own. */
   conditionWriter?: ClusterConditionWriter;
   /** Keep the RouteLimitApproaching and RouteGCHealthy conditions in the ManagedCluster's status (default true). */
