@@ -63,7 +63,10 @@ export function clusterConditionWriter(o: ClusterConditionWriterOptions): Cluste
       if (!merged) return;
       if (signal?.aborted) return;
       try {
-        written.set(key, await o.clusters.replaceStatus({ ...current, status: { ...current.status, conditions: merged } }, { signal }));
+        const answer = await o.clusters.replaceStatus({ ...current, status: { ...current.status, conditions: merged } }, { signal });
+        // Kept only until the informer has it; without managedFields, which a status PUT leaves alone anyway.
+        const { managedFields: _dropped, ...metadata } = answer.metadata as ManagedCluster['metadata'] & { managedFields?: unknown };
+        written.set(key, { ...answer, metadata });
         return;
       } catch (err) {
         if (isNotFound(err) || signal?.aborted) {

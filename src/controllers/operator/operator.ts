@@ -59,6 +59,17 @@ export interface OperatorOptions {
   caches?: readonly { start(): void; stop(): Promise<void> }[];
 }
 
+/**
+ * The cache keeps no managedFields (a few KiB per cluster nobody here reads). A status PUT built
+ * from the cached object leaves them as they are on the server: an update that omits them keeps them.
+ */
+export function withoutManagedFields(mc: ManagedCluster): ManagedCluster {
+  const meta = mc.metadata as ManagedCluster['metadata'] & { managedFields?: unknown };
+  if (meta.managedFields === undefined) return mc;
+  const { managedFields: _dropped, ...metadata } = meta;
+  return { ...mc, metadata };
+}
+
 export class Operator {
   readonly #informer: Informer<ManagedCluster>;
   readonly #controllers: Controller[];
@@ -74,7 +85,7 @@ export class Operator {
 
   constructor(opts: OperatorOptions) {
     const clusters = opts.api.resource<ManagedCluster>(KINDS.managedCluster);
-    this.#informer = new Informer({ name: 'managedclusters', source: resourceSource(clusters, opts.namespace), clock: opts.clock, log: opts.log });
+    this.#informer = new Informer({ name: 'managedclusters', source: resourceSource(clusters, opts.namespace), clock: opts.clock, log: opts.log, transform: withoutManagedFields });
     const events = new EventRecorder({ events: opts.api.events, component: 'kubeward-operator', instance: opts.leaderElection?.identity, clock: opts.clock, log: opts.log });
     this.#opts = opts;
     const owns = opts.ownsCluster ?? (() => true);
