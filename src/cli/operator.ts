@@ -159,7 +159,8 @@ Example:
         ? { kind: 'file', path: cfg.kubeconfig, context: cfg.context }
         : inClusterSource();
       const clock = systemClock;
-      const api = createKubeApi(loadKubeConfig(source));
+      // The management cluster is asked all the time: keep its connections (no handshake per request).
+      const api = createKubeApi(loadKubeConfig(source), { keepAlive: true });
       // Credential Secrets' resourceVersions from a metadata-only cache: clients are rebuilt only when they change.
       const secretVersions = new SecretVersions({ secrets: api.secrets, namespace: cfg.namespace, clock, log: ctx.log });
       const identity = cfg.identity ?? process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;

@@ -190,7 +190,7 @@ export function resourceSource<T extends KubeObject>(
     watch: (resourceVersion, onEvent, signal) => {
       const timeoutSeconds = 300 + Math.floor(random() * 300);
       const query = { resourceVersion, timeoutSeconds, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
-      return client.watch(namespace, query, onEvent, { signal, idleMs: (timeoutSeconds + 60) * 1000 });
+      return client.watch(namespace, query, onEvent, { signal, idleMs: (timeoutSeconds + 60) * 1000, metadataOnly: opts.metadataOnly });
     },
   };
 }

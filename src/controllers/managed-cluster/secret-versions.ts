@@ -19,7 +19,8 @@ export class SecretVersions implements SecretVersionSource {
   constructor(o: { secrets: ResourceClient<Secret>; namespace?: string; clock: Clock; log: Logger }) {
     this.#informer = new Informer<Secret>({
       name: 'secrets',
-      source: resourceSource(o.secrets, o.namespace),
+      // Metadata only on the wire too: the Secrets' contents never reach this cache.
+      source: resourceSource(o.secrets, o.namespace, { metadataOnly: true }),
       clock: o.clock,
       log: o.log,
       transform: (s) => ({ metadata: { name: s.metadata.name, namespace: s.metadata.namespace, uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion } }),
