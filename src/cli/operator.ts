@@ -132,7 +132,7 @@ Example:
       { key: 'renewDeadline', value: '<duration>', help: 'a leader that cannot renew for this long steps down', defaultText: '10s' },
       { key: 'retryPeriod', value: '<duration>', help: 'time between lease attempts', defaultText: '2s' },
       { key: 'identity', value: '<name>', help: 'this replica in the Lease', defaultText: '$POD_NAME or host name + random' },
-      { key: 'workers', value: '<n>', help: 'clusters reconciled in parallel per controller', defaultText: '4' },
+      { key: 'workers', value: '<n>', help: 'least number of clusters reconciled in parallel per controller (one more per 10 clusters, up to 256)', defaultText: '4' },
       { key: 'resync', value: '<duration>', help: 'every cluster is looked at again at least this often', defaultText: '5m' },
       { key: 'deorbitDryRun', help: 'deorbit: report what each pass would delete and wait for (event DeorbitDryRun, condition reason DryRun); delete nothing, add or remove no finalizer' },
       { key: 'deorbitHangTimeout', value: '<duration>', help: 'deorbit gives up (records the debris, removes its finalizer) this long after deletion', defaultText: '24h' },
