@@ -26,13 +26,11 @@ const OBSERVE_MS = 45_000;
 /** Allowed beyond the 1.5 × interval the jitter permits (a busy CI machine). */
 const MARGIN_MS = 3000;
 
-// Measured on today's code (2026-11-24, 2 shared cores, commit 4913fc4): the 4 sick clusters hold the
-// 4 workers of each controller, so the healthy ones stop cycling. Remove the skip with the isolation
-// work of issue 17.
-const SKIP = 'issue 17: measured 2026-11-24 on today\'s code: 16 of 36 healthy clusters never had both first cycles in 45 s, '
-  + 'the other 20 stopped cycling (lateness p50 29.6 s, p99 29.9 s, max 29.9 s against 15 s allowed): 4 hung clusters hold all 4 workers of each controller';
+// Before issue 17's isolation work (2026-11-24, 2 shared cores, commit 4913fc4): the 4 sick clusters
+// held the 4 workers of each controller: 16 of 36 healthy clusters never had both first cycles in
+// 45 s, the other 20 stopped cycling (lateness p99 29.9 s against 15 s allowed).
 
-describe('operator isolation: 10 % of the clusters\' OpenStack hangs (real kube-apiserver, emulators)', { skip: missing ?? SKIP }, () => {
+describe('operator isolation: 10 % of the clusters\' OpenStack hangs (real kube-apiserver, emulators)', { skip: missing }, () => {
   let kube: KubeTestServer;
   let api: KubeApi;
   let proc: KubewardProcess | undefined;

@@ -17,6 +17,7 @@ import { shardGate } from '../controllers/operator/shard-gate.ts';
 import { registerShardMetrics } from '../controllers/operator/shard-metrics.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
+import { SecretVersions } from '../controllers/managed-cluster/secret-versions.ts';
 import { DEFAULT_BUDGETS } from '../controllers/managed-cluster/blast-budget.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
 import { MIN_CONFIRM_AFTER_MS } from '../controllers/routegc/decide-routegc.ts';
@@ -136,7 +137,7 @@ Example:
       { key: 'retryPeriod', value: '<duration>', help: 'time between lease attempts', defaultText: '2s' },
       { key: 'identity', value: '<name>', help: 'this replica in the Lease', defaultText: '$POD_NAME or host name + random' },
       { key: 'shard', value: '<i/N>', help: `act only for the ManagedClusters of shard i of N (0 ≤ i < N ≤ ${MAX_SHARDS}; by a hash of namespace/name, or the ${SHARD_LABEL} label); the Lease becomes <lease-name>-shard-i-of-N (docs/operator-sharding.md)`, defaultText: 'every cluster' },
-      { key: 'workers', value: '<n>', help: 'clusters reconciled in parallel per controller', defaultText: '4' },
+      { key: 'workers', value: '<n>', help: 'least number of clusters reconciled in parallel per controller (one more per 10 clusters, up to 256)', defaultText: '4' },
       { key: 'resync', value: '<duration>', help: 'every cluster is looked at again at least this often', defaultText: '5m' },
       { key: 'deorbitDryRun', help: 'deorbit: report what each pass would delete and wait for (event DeorbitDryRun, condition reason DryRun); delete nothing, add or remove no finalizer' },
       { key: 'deorbitHangTimeout', value: '<duration>', help: 'deorbit gives up (records the debris, removes its finalizer) this long after deletion', defaultText: '24h' },
@@ -163,7 +164,10 @@ Example:
         ? { kind: 'file', path: cfg.kubeconfig, context: cfg.context }
         : inClusterSource();
       const clock = systemClock;
-      const api = createKubeApi(loadKubeConfig(source));
+      // The management cluster is asked all the time: keep its connections (no handshake per request).
+      const api = createKubeApi(loadKubeConfig(source), { keepAlive: true });
+      // Credential Secrets' resourceVersions from a metadata-only cache: clients are rebuilt only when they change.
+      const secretVersions = new SecretVersions({ secrets: api.secrets, namespace: cfg.namespace, clock, log: ctx.log });
       const identity = cfg.identity ?? process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
       // Sharding: one Deployment per shard, each electing its leader on its own Lease (shard.ts).
       const shard = cfg.shard;
@@ -184,8 +188,9 @@ Example:
               retryPeriodMs: cfg.retryPeriod,
             }
           : undefined,
-        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock) }),
-        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000 }),
+        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock), versions: secretVersions }),
+        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions }),
+        caches: [secretVersions],
         routegc: running.includes('routegc')
           ? { metrics: createRouteGcMetrics(ctx.registry), intervalMs: cfg.routegcInterval, confirmAfterMs: cfg.routegcConfirmAfter, dryRun: cfg.routegcDryRun, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, maxRemovalsPerCycle: cfg.routegcMaxRemovalsPerCycle }
           : undefined,

@@ -98,3 +98,17 @@ test('close() is idempotent: a second caller joins the first close, and the depr
   assert.equal(inf.stop(), first);
   await first;
 });
+
+test('a transform decides what the cache keeps, from the list and from watch events alike', async (t) => {
+  const secret = (name: string, rv: string) => ({ ...obj(name, rv), data: { key: 'c2VjcmV0' } }) as KubeObject;
+  const { src } = scripted([[secret('a', '1')]], [async (emit, signal) => {
+    emit({ type: 'MODIFIED', object: secret('a', '2') });
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }]);
+  const inf = new Informer({ name: 't', source: src, clock: new ManualClock(0), log: createSilentLogger(), transform: (o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion } }) });
+  inf.start();
+  t.after(() => inf.close());
+  await waitFor(() => inf.get('ns/a')?.metadata.resourceVersion === '2', { what: 'the watch event' });
+  assert.equal(inf.size, 1);
+  assert.equal('data' in inf.get('ns/a')!, false, 'nothing but metadata is kept');
+});

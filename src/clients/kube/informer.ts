@@ -25,6 +25,8 @@ export interface InformerOptions<T> {
   /** First retry delay after a failure (default 500 ms); doubles up to maxBackoffMs (default 30 s). */
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** What is kept of each object (for example its metadata only); handlers see the kept form. */
+  transform?: (obj: T) => T;
 }
 
 export function objectKey(obj: KubeObject): string {
@@ -88,6 +90,11 @@ export class Informer<T extends KubeObject> {
     return this.#cache.get(key);
   }
 
+  /** Objects in the cache. */
+  get size(): number {
+    return this.#cache.size;
+  }
+
   status(): { synced: boolean; objects: number; restarts: number; lastError?: string } {
     return { synced: this.#synced, objects: this.#cache.size, restarts: this.#restarts, lastError: this.#lastError };
   }
@@ -129,21 +136,23 @@ export class Informer<T extends KubeObject> {
   #apply(ev: WatchEvent<T>): string | undefined {
     const rv = ev.object.metadata?.resourceVersion;
     if (ev.type === 'BOOKMARK') return rv;
-    const key = objectKey(ev.object);
+    const obj = this.#opts.transform ? this.#opts.transform(ev.object) : ev.object;
+    const key = objectKey(obj);
     const old = this.#cache.get(key);
     if (ev.type === 'DELETED') {
       this.#cache.delete(key);
-      this.#emit('delete', ev.object);
+      this.#emit('delete', obj);
     } else {
-      this.#cache.set(key, ev.object);
-      this.#emit(old ? 'update' : 'add', ev.object, old);
+      this.#cache.set(key, obj);
+      this.#emit(old ? 'update' : 'add', obj, old);
     }
     return rv;
   }
 
   #replace(items: T[]): void {
     const seen = new Set<string>();
-    for (const obj of items) {
+    for (const item of items) {
+      const obj = this.#opts.transform ? this.#opts.transform(item) : item;
       const key = objectKey(obj);
       seen.add(key);
       const old = this.#cache.get(key);
@@ -190,7 +199,7 @@ export function resourceSource<T extends KubeObject>(
     watch: (resourceVersion, onEvent, signal) => {
       const timeoutSeconds = 300 + Math.floor(random() * 300);
       const query = { resourceVersion, timeoutSeconds, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
-      return client.watch(namespace, query, onEvent, { signal, idleMs: (timeoutSeconds + 60) * 1000 });
+      return client.watch(namespace, query, onEvent, { signal, idleMs: (timeoutSeconds + 60) * 1000, metadataOnly: opts.metadataOnly });
     },
   };
 }

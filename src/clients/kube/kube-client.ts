@@ -3,7 +3,7 @@
 // credentials (certificates, tokens, exec and token-file providers); the HTTP is node's own, so
 // timeouts, aborts and error bodies are under our control.
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describeError } from '../../base/errors.ts';
@@ -20,12 +20,20 @@ export interface RequestOptionsKw {
   /** Per-call deadline; 0 or missing uses the client's default. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Accept header (default application/json); a PartialObjectMetadata form asks for metadata only. */
+  accept?: string;
 }
 
 export interface KubeClientOptions {
   /** Deadline for ordinary calls (default 30 s). A hung apiserver must not hang a controller. */
   timeoutMs?: number;
   userAgent?: string;
+  /**
+   * Keep connections open between requests (idle ones close after 15 s). For a client that talks
+   * all the time (the operator's management cluster): no TLS handshake per request. Off by default:
+   * a client per workload cluster, used once a cycle, would only hold an idle socket.
+   */
+  keepAlive?: boolean;
 }
 
 export class KubeClient {
@@ -33,12 +41,14 @@ export class KubeClient {
   readonly #server: URL;
   readonly #timeoutMs: number;
   readonly #userAgent: string;
+  readonly #keepAlive: boolean;
 
   constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
     this.#kc = kc;
     this.#server = new URL(kc.getCurrentCluster()!.server);
     this.#timeoutMs = opts.timeoutMs || 30_000;
     this.#userAgent = opts.userAgent ?? 'kubeward';
+    this.#keepAlive = opts.keepAlive ?? false;
   }
 
   get server(): string {
@@ -57,8 +67,8 @@ export class KubeClient {
    * (rejects; an ERROR event such as 410 Gone rejects with that status). `idleMs` bounds the
    * silence between lines, so a half-dead connection is noticed.
    */
-  async watch<T>(path: string, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number }): Promise<void> {
-    const res = await this.#send('GET', path, { query: { ...query, watch: true }, signal: opts.signal }, opts.idleMs);
+  async watch<T>(path: string, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number; accept?: string }): Promise<void> {
+    const res = await this.#send('GET', path, { query: { ...query, watch: true }, signal: opts.signal, accept: opts.accept }, opts.idleMs);
     if ((res.statusCode ?? 0) >= 300) throw errorFromResponse('GET', path, res.statusCode ?? 0, await readBody(res, 'GET', path));
     // The request's socket timeout (idleMs) keeps running while the stream is open: silence ends it.
     const lines = createInterface({ input: res, crlfDelay: Infinity });
@@ -86,8 +96,15 @@ export class KubeClient {
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const options: RequestOptions & { ca?: unknown } = { method, headers: {} };
     await this.#kc.applyToHTTPSOptions(options as never);
+    // client-node's agent (one per KubeConfig, made without keep-alive): turned on once, in place,
+    // so its TLS options stay client-node's own.
+    const agent = options.agent as (HttpsAgent & { keepAlive?: boolean; options: { timeout?: number } }) | undefined;
+    if (this.#keepAlive && agent instanceof HttpsAgent && !agent.keepAlive) {
+      agent.keepAlive = true;
+      agent.options.timeout ??= 15_000;
+    }
     const headers = options.headers as Record<string, string>;
-    headers['accept'] = 'application/json';
+    headers['accept'] = opts.accept ?? 'application/json';
     headers['user-agent'] = this.#userAgent;
     let payload: string | undefined;
     if (opts.body !== undefined) {

@@ -18,7 +18,15 @@ export interface ListOptions {
   fieldSelector?: string;
   /** Page size; the client follows `continue` until the list is complete. */
   limit?: number;
+  /**
+   * Metadata only (PartialObjectMetadata, as client-go's metadata informers ask): the objects come
+   * without spec, status or data, so a cache of Secrets never holds or receives their contents.
+   */
+  metadataOnly?: boolean;
 }
+
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const METADATA_ONE = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 /** Per-call bounds: an abort signal (a leader's fence, a controller stopping) and a deadline. */
 export interface CallOptions {
@@ -55,13 +63,15 @@ export class ResourceClient<T extends KubeObject> {
   }
 
   /** Every object, following `continue` tokens; the list's resourceVersion is the last page's. */
-  async list(namespace?: string, opts: ListOptions = {}): Promise<KubeList<T>> {
+  async list(namespace?: string, opts: ListOptions = {}, call: CallOptions = {}): Promise<KubeList<T>> {
     const items: T[] = [];
     let cont: string | undefined;
     let rv: string | undefined;
     do {
       const page = await this.#kube.request<KubeList<T>>('GET', this.path(namespace), {
         query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, continue: cont },
+        ...(opts.metadataOnly ? { accept: METADATA_LIST } : {}),
+        ...call,
       });
       // A 200 without an items list (a proxy's `{}`) is not an empty collection: nothing may act on it.
       if (!Array.isArray(page?.items)) {
@@ -103,8 +113,8 @@ export class ResourceClient<T extends KubeObject> {
     return this.#kube.request('DELETE', this.path(namespace, name), { body, signal: opts.signal, timeoutMs: opts.timeoutMs });
   }
 
-  watch(namespace: string | undefined, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number }): Promise<void> {
-    return this.#kube.watch<T>(this.path(namespace), { allowWatchBookmarks: true, ...query }, onEvent, opts);
+  watch(namespace: string | undefined, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number; metadataOnly?: boolean }): Promise<void> {
+    return this.#kube.watch<T>(this.path(namespace), { allowWatchBookmarks: true, ...query }, onEvent, { signal: opts.signal, idleMs: opts.idleMs, accept: opts.metadataOnly ? METADATA_ONE : undefined });
   }
 
   #withType(obj: T): T {

@@ -7,6 +7,7 @@ import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import type { Reconciler } from '../runtime/controller.ts';
 import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
 import { skipReason } from '../managed-cluster/cluster-gate.ts';
+import type { ClusterConditionWriter } from '../managed-cluster/cluster-status.ts';
 import { managedClusterReconciler } from '../managed-cluster/cluster-runners.ts';
 import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import { RouteWriter } from '../managed-cluster/route-writer.ts';
@@ -41,6 +42,12 @@ export interface FlightReconcilerOptions {
   intervalMs: number;
   settings?: Partial<FlightSettings>;
   random?: () => number;
+  /** Every call of one run is aborted after this long (default: none). */
+  deadlineMs?: number;
+  /** The informer's copy of a ManagedCluster by key (operator); default: read from the API. */
+  cached?: (key: string) => ManagedCluster | undefined;
+  /** The process's one ManagedCluster status writer (operator); default: one of this reconciler's own. */
+  conditionWriter?: ClusterConditionWriter;
   /** Keep the FlightHealthy condition in the ManagedCluster's status (default true). */
   conditions?: boolean;
 }

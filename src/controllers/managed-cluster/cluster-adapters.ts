@@ -50,7 +50,7 @@ export interface ClusterNodes {
 
 export function kubeClusterNodes(api: KubeApi): ClusterNodes {
   return {
-    list: async () => (await api.nodes.list()).items.map(toClusterNode),
+    list: async (signal) => (await api.nodes.list(undefined, {}, { signal })).items.map(toClusterNode),
     setCondition: async (name, c, nowMs, signal) => {
       const node = await api.nodes.get(undefined, name, { signal });
       const old = node.status?.conditions?.find((x) => x.type === c.type);

@@ -14,6 +14,7 @@ import { resolveCloudConfig } from '../../clients/openstack/cloud-config.ts';
 import { createOpenStackClient } from '../../clients/openstack/create-openstack-client.ts';
 import type { OpenStackClient } from '../../clients/openstack/openstack-client.ts';
 import type { ManagedCluster } from './managed-cluster.ts';
+import type { SecretVersionSource } from './secret-versions.ts';
 
 /** What the Secrets hold, parsed: the cluster's API, and its clouds.yaml unless the cluster has no cloud. */
 export interface ClusterSecrets {
@@ -28,10 +29,13 @@ export interface ClusterSource<T> {
 }
 
 /**
- * Reads the two Secrets on every call (cheap, and a rotated credential is seen at once) and builds
- * T only when one of them changed, so a controller polling every 15 s keeps its Keystone token.
+ * Builds T only when one of the two Secrets changed, so a controller polling every 15 s keeps its
+ * Keystone token and its Kubernetes client. With `versions` (the operator's metadata-only Secret
+ * informer) a cluster whose Secrets' resourceVersions are the ones T was built from costs no read at
+ * all; without it, or when the cache does not know a Secret yet, both are read (a rotated credential
+ * is seen at once either way).
  */
-export function secretClusterSource<T>(opts: { secrets: ResourceClient<Secret>; build: (s: ClusterSecrets) => T; kubeTimeoutMs?: number }): ClusterSource<T> {
+export function secretClusterSource<T>(opts: { secrets: ResourceClient<Secret>; build: (s: ClusterSecrets) => T; kubeTimeoutMs?: number; versions?: SecretVersionSource }): ClusterSource<T> {
   const cache = new Map<string, { fingerprint: string; value: T }>();
   const read = async (ns: string, name: string, key: string): Promise<{ text: string; rv: string }> => {
     const secret = await opts.secrets.get(ns, name).catch((err: unknown) => {
@@ -46,11 +50,16 @@ export function secretClusterSource<T>(opts: { secrets: ResourceClient<Secret>; 
       const ns = mc.metadata.namespace ?? 'default';
       const kref = mc.spec.kubeconfigSecretRef;
       const cref = mc.spec.cloudCredentialsSecretRef;
+      const uid = mc.metadata.uid ?? `${ns}/${mc.metadata.name}`;
+      const hit = cache.get(uid);
+      if (hit && opts.versions) {
+        const kv = opts.versions.version(ns, kref.name);
+        const cv = mc.spec.noCloud ? '-' : opts.versions.version(ns, cref.name);
+        if (kv !== undefined && cv !== undefined && hit.fingerprint === `${kv}/${cv}/${cref.cloud}`) return hit.value;
+      }
       const kube = await read(ns, kref.name, kref.key ?? 'kubeconfig');
       const clouds = mc.spec.noCloud ? undefined : await read(ns, cref.name, cref.key ?? 'clouds.yaml');
       const fingerprint = `${kube.rv}/${clouds?.rv ?? '-'}/${cref.cloud}`;
-      const uid = mc.metadata.uid ?? `${ns}/${mc.metadata.name}`;
-      const hit = cache.get(uid);
       if (hit?.fingerprint === fingerprint) return hit.value;
       const api = createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), { timeoutMs: opts.kubeTimeoutMs });
       const source = `Secret ${ns}/${cref.name} key ${cref.key ?? 'clouds.yaml'}`;
@@ -78,13 +87,14 @@ export interface ClusterClients {
   openstack: OpenStackClient;
 }
 
-export type ClusterClientSource = (mc: ManagedCluster) => Promise<ClusterClients>;
+export type ClusterClientSource = (mc: ManagedCluster, signal?: AbortSignal) => Promise<ClusterClients>;
 
 /** The cluster's API and OpenStack client; a noCloud cluster has no OpenStack client (E_CONFIG). */
-export function secretClusterClients(opts: { secrets: ResourceClient<Secret>; log: Logger; clock: Clock; kubeTimeoutMs?: number }): ClusterClientSource {
+export function secretClusterClients(opts: { secrets: ResourceClient<Secret>; log: Logger; clock: Clock; kubeTimeoutMs?: number; versions?: SecretVersionSource }): ClusterClientSource {
   const source = secretClusterSource({
     secrets: opts.secrets,
     kubeTimeoutMs: opts.kubeTimeoutMs,
+    versions: opts.versions,
     build: ({ kube, clouds }) => {
       if (!clouds) return { kube, openstack: undefined };
       const config = resolveCloudConfig({ cloudName: clouds.cloudName, env: {}, clouds: { path: clouds.source, doc: clouds.doc } });

@@ -12,6 +12,7 @@ import type { DeorbitPorts } from '../deorbit/deorbit-pass.ts';
 import { kubeDeorbitSatellite } from '../deorbit/deorbit-satellite.ts';
 import { secretClusterSource } from './cluster-clients.ts';
 import type { ManagedCluster } from './managed-cluster.ts';
+import type { SecretVersionSource } from './secret-versions.ts';
 
 export interface ClusterConnector {
   /** Throws a KubewardError with code E_CONFIG or E_NOT_FOUND when a Secret is missing or unusable. */
@@ -37,11 +38,12 @@ const NO_CLOUD: DeorbitCloud = {
   getLoadBalancer: async () => undefined,
 };
 
-export function secretConnector(opts: { secrets: ResourceClient<Secret>; cloudFactory: CloudFactory; kubeTimeoutMs?: number }): ClusterConnector {
+export function secretConnector(opts: { secrets: ResourceClient<Secret>; cloudFactory: CloudFactory; kubeTimeoutMs?: number; versions?: SecretVersionSource }): ClusterConnector {
   // The same Secret reader and cache as routegc and flight; only what is built from them differs.
   const source = secretClusterSource<DeorbitPorts>({
     secrets: opts.secrets,
     kubeTimeoutMs: opts.kubeTimeoutMs,
+    versions: opts.versions,
     build: ({ kube, clouds }) => ({ satellite: kubeDeorbitSatellite(kube), cloud: clouds ? opts.cloudFactory(clouds.doc, clouds.cloudName, clouds.source) : NO_CLOUD }),
   });
   return { connect: (mc) => source.get(mc), forget: (uid) => source.forget(uid) };

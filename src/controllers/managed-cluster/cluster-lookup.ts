@@ -24,6 +24,13 @@ export async function getClusterOrForget(
   }
 }
 
+/** Like getClusterOrForget, from the informer's cache (synced before any key is queued). */
+export function cachedOrForget(cached: (key: string) => ManagedCluster | undefined, key: string, state: Map<string, unknown>): ManagedCluster | undefined {
+  const mc = cached(key);
+  if (!mc) for (const k of state.keys()) if (k.startsWith(`${key}#`)) state.delete(k);
+  return mc;
+}
+
 /** The next cycle after intervalMs plus 0-50 % jitter, so clusters do not cycle in step. */
 export function jitteredRequeue(intervalMs: number, random: () => number = Math.random): ReconcileResult {
   return { requeueAfterMs: Math.round(intervalMs * (1 + 0.5 * random())) };

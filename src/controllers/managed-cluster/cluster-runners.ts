@@ -13,9 +13,10 @@ import { kubeClusterNodes, type ClusterNodes } from './cluster-adapters.ts';
 import type { ClusterClients, ClusterClientSource } from './cluster-clients.ts';
 import type { ConditionWish } from './cluster-conditions.ts';
 import { eventEmitter, type EmitEvent } from './cluster-events.ts';
-import { getClusterOrForget, jitteredRequeue } from './cluster-lookup.ts';
+import { cachedOrForget, getClusterOrForget, jitteredRequeue } from './cluster-lookup.ts';
 import { scopeFingerprint, scopeOf, type ClusterScope } from './cluster-scope.ts';
-import { clusterConditionWriter } from './cluster-status.ts';
+import { clusterConditionWriter, type ClusterConditionWriter } from './cluster-status.ts';
+import { deadline } from '../runtime/deadline.ts';
 import type { ManagedCluster } from './managed-cluster.ts';
 
 /** Everything a runner is built from. */
@@ -39,9 +40,9 @@ export interface ClusterRunnerOptions {
 }
 
 /** Builds a ClusterContext for one cluster (used alone by one-off passes such as termination). */
-export async function clusterContext(mc: ManagedCluster, o: Omit<ClusterRunnerOptions, 'clusters'>): Promise<ClusterContext> {
+export async function clusterContext(mc: ManagedCluster, o: Omit<ClusterRunnerOptions, 'clusters'>, signal?: AbortSignal): Promise<ClusterContext> {
   const scope = scopeOf(mc);
-  const clients = await o.clients(mc);
+  const clients = await o.clients(mc, signal);
   const nodeEvents = new EventRecorder({ events: clients.kube.events, component: o.component, clock: o.clock, log: o.log });
   const emit = eventEmitter(o.log.child({ cluster: scope.key }), { cluster: { sink: o.events, object: mc }, nodes: nodeEvents });
   return { mc, scope, clients, nodes: kubeClusterNodes(clients.kube), emit };
@@ -52,6 +53,13 @@ export interface ManagedClusterReconcilerOptions<R> extends ClusterRunnerOptions
   random?: () => number;
   /** Keep the controller's conditions in the ManagedCluster's status (default true). */
   conditions?: boolean;
+  /**
+   * The informer's copy of a ManagedCluster by key (operator): read instead of the API; a key it does
+   * not hold is a deleted cluster. Default: read from the API every run.
+   */
+  cached?: (key: string) => ManagedCluster | undefined;
+  /** The process's one status writer, shared by every controller (default: one of this reconciler's own). */
+  conditionWriter?: ClusterConditionWriter;
   /** A reason to leave this cluster alone now, or undefined to go ahead. */
   skip(mc: ManagedCluster, scope: ClusterScope): string | undefined;
   /** Told of each skip, for the skips worth an event or a metric (default: the debug log only). */
@@ -61,14 +69,19 @@ export interface ManagedClusterReconcilerOptions<R> extends ClusterRunnerOptions
   run(runner: R, ctx: { mc: ManagedCluster; scope: ClusterScope }, signal: AbortSignal): Promise<{ wishes: ConditionWish[]; requeueAfterMs?: number }>;
   /** The conditions after a run that threw (the error is rethrown for the queue's backoff). */
   failed(err: unknown): ConditionWish[];
+  /**
+   * Every call of one run (client set-up included) is aborted after this long (default: none), so a
+   * hung cloud or API ends the run well before the next one is due; the condition still says why.
+   */
+  deadlineMs?: number;
 }
 
 export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R>): Reconciler {
   const runners = new Map<string, { fingerprint: string; runner: R }>();
-  const writeConditions = o.conditions === false ? async () => {} : clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log });
+  const writeConditions = o.conditions === false ? async () => {} : (o.conditionWriter ?? clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log }));
   const next = (): ReconcileResult => jitteredRequeue(o.intervalMs, o.random);
   return async (key, signal) => {
-    const mc = await getClusterOrForget(o.clusters, key, runners);
+    const mc = o.cached ? cachedOrForget(o.cached, key, runners) : await getClusterOrForget(o.clusters, key, runners);
     if (!mc) return {};
     const scope = scopeOf(mc);
     const skip = o.skip(mc, scope);
@@ -79,17 +92,25 @@ export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R
     }
     const id = `${key}#${mc.metadata.uid ?? ''}`;
     const fingerprint = scopeFingerprint(scope);
-    let hit = runners.get(id);
-    if (hit?.fingerprint !== fingerprint) {
-      hit = { fingerprint, runner: o.build(await clusterContext(mc, o)) };
-      runners.set(id, hit);
-    }
+    // The fence (signal) guards the condition write; the deadline only the run's own calls.
+    const limit = o.deadlineMs === undefined ? undefined : deadline(o.clock, o.deadlineMs, `${o.component} run of ${key}`, signal);
+    const callSignal = limit?.signal ?? signal;
     let out: Awaited<ReturnType<typeof o.run>>;
     try {
-      out = await o.run(hit.runner, { mc, scope }, signal);
+      let hit = runners.get(id);
+      if (hit?.fingerprint !== fingerprint) {
+        hit = { fingerprint, runner: o.build(await clusterContext(mc, o, callSignal)) };
+        runners.set(id, hit);
+      }
+      out = await o.run(hit.runner, { mc, scope }, callSignal);
     } catch (err) {
-      await writeConditions(mc, o.failed(err), signal);
-      throw err;
+      if (signal.aborted) throw err;
+      // A run cut by its deadline reports the deadline, not whichever call it interrupted.
+      const cause = limit?.expired ? callSignal.reason : err;
+      await writeConditions(mc, o.failed(cause), signal);
+      throw cause;
+    } finally {
+      limit?.clear();
     }
     await writeConditions(mc, out.wishes, signal);
     return out.requeueAfterMs !== undefined ? { requeueAfterMs: out.requeueAfterMs } : mc.metadata.deletionTimestamp ? {} : next();

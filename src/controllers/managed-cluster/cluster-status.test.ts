@@ -20,3 +20,31 @@ test('conditions are written while the fence is up, and not once it has fallen',
   await write(MC, [WISH], fence.signal);
   assert.equal(writes.length, 1, 'a replica that lost its lease writes no status');
 });
+
+test('two controllers\' wishes for one cluster become one write on the newest object, with no 409', async () => {
+  const writes: ManagedCluster[] = [];
+  let rv = 1;
+  let release!: () => void;
+  const first = new Promise<void>((r) => (release = r));
+  const clusters = {
+    replaceStatus: async (obj: ManagedCluster) => {
+      if (obj.metadata.resourceVersion !== String(rv)) throw Object.assign(new Error('conflict'), { status: 409 });
+      if (writes.length === 0) await first;
+      writes.push(obj);
+      rv++;
+      return { ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } };
+    },
+    get: async () => assert.fail('no re-read needed'),
+  } as unknown as ResourceClient<ManagedCluster>;
+  const mc = { ...MC, metadata: { ...MC.metadata, resourceVersion: '1' } };
+  const write = clusterConditionWriter({ clusters, clock: new ManualClock(0), log: createSilentLogger() });
+  const a = write(mc, [WISH]);
+  // While routegc's write is in flight, flight and routegc again: both wait and go out as one write.
+  const b = write(mc, [{ type: 'FlightHealthy', status: 'True', reason: 'Healthy', message: 'ok' }]);
+  const c = write(mc, [{ ...WISH, message: 'still ok' }]);
+  release();
+  await Promise.all([a, b, c]);
+  assert.equal(writes.length, 2);
+  assert.deepEqual(writes[1]!.status?.conditions?.map((x) => `${x.type}:${x.message}`), ['RouteGCHealthy:still ok', 'FlightHealthy:ok']);
+  assert.equal(writes[1]!.metadata.resourceVersion, '2', 'the second write used the first one\'s answer, not the stale object');
+});

@@ -10,3 +10,23 @@ export function isCycleTrigger(obj: ManagedCluster, old?: ManagedCluster): boole
   if (obj.metadata.deletionTimestamp !== old.metadata.deletionTimestamp) return true;
   return obj.status?.phase !== old.status?.phase;
 }
+
+/**
+ * deorbit's trigger (issue 17): not every status write, only what its decision reads from the
+ * object: a new or deleted object, a spec change, a deletion starting, the finalizers or the phase.
+ * Its own progress is written into status and looked at again by its requeue, not by this event.
+ */
+export function isDeorbitTrigger(obj: ManagedCluster, old?: ManagedCluster): boolean {
+  if (isCycleTrigger(obj, old)) return true;
+  return JSON.stringify(obj.metadata.finalizers ?? []) !== JSON.stringify(old?.metadata.finalizers ?? []);
+}
+
+/**
+ * routegc's trigger: a cycle trigger, and on a cluster being deleted, a change of its finalizers:
+ * deorbit letting it go is the moment routegc's own termination rule applies (clean up, or say why
+ * not); a requeue it declined while deorbit still held the cluster would never come.
+ */
+export function isRouteGcTrigger(obj: ManagedCluster, old?: ManagedCluster): boolean {
+  if (isCycleTrigger(obj, old)) return true;
+  return obj.metadata.deletionTimestamp !== undefined && isDeorbitTrigger(obj, old);
+}

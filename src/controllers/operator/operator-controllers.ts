@@ -12,13 +12,16 @@ import { flightReconciler, type FlightSettings } from '../flight/flight-reconcil
 import type { FlightMetrics } from '../flight/flight-metrics.ts';
 import type { ClusterConnector } from '../managed-cluster/cluster-connector.ts';
 import { deorbitReconciler } from '../managed-cluster/deorbit-reconciler.ts';
+import { clusterConditionWriter } from '../managed-cluster/cluster-status.ts';
 import { DEORBIT_FINALIZER, type ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
 import { routeGcReconciler } from '../routegc/routegc-reconciler.ts';
 import type { RouteGcMetrics } from '../routegc/routegc-metrics.ts';
 import { Controller, type Reconciler } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
-import { isCycleTrigger } from './cycle-trigger.ts';
+import { isCycleTrigger, isDeorbitTrigger, isRouteGcTrigger } from './cycle-trigger.ts';
+import { decideLifecycle } from '../managed-cluster/deorbit-lifecycle.ts';
+import { DEORBIT_SLOT_MS, runDeadlineMs, SLOT_GRACE_MS, workersFor } from './operator-scale.ts';
 import { routeTerminationGate } from './route-termination-gate.ts';
 
 export type ControllerName = 'deorbit' | 'routegc' | 'flight';
@@ -53,6 +56,8 @@ export interface ControllerDeps {
   workers?: number;
   resyncMs?: number;
   listKeys: () => string[];
+  /** ManagedClusters this replica handles now (the workers follow it). */
+  clusterCount: () => number;
   /** The informer's copy of a ManagedCluster, by key. */
   cached: (key: string) => ManagedCluster | undefined;
   /** deorbit's ports. */
@@ -75,11 +80,19 @@ export interface OperatorController {
 
 export function buildControllers(names: readonly ControllerName[], d: ControllerDeps): OperatorController[] {
   const out: OperatorController[] = [];
+  // Workers follow the number of clusters, and a run past its deadline frees its worker, so a few
+  // hung clusters never hold a controller (operator-scale.ts).
+  const least = d.workers ?? 4;
   const admits = d.admits;
-  const make = (name: ControllerName, inner: Reconciler, resyncMs: number) => {
+  const make = (name: ControllerName, inner: Reconciler, resyncMs: number, slotTimeoutMs: number) => {
+    // Sharding: a key this shard no longer owns is dropped (not run, not requeued).
     const reconcile: Reconciler = admits ? async (key, signal) => (admits(key) ? inner(key, signal) : {}) : inner;
-    return new Controller({ name, reconcile, clock: d.clock, log: d.log, metrics: d.metrics, workers: d.workers, resyncMs, listKeys: d.listKeys });
+    return new Controller({
+      name, reconcile, clock: d.clock, log: d.log, metrics: d.metrics, workers: least, workersFor: () => workersFor(d.clusterCount(), least), slotTimeoutMs, resyncMs, listKeys: d.listKeys,
+    });
   };
+  // One status writer for routegc and flight: their conditions of one cluster go out merged, one write at a time.
+  const conditionWriter = clusterConditionWriter({ clusters: d.clusters, clock: d.clock, log: d.log, cached: d.cached });
   const deorbitCleansRoutes = names.includes('deorbit') && names.includes('routegc');
   if (names.includes('deorbit')) {
     const log = d.log.child({ controller: 'deorbit' });
@@ -90,7 +103,13 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
         })
       : undefined;
     const reconcile = deorbitReconciler({ clusters: d.clusters, connector: d.connector, events: d.events, settings: d.deorbit, clock: d.clock, log, beforeFinish });
-    out.push({ controller: make('deorbit', reconcile, d.resyncMs ?? 300_000), wants: () => true });
+    // A cluster the cache shows alive with nothing for deorbit to do costs no read (start, resync).
+    const fromCache: Reconciler = async (key, signal) => {
+      const mc = d.cached(key);
+      if (mc && !mc.metadata.deletionTimestamp && decideLifecycle(mc) === 'none') return {};
+      return reconcile(key, signal);
+    };
+    out.push({ controller: make('deorbit', fromCache, d.resyncMs ?? 300_000, DEORBIT_SLOT_MS), wants: isDeorbitTrigger });
   }
   // routegc and flight requeue themselves every interval, so they need no resync, and only changes
   // that matter to them start a cycle early (see cycle-trigger.ts).
@@ -99,6 +118,7 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
     const reconcile = routeGcReconciler({
       clusters: d.clusters, clients: required(d.clients, 'routegc'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'routegc' }),
       intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, confirmAfterMs: s.confirmAfterMs, cleanupPollMs: s.cleanupPollMs, random: d.random,
+      deadlineMs: runDeadlineMs(s.intervalMs), conditionWriter, cached: d.cached,
     });
     // A cluster deorbit is terminating (protected ones included) gets its routes removed by deorbit,
     // after its LBs and volumes are gone; routegc alone would remove them at once. Once deorbit let
@@ -108,15 +128,15 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
       return deorbitCleansRoutes && mc?.metadata.deletionTimestamp !== undefined && (mc.metadata.finalizers?.includes(DEORBIT_FINALIZER) ?? false);
     };
     const gated: Reconciler = async (key, signal) => (leftToDeorbit(key) ? {} : reconcile(key, signal));
-    out.push({ controller: make('routegc', gated, 0), wants: isCycleTrigger });
+    out.push({ controller: make('routegc', gated, 0, runDeadlineMs(s.intervalMs) + SLOT_GRACE_MS), wants: isRouteGcTrigger });
   }
   if (names.includes('flight')) {
     const s = required(d.flight, 'flight');
     const reconcile = flightReconciler({
       clusters: d.clusters, clients: required(d.clients, 'flight'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'flight' }),
-      intervalMs: s.intervalMs, settings: s.settings, random: d.random,
+      intervalMs: s.intervalMs, settings: s.settings, random: d.random, deadlineMs: runDeadlineMs(s.intervalMs), conditionWriter, cached: d.cached,
     });
-    out.push({ controller: make('flight', reconcile, 0), wants: isCycleTrigger });
+    out.push({ controller: make('flight', reconcile, 0, runDeadlineMs(s.intervalMs) + SLOT_GRACE_MS), wants: isCycleTrigger });
   }
   return out;
 }

@@ -14,6 +14,7 @@ import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
 import type { Controller } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
+import { startSpreadMs } from './operator-scale.ts';
 import { buildControllers, type ControllerName, type FlightOperatorSettings, type OperatorController, type RouteGcOperatorSettings } from './operator-controllers.ts';
 
 export type { ControllerName } from './operator-controllers.ts';
@@ -47,14 +48,27 @@ export interface OperatorOptions {
   metrics: ControllerMetrics;
   workers?: number;
   resyncMs?: number;
-  /** Jitter source of routegc's and flight's intervals (tests). */
+  /** Jitter source of routegc's and flight's intervals and of the start spread (tests). */
   random?: () => number;
   /**
    * Sharding (shard.ts): only clusters this returns true for enter the controllers: watch events,
-   * the list at start, resyncs, and every reconcile (a cluster whose label moved it elsewhere stops
-   * requeueing). undefined: every cluster.
+   * the list at start, resyncs, the worker count, and every reconcile (a cluster whose label moved
+   * it elsewhere stops requeueing). undefined: every cluster.
    */
-  ownsCluster?: (cluster: ManagedCluster) => boolean;
+  ownsCluster?: (mc: ManagedCluster) => boolean;
+  /** More caches the clients read from (the Secret versions): started and stopped with the operator. */
+  caches?: readonly { start(): void; stop(): Promise<void> }[];
+}
+
+/**
+ * The cache keeps no managedFields (a few KiB per cluster nobody here reads). A status PUT built
+ * from the cached object leaves them as they are on the server: an update that omits them keeps them.
+ */
+export function withoutManagedFields(mc: ManagedCluster): ManagedCluster {
+  const meta = mc.metadata as ManagedCluster['metadata'] & { managedFields?: unknown };
+  if (meta.managedFields === undefined) return mc;
+  const { managedFields: _dropped, ...metadata } = meta;
+  return { ...mc, metadata };
 }
 
 export class Operator {
@@ -62,29 +76,34 @@ export class Operator {
   readonly #controllers: Controller[];
   readonly #wired: OperatorController[];
   readonly #elector: LeaderElector | undefined;
-  readonly #owns: (cluster: ManagedCluster) => boolean;
-  readonly #log: Logger;
+  readonly #opts: OperatorOptions;
   #leading = false;
+  /** Leading, and the first cycles of every cached cluster are queued: events enqueue from now on. */
+  #dispatching = false;
   #lost!: (code: number) => void;
   /** Resolves with 1 when this replica lost the lease it held. */
   readonly lostLeadership = new Promise<number>((resolve) => (this.#lost = resolve));
 
   constructor(opts: OperatorOptions) {
     const clusters = opts.api.resource<ManagedCluster>(KINDS.managedCluster);
-    this.#informer = new Informer({ name: 'managedclusters', source: resourceSource(clusters, opts.namespace), clock: opts.clock, log: opts.log });
+    this.#informer = new Informer({ name: 'managedclusters', source: resourceSource(clusters, opts.namespace), clock: opts.clock, log: opts.log, transform: withoutManagedFields });
     const events = new EventRecorder({ events: opts.api.events, component: 'kubeward-operator', instance: opts.leaderElection?.identity, clock: opts.clock, log: opts.log });
-    this.#owns = opts.ownsCluster ?? (() => true);
-    this.#log = opts.log;
-    const listKeys = (): string[] => this.#ownedClusters().map(objectKey);
+    this.#opts = opts;
+    const owns = opts.ownsCluster ?? (() => true);
+    const listKeys = (): string[] => this.#owned().map(objectKey);
+    const clusterCount = (): number => (opts.ownsCluster ? this.#owned().length : this.#informer.size);
     // A key whose object is gone is decided on its name alone (no label left to read).
-    const admits = (key: string): boolean => this.#owns(this.#informer.get(key) ?? fromKey(key));
-    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys, cached: (key) => this.#informer.get(key), admits: opts.ownsCluster ? admits : undefined });
+    const admits = (key: string): boolean => owns(this.#informer.get(key) ?? fromKey(key));
+    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys, clusterCount, cached: (key) => this.#informer.get(key), admits: opts.ownsCluster ? admits : undefined });
     this.#controllers = this.#wired.map((w) => w.controller);
     const enqueue = (obj: ManagedCluster, old?: ManagedCluster): void => {
-      if (!this.#leading) return;
+      // Until the first cycles are spread (#startControllers), the cache's list is the source.
+      if (!this.#dispatching) return;
       // The old object first: the predicate logs a change of owner in the order it happened.
-      const movedHere = old !== undefined && !this.#owns(old);
-      if (!this.#owns(obj)) return;
+      const movedHere = old !== undefined && !owns(old);
+      // A cluster this replica does not own is left alone (one a label moved away included: the
+      // reconcile-time check, admits, stops its requeues).
+      if (!owns(obj)) return;
       // A cluster a label just moved to this shard starts in every controller, whatever changed.
       for (const w of this.#wired) if (movedHere || w.wants(obj, old)) w.controller.enqueue(objectKey(obj));
     };
@@ -106,6 +125,7 @@ export class Operator {
   }
 
   start(): void {
+    for (const c of this.#opts.caches ?? []) c.start();
     this.#informer.start();
     if (this.#elector) this.#elector.start();
     else this.#startControllers();
@@ -115,6 +135,7 @@ export class Operator {
     await this.#elector?.stop({ release: opts.releaseLease });
     await this.#stopControllers();
     await this.#informer.stop();
+    await Promise.all((this.#opts.caches ?? []).map((c) => c.stop()));
   }
 
   get isLeader(): boolean {
@@ -145,22 +166,38 @@ export class Operator {
     return this.#informer.list();
   }
 
-  #ownedClusters(): ManagedCluster[] {
-    return this.#informer.list().filter((mc) => this.#owns(mc));
+  #owned(): ManagedCluster[] {
+    const owns = this.#opts.ownsCluster;
+    const all = this.#informer.list();
+    return owns ? all.filter(owns) : all;
   }
 
+  /**
+   * After start or a leader change: once the cache is synced, every owned cluster's first look by
+   * every controller is queued at a random point of a short window (operator-scale.ts startSpreadMs),
+   * so all begin within seconds and their clouds are not all asked in the same instant.
+   */
   #startControllers(): void {
     this.#leading = true;
-    const all = this.#informer.list();
-    const owned = all.filter((mc) => this.#owns(mc));
-    if (owned.length !== all.length) this.#log.info({ owned: owned.length, skipped: all.length - owned.length }, 'shard: starting with the clusters this shard owns');
-    for (const c of this.#controllers) {
-      c.start();
-      for (const obj of owned) c.enqueue(objectKey(obj));
-    }
+    void this.#informer.waitForSync().then(() => {
+      if (!this.#leading) return;
+      const all = this.#informer.list();
+      const owned = this.#owned();
+      if (owned.length !== all.length) this.#opts.log.info({ owned: owned.length, skipped: all.length - owned.length }, 'shard: starting with the clusters this shard owns');
+      const random = this.#opts.random ?? Math.random;
+      const intervals = [this.#opts.routegc?.intervalMs, this.#opts.flight?.intervalMs].filter((x): x is number => x !== undefined);
+      const spread = startSpreadMs(owned.length, Math.min(60_000, ...intervals));
+      for (const c of this.#controllers) c.start();
+      this.#dispatching = true;
+      for (const obj of owned) {
+        const key = objectKey(obj);
+        for (const c of this.#controllers) c.enqueue(key, Math.floor(random() * spread));
+      }
+    });
   }
 
   async #stopControllers(): Promise<void> {
+    this.#dispatching = false;
     this.#leading = false;
     await Promise.all(this.#controllers.map((c) => c.stop()));
   }

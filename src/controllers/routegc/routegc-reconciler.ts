@@ -10,6 +10,7 @@ import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import type { Reconciler } from '../runtime/controller.ts';
 import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
 import { skipReason, terminationRefusal } from '../managed-cluster/cluster-gate.ts';
+import type { ClusterConditionWriter } from '../managed-cluster/cluster-status.ts';
 import { managedClusterReconciler, type ClusterContext } from '../managed-cluster/cluster-runners.ts';
 import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import { scopeOf } from '../managed-cluster/cluster-scope.ts';
@@ -59,6 +60,12 @@ export interface RouteGcReconcilerOptions extends RouteGcSettings {
   /** Poll interval of the termination clean-up (default 15 s). */
   cleanupPollMs?: number;
   random?: () => number;
+  /** Every call of one run is aborted after this long (default: none). */
+  deadlineMs?: number;
+  /** The informer's copy of a ManagedCluster by key (operator); default: read from the API. */
+  cached?: (key: string) => ManagedCluster | undefined;
+  /** The process's one ManagedCluster status writer (operator); default: one of this reconciler's own. */
+  conditionWriter?: ClusterConditionWriter;
   /** Keep the RouteLimitApproaching and RouteGCHealthy conditions in the ManagedCluster's status (default true). */
   conditions?: boolean;
 }

@@ -76,3 +76,49 @@ test('the periodic resync re-adds every key', async (t) => {
   await waitFor(() => seen.length === 2);
   assert.deepEqual(seen.sort(), ['a', 'b']);
 });
+
+test('a reconcile past its slot frees its worker; its key stays busy until it returns', async (t) => {
+  const clock = new ManualClock(0);
+  const started: string[] = [];
+  let release!: () => void;
+  const hung = new Promise<void>((r) => (release = r));
+  const c = new Controller({
+    name: 'slots', clock, log: createSilentLogger(), metrics: createControllerMetrics(new Registry()), workers: 1, slotTimeoutMs: 5000,
+    reconcile: async (key) => {
+      started.push(key);
+      if (key === 'hung') await hung;
+    },
+  });
+  c.start();
+  t.after(async () => {
+    release();
+    await c.stop();
+  });
+  c.enqueue('hung');
+  await waitFor(() => started.length === 1);
+  c.enqueue('ok');
+  c.enqueue('hung');
+  // One worker, held by the hung key: nothing else runs until its slot is over.
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(started, ['hung']);
+  clock.advance(5000);
+  await waitFor(() => started.length === 2, { what: 'the other key to get the freed worker' });
+  assert.deepEqual(started, ['hung', 'ok']);
+  // The hung key was added again while busy: it runs once more only after its first run returned.
+  await new Promise((r) => setImmediate(r));
+  assert.equal(started.filter((k) => k === 'hung').length, 1);
+  release();
+  await waitFor(() => started.length === 3 && c.idle, { what: 'the hung key to run again once it returned' });
+  assert.deepEqual(started, ['hung', 'ok', 'hung']);
+});
+
+test('workers follow workersFor, never below the least number', async (t) => {
+  let wanted = 1;
+  const c = new Controller({ name: 'scale', clock: new ManualClock(0), log: createSilentLogger(), metrics: createControllerMetrics(new Registry()), workers: 2, workersFor: () => wanted, reconcile: async () => {} });
+  c.start();
+  t.after(() => c.stop());
+  assert.equal(c.workers, 2);
+  wanted = 7;
+  c.enqueue('a');
+  assert.equal(c.workers, 7);
+});

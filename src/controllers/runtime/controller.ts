@@ -1,6 +1,9 @@
 // A controller: workers take keys from the work queue and reconcile them, one run per key at a
 // time. A reconcile returns when to look again (or nothing); a thrown error retries the key with
 // per-key backoff. A periodic resync re-adds every key, so nothing waits on an event forever.
+// Isolation (issue 17): the number of workers follows the number of keys (workersFor), and a
+// reconcile that is still running after slotTimeoutMs gives its worker back: its key stays busy (no
+// second run of it starts) until it returns, but a few hung clusters can never hold every worker.
 import type { Clock } from '../../base/clock.ts';
 import { jitter } from '../../base/clock.ts';
 import { describeError, isKubewardError } from '../../base/errors.ts';
@@ -23,8 +26,14 @@ export interface ControllerOptions {
   clock: Clock;
   log: Logger;
   metrics: ControllerMetrics;
-  /** Keys reconciled in parallel (different keys only; default 2). */
+  /** Least number of keys reconciled in parallel (different keys only; default 2). */
   workers?: number;
+  /** Workers wanted now (asked on every enqueue; more are started, none stopped); default: `workers`. */
+  workersFor?: () => number;
+  /** Upper bound on workers, whatever workersFor says (default 256). */
+  maxWorkers?: number;
+  /** A reconcile running longer than this frees its worker (its key stays busy until it returns); default: never. */
+  slotTimeoutMs?: number;
   /** Every key from listKeys is re-added this often (±10 %); 0 turns resync off. */
   resyncMs?: number;
   listKeys?: () => string[];
@@ -34,6 +43,7 @@ export interface ControllerOptions {
 export interface ControllerStatus {
   name: string;
   running: boolean;
+  workers: number;
   queueDepth: number;
   reconciles: number;
   errors: number;
@@ -46,6 +56,8 @@ export class Controller {
   readonly #abort = new AbortController();
   readonly #lastErrors = new Map<string, string>();
   #workers: Promise<void>[] = [];
+  /** Reconciles in flight, with or without a worker. */
+  readonly #runs = new Set<Promise<void>>();
   #reconciles = 0;
   #errors = 0;
 
@@ -61,19 +73,35 @@ export class Controller {
   enqueue(key: string, afterMs = 0): void {
     this.#queue.addAfter(key, afterMs);
     this.#o.metrics.queueDepth.set({ controller: this.#o.name }, this.#queue.depth);
+    if (this.#started) this.#scale();
   }
 
+  #started = false;
+
   start(): void {
-    if (this.#workers.length > 0) return;
-    for (let i = 0; i < (this.#o.workers ?? 2); i++) this.#workers.push(this.#work());
+    if (this.#started) return;
+    this.#started = true;
+    this.#scale();
     if (this.#o.resyncMs && this.#o.listKeys) void this.#resyncLoop(this.#o.resyncMs, this.#o.listKeys);
+  }
+
+  /** Workers running now. */
+  get workers(): number {
+    return this.#workers.length;
+  }
+
+  #scale(): void {
+    if (this.#abort.signal.aborted) return;
+    const least = this.#o.workers ?? 2;
+    const wanted = Math.min(this.#o.maxWorkers ?? 256, Math.max(least, this.#o.workersFor?.() ?? least));
+    while (this.#workers.length < wanted) this.#workers.push(this.#work());
   }
 
   /** Stops taking keys, aborts running reconciles and waits for them to return. */
   async stop(): Promise<void> {
     this.#abort.abort(new Error('controller stopped'));
     this.#queue.shutDown();
-    await Promise.all(this.#workers);
+    await Promise.all([...this.#workers, ...this.#runs]);
   }
 
   /** No key queued or in flight (tests wait for this between steps of a fake clock). */
@@ -84,7 +112,8 @@ export class Controller {
   status(): ControllerStatus {
     return {
       name: this.#o.name,
-      running: this.#workers.length > 0 && !this.#abort.signal.aborted,
+      running: this.#started && !this.#abort.signal.aborted,
+      workers: this.#workers.length,
       queueDepth: this.#queue.depth,
       reconciles: this.#reconciles,
       errors: this.#errors,
@@ -97,11 +126,20 @@ export class Controller {
       const key = await this.#queue.get();
       if (key === undefined) return;
       this.#o.metrics.queueDepth.set({ controller: this.#o.name }, this.#queue.depth);
-      try {
-        await this.#reconcileOne(key);
-      } finally {
+      const run = this.#reconcileOne(key).finally(() => {
         this.#queue.done(key);
+        this.#runs.delete(run);
+      });
+      this.#runs.add(run);
+      const slotMs = this.#o.slotTimeoutMs;
+      if (slotMs === undefined) {
+        await run;
+        continue;
       }
+      // Past its slot the run goes on without a worker; the key is done only when it returns.
+      const freed = new AbortController();
+      await Promise.race([run, this.#o.clock.sleep(slotMs, freed.signal).catch(() => undefined)]);
+      freed.abort();
     }
   }
 

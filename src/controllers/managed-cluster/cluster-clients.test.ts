@@ -1,0 +1,41 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Secret } from '../../clients/kube/kube-types.ts';
+import type { ResourceClient } from '../../clients/kube/resource-client.ts';
+import { secretClusterSource } from './cluster-clients.ts';
+import type { ManagedCluster } from './managed-cluster.ts';
+
+const KUBECONFIG = `apiVersion: v1
+kind: Config
+clusters: [{ name: c, cluster: { server: 'https://127.0.0.1:6443' } }]
+users: [{ name: u, user: { token: t } }]
+contexts: [{ name: x, context: { cluster: c, user: u } }]
+current-context: x
+`;
+const MC: ManagedCluster = {
+  metadata: { name: 'k1', namespace: 't', uid: 'u1' },
+  spec: { kubeconfigSecretRef: { name: 'kc' }, cloudCredentialsSecretRef: { name: 'cc', cloud: 'emu' } },
+};
+
+test('with the Secret versions cache, a cluster whose Secrets did not change is served without a read, and a new version rebuilds', async () => {
+  const rv: Record<string, string> = { kc: '1', cc: '1' };
+  let reads = 0;
+  const secrets = {
+    get: async (_ns: string, name: string) => {
+      reads++;
+      const data: Record<string, string> = name === 'kc' ? { kubeconfig: Buffer.from(KUBECONFIG).toString('base64') } : { 'clouds.yaml': Buffer.from('clouds: { emu: {} }').toString('base64') };
+      return { metadata: { name, namespace: 't', resourceVersion: rv[name] }, data } satisfies Secret;
+    },
+  } as unknown as ResourceClient<Secret>;
+  let builds = 0;
+  const source = secretClusterSource({ secrets, versions: { version: (_ns, name) => rv[name] }, build: () => ({ n: ++builds }) });
+  const first = await source.get(MC);
+  assert.equal(reads, 2);
+  assert.equal(await source.get(MC), first, 'same clients');
+  assert.equal(reads, 2, 'no read while the versions are the ones built from');
+  rv.cc = '2';
+  const second = await source.get(MC);
+  assert.notEqual(second, first, 'a rotated credential rebuilds the clients');
+  assert.equal(reads, 4);
+  assert.equal(builds, 2);
+});
