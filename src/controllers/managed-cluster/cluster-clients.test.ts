@@ -39,3 +39,21 @@ test('with the Secret versions cache, a cluster whose Secrets did not change is 
   assert.equal(reads, 4);
   assert.equal(builds, 2);
 });
+
+test('two controllers asking for one cluster at the same moment share one build (one Keystone token, not two)', async () => {
+  let reads = 0;
+  const secrets = {
+    get: async (_ns: string, name: string) => {
+      reads++;
+      await new Promise((r) => setImmediate(r)); // both callers are in flight before either read returns
+      const data: Record<string, string> = name === 'kc' ? { kubeconfig: Buffer.from(KUBECONFIG).toString('base64') } : { 'clouds.yaml': Buffer.from('clouds: { emu: {} }').toString('base64') };
+      return { metadata: { name, namespace: 't', resourceVersion: '1' }, data } satisfies Secret;
+    },
+  } as unknown as ResourceClient<Secret>;
+  let builds = 0;
+  const source = secretClusterSource({ secrets, build: () => ({ n: ++builds }) });
+  const [a, b] = await Promise.all([source.get(MC), source.get(MC)]);
+  assert.equal(a, b, 'the same clients');
+  assert.equal(builds, 1);
+  assert.equal(reads, 2, 'each Secret read once');
+});

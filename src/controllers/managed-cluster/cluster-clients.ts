@@ -45,8 +45,18 @@ export function secretClusterSource<T>(opts: { secrets: ResourceClient<Secret>; 
     if (b64 === undefined) throw new KubewardError('E_CONFIG', `Secret ${ns}/${name} has no key "${key}"`);
     return { text: Buffer.from(b64, 'base64').toString('utf8'), rv: secret.metadata.resourceVersion ?? '' };
   };
-  return {
-    async get(mc) {
+  // routegc and flight often ask for the same cluster at the same moment (both start it after the
+  // cache syncs): one build in flight per cluster, so they share one Keystone token, not two.
+  const inflight = new Map<string, Promise<T>>();
+  const getOnce = (mc: ManagedCluster): Promise<T> => {
+    const uid = mc.metadata.uid ?? `${mc.metadata.namespace ?? 'default'}/${mc.metadata.name}`;
+    const pending = inflight.get(uid);
+    if (pending) return pending;
+    const p = build(mc).finally(() => inflight.delete(uid));
+    inflight.set(uid, p);
+    return p;
+  };
+  const build = async (mc: ManagedCluster): Promise<T> => {
       const ns = mc.metadata.namespace ?? 'default';
       const kref = mc.spec.kubeconfigSecretRef;
       const cref = mc.spec.cloudCredentialsSecretRef;
@@ -66,7 +76,9 @@ export function secretClusterSource<T>(opts: { secrets: ResourceClient<Secret>; 
       const value = opts.build({ kube: api, clouds: clouds && { doc: parseClouds(clouds.text, source), cloudName: cref.cloud, source } });
       cache.set(uid, { fingerprint, value });
       return value;
-    },
+  };
+  return {
+    get: getOnce,
     forget: (uid) => void cache.delete(uid),
   };
 }
