@@ -6,8 +6,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findFlagBlock, flagBlock, type FlagDocSource } from '../src/config/flag-docs.ts';
 import { watchDeclaration } from '../src/watch/watch-config.ts';
-import { proxyMode } from '../src/cli/proxy.ts';
-import { routesMode } from '../src/cli/routes.ts';
+import { proxyDeclaration } from '../src/proxy/proxy-config.ts';
+import { routesDeclaration } from '../src/routes/routes-config.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -16,8 +16,8 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export function documentedModes(): { decl: FlagDocSource; page: string }[] {
   return [
     { decl: watchDeclaration, page: 'docs/watch.md' },
-    { decl: routesMode, page: 'docs/routes.md' },
-    { decl: proxyMode, page: 'docs/proxy.md' },
+    { decl: routesDeclaration, page: 'docs/routes.md' },
+    { decl: proxyDeclaration, page: 'docs/proxy.md' },
   ];
 }
 
