@@ -8,6 +8,13 @@ import { findFlagBlock, flagBlock, type FlagDocSource } from '../src/config/flag
 import { watchDeclaration } from '../src/watch/watch-config.ts';
 import { proxyDeclaration } from '../src/proxy/proxy-config.ts';
 import { routesDeclaration } from '../src/routes/routes-config.ts';
+import { endpointsDeclaration, renderDeclaration, sansDeclaration } from '../src/plan/plan-config.ts';
+import { checkCertDeclaration } from '../src/plan/check-cert-config.ts';
+import type { OneShotDeclaration } from '../src/config/mode-declaration.ts';
+import type { core } from 'zod/mini';
+
+/** A one-shot command's flags as a table source: named by its path, no admin listener. */
+const oneShot = (d: Pick<OneShotDeclaration<core.$ZodShape>, 'path' | 'flags' | 'fields'>): FlagDocSource => ({ name: d.path, flags: d.flags, fields: d.fields, adminPort: null });
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -18,19 +25,27 @@ export function documentedModes(): { decl: FlagDocSource; page: string }[] {
     { decl: watchDeclaration, page: 'docs/watch.md' },
     { decl: routesDeclaration, page: 'docs/routes.md' },
     { decl: proxyDeclaration, page: 'docs/proxy.md' },
+    { decl: oneShot(endpointsDeclaration), page: 'docs/plan.md' },
+    { decl: oneShot(renderDeclaration), page: 'docs/plan.md' },
+    { decl: oneShot(sansDeclaration), page: 'docs/plan.md' },
+    { decl: oneShot(checkCertDeclaration), page: 'docs/plan.md' },
   ];
 }
 
-/** Pages whose table differs from the declaration: the page's text with the block replaced. */
+/** Tables that differ from their declaration, each with its page's text once every table of that page is rewritten. */
 export async function outdatedPages(): Promise<{ page: string; mode: string; found: string | undefined; want: string; text: string }[]> {
   const out = [];
+  const texts = new Map<string, string>();
   for (const { decl, page } of documentedModes()) {
-    const text = await readFile(join(ROOT, page), 'utf8');
+    const text = texts.get(page) ?? (await readFile(join(ROOT, page), 'utf8'));
     const found = findFlagBlock(text, decl.name);
     const want = flagBlock(decl);
-    if (found !== want) out.push({ page, mode: decl.name, found, want, text: found === undefined ? text : text.replace(found, () => want) });
+    const next = found === undefined ? text : text.replace(found, () => want);
+    texts.set(page, next);
+    if (found !== want) out.push({ page, mode: decl.name, found, want, text: next });
   }
-  return out;
+  // Every entry of a page carries the page with all its tables rewritten.
+  return out.map((o) => ({ ...o, text: texts.get(o.page)! }));
 }
 
 if (import.meta.main) {

@@ -57,7 +57,8 @@ export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): C
   return cmd;
 }
 
-function addFlag(cmd: Command, f: ModeFlag): void {
+/** Adds a declared flag to a command (one-shot commands share this: src/cli/one-shot-command.ts). */
+export function addFlag(cmd: Command, f: ModeFlag): void {
   const name = flagNameOf(f.key);
   const help = f.help + (f.defaultText !== undefined ? ` (default: ${f.defaultText})` : '');
   if (f.value === undefined) {
@@ -65,7 +66,7 @@ function addFlag(cmd: Command, f: ModeFlag): void {
     if (f.negatable) cmd.addOption(new Option(`--no-${name.slice(2)}`, `turn ${name} off`));
     return;
   }
-  const opt = new Option(`${name} ${f.value}`, help + (f.repeatable ? '; repeatable' : ''));
+  const opt = new Option(`${f.short === undefined ? '' : `${f.short}, `}${name} ${f.value}`, help + (f.repeatable ? '; repeatable' : ''));
   if (f.repeatable) opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
   cmd.addOption(opt);
 }

@@ -54,7 +54,7 @@ export function flagRows(decl: FlagDocSource): FlagRow[] {
 
 function flagName(f: ModeFlag): string {
   const name = flagNameOf(f.key);
-  if (f.value !== undefined) return `${name} ${f.value}`;
+  if (f.value !== undefined) return `${f.short === undefined ? '' : `${f.short}, `}${name} ${f.value}`;
   return f.negatable ? `${name}, --no-${name.slice(2)}` : name;
 }
 

@@ -9,6 +9,8 @@ import type { HostPort } from './fields.ts';
 export interface ModeFlag {
   /** Config key; the flag is its kebab-case form (healthUrl → --health-url). */
   key: string;
+  /** A one-letter alias ("-o"), shown before the flag. */
+  short?: string;
   /** Placeholder for the value (e.g. "<duration>"); absent for on/off switches. */
   value?: string;
   help: string;
@@ -39,4 +41,20 @@ export interface ModeDeclaration<F extends core.$ZodShape> {
   adminPort: number | null;
   /** Checks that involve several keys; returns the problem, naming the keys and the fix. */
   check?: (config: ModeConfig<F>) => string | undefined;
+}
+
+/**
+ * A one-shot command's settings (kubeward plan's subcommands, check-cert): no admin listener, no
+ * daemon; the fields, flags and checks as in a mode, and at most one positional argument.
+ */
+export interface OneShotDeclaration<F extends core.$ZodShape> {
+  /** The command as typed after "kubeward" ("plan render"). */
+  path: string;
+  summary: string;
+  helpAfter?: string;
+  flags: ModeFlag[];
+  fields: F;
+  check?: (config: ModeConfig<F>) => string | undefined;
+  /** The one positional argument: the config key it fills (it overrides the file like a flag), and its help. */
+  positional?: { key: string; name: string; help: string };
 }
