@@ -10,6 +10,8 @@ import { proxyDeclaration } from '../src/proxy/proxy-config.ts';
 import { routesDeclaration } from '../src/routes/routes-config.ts';
 import { endpointsDeclaration, renderDeclaration, sansDeclaration } from '../src/plan/plan-config.ts';
 import { checkCertDeclaration } from '../src/plan/check-cert-config.ts';
+import { routegcDeclaration } from '../src/controllers/routegc/routegc-config.ts';
+import { flightDeclaration } from '../src/controllers/flight/flight-config.ts';
 import type { OneShotDeclaration } from '../src/config/mode-declaration.ts';
 import type { core } from 'zod/mini';
 
@@ -25,6 +27,8 @@ export function documentedModes(): { decl: FlagDocSource; page: string }[] {
     { decl: watchDeclaration, page: 'docs/watch.md' },
     { decl: routesDeclaration, page: 'docs/routes.md' },
     { decl: proxyDeclaration, page: 'docs/proxy.md' },
+    { decl: routegcDeclaration, page: 'docs/routegc.md' },
+    { decl: flightDeclaration, page: 'docs/flight.md' },
     { decl: oneShot(endpointsDeclaration), page: 'docs/plan.md' },
     { decl: oneShot(renderDeclaration), page: 'docs/plan.md' },
     { decl: oneShot(sansDeclaration), page: 'docs/plan.md' },
