@@ -12,6 +12,7 @@ import { endpointsDeclaration, renderDeclaration, sansDeclaration } from '../src
 import { checkCertDeclaration } from '../src/plan/check-cert-config.ts';
 import { routegcDeclaration } from '../src/controllers/routegc/routegc-config.ts';
 import { flightDeclaration } from '../src/controllers/flight/flight-config.ts';
+import { deorbitDeclaration } from '../src/controllers/deorbit/deorbit-config.ts';
 import type { OneShotDeclaration } from '../src/config/mode-declaration.ts';
 import type { core } from 'zod/mini';
 
@@ -29,6 +30,7 @@ export function documentedModes(): { decl: FlagDocSource; page: string }[] {
     { decl: proxyDeclaration, page: 'docs/proxy.md' },
     { decl: routegcDeclaration, page: 'docs/routegc.md' },
     { decl: flightDeclaration, page: 'docs/flight.md' },
+    { decl: deorbitDeclaration, page: 'docs/operator.md' },
     { decl: oneShot(endpointsDeclaration), page: 'docs/plan.md' },
     { decl: oneShot(renderDeclaration), page: 'docs/plan.md' },
     { decl: oneShot(sansDeclaration), page: 'docs/plan.md' },
