@@ -13,6 +13,8 @@ import { checkCertDeclaration } from '../src/plan/check-cert-config.ts';
 import { routegcDeclaration } from '../src/controllers/routegc/routegc-config.ts';
 import { flightDeclaration } from '../src/controllers/flight/flight-config.ts';
 import { deorbitDeclaration } from '../src/controllers/deorbit/deorbit-config.ts';
+import { demoDeclaration } from '../src/demo/demo-config.ts';
+import { agentDeclaration } from '../src/agent/agent-config.ts';
 import type { OneShotDeclaration } from '../src/config/mode-declaration.ts';
 import type { core } from 'zod/mini';
 
@@ -31,6 +33,8 @@ export function documentedModes(): { decl: FlagDocSource; page: string }[] {
     { decl: routegcDeclaration, page: 'docs/routegc.md' },
     { decl: flightDeclaration, page: 'docs/flight.md' },
     { decl: deorbitDeclaration, page: 'docs/operator.md' },
+    { decl: demoDeclaration, page: 'docs/demo.md' },
+    { decl: agentDeclaration, page: 'docs/agent.md' },
     { decl: oneShot(endpointsDeclaration), page: 'docs/plan.md' },
     { decl: oneShot(renderDeclaration), page: 'docs/plan.md' },
     { decl: oneShot(sansDeclaration), page: 'docs/plan.md' },

@@ -96,7 +96,8 @@ const END = (mode: string) => `<!-- END flags ${mode} -->`;
 export function flagBlock(decl: FlagDocSource): string {
   const admin = decl.adminPort === null ? 'off' : `127.0.0.1:${decl.adminPort}`;
   const common = `Also the [flags of every mode](common.md): \`--config\`, \`--log-format\`, \`--log-level\`, \`--admin-address\` (default \`${admin}\`).`;
-  return `${BEGIN(decl.name)}\n${flagTable(decl)}\n\n${common}\n${END(decl.name)}`;
+  const table = decl.flags.length === 0 ? 'No flags of its own.' : flagTable(decl);
+  return `${BEGIN(decl.name)}\n${table}\n\n${common}\n${END(decl.name)}`;
 }
 
 /** The block of `mode` as a page holds it, or undefined when the page has no markers for it. */
