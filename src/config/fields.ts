@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 // zod/mini with named imports: the daemons' schemas use a few builders, and esbuild leaves the
 // rest of zod out of the build. zod's classic API (`z.string().optional()`) attaches every method
 // to every schema, so importing any of it loads and initialises all of it: about 7 MiB RSS and
-// 8 MiB private memory more at rest (README "Memory and the production build").
+// 8 MiB private memory more at rest (docs/benchmark.md, "Memory and the production build").
 import { _default, boolean as zBoolean, config, enum as zEnum, int, literal, maxLength, maximum, minLength, minimum, NEVER, number, pipe, refine, regex, string, superRefine, transform, union } from 'zod/mini';
 import type { output, ZodMiniPipe, ZodMiniString, ZodMiniTransform, ZodMiniType } from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
@@ -45,7 +45,7 @@ export function textField<O>(read: (text: string) => O | Refused, error?: string
   return readWith(string(error === undefined ? undefined : { error }), read);
 }
 
-/** Every duration is at most this long unless its field says otherwise (documented in the README). */
+/** Every duration is at most this long unless its field says otherwise (documented in docs/common.md). */
 export const DEFAULT_MAX_DURATION_MS = 24 * 3_600_000;
 
 /**
