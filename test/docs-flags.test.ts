@@ -67,3 +67,11 @@ test('a page whose default or range is stale no longer matches, and a help defau
   assert.match(flagTable(changedCount), /\| `3` \| 1–5 \|/);
   assert.deepEqual(defaultDisagreements(changedCount), ['sample --interval: --help says 3, the schema fills in 2']);
 });
+
+test("the admin port table of docs/common.md gives each daemon's declared default", async () => {
+  const text = await readFile(join(ROOT, 'docs/common.md'), 'utf8');
+  const table = new Map([...text.matchAll(/^\| ([a-z-]+) \| (127\.0\.0\.1:\d+) \|$/gm)].map((m) => [m[1]!, m[2]!]));
+  const daemons = documentedModes().filter(({ decl }) => decl.adminPort !== null);
+  assert.ok(daemons.length >= 6, 'the daemons are listed in scripts/docs-flags.ts');
+  for (const { decl } of daemons) assert.equal(table.get(decl.name), `127.0.0.1:${decl.adminPort}`, `docs/common.md: the admin address of ${decl.name}`);
+});
