@@ -7,14 +7,17 @@ import { duration, ipAddress } from '../config/fields.ts';
 import type { OneShotDeclaration } from '../config/mode-declaration.ts';
 import { inventoryFields, inventoryFlags } from './plan-config.ts';
 
+/** The defaults, once: the fields fill them in and --help shows them. */
+export const DEFAULTS = { timeout: '5s', output: 'table' } as const;
+
 const checkCertFields = {
   ...inventoryFields,
   url: z.optional(z.string().check(z.minLength(1))),
   name: z.optional(z.array(z.string().check(z.minLength(1)))),
   ip: z.optional(z.array(ipAddress)),
   caFile: z.optional(z.string().check(z.minLength(1))),
-  timeout: z.prefault(duration({ min: 10 }), '5s'),
-  output: z._default(z.enum(['table', 'json'], { error: 'expected table or json' }), 'table'),
+  timeout: z.prefault(duration({ min: 10 }), DEFAULTS.timeout),
+  output: z._default(z.enum(['table', 'json'], { error: 'expected table or json' }), DEFAULTS.output),
 };
 
 const HELP = `
@@ -38,8 +41,8 @@ export const checkCertDeclaration: OneShotDeclaration<typeof checkCertFields> = 
     { key: 'name', value: '<dns-name>', help: 'name clients use for this server', repeatable: true },
     { key: 'ip', value: '<address>', help: 'address clients use for this server', repeatable: true },
     { key: 'caFile', value: '<file>', help: "verify the chain against this CA (the cluster's ca.crt)" },
-    { key: 'timeout', value: '<duration>', help: 'longest wait for the handshake', defaultText: '5s' },
-    { key: 'output', short: '-o', value: '<table|json>', help: 'output format', defaultText: 'table' },
+    { key: 'timeout', value: '<duration>', help: 'longest wait for the handshake', defaultText: DEFAULTS.timeout },
+    { key: 'output', short: '-o', value: '<table|json>', help: 'output format', defaultText: DEFAULTS.output },
   ],
       check: (c) =>
         c.url === undefined && c.inventory === undefined

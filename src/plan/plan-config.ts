@@ -8,6 +8,9 @@ import type { ModeFlag, OneShotDeclaration } from '../config/mode-declaration.ts
 import { OUTPUT_FORMATS } from './format-endpoints.ts';
 import { parseKubesprayVersion } from './kubespray-defaults.ts';
 
+/** The defaults, once: the fields fill them in and --help shows them. */
+export const DEFAULTS = { output: 'table', format: 'list' } as const;
+
 export const inventoryFields = {
   inventory: z.optional(z.string({ error: 'expected the path of an inventory file' }).check(z.minLength(1))),
   vars: z.optional(z.array(z.string().check(z.minLength(1)))),
@@ -42,14 +45,14 @@ Examples:
 const endpointsFields = {
   ...inventoryFields,
   node: z.optional(z.string().check(z.minLength(1))),
-  output: z._default(z.enum(OUTPUT_FORMATS as [string, ...string[]], { error: 'expected table, json or yaml' }), 'table'),
+  output: z._default(z.enum(OUTPUT_FORMATS as [string, ...string[]], { error: 'expected table, json or yaml' }), DEFAULTS.output),
 };
 
 export const endpointsDeclaration: OneShotDeclaration<typeof endpointsFields> = {
   path: 'plan endpoints',
   summary: "each node's role and the apiserver/etcd endpoint each client uses, with the reason (kubespray's HA table)",
   fields: endpointsFields,
-  flags: [...inventoryFlags, { key: 'node', value: '<name>', help: 'only this node' }, { key: 'output', short: '-o', value: '<table|json|yaml>', help: 'output format', defaultText: 'table' }],
+  flags: [...inventoryFlags, { key: 'node', value: '<name>', help: 'only this node' }, { key: 'output', short: '-o', value: '<table|json|yaml>', help: 'output format', defaultText: DEFAULTS.output }],
   check: requireInventory,
 };
 
@@ -65,7 +68,7 @@ export const renderDeclaration: OneShotDeclaration<typeof renderFields> = {
 };
 
 export const SAN_FORMATS = ['list', 'openssl', 'kubeadm', 'json'] as const;
-const sansFields = { ...inventoryFields, format: z._default(z.enum(SAN_FORMATS, { error: 'expected list, openssl, kubeadm or json' }), 'list') };
+const sansFields = { ...inventoryFields, format: z._default(z.enum(SAN_FORMATS, { error: 'expected list, openssl, kubeadm or json' }), DEFAULTS.format) };
 
 export const sansDeclaration: OneShotDeclaration<typeof sansFields> = {
   path: 'plan sans',
@@ -73,7 +76,7 @@ export const sansDeclaration: OneShotDeclaration<typeof sansFields> = {
   fields: sansFields,
   flags: [
     ...inventoryFlags,
-    { key: 'format', value: '<list|openssl|kubeadm|json>', help: 'list (with reasons), an openssl [alt_names] section, a kubeadm certSANs fragment, or JSON', defaultText: 'list' },
+    { key: 'format', value: '<list|openssl|kubeadm|json>', help: 'list (with reasons), an openssl [alt_names] section, a kubeadm certSANs fragment, or JSON', defaultText: DEFAULTS.format },
   ],
   check: requireInventory,
 };
