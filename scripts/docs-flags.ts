@@ -38,7 +38,7 @@ export function documentedModes(): { decl: FlagDocSource; page: string }[] {
     { decl: oneShot(endpointsDeclaration), page: 'docs/plan.md' },
     { decl: oneShot(renderDeclaration), page: 'docs/plan.md' },
     { decl: oneShot(sansDeclaration), page: 'docs/plan.md' },
-    { decl: oneShot(checkCertDeclaration), page: 'docs/plan.md' },
+    { decl: oneShot(checkCertDeclaration), page: 'docs/check-cert.md' },
   ];
 }
 
