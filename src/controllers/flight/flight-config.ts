@@ -8,7 +8,7 @@ import { parseCidr } from '../managed-cluster/cidr.ts';
 import { DEFAULT_BUDGETS } from '../managed-cluster/blast-budget.ts';
 import { clusterCidrProblem } from '../managed-cluster/cidr-scope.ts';
 import { poolNameProblem } from '../managed-cluster/cluster-identity.ts';
-import { DEFAULT_ROUTE_LIMIT } from '../routegc/routegc-config.ts';
+import { DEFAULT_ROUTE_LIMIT } from '../routegc/decide-routegc.ts';
 
 /** The defaults, once: the fields fill them in and --help shows them (the budgets: DEFAULT_BUDGETS). */
 export const DEFAULTS = {

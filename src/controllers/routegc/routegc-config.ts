@@ -7,10 +7,7 @@ import type { ModeDeclaration } from '../../config/mode-declaration.ts';
 import { parseCidr } from '../managed-cluster/cidr.ts';
 import { clusterCidrProblem } from '../managed-cluster/cidr-scope.ts';
 import { poolNameProblem } from '../managed-cluster/cluster-identity.ts';
-import { DEFAULT_MAX_REMOVALS_PER_CYCLE, MIN_CONFIRM_AFTER_MS } from './decide-routegc.ts';
-
-/** Neutron's max_routes per router upstream; routegc, flight and the operator default to it. */
-export const DEFAULT_ROUTE_LIMIT = 30;
+import { DEFAULT_MAX_REMOVALS_PER_CYCLE, DEFAULT_ROUTE_LIMIT, MIN_CONFIRM_AFTER_MS } from './decide-routegc.ts';
 
 /** The defaults, once: the fields fill them in and --help shows them. */
 export const DEFAULTS = {
