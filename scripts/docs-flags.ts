@@ -15,6 +15,7 @@ import { flightDeclaration } from '../src/controllers/flight/flight-config.ts';
 import { deorbitDeclaration } from '../src/controllers/deorbit/deorbit-config.ts';
 import { demoDeclaration } from '../src/demo/demo-config.ts';
 import { agentDeclaration } from '../src/agent/agent-config.ts';
+import { operatorDeclaration } from '../src/controllers/operator/operator-config.ts';
 import type { OneShotDeclaration } from '../src/config/mode-declaration.ts';
 import type { core } from 'zod/mini';
 
@@ -32,6 +33,7 @@ export function documentedModes(): { decl: FlagDocSource; page: string }[] {
     { decl: proxyDeclaration, page: 'docs/proxy.md' },
     { decl: routegcDeclaration, page: 'docs/routegc.md' },
     { decl: flightDeclaration, page: 'docs/flight.md' },
+    { decl: operatorDeclaration, page: 'docs/operator.md' },
     { decl: deorbitDeclaration, page: 'docs/operator.md' },
     { decl: demoDeclaration, page: 'docs/demo.md' },
     { decl: agentDeclaration, page: 'docs/agent.md' },

@@ -75,3 +75,9 @@ test("the admin port table of docs/common.md gives each daemon's declared defaul
   assert.ok(daemons.length >= 6, 'the daemons are listed in scripts/docs-flags.ts');
   for (const { decl } of daemons) assert.equal(table.get(decl.name), `127.0.0.1:${decl.adminPort}`, `docs/common.md: the admin address of ${decl.name}`);
 });
+
+test('every mode kubeward has is documented with a flag table', async () => {
+  const { MODE_LOADERS } = await import('../src/cli/modes.ts');
+  const documented = new Set(documentedModes().map(({ decl }) => decl.name.split(' ')[0]!));
+  assert.deepEqual(Object.keys(MODE_LOADERS).filter((m) => !documented.has(m)), []);
+});
