@@ -3,7 +3,8 @@
 // mode-command.ts), one ordered shutdown: watch publishes its exit state first, routes removes its
 // rules, then the proxy drains. With both proxy and watch, the watcher takes the proxy's checks of
 // the local apiserver as its probes when they are the same request (src/agent/shared-check.ts).
-import { optional, record, string, strictObject, unknown } from 'zod/mini';
+// Settings: src/agent/agent-config.ts.
+import { strictObject, unknown } from 'zod/mini';
 import type { core } from 'zod/mini';
 import { Shutdown } from '../base/lifecycle.ts';
 import { UsageError } from '../base/errors.ts';
@@ -11,48 +12,10 @@ import { commonFields } from '../config/fields.ts';
 import type { Readiness } from '../admin/admin-server.ts';
 import { buildModeCommand, type DaemonHandle, type ModeConfig, type ModeContext, type ModeSpec } from './mode-command.ts';
 import type { proxyFields } from '../proxy/proxy-config.ts';
+import { agentDeclaration, SHUTDOWN_ORDER, type AgentConfig, type AgentMode, type agentFields } from '../agent/agent-config.ts';
 
-/**
- * The modes an agent runs, in start order. Each is imported only when its section is present, so
- * an agent without routes never loads the routes code (and a proxy without discovery never loads
- * the Kubernetes client).
- */
-const MODES = ['proxy', 'watch', 'routes'] as const;
-type AgentMode = (typeof MODES)[number];
-/** Shutdown order: the quick, node-visible steps first, the proxy's drain (up to its grace) last. */
-const SHUTDOWN_ORDER: readonly AgentMode[] = ['watch', 'routes', 'proxy'];
-
-/** A section: any object; it is checked by its mode's own schema once the mode is loaded. */
-const section = optional(record(string(), unknown(), { error: 'expected a mapping of the mode\'s keys (see "kubeward <mode> --help")' }));
-const fields = { proxy: section, watch: section, routes: section };
-type AgentConfig = ModeConfig<typeof fields>;
-
-const helpAfter = `
-The config file has a section per mode, each with the keys of that mode alone (camelCase, as in
-"kubeward <mode> --config"); log and admin settings are top-level and shared:
-
-  logFormat: json
-  adminAddress: 127.0.0.1:9456
-  proxy:  { listen: ["127.0.0.1:6443"], upstream: ["10.0.0.11:6443", "10.0.0.12:6443"], caFile: /etc/kubernetes/pki/ca.crt }
-  watch:  { vip: [10.0.0.100], healthUrl: "https://10.0.0.11:6443/readyz", caFile: /etc/kubernetes/pki/ca.crt }
-  routes: { provider: azure }
-
-Any combination of sections runs; /metrics, /readyz (ready when every mode is) and /status (one
-entry per mode) are served once. With proxy and watch, the watcher uses the proxy's checks of the
-health URL's upstream instead of probing it again when the two are the same request (README).
-SIGHUP reloads the proxy section. The proxy runs as one process here (workers: 1).`;
-
-const agentSpec: ModeSpec<typeof fields> = {
-  name: 'agent',
-  summary: 'proxy, watch and routes in one process from one config file (one admin listener, logger, registry, shutdown)',
-  helpAfter,
-  adminPort: 9456,
-  fields,
-  flags: [],
-  check: (c) => {
-    if (!MODES.some((m) => c[m] !== undefined)) return `--config FILE: no mode section; give at least one of ${MODES.join(', ')}`;
-    return undefined;
-  },
+const agentSpec: ModeSpec<typeof agentFields> = {
+  ...agentDeclaration,
   run: async (c, ctx) => {
     const common = { logFormat: c.logFormat, logLevel: c.logLevel, adminAddress: c.adminAddress };
     const shutdowns = new Map<AgentMode, Shutdown>();

@@ -2,29 +2,16 @@
 // kebab-case form of a config key, so "every flag has a config key" holds by construction.
 import { Command, Option } from 'commander';
 import { prefault, strictObject } from 'zod/mini';
-import type { core, output, ZodMiniObject } from 'zod/mini';
+import type { core } from 'zod/mini';
 import type { Registry } from 'prom-client';
-import { createLogger, type Logger, type LogFormat, type LogLevel } from '../base/logger.ts';
+import { createLogger, type Logger } from '../base/logger.ts';
 import { Shutdown, exitOnSignals, exitOnUncaught, exitSoon, ignoreStraySignals } from '../base/lifecycle.ts';
 import { UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { adminAddress, commonFields, formatHostPort, type HostPort } from '../config/fields.ts';
 import { flagNameOf, mergeConfig, readConfigFile, type RawConfig } from '../config/load-config.ts';
 import { createMetricsRegistry } from '../admin/metrics-registry.ts';
+import type { ModeConfig, ModeDeclaration, ModeFlag } from '../config/mode-declaration.ts';
 import { startAdminServer, type AdminRoute, type AdminServer, type Readiness } from '../admin/admin-server.ts';
-
-export interface ModeFlag {
-  /** Config key; the flag is its kebab-case form (healthUrl → --health-url). */
-  key: string;
-  /** Placeholder for the value (e.g. "<duration>"); absent for on/off switches. */
-  value?: string;
-  help: string;
-  /** Shown in --help; the real default lives in the schema. */
-  defaultText?: string;
-  /** May be given several times; the values collect into a list. */
-  repeatable?: boolean;
-  /** An on/off switch that is on by default: --no-<flag> turns it off. */
-  negatable?: boolean;
-}
 
 /** What a long-running mode hands back once started. */
 export interface DaemonHandle {
@@ -48,24 +35,9 @@ export interface ModeContext<C = unknown> {
   reloadConfig?: () => Promise<C>;
 }
 
-export interface CommonConfig {
-  logFormat: LogFormat;
-  logLevel: LogLevel;
-  adminAddress: HostPort | 'off';
-}
-export type ModeConfig<F extends core.$ZodShape> = CommonConfig & output<ZodMiniObject<F>>;
+export type { CommonConfig, ModeConfig, ModeFlag } from '../config/mode-declaration.ts';
 
-export interface ModeSpec<F extends core.$ZodShape> {
-  name: string;
-  summary: string;
-  /** Longer text after the flags in --help: what it does, and examples to copy. */
-  helpAfter?: string;
-  flags: ModeFlag[];
-  fields: F;
-  /** Default admin port on 127.0.0.1; null for one-shot modes without a listener by default. */
-  adminPort: number | null;
-  /** Checks that involve several keys; returns the problem, naming the keys and the fix. */
-  check?: (config: ModeConfig<F>) => string | undefined;
+export interface ModeSpec<F extends core.$ZodShape> extends ModeDeclaration<F> {
   /** Daemons return a handle; one-shot modes return their exit code. */
   run: (config: ModeConfig<F>, ctx: ModeContext<ModeConfig<F>>) => Promise<DaemonHandle | number>;
 }
@@ -85,7 +57,8 @@ export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): C
   return cmd;
 }
 
-function addFlag(cmd: Command, f: ModeFlag): void {
+/** Adds a declared flag to a command (one-shot commands share this: src/cli/one-shot-command.ts). */
+export function addFlag(cmd: Command, f: ModeFlag): void {
   const name = flagNameOf(f.key);
   const help = f.help + (f.defaultText !== undefined ? ` (default: ${f.defaultText})` : '');
   if (f.value === undefined) {
@@ -93,7 +66,7 @@ function addFlag(cmd: Command, f: ModeFlag): void {
     if (f.negatable) cmd.addOption(new Option(`--no-${name.slice(2)}`, `turn ${name} off`));
     return;
   }
-  const opt = new Option(`${name} ${f.value}`, help + (f.repeatable ? '; repeatable' : ''));
+  const opt = new Option(`${f.short === undefined ? '' : `${f.short}, `}${name} ${f.value}`, help + (f.repeatable ? '; repeatable' : ''));
   if (f.repeatable) opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
   cmd.addOption(opt);
 }

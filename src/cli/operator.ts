@@ -1,159 +1,33 @@
 // kubeward operator: the composition root of the controllers that run for every ManagedCluster of
 // a management cluster (deorbit, routegc, flight). Several replicas may run: one leads through a
-// coordination.k8s.io Lease, the others wait with a warm cache.
+// coordination.k8s.io Lease, the others wait with a warm cache. Settings:
+// src/controllers/operator/operator-config.ts.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-// zod/mini, as the daemons: the build leaves classic zod out (src/config/fields.ts says why).
-import * as z from 'zod/mini';
 import { systemClock } from '../base/clock.ts';
 import { UsageError } from '../base/errors.ts';
-import { boolean, duration, integer, textField } from '../config/fields.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube-config.ts';
 import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
-import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
-import { formatShard, MAX_SHARDS, parseShard, shardLeaseName, summarizeShard, SHARD_LABEL } from '../controllers/operator/shard.ts';
-import { shardGate } from '../controllers/operator/shard-gate.ts';
-import { registerShardMetrics } from '../controllers/operator/shard-metrics.ts';
+import { AVAILABLE_CONTROLLERS, Operator } from '../controllers/operator/operator.ts';
+import { operatorDeclaration, parseControllers } from '../controllers/operator/operator-config.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
 import { SecretVersions } from '../controllers/managed-cluster/secret-versions.ts';
-import { DEFAULT_BUDGETS } from '../controllers/managed-cluster/blast-budget.ts';
+import { formatShard, shardLeaseName, summarizeShard } from '../controllers/operator/shard.ts';
+import { shardGate } from '../controllers/operator/shard-gate.ts';
+import { registerShardMetrics } from '../controllers/operator/shard-metrics.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
-import { MIN_CONFIRM_AFTER_MS } from '../controllers/routegc/decide-routegc.ts';
 import { createFlightMetrics } from '../controllers/flight/flight-metrics.ts';
 import { createDeorbitMetrics } from '../controllers/deorbit/deorbit-metrics.ts';
 import { DEFAULT_FLIGHT_SETTINGS } from '../controllers/flight/flight-reconciler.ts';
-import type { ModeFlag } from './mode-command.ts';
-import { deorbitTuningFields, deorbitTuningFlags } from './deorbit.ts';
 import { buildModeCommand } from './mode-command.ts';
 
-const KNOWN: readonly ControllerName[] = ['deorbit', 'routegc', 'flight'];
-
-const prefixed = Object.fromEntries(Object.entries(deorbitTuningFields).map(([k, v]) => [`deorbit${k[0]!.toUpperCase()}${k.slice(1)}`, v])) as {
-  deorbitPollInterval: typeof deorbitTuningFields.pollInterval;
-  deorbitAttemptTimeout: typeof deorbitTuningFields.attemptTimeout;
-  deorbitApiUnavailableTimeout: typeof deorbitTuningFields.apiUnavailableTimeout;
-  deorbitLegacyServiceGrace: typeof deorbitTuningFields.legacyServiceGrace;
-  deorbitCsiDriver: typeof deorbitTuningFields.csiDriver;
-  deorbitMaxDeletesPerPass: typeof deorbitTuningFields.maxDeletesPerPass;
-};
-
-const fields = {
-  kubeconfig: z.optional(z.string().check(z.minLength(1))),
-  context: z.optional(z.string().check(z.minLength(1))),
-  namespace: z.optional(z.string().check(z.minLength(1))),
-  controllers: z._default(z.string(), 'deorbit,routegc,flight'),
-  leaderElect: z._default(boolean, true),
-  leaseNamespace: z.optional(z.string().check(z.minLength(1))),
-  leaseName: z._default(z.string().check(z.minLength(1)), 'kubeward-operator'),
-  leaseDuration: z.prefault(duration({ min: 1000 }), '15s'),
-  renewDeadline: z.prefault(duration({ min: 500 }), '10s'),
-  retryPeriod: z.prefault(duration({ min: 100 }), '2s'),
-  identity: z.optional(z.string().check(z.minLength(1))),
-  shard: z.optional(textField(parseShard, 'expected a shard such as 0/2')),
-  workers: z._default(integer(1, 64), 4),
-  resync: z.prefault(duration({ min: 1000 }), '5m'),
-  deorbitHangTimeout: z.prefault(duration({ min: 1000 }), '24h'),
-  deorbitDryRun: z.prefault(boolean, false),
-  ...prefixed,
-  routegcInterval: z.prefault(duration({ min: 1000 }), '5m'),
-  routegcConfirmAfter: z.prefault(duration({ min: MIN_CONFIRM_AFTER_MS }), '30s'),
-  routegcDryRun: z.prefault(boolean, false),
-  routegcMaxRemovalsPerCycle: z.prefault(integer(0, 1000), DEFAULT_BUDGETS['route-removal']),
-  routeLimit: z.prefault(integer(1, 100_000), 30),
-  routeLimitHeadroom: z.prefault(integer(0, 1000), 3),
-  flightInterval: z.prefault(duration({ min: 1000 }), '5m'),
-  flightDryRun: z.prefault(boolean, false),
-  flightRepairMissingRoutes: z.prefault(boolean, false),
-  flightForceSecurityGroupResync: z.prefault(boolean, false),
-  flightMaxDeletionsPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.delete),
-  flightMaxRebootsPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.reboot),
-  flightMaxMetadataWritesPerRound: z.prefault(integer(0, 10_000), DEFAULT_BUDGETS.metadata),
-  flightMaxRuleChangesPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.rule),
-  flightSoftRebootAfter: z.prefault(duration(), '10m'),
-  flightHardRebootAfter: z.prefault(duration(), '5m'),
-  flightDeleteAfter: z.prefault(duration(), '15m'),
-  flightRebootBeforeDelete: z.prefault(boolean, true),
-};
-
-/** routegc's and flight's operator-wide flags; a cluster's own router, CIDR, group and pools come from its spec. */
-const routegcFlightFlags: ModeFlag[] = [
-  { key: 'routegcInterval', value: '<duration>', help: 'routegc: time between cycles of one cluster (plus 0-50 % jitter)', defaultText: '5m' },
-  { key: 'routegcConfirmAfter', value: '<duration>', help: 'routegc: least time between the two sightings of a route before it is removed (at least 10s; the cycle after that removes it)', defaultText: '30s' },
-  { key: 'routegcDryRun', help: 'routegc: record what would be removed (events RouteWouldBeRemoved), remove nothing; termination does not wait for routes then' },
-  { key: 'routegcMaxRemovalsPerCycle', value: '<n>', help: 'routegc: route removals per cluster and cycle; the rest wait', defaultText: String(DEFAULT_BUDGETS['route-removal']) },
-  { key: 'routeLimit', value: '<n>', help: "routegc and flight: Neutron's max_routes per router (flight learns the real one from RoutesExhausted)", defaultText: '30' },
-  { key: 'routeLimitHeadroom', value: '<n>', help: 'routegc: warn (RouteLimitApproaching) when fewer free route slots than this remain', defaultText: '3' },
-  { key: 'flightInterval', value: '<duration>', help: 'flight: time between rounds of one cluster (plus 0-50 % jitter)', defaultText: '5m' },
-  { key: 'flightDryRun', help: 'flight: record the repairs (events FlightWouldRepair), change nothing' },
-  { key: 'flightRepairMissingRoutes', help: "flight: add the route of a Node whose pod CIDR has none on the cluster's router" },
-  { key: 'flightForceSecurityGroupResync', help: 'flight: touch the group when a Node reports broken pod traffic' },
-  { key: 'flightMaxDeletionsPerRound', value: '<n>', help: 'flight: instance deletions per cluster and round', defaultText: String(DEFAULT_BUDGETS.delete) },
-  { key: 'flightMaxRebootsPerRound', value: '<n>', help: 'flight: instance reboots per cluster and round', defaultText: String(DEFAULT_BUDGETS.reboot) },
-  { key: 'flightMaxMetadataWritesPerRound', value: '<n>', help: 'flight: tag and metadata calls per cluster and round', defaultText: String(DEFAULT_BUDGETS.metadata) },
-  { key: 'flightMaxRuleChangesPerRound', value: '<n>', help: 'flight: security-group rule changes and assignments per cluster and round', defaultText: String(DEFAULT_BUDGETS.rule) },
-  { key: 'flightSoftRebootAfter', value: '<duration>', help: 'flight: an instance that never became a Node is soft-rebooted at this age', defaultText: '10m' },
-  { key: 'flightHardRebootAfter', value: '<duration>', help: 'flight: then hard-rebooted this long after', defaultText: '5m' },
-  { key: 'flightDeleteAfter', value: '<duration>', help: 'flight: then deleted this long after', defaultText: '15m' },
-  { key: 'flightRebootBeforeDelete', help: 'flight: reboot before deleting', negatable: true, defaultText: 'on' },
-];
-
-/** "deorbit,routegc" → the names; unknown names are a usage error. */
-export function parseControllers(text: string): ControllerName[] {
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const n of names) {
-    if (!KNOWN.includes(n as ControllerName)) throw new UsageError(`--controllers: unknown controller "${n}"; choose from ${KNOWN.join(', ')}`);
-  }
-  if (names.length === 0) throw new UsageError('--controllers: name at least one controller, e.g. deorbit');
-  return [...new Set(names)] as ControllerName[];
-}
+export { parseControllers } from '../controllers/operator/operator-config.ts';
 
 export function operatorCommand() {
   return buildModeCommand({
-    name: 'operator',
-    summary: 'run the cluster controllers (deorbit, routegc, flight) for every ManagedCluster',
-    helpAfter: `Watches kubeward.io/v1alpha1 ManagedClusters (deploy/operator/ has the CRD, RBAC and a Deployment).
-Inside a pod it uses the service account; elsewhere give --kubeconfig of the management cluster.
-
-deorbit cleans up a deleted cluster's load balancers and Cinder volumes (then, when routegc runs,
-removes its routes and waits for them before the finalizer goes); routegc removes orphaned and
-duplicate routes of Running clusters; flight repairs their known OpenStack failure modes. The
---deorbit-*, --routegc-*, --route-limit* and --flight-* flags apply to every cluster; each cluster's
-router, CIDR, security group and node pools come from its spec.
-
-Example:
-  kubeward operator --kubeconfig ./mgmt.kubeconfig --controllers deorbit,routegc,flight --lease-namespace kubeward-system`,
-    flags: [
-      { key: 'kubeconfig', value: '<file>', help: 'management cluster kubeconfig (default: in-cluster service account)' },
-      { key: 'context', value: '<name>', help: 'kubeconfig context' },
-      { key: 'namespace', value: '<ns>', help: 'only ManagedClusters of this namespace (default: all)' },
-      { key: 'controllers', value: '<list>', help: 'comma-separated controllers to run', defaultText: 'deorbit,routegc,flight' },
-      { key: 'leaderElect', help: 'elect one active replica through a Lease', negatable: true, defaultText: 'on' },
-      { key: 'leaseNamespace', value: '<ns>', help: 'namespace of the Lease', defaultText: '$POD_NAMESPACE or kubeward-system' },
-      { key: 'leaseName', value: '<name>', help: 'name of the Lease', defaultText: 'kubeward-operator' },
-      { key: 'leaseDuration', value: '<duration>', help: 'a silent leader keeps the lease this long', defaultText: '15s' },
-      { key: 'renewDeadline', value: '<duration>', help: 'a leader that cannot renew for this long steps down', defaultText: '10s' },
-      { key: 'retryPeriod', value: '<duration>', help: 'time between lease attempts', defaultText: '2s' },
-      { key: 'identity', value: '<name>', help: 'this replica in the Lease', defaultText: '$POD_NAME or host name + random' },
-      { key: 'shard', value: '<i/N>', help: `act only for the ManagedClusters of shard i of N (0 ≤ i < N ≤ ${MAX_SHARDS}; by a hash of namespace/name, or the ${SHARD_LABEL} label); the Lease becomes <lease-name>-shard-i-of-N (docs/operator-sharding.md)`, defaultText: 'every cluster' },
-      { key: 'workers', value: '<n>', help: 'least number of clusters reconciled in parallel per controller (one more per 10 clusters, up to 256)', defaultText: '4' },
-      { key: 'resync', value: '<duration>', help: 'every cluster is looked at again at least this often', defaultText: '5m' },
-      { key: 'deorbitDryRun', help: 'deorbit: report what each pass would delete and wait for (event DeorbitDryRun, condition reason DryRun); delete nothing, add or remove no finalizer' },
-      { key: 'deorbitHangTimeout', value: '<duration>', help: 'deorbit gives up (records the debris, removes its finalizer) this long after deletion', defaultText: '24h' },
-      ...deorbitTuningFlags.map((f) => ({ ...f, key: `deorbit${f.key[0]!.toUpperCase()}${f.key.slice(1)}` })),
-      ...routegcFlightFlags,
-    ],
-    fields,
-    adminPort: 9453,
-    check: (cfg) => {
-      try {
-        parseControllers(cfg.controllers);
-      } catch (err) {
-        return (err as Error).message;
-      }
-      return cfg.leaderElect && cfg.renewDeadline >= cfg.leaseDuration ? '--renew-deadline must be shorter than --lease-duration' : undefined;
-    },
+    ...operatorDeclaration,
     run: async (cfg, ctx) => {
       const wanted = parseControllers(cfg.controllers);
       const missing = wanted.filter((c) => !AVAILABLE_CONTROLLERS.includes(c));

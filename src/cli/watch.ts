@@ -1,123 +1,26 @@
 // `kubeward watch`: probes the local apiserver and publishes <VIP>.up / <VIP>.down state files.
-// Composition root: flags → config → probe, files, lock, DNS → Watcher; close order written below.
+// Composition root: config (src/watch/watch-config.ts) → probe, files, lock, DNS → Watcher; close
+// order written below.
 import { lookup } from 'node:dns/promises';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { array, enum as zEnum, optional, prefault, refine, string, url } from 'zod/mini';
 import { systemClock } from '../base/clock.ts';
 import { KubewardError, UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { formatDuration } from '../base/duration.ts';
-import { boolean, duration, filePath, integer, isHostName } from '../config/fields.ts';
 import { probeHttps, type HttpsProbeOptions } from '../probe/https-probe.ts';
 import { caBundleProblem, checkToken, clientPairProblem } from '../probe/tls-material.ts';
 import { acquireLock } from '../sys/dir-lock.ts';
 import { StateFiles } from '../watch/state-files.ts';
-import { defaultHeartbeatDir, isDirectoryPath } from '../watch/state-record.ts';
-import { vipAddress } from '../watch/vip-address.ts';
+import { defaultHeartbeatDir } from '../watch/state-record.ts';
 import { VipSource } from '../watch/vip-source.ts';
 import { WatchMetrics } from '../watch/watch-metrics.ts';
 import { Watcher } from '../watch/watcher.ts';
+import { watchDeclaration, type WatchConfig, type watchFields } from '../watch/watch-config.ts';
 import { flagNameOf } from '../config/load-config.ts';
-import { buildModeCommand, type DaemonHandle, type ModeConfig, type ModeContext, type ModeSpec } from './mode-command.ts';
+import { buildModeCommand, type DaemonHandle, type ModeContext, type ModeSpec } from './mode-command.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const hostName = (what: string) => string().check(refine((n: string) => isHostName(n), { error: `expected ${what} (letters, digits, - and .)` }));
-
-export const watchFields = {
-  healthUrl: prefault(
-    url({ protocol: /^https$/, error: 'expected an https:// URL such as https://localhost:6443/readyz' }).check(
-      // Userinfo would be logged and shown in /status with the URL; credentials go in files.
-      refine((u: string) => !/^https:\/\/[^/]*@/i.test(u), { error: 'a user or password in the URL is not accepted (it would show in logs and /status); use --token-file or --client-cert/--client-key' }),
-    ),
-    'https://localhost:6443/readyz',
-  ),
-  vip: prefault(array(vipAddress), []),
-  vipFromDns: optional(hostName('a DNS name')),
-  dnsRefresh: prefault(duration({ min: 1000 }), '1m'),
-  stateDir: prefault(filePath('a directory path'), '/run/cloud-routes'),
-  lockFile: optional(filePath()),
-  lockTimeout: prefault(duration(), '5m'),
-  interval: prefault(duration({ min: 100, max: HOUR }), '2s'),
-  timeout: prefault(duration({ min: 50, max: 5 * MINUTE }), '3s'),
-  rise: prefault(integer(1, 100), 1),
-  fall: prefault(integer(1, 100), 8),
-  fastDownOnRefused: prefault(boolean, true),
-  heartbeat: prefault(duration({ min: 100, max: HOUR }), '5s'),
-  heartbeatDir: optional(string().check(refine((d: string) => d === 'state-dir' || isDirectoryPath(d), { error: 'expected an absolute directory path or state-dir' }))),
-  caFile: optional(filePath()),
-  insecureSkipTlsVerify: prefault(boolean, false),
-  clientCert: optional(filePath()),
-  clientKey: optional(filePath()),
-  tokenFile: optional(filePath()),
-  tlsServerName: optional(hostName('a DNS name (the name in the apiserver certificate)')),
-  onExit: prefault(zEnum(['down', 'keep'], { error: 'expected down or keep' }), 'down'),
-};
-
-export type WatchConfig = ModeConfig<typeof watchFields>;
-
-const helpAfter = `
-The watcher decides whether this node's kube-apiserver may receive the node's own traffic to the
-API VIP, and says so with files: <VIP>.up or <VIP>.down in --state-dir, one JSON line each
-(state, since, reason, pid, generation, heartbeat). "kubeward routes" (or any consumer of
-OpenShift's apiserver-watcher files) turns them into packet rules.
-
-Verdict: up after --rise consecutive HTTP 200s, down after --fall consecutive failures; a refused
-connection (the apiserver process is gone) is down at once unless --no-fast-down-on-refused. Nothing
-is written before the first verdict. On SIGTERM/SIGINT every VIP goes .down unless --on-exit keep.
-One watcher per state directory: the lock file is waited for up to --lock-timeout.
-
-Examples:
-  kubeward watch --vip 10.0.0.100 --ca-file /etc/kubernetes/pki/ca.crt
-  kubeward watch --vip-from-dns api-int.example.com --insecure-skip-tls-verify --fall 6 --interval 1s
-`;
-
-const spec: ModeSpec<typeof watchFields> = {
-  name: 'watch',
-  summary: 'probe the local apiserver and publish <VIP>.up / <VIP>.down state files',
-  helpAfter,
-  adminPort: 9450,
-  fields: watchFields,
-  flags: [
-    { key: 'healthUrl', value: '<url>', help: 'the local apiserver health endpoint', defaultText: 'https://localhost:6443/readyz' },
-    { key: 'vip', value: '<ip>', help: 'an API VIP (IPv4 or IPv6) to publish state for', repeatable: true },
-    { key: 'vipFromDns', value: '<host>', help: 'also publish for every A/AAAA record of this name, re-resolved every --dns-refresh' },
-    { key: 'dnsRefresh', value: '<duration>', help: 'how often --vip-from-dns is looked up again', defaultText: '1m' },
-    { key: 'stateDir', value: '<dir>', help: 'where state files go (created with mode 0755)', defaultText: '/run/cloud-routes' },
-    { key: 'lockFile', value: '<file>', help: 'exclusive lock; the default is the one OpenShift\'s watcher takes, so the two exclude each other', defaultText: '<state-dir>/apiserver-watcher.lock' },
-    { key: 'lockTimeout', value: '<duration>', help: 'how long to wait for another watcher to let go', defaultText: '5m' },
-    { key: 'interval', value: '<duration>', help: 'time between probe starts (never two at once)', defaultText: '2s' },
-    { key: 'timeout', value: '<duration>', help: 'deadline for one probe', defaultText: '3s' },
-    { key: 'rise', value: '<n>', help: 'consecutive successes that declare up', defaultText: '1' },
-    { key: 'fall', value: '<n>', help: 'consecutive failures that declare down', defaultText: '8' },
-    { key: 'fastDownOnRefused', help: 'a refused connection declares down at once', defaultText: 'on', negatable: true },
-    { key: 'heartbeat', value: '<duration>', help: 'how often a fresh heartbeat is written', defaultText: '5s' },
-    {
-      key: 'heartbeatDir',
-      value: '<dir|state-dir>',
-      help: 'where heartbeats go (<VIP>.beat), kept out of --state-dir so OpenShift\'s consumers of it are not woken every beat; state-dir rewrites the state files instead (kubeward routes before 2026-11)',
-      defaultText: '<state-dir>-heartbeat',
-    },
-    { key: 'caFile', value: '<file>', help: 'CA bundle that signed the apiserver certificate' },
-    { key: 'insecureSkipTlsVerify', help: 'do not verify the apiserver certificate (what OpenShift\'s watcher does)' },
-    { key: 'clientCert', value: '<file>', help: 'client certificate, for apiservers without anonymous access' },
-    { key: 'clientKey', value: '<file>', help: 'key of --client-cert' },
-    { key: 'tokenFile', value: '<file>', help: 'bearer token file, read on every probe' },
-    { key: 'tlsServerName', value: '<name>', help: 'TLS server name to send and verify', defaultText: 'the URL host' },
-    { key: 'onExit', value: '<down|keep>', help: 'on SIGTERM/SIGINT, publish down for every VIP, or leave the files', defaultText: 'down' },
-  ],
-  check: (c) => {
-    if (c.vip.length === 0 && !c.vipFromDns) return 'no VIP: give --vip IP (repeatable) and/or --vip-from-dns HOST';
-    if (!c.caFile && !c.insecureSkipTlsVerify) {
-      return '--ca-file FILE (the cluster CA, usually /etc/kubernetes/pki/ca.crt) or --insecure-skip-tls-verify is required';
-    }
-    if (c.caFile && c.insecureSkipTlsVerify) return '--ca-file and --insecure-skip-tls-verify contradict each other; give one';
-    if (Boolean(c.clientCert) !== Boolean(c.clientKey)) return '--client-cert and --client-key go together';
-    return undefined;
-  },
-  run: (c, ctx) => runWatchMode(c, ctx),
-};
+const spec: ModeSpec<typeof watchFields> = { ...watchDeclaration, run: (c, ctx) => runWatchMode(c, ctx) };
 
 /** The watch mode's run; kubeward agent may pass the probe (the proxy's check results). */
 export async function runWatchMode(c: WatchConfig, { log, registry, shutdown }: ModeContext<WatchConfig>, hooks: { probe?: (signal: AbortSignal) => Promise<ProbeResult> } = {}): Promise<DaemonHandle> {

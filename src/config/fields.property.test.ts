@@ -10,7 +10,7 @@ import { UsageError } from '../base/errors.ts';
 import { checkHostPort, duration, filePath, formatHostPort, hostPort, ipAddress, ipAddressProblem, parseHostPort, upstreamHostPort } from './fields.ts';
 import { mergeConfig } from './load-config.ts';
 import { proxyFields } from '../proxy/proxy-config.ts';
-import { watchFields } from '../cli/watch.ts';
+import { watchFields } from '../watch/watch-config.ts';
 
 const RUNS = { numRuns: 2000 };
 const LINE_BREAK = /[\r\n\u2028\u2029]/;

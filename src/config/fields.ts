@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 // zod/mini with named imports: the daemons' schemas use a few builders, and esbuild leaves the
 // rest of zod out of the build. zod's classic API (`z.string().optional()`) attaches every method
 // to every schema, so importing any of it loads and initialises all of it: about 7 MiB RSS and
-// 8 MiB private memory more at rest (README "Memory and the production build").
+// 8 MiB private memory more at rest (docs/benchmark.md, "Memory and the production build").
 import { _default, boolean as zBoolean, config, enum as zEnum, int, literal, maxLength, maximum, minLength, minimum, NEVER, number, pipe, refine, regex, string, superRefine, transform, union } from 'zod/mini';
 import type { output, ZodMiniPipe, ZodMiniString, ZodMiniTransform, ZodMiniType } from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
@@ -45,7 +45,7 @@ export function textField<O>(read: (text: string) => O | Refused, error?: string
   return readWith(string(error === undefined ? undefined : { error }), read);
 }
 
-/** Every duration is at most this long unless its field says otherwise (documented in the README). */
+/** Every duration is at most this long unless its field says otherwise (documented in docs/common.md). */
 export const DEFAULT_MAX_DURATION_MS = 24 * 3_600_000;
 
 /**
@@ -54,7 +54,8 @@ export const DEFAULT_MAX_DURATION_MS = 24 * 3_600_000;
  */
 export function duration(opts: { min?: number; max?: number } = {}) {
   const max = Math.min(opts.max ?? DEFAULT_MAX_DURATION_MS, MAX_TIMER_MS);
-  return textField((text): number | Refused => {
+  const rangeText = `${formatBound(opts.min ?? 0)}–${formatBound(max)}`;
+  return withRange(rangeText, textField((text): number | Refused => {
     const ms = parseDuration(text);
     if (ms === undefined) {
       return new Refused(`${quote(text)} is not a duration; write it like 500ms, 2s or 1m`);
@@ -66,7 +67,33 @@ export function duration(opts: { min?: number; max?: number } = {}) {
       return new Refused(`${plain(text)} is too long; the most accepted is ${formatDuration(max)}`);
     }
     return ms;
-  }, 'expected a duration such as 500ms, 2s or 1m');
+  }, 'expected a duration such as 500ms, 2s or 1m'));
+}
+
+const RANGES = new WeakMap<object, string>();
+
+function withRange<T extends object>(rangeText: string, schema: T): T {
+  RANGES.set(schema, rangeText);
+  return schema;
+}
+
+/** A duration bound as the docs write it: 0, 100ms, 5m. */
+function formatBound(ms: number): string {
+  return ms === 0 ? '0' : formatDuration(ms);
+}
+
+/**
+ * The accepted range of a field built by duration() or integer() ("100ms–1h", "1–100"), looking
+ * through optional and default wrappers; undefined for other fields. For the docs' flag tables.
+ */
+export function rangeOf(field: unknown): string | undefined {
+  let f = field as { _zod?: { def?: { innerType?: unknown } } } | undefined;
+  for (let i = 0; i < 8 && f; i++) {
+    const range = RANGES.get(f);
+    if (range !== undefined) return range;
+    f = f._zod?.def?.innerType as typeof f;
+  }
+  return undefined;
 }
 
 /** A value shown as typed when it is a plain word (500ms, 1000h), quoted and escaped otherwise. */
@@ -83,10 +110,10 @@ export function quote(text: string): string {
 
 /** A whole number in [min, max], from YAML or from a flag's string. */
 export function integer(min: number, max: number) {
-  return pipe(
+  return withRange(`${min}–${max}`, pipe(
     union([number(), pipe(string().check(regex(/^-?\d+$/, 'expected a whole number')), transform(Number))], { error: 'expected a whole number' }),
     int('expected a whole number').check(minimum(min, `must be at least ${min}`), maximum(max, `must be at most ${max}`)),
-  );
+  ));
 }
 
 /** true/false from YAML, or the flag pair --x / --no-x. */

@@ -12,6 +12,7 @@ import { managedClusterReconciler } from '../managed-cluster/cluster-runners.ts'
 import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import { RouteWriter } from '../managed-cluster/route-writer.ts';
 import { DEFAULT_FLIGHT_TIMING } from './decide-flight.ts';
+import { DEFAULT_ROUTE_LIMIT } from '../routegc/decide-routegc.ts';
 import { flightConditions } from './flight-conditions.ts';
 import { openStackFlightCloud } from './flight-cloud.ts';
 import type { FlightMetrics } from './flight-metrics.ts';
@@ -26,7 +27,7 @@ export const DEFAULT_FLIGHT_SETTINGS: FlightSettings = {
   wantedRoles: ['member', 'network_admin'],
   forceSecurityGroupResync: false,
   repairMissingRoutes: false,
-  routeLimit: 30,
+  routeLimit: DEFAULT_ROUTE_LIMIT,
   // The cluster's service user cannot grant itself roles; the operator reports them instead.
   checkRoles: false,
   dryRun: false,

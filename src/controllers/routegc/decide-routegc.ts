@@ -32,11 +32,14 @@ export const MIN_CONFIRM_AFTER_MS = 10_000;
 /** Route removals per cluster and cycle unless configured: the shared blast-radius default. */
 export const DEFAULT_MAX_REMOVALS_PER_CYCLE = DEFAULT_BUDGETS['route-removal'];
 
+/** Neutron's max_routes per router upstream; routegc, flight and the operator default to it. */
+export const DEFAULT_ROUTE_LIMIT = 30;
+
 export interface RouteGcOptions extends CidrPolicy {
   clusterCidr: string;
   /** Refuse when the instance or Node list lost more than this fraction since the last cycle (default 0.5). */
   maxShrinkFraction?: number;
-  /** Neutron max_routes (30 upstream). */
+  /** Neutron max_routes (DEFAULT_ROUTE_LIMIT upstream). */
   routeLimit: number;
   /** Warn when fewer than this many routes are left before the limit (default 3). */
   routeLimitHeadroom?: number;

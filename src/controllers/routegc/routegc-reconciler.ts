@@ -18,6 +18,7 @@ import { RouteWriter } from '../managed-cluster/route-writer.ts';
 import { openStackRouteGcCloud } from './routegc-cloud.ts';
 import { routeGcConditions } from './routegc-conditions.ts';
 import { RouteGcRunner } from './routegc-cycle.ts';
+import { DEFAULT_ROUTE_LIMIT } from './decide-routegc.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
 
 /** A deleted ManagedCluster whose deletionPolicy is Orphan: its routes stay (as deorbit's DeorbitSkipped). */
@@ -28,7 +29,7 @@ export interface RouteGcSettings {
   metrics: RouteGcMetrics;
   /** Report what would be removed, remove nothing (default false). */
   dryRun?: boolean;
-  /** Neutron max_routes (default 30). */
+  /** Neutron max_routes (default DEFAULT_ROUTE_LIMIT). */
   routeLimit?: number;
   /** Warn when fewer free route slots than this remain (default 3). */
   routeLimitHeadroom?: number;
@@ -44,7 +45,7 @@ export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: L
     { cloud: openStackRouteGcCloud(ctx.clients.openstack), writer: new RouteWriter(ctx.clients.openstack.neutron), nodes: ctx.nodes, emit: ctx.emit, metrics: s.metrics, log, clock },
     {
       cluster: ctx.scope.key, routerId: ctx.scope.routerId ?? '', clusterCidr: ctx.scope.clusterCidr ?? '', identity: ctx.scope.identity,
-      routeLimit: s.routeLimit ?? 30, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, confirmAfterMs: s.confirmAfterMs, dryRun: s.dryRun ?? false,
+      routeLimit: s.routeLimit ?? DEFAULT_ROUTE_LIMIT, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, confirmAfterMs: s.confirmAfterMs, dryRun: s.dryRun ?? false,
     },
   );
 }
