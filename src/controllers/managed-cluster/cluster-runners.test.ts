@@ -48,3 +48,28 @@ test('a run past its deadline is aborted, says so in its condition, and leaves t
   assert.equal(fence.signal.aborted, false, 'the deadline is the run\'s own, not the leader\'s fence');
   assert.match(written[0]![0]!.message, /did not finish within 5000 ms/);
 });
+
+test('a runner idle for more than three intervals starts over (old sightings are no evidence after a lost lease or a shard move)', async () => {
+  const clock = new ManualClock(0);
+  let builds = 0;
+  const reconcile = managedClusterReconciler<{ n: number }>({
+    clusters: {} as ResourceClient<ManagedCluster>,
+    clients: async () => ({ kube: { events: {} }, openstack: {} }) as unknown as ClusterClients,
+    events: { record: async () => {} },
+    clock, log: createSilentLogger(), component: 'test', intervalMs: 10_000,
+    cached: () => MC,
+    conditionWriter: async () => {},
+    skip: () => undefined,
+    build: () => ({ n: ++builds }),
+    run: async () => ({ wishes: [] }),
+    failed: () => [],
+  });
+  const fence = new AbortController().signal;
+  await reconcile('t/k1', fence);
+  clock.advance(30_000); // three intervals: still the same runner (a late cycle is not a gap)
+  await reconcile('t/k1', fence);
+  assert.equal(builds, 1);
+  clock.advance(30_001);
+  await reconcile('t/k1', fence);
+  assert.equal(builds, 2, 'rebuilt after a gap longer than three intervals');
+});

@@ -76,8 +76,11 @@ export interface ManagedClusterReconcilerOptions<R> extends ClusterRunnerOptions
   deadlineMs?: number;
 }
 
+/** Runs apart by more than this many intervals do not share a runner (see the reconciler). */
+export const STALE_RUNNER_INTERVALS = 3;
+
 export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R>): Reconciler {
-  const runners = new Map<string, { fingerprint: string; runner: R }>();
+  const runners = new Map<string, { fingerprint: string; runner: R; lastRunAt: number }>();
   const writeConditions = o.conditions === false ? async () => {} : (o.conditionWriter ?? clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log }));
   const next = (): ReconcileResult => jitteredRequeue(o.intervalMs, o.random);
   return async (key, signal) => {
@@ -98,10 +101,20 @@ export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R
     let out: Awaited<ReturnType<typeof o.run>>;
     try {
       let hit = runners.get(id);
+      // A runner that has not run for several intervals holds memories (routegc's first sightings,
+      // flight's reboot clocks) of a view this replica stopped watching: after a lost and regained
+      // lease, or a shard label that moved the cluster away and back. Such memories are not evidence
+      // for a second sighting now, so the runner starts over.
+      const now = o.clock.now();
+      if (hit && now - hit.lastRunAt > STALE_RUNNER_INTERVALS * o.intervalMs) {
+        o.log.info({ cluster: key, idleMs: now - hit.lastRunAt }, `${o.component}: state of an earlier run is too old to trust; starting over`);
+        hit = undefined;
+      }
       if (hit?.fingerprint !== fingerprint) {
-        hit = { fingerprint, runner: o.build(await clusterContext(mc, o, callSignal)) };
+        hit = { fingerprint, runner: o.build(await clusterContext(mc, o, callSignal)), lastRunAt: now };
         runners.set(id, hit);
       }
+      hit.lastRunAt = now;
       out = await o.run(hit.runner, { mc, scope }, callSignal);
     } catch (err) {
       if (signal.aborted) throw err;
