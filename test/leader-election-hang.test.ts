@@ -48,7 +48,7 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
   after(async () => {
     for (const e of electors) await e.close({ release: false });
     proxy.mode = 'pass';
-    for (const o of operators) await o.stop({ releaseLease: false });
+    for (const o of operators) await o.close({ releaseLease: false });
     await proxy?.close();
     await kube?.stop();
   });

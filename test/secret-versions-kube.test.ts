@@ -33,7 +33,7 @@ describe('the operator\'s Secret versions cache (real kube-apiserver)', { skip: 
     assert.ok(page.items.every((s) => s.data === undefined), 'a metadata list carries no Secret data');
     const versions = new SecretVersions({ secrets: api.secrets, namespace: NS, clock: systemClock, log: createSilentLogger() });
     versions.start();
-    t.after(() => versions.stop());
+    t.after(() => versions.close());
     await waitFor(() => versions.version(NS, 'k1-cloud') === made.metadata.resourceVersion, { timeoutMs: 20_000, what: 'the first version' });
     const rotated = await api.secrets.replace({ ...made, data: { 'clouds.yaml': Buffer.from('rotated').toString('base64') } });
     assert.notEqual(rotated.metadata.resourceVersion, made.metadata.resourceVersion);

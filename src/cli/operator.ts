@@ -114,7 +114,7 @@ export function operatorCommand() {
       };
       if (shard) registerShardMetrics(ctx.registry, () => shardStatus()!);
       op.start();
-      ctx.shutdown.add('operator', () => op.stop());
+      ctx.shutdown.add('operator', () => op.close());
       return {
         readiness: () => op.readiness(),
         status: () => ({ identity, notYetAvailable: missing, ...(op.status() as object), ...(shard ? { shard: shardStatus() } : {}) }),

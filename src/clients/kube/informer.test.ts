@@ -86,7 +86,7 @@ test('410 Gone re-lists at once without a backoff, and list failures back off ex
   assert.equal(inf.hasSynced(), true, 'a later failure does not unsync the cache');
 });
 
-test('close() is idempotent: a second caller joins the first close, and the deprecated stop() is the same', async () => {
+test('close() is idempotent: a second caller joins the first close', async () => {
   const clock = new ManualClock(0);
   const { src, calls } = scripted([[obj('a', '1')]], []);
   const inf = new Informer({ name: 't', source: src, clock, log: createSilentLogger() });
@@ -95,7 +95,6 @@ test('close() is idempotent: a second caller joins the first close, and the depr
   await waitFor(() => calls.includes('watch@1'), { what: 'the watch' });
   const first = inf.close();
   assert.equal(inf.close(), first);
-  assert.equal(inf.stop(), first);
   await first;
 });
 

@@ -67,10 +67,6 @@ export class Informer<T extends KubeObject> {
     })());
   }
 
-  /** @deprecated the old name of close(); kept until controllers/operator calls close(). */
-  stop(): Promise<void> {
-    return this.close();
-  }
 
   hasSynced(): boolean {
     return this.#synced;

@@ -81,10 +81,6 @@ export class LeaderElector {
     return (this.#closing ??= this.#close(opts));
   }
 
-  /** @deprecated the old name of close(); kept until controllers/operator calls close(). */
-  stop(opts: { release?: boolean } = {}): Promise<void> {
-    return this.close(opts);
-  }
 
   async #close(opts: { release?: boolean }): Promise<void> {
     this.#abort.abort(new Error('leader election stopped'));

@@ -31,8 +31,8 @@ export class SecretVersions implements SecretVersionSource {
     this.#informer.start();
   }
 
-  stop(): Promise<void> {
-    return this.#informer.stop();
+  close(): Promise<void> {
+    return this.#informer.close();
   }
 
   version(namespace: string, name: string): string | undefined {

@@ -57,7 +57,7 @@ export interface OperatorOptions {
    */
   ownsCluster?: (mc: ManagedCluster) => boolean;
   /** More caches the clients read from (the Secret versions): started and stopped with the operator. */
-  caches?: readonly { start(): void; stop(): Promise<void> }[];
+  caches?: readonly { start(): void; close(): Promise<void> }[];
 }
 
 /**
@@ -78,6 +78,7 @@ export class Operator {
   readonly #elector: LeaderElector | undefined;
   readonly #opts: OperatorOptions;
   #leading = false;
+  #closing: Promise<void> | undefined;
   /** Leading, and the first cycles of every cached cluster are queued: events enqueue from now on. */
   #dispatching = false;
   #lost!: (code: number) => void;
@@ -131,11 +132,16 @@ export class Operator {
     else this.#startControllers();
   }
 
-  async stop(opts: { releaseLease?: boolean } = {}): Promise<void> {
-    await this.#elector?.stop({ release: opts.releaseLease });
+  /** Idempotent: the first call's options win and later callers join its promise. */
+  close(opts: { releaseLease?: boolean } = {}): Promise<void> {
+    return (this.#closing ??= this.#close(opts));
+  }
+
+  async #close(opts: { releaseLease?: boolean }): Promise<void> {
+    await this.#elector?.close({ release: opts.releaseLease });
     await this.#stopControllers();
-    await this.#informer.stop();
-    await Promise.all((this.#opts.caches ?? []).map((c) => c.stop()));
+    await this.#informer.close();
+    await Promise.all((this.#opts.caches ?? []).map((c) => c.close()));
   }
 
   get isLeader(): boolean {
@@ -199,7 +205,7 @@ export class Operator {
   async #stopControllers(): Promise<void> {
     this.#dispatching = false;
     this.#leading = false;
-    await Promise.all(this.#controllers.map((c) => c.stop()));
+    await Promise.all(this.#controllers.map((c) => c.close()));
   }
 }
 

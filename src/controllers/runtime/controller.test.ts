@@ -28,7 +28,7 @@ test('one reconcile is in flight per key even with several workers', async (t) =
     inFlight--;
   });
   c.start();
-  t.after(() => c.stop());
+  t.after(() => c.close());
   c.enqueue('k');
   await waitFor(() => runs === 1);
   c.enqueue('k');
@@ -48,7 +48,7 @@ test('a failing key is retried after a growing backoff, and requeueAfter schedul
     return { requeueAfterMs: 15_000 };
   });
   c.start();
-  t.after(() => c.stop());
+  t.after(() => c.close());
   c.enqueue('k');
   await waitFor(() => times.length === 1 && c.idle);
   clock.advance(1000);
@@ -71,7 +71,7 @@ test('the periodic resync re-adds every key', async (t) => {
   const seen: string[] = [];
   const { c, clock } = setup(async (key) => { seen.push(key); }, { resyncMs: 60_000, listKeys: () => ['a', 'b'] });
   c.start();
-  t.after(() => c.stop());
+  t.after(() => c.close());
   clock.advance(70_000);
   await waitFor(() => seen.length === 2);
   assert.deepEqual(seen.sort(), ['a', 'b']);
@@ -92,7 +92,7 @@ test('a reconcile past its slot frees its worker; its key stays busy until it re
   c.start();
   t.after(async () => {
     release();
-    await c.stop();
+    await c.close();
   });
   c.enqueue('hung');
   await waitFor(() => started.length === 1);
@@ -116,7 +116,7 @@ test('workers follow workersFor, never below the least number', async (t) => {
   let wanted = 1;
   const c = new Controller({ name: 'scale', clock: new ManualClock(0), log: createSilentLogger(), metrics: createControllerMetrics(new Registry()), workers: 2, workersFor: () => wanted, reconcile: async () => {} });
   c.start();
-  t.after(() => c.stop());
+  t.after(() => c.close());
   assert.equal(c.workers, 2);
   wanted = 7;
   c.enqueue('a');

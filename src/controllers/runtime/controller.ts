@@ -97,11 +97,11 @@ export class Controller {
     while (this.#workers.length < wanted) this.#workers.push(this.#work());
   }
 
-  /** Stops taking keys, aborts running reconciles and waits for them to return. */
-  async stop(): Promise<void> {
+  /** Stops taking keys, aborts running reconciles and waits for them to return (idempotent). */
+  close(): Promise<void> {
     this.#abort.abort(new Error('controller stopped'));
     this.#queue.shutDown();
-    await Promise.all([...this.#workers, ...this.#runs]);
+    return Promise.all([...this.#workers, ...this.#runs]).then(() => undefined);
   }
 
   /** No key queued or in flight (tests wait for this between steps of a fake clock). */
