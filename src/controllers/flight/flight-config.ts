@@ -4,7 +4,7 @@
 import * as z from 'zod/mini';
 import { boolean, duration, integer } from '../../config/fields.ts';
 import type { ModeDeclaration } from '../../config/mode-declaration.ts';
-import { parseCidr } from '../../base/ip.ts';
+import { clusterAccessFields, clusterCidrField } from '../managed-cluster/cluster-cli-fields.ts';
 import { DEFAULT_BUDGETS } from '../managed-cluster/blast-budget.ts';
 import { clusterCidrProblem } from '../managed-cluster/cidr-scope.ts';
 import { poolNameProblem } from '../managed-cluster/cluster-identity.ts';
@@ -20,15 +20,11 @@ export const DEFAULTS = {
   routeLimit: DEFAULT_ROUTE_LIMIT,
 } as const;
 
-const cidr = z.string({ error: 'give the cluster\'s pod CIDR, such as 100.100.0.0/16' }).check(z.refine((s: string) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` }));
-
 export const flightFields = {
-  kubeconfig: z.string({ error: "give the path of the cluster's kubeconfig" }).check(z.minLength(1, "give the path of the cluster's kubeconfig")),
-  context: z.optional(z.string().check(z.minLength(1))),
-  osCloud: z.optional(z.string().check(z.minLength(1))),
+  ...clusterAccessFields,
   adminOsCloud: z.optional(z.string().check(z.minLength(1))),
   clusterName: z.string({ error: 'give the cluster\'s name (kks-<name>-<pool>-xxxxx instances)' }).check(z.minLength(1, 'give the cluster\'s name (kks-<name>-<pool>-xxxxx instances)')),
-  clusterCidr: cidr,
+  clusterCidr: clusterCidrField,
   securityGroup: z.string({ error: 'give the name of the cluster\'s security group' }).check(z.minLength(1, 'give the name of the cluster\'s security group')),
   pool: z._default(z.array(z.string().check(z.minLength(1))), []),
   router: z.optional(z.string().check(z.minLength(1))),

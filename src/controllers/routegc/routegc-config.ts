@@ -4,7 +4,7 @@
 import * as z from 'zod/mini';
 import { boolean, duration, integer } from '../../config/fields.ts';
 import type { ModeDeclaration } from '../../config/mode-declaration.ts';
-import { parseCidr } from '../../base/ip.ts';
+import { clusterAccessFields, clusterCidrField } from '../managed-cluster/cluster-cli-fields.ts';
 import { clusterCidrProblem } from '../managed-cluster/cidr-scope.ts';
 import { poolNameProblem } from '../managed-cluster/cluster-identity.ts';
 import { DEFAULT_MAX_REMOVALS_PER_CYCLE, DEFAULT_ROUTE_LIMIT, MIN_CONFIRM_AFTER_MS } from './decide-routegc.ts';
@@ -21,14 +21,10 @@ export const DEFAULTS = {
   writeMode: 'auto',
 } as const;
 
-const cidr = z.string({ error: 'give the cluster\'s pod CIDR, such as 100.100.0.0/16' }).check(z.refine((s: string) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` }));
-
 export const routegcFields = {
-  kubeconfig: z.string({ error: "give the path of the cluster's kubeconfig" }).check(z.minLength(1, "give the path of the cluster's kubeconfig")),
-  context: z.optional(z.string().check(z.minLength(1))),
-  osCloud: z.optional(z.string().check(z.minLength(1))),
+  ...clusterAccessFields,
   router: z.string({ error: 'give the ID of the cluster\'s Neutron router' }).check(z.minLength(1, 'give the ID of the cluster\'s Neutron router')),
-  clusterCidr: cidr,
+  clusterCidr: clusterCidrField,
   clusterUid: z.optional(z.string().check(z.regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")'))),
   allowWideClusterCidr: z.prefault(boolean, false),
   clusterName: z._default(z.string().check(z.minLength(1)), DEFAULTS.clusterName),
