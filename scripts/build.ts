@@ -43,7 +43,42 @@ export const UNUSED_LIBRARY_PARTS: ReadonlyArray<{ importer: RegExp; path: strin
   { importer: /node_modules\/pino\/(pino|lib\/tools)\.js$/, path: './transport', what: 'pino.transport()' },
   { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/pushgateway', what: 'prom-client Pushgateway' },
   { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/cluster', what: 'prom-client AggregatorRegistry' },
+  // collectDefaultMetrics: kubeward registers its own process metrics (src/admin/metrics-registry.ts).
+  // Left in, its modules load perf_hooks and Node's performance timeline at start.
+  { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/defaultMetrics', what: 'prom-client collectDefaultMetrics()' },
+  // Summary (quantiles over a sliding window, with tdigest and bintrees): kubeward uses Histogram.
+  { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/summary', what: 'prom-client Summary' },
 ];
+
+/**
+ * Built-ins a library loads for one line that kubeward does not need, replaced in the build by what
+ * that line uses (measured at rest with bench/measure-modes.ts, docs/footprint.md). sonic-boom
+ * (pino's destination) checks one argument with assert(), which loads node:assert and its diff
+ * printer; pino reads worker_threads.isMainThread, which loads the worker machinery: kubeward never
+ * runs its logger in a worker thread (it starts none; the proxy's workers are processes).
+ */
+export const REPLACED_BUILTINS: ReadonlyArray<{ importer: RegExp; path: string; contents: string }> = [
+  {
+    importer: /node_modules\/sonic-boom\/index\.js$/,
+    path: 'assert',
+    contents: 'module.exports = function assert(ok, message) { if (!ok) throw new Error(message); };',
+  },
+  { importer: /node_modules\/pino\/lib\/tools\.js$/, path: 'worker_threads', contents: 'module.exports = { isMainThread: true };' },
+];
+
+export const replaceBuiltins: Plugin = {
+  name: 'replace-builtins',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?[a-z_]+$/ }, (args) => {
+      const r = REPLACED_BUILTINS.find((x) => x.path === args.path.replace(/^node:/, '') && x.importer.test(args.importer));
+      return r ? { path: `${r.path} for ${args.importer.replace(/.*node_modules\//, '')}`, namespace: 'kubeward-replaced' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'kubeward-replaced' }, (args) => ({
+      contents: REPLACED_BUILTINS.find((x) => args.path.startsWith(`${x.path} for `) && x.importer.test(`node_modules/${args.path.slice(x.path.length + 5)}`))!.contents,
+      loader: 'js',
+    }));
+  },
+};
 
 export const leaveOutUnusedParts: Plugin = {
   name: 'leave-out-unused-library-parts',
@@ -102,7 +137,7 @@ export async function buildDist(opts: { outdir?: string } = {}): Promise<void> {
     logLevel: 'warning',
     // The CommonJS libraries (pino, prom-client, commander, yaml) call require() for built-ins.
     banner: { js: "import { createRequire as __kubewardCreateRequire } from 'node:module'; const __kubewardRequire = __kubewardCreateRequire(import.meta.url); const require = __kubewardRequire;" },
-    plugins: [builtinsViaRequire, leaveOutUnusedParts],
+    plugins: [replaceBuiltins, builtinsViaRequire, leaveOutUnusedParts],
   });
   // dist/ is its own package: ES modules, and nothing else to install.
   await writeFile(join(outdir, 'package.json'), `${JSON.stringify({ type: 'module', private: true }, null, 2)}\n`);
