@@ -135,8 +135,12 @@ export async function buildDist(opts: { outdir?: string } = {}): Promise<void> {
     entryNames: '[name]',
     metafile: true,
     logLevel: 'warning',
-    // The CommonJS libraries (pino, prom-client, commander, yaml) call require() for built-ins.
-    banner: { js: "import { createRequire as __kubewardCreateRequire } from 'node:module'; const __kubewardRequire = __kubewardCreateRequire(import.meta.url); const require = __kubewardRequire;" },
+    // The CommonJS libraries (pino, prom-client, commander, yaml) call require() for built-ins. One
+    // require for the whole build, made by the first chunk that loads: it only ever loads built-ins
+    // (dist/ has no node_modules), and each createRequire() costs a Module object and a dozen path
+    // resolutions, which at start-up made Node's path functions hot enough for V8 to compile them
+    // with Maglev, paging in about 1.6 MiB of the compiler (docs/footprint.md).
+    banner: { js: "import { createRequire as __kubewardCreateRequire } from 'node:module'; const __kubewardRequire = (globalThis[Symbol.for('kubeward.require')] ??= __kubewardCreateRequire(import.meta.url)); const require = __kubewardRequire;" },
     plugins: [replaceBuiltins, builtinsViaRequire, leaveOutUnusedParts],
   });
   // dist/ is its own package: ES modules, and nothing else to install.
