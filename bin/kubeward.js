@@ -32,9 +32,12 @@ if (!existsSync(MAIN)) {
  * 4,000 was not enough: loading the build's chunks calls Node's path functions once per character
  * of each chunk's path, about 7,000 times here and more under a longer install path (docs/footprint.md).
  * The data path, called thousands of times a second under load, is still optimized within seconds.
+ * No Sparkplug (the baseline compiler between the interpreter and Maglev): its code for warm
+ * start-up and probe functions is 0.5 MiB of private memory at rest, and the hot path goes to Maglev
+ * and TurboFan either way (CPU per request unchanged within this machine's noise, docs/footprint.md).
  * KUBEWARD_V8_FLAGS replaces the list ("" for V8's defaults).
  */
-const DEFAULT_FLAGS = ['--max-semi-space-size=1', '--single-threaded-gc', '--v8-pool-size=1', '--invocation-count-for-maglev=12000', '--invocation-count-for-maglev-osr=1000'];
+const DEFAULT_FLAGS = ['--max-semi-space-size=1', '--single-threaded-gc', '--v8-pool-size=1', '--invocation-count-for-maglev=12000', '--invocation-count-for-maglev-osr=1000', '--no-sparkplug'];
 const flags = process.env.KUBEWARD_V8_FLAGS !== undefined ? process.env.KUBEWARD_V8_FLAGS.split(/\s+/).filter(Boolean) : DEFAULT_FLAGS;
 const missing = flags.filter((f) => !process.execArgv.includes(f));
 if (missing.length > 0 && typeof process.execve === 'function') {
