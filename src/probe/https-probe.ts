@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { describeError } from '../base/errors.ts';
 import { nodeHttps, nodeTls } from '../base/lazy-builtins.ts';
-import { classifyLocal, classifyProbeError, failedProbe, type ProbeResult } from './probe-result.ts';
+import { classifyLocal, classifyProbeError, failedProbe, stopwatch, type ProbeResult } from './probe-result.ts';
 import { checkToken } from './tls-material.ts';
 
 export interface HttpsProbeOptions {
@@ -57,8 +57,7 @@ function sharedContext(opts: HttpsProbeOptions): import('node:tls').SecureContex
 }
 
 export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal): Promise<ProbeResult> {
-  const started = performance.now();
-  const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
+  const elapsed = stopwatch();
   let token: string | undefined;
   if (opts.tokenFile) {
     // A token we cannot read or use is our fault, not the server's: reason local.

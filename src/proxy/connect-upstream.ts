@@ -1,7 +1,7 @@
 // Dials one upstream for one client connection, with a hard connect timeout. The outcome is a
 // value: a connected socket with its handshake latency, or the reason it failed.
 import { connect, type OnReadOpts, type Socket } from 'node:net';
-import { classifyProbeError, type ProbeReason } from '../probe/probe-result.ts';
+import { classifyProbeError, stopwatch, type ProbeReason } from '../probe/probe-result.ts';
 import { UPSTREAM_KEEPALIVE } from './forward-connection.ts';
 
 export type ConnectOutcome =
@@ -18,8 +18,7 @@ export interface ConnectOptions {
 }
 
 export function connectUpstream(opts: ConnectOptions): Promise<ConnectOutcome> {
-  const started = performance.now();
-  const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
+  const elapsed = stopwatch();
   return new Promise((resolve) => {
     // allowHalfOpen: the forwarder passes each FIN on itself instead of Node ending the other way.
     // noDelay as an option: Node sets it once, on the connected socket. Paused, so no byte is read
