@@ -20,7 +20,9 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
     throw new UsageError(`--config ${path}: cannot read the file (${describeError(err)})`, { cause: err });
   }
   // yaml (160 kB of source) loaded only when there is a file: a daemon run from flags never holds it.
-  const { parse: parseYaml } = await import('yaml');
+  // yaml is CommonJS: Node gives its dynamic import named exports, the build's bundle only a default.
+  const loaded = (await import('yaml')) as typeof import('yaml') & { default?: typeof import('yaml') };
+  const parseYaml = (loaded.default ?? loaded).parse;
   let data: unknown;
   try {
     data = parseYaml(text);
