@@ -4,7 +4,7 @@
 // daemon (about 1.4 MiB RSS and 1 MiB private memory at rest, README "Memory and the production
 // build"). The names, help texts and values below are those of prom-client's default metrics
 // (node_modules/prom-client/lib/metrics/processCpuTotal.js, processStartTime.js, osMemoryHeap.js).
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from './metrics.ts';
 
 export function createMetricsRegistry(mode: string): Registry {
   const registry = new Registry();
