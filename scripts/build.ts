@@ -35,19 +35,11 @@ export const builtinsViaRequire: Plugin = {
 /**
  * Parts of the libraries that kubeward never calls, left out of the build so that loading the
  * library does not load them: pino's transports (a worker thread per transport: thread-stream,
- * worker_threads, assert), prom-client's Pushgateway (http, https, zlib) and cluster aggregator
- * (cluster). Calling one of them in the build throws and says so.
+ * worker_threads, assert). Calling one of them in the build throws and says so.
  */
 export const UNUSED_LIBRARY_PARTS: ReadonlyArray<{ importer: RegExp; path: string; what: string }> = [
   { importer: /node_modules\/pino\/(pino|lib\/tools)\.js$/, path: './lib/transport', what: 'pino.transport()' },
   { importer: /node_modules\/pino\/(pino|lib\/tools)\.js$/, path: './transport', what: 'pino.transport()' },
-  { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/pushgateway', what: 'prom-client Pushgateway' },
-  { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/cluster', what: 'prom-client AggregatorRegistry' },
-  // collectDefaultMetrics: kubeward registers its own process metrics (src/admin/metrics-registry.ts).
-  // Left in, its modules load perf_hooks and Node's performance timeline at start.
-  { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/defaultMetrics', what: 'prom-client collectDefaultMetrics()' },
-  // Summary (quantiles over a sliding window, with tdigest and bintrees): kubeward uses Histogram.
-  { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/summary', what: 'prom-client Summary' },
 ];
 
 /**
@@ -97,15 +89,6 @@ export const leaveOutUnusedParts: Plugin = {
       const part = UNUSED_LIBRARY_PARTS.find((p) => p.path === args.path && p.importer.test(args.importer));
       return part ? { path: part.what, namespace: 'kubeward-left-out' } : undefined;
     });
-    // prom-client's CPU counter asks OpenTelemetry for the active span only with exemplars on, which
-    // kubeward never turns on: no span, no exemplar labels, and the API (about 40 kB) stays out.
-    b.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) =>
-      /node_modules\/prom-client\//.test(args.importer) ? { path: 'opentelemetry-api-without-spans', namespace: 'kubeward-otel' } : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'kubeward-otel' }, () => ({
-      contents: 'module.exports = { trace: { getSpan: () => undefined }, context: { active: () => undefined } };',
-      loader: 'js',
-    }));
     b.onLoad({ filter: /.*/, namespace: 'kubeward-left-out' }, (args) => ({
       contents: `module.exports = function leftOut() { throw new Error(${JSON.stringify(`${args.path} is not part of the kubeward build (scripts/build.ts)`)}); };`,
       loader: 'js',
@@ -135,7 +118,7 @@ export async function buildDist(opts: { outdir?: string } = {}): Promise<void> {
     entryNames: '[name]',
     metafile: true,
     logLevel: 'warning',
-    // The CommonJS libraries (pino, prom-client, commander, yaml) call require() for built-ins. One
+    // The CommonJS libraries (pino, commander, yaml) call require() for built-ins. One
     // require for the whole build, made by the first chunk that loads: it only ever loads built-ins
     // (dist/ has no node_modules), and each createRequire() costs a Module object and a dozen path
     // resolutions, which at start-up made Node's path functions hot enough for V8 to compile them

@@ -239,8 +239,8 @@ test('a proxy run from flags with tcp checks loads no yaml and no TLS; the build
   assert.deepEqual(inputs.filter((i) => /node_modules\/yaml\//.test(i)), [], 'yaml loaded without a config file');
   const builtins = (await readFile(urlsFile, 'utf8')).split('\n').filter((u) => u.startsWith('node:'));
   assert.ok(builtins.includes('node:net'), `built-ins are recorded: ${builtins.join(' ')}`);
-  // In the build only (scripts/build.ts): sonic-boom's assert and pino's worker_threads replaced,
-  // prom-client's Pushgateway (https) and default metrics (perf_hooks) left out.
+  // In the build only (scripts/build.ts): sonic-boom's assert and pino's worker_threads replaced.
+  // No https or perf_hooks: the metrics are our own (src/admin/metrics.ts), without a Pushgateway.
   const unwanted = KUBEWARD_BIN === 'dist' ? /^node:(tls|https|assert|worker_threads|perf_hooks)$/ : /^node:tls$/;
   assert.deepEqual(builtins.filter((b) => unwanted.test(b)), [], 'loaded although a proxy with tcp checks never uses it');
   await p.stop();
