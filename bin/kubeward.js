@@ -27,12 +27,17 @@ if (!existsSync(MAIN)) {
  * V8 settings for a small, mostly idle daemon (README "Memory and the production build"; the bench
  * measures their cost). A 1 MiB semi-space keeps the young generation small (V8's default grows it
  * to 16 MiB under load and keeps the pages); one GC thread and a worker pool of one spare the
- * threads' stacks and malloc arenas. Maglev tiers up after 4,000 calls instead of 400: start-up
- * code (the config schemas) then stays interpreted instead of paging in the optimizing compiler
- * (about 2 MiB at rest), while the data path, called thousands of times a second under load, is
- * still optimized within a second. KUBEWARD_V8_FLAGS replaces the list ("" for V8's defaults).
+ * threads' stacks and malloc arenas. Maglev tiers up after 12,000 calls instead of 400: start-up
+ * code stays interpreted instead of paging in the optimizing compiler (about 1.6 MiB RSS at rest).
+ * 4,000 was not enough: loading the build's chunks calls Node's path functions once per character
+ * of each chunk's path, about 7,000 times here and more under a longer install path (docs/footprint.md).
+ * The data path, called thousands of times a second under load, is still optimized within seconds.
+ * No Sparkplug (the baseline compiler between the interpreter and Maglev): its code for warm
+ * start-up and probe functions is 0.5 MiB of private memory at rest, and the hot path goes to Maglev
+ * and TurboFan either way (CPU per request unchanged within this machine's noise, docs/footprint.md).
+ * KUBEWARD_V8_FLAGS replaces the list ("" for V8's defaults).
  */
-const DEFAULT_FLAGS = ['--max-semi-space-size=1', '--single-threaded-gc', '--v8-pool-size=1', '--invocation-count-for-maglev=4000', '--invocation-count-for-maglev-osr=1000'];
+const DEFAULT_FLAGS = ['--max-semi-space-size=1', '--single-threaded-gc', '--v8-pool-size=1', '--invocation-count-for-maglev=12000', '--invocation-count-for-maglev-osr=1000', '--no-sparkplug'];
 const flags = process.env.KUBEWARD_V8_FLAGS !== undefined ? process.env.KUBEWARD_V8_FLAGS.split(/\s+/).filter(Boolean) : DEFAULT_FLAGS;
 const missing = flags.filter((f) => !process.execArgv.includes(f));
 if (missing.length > 0 && typeof process.execve === 'function') {

@@ -35,15 +35,42 @@ export const builtinsViaRequire: Plugin = {
 /**
  * Parts of the libraries that kubeward never calls, left out of the build so that loading the
  * library does not load them: pino's transports (a worker thread per transport: thread-stream,
- * worker_threads, assert), prom-client's Pushgateway (http, https, zlib) and cluster aggregator
- * (cluster). Calling one of them in the build throws and says so.
+ * worker_threads, assert). Calling one of them in the build throws and says so.
  */
 export const UNUSED_LIBRARY_PARTS: ReadonlyArray<{ importer: RegExp; path: string; what: string }> = [
   { importer: /node_modules\/pino\/(pino|lib\/tools)\.js$/, path: './lib/transport', what: 'pino.transport()' },
   { importer: /node_modules\/pino\/(pino|lib\/tools)\.js$/, path: './transport', what: 'pino.transport()' },
-  { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/pushgateway', what: 'prom-client Pushgateway' },
-  { importer: /node_modules\/prom-client\/index\.js$/, path: './lib/cluster', what: 'prom-client AggregatorRegistry' },
 ];
+
+/**
+ * Built-ins a library loads for one line that kubeward does not need, replaced in the build by what
+ * that line uses (measured at rest with bench/measure-modes.ts, docs/footprint.md). sonic-boom
+ * (pino's destination) checks one argument with assert(), which loads node:assert and its diff
+ * printer; pino reads worker_threads.isMainThread, which loads the worker machinery: kubeward never
+ * runs its logger in a worker thread (it starts none; the proxy's workers are processes).
+ */
+export const REPLACED_BUILTINS: ReadonlyArray<{ importer: RegExp; path: string; contents: string }> = [
+  {
+    importer: /node_modules\/sonic-boom\/index\.js$/,
+    path: 'assert',
+    contents: 'module.exports = function assert(ok, message) { if (!ok) throw new Error(message); };',
+  },
+  { importer: /node_modules\/pino\/lib\/tools\.js$/, path: 'worker_threads', contents: 'module.exports = { isMainThread: true };' },
+];
+
+export const replaceBuiltins: Plugin = {
+  name: 'replace-builtins',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?[a-z_]+$/ }, (args) => {
+      const r = REPLACED_BUILTINS.find((x) => x.path === args.path.replace(/^node:/, '') && x.importer.test(args.importer));
+      return r ? { path: `${r.path} for ${args.importer.replace(/.*node_modules\//, '')}`, namespace: 'kubeward-replaced' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'kubeward-replaced' }, (args) => ({
+      contents: REPLACED_BUILTINS.find((x) => args.path.startsWith(`${x.path} for `) && x.importer.test(`node_modules/${args.path.slice(x.path.length + 5)}`))!.contents,
+      loader: 'js',
+    }));
+  },
+};
 
 export const leaveOutUnusedParts: Plugin = {
   name: 'leave-out-unused-library-parts',
@@ -62,15 +89,6 @@ export const leaveOutUnusedParts: Plugin = {
       const part = UNUSED_LIBRARY_PARTS.find((p) => p.path === args.path && p.importer.test(args.importer));
       return part ? { path: part.what, namespace: 'kubeward-left-out' } : undefined;
     });
-    // prom-client's CPU counter asks OpenTelemetry for the active span only with exemplars on, which
-    // kubeward never turns on: no span, no exemplar labels, and the API (about 40 kB) stays out.
-    b.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) =>
-      /node_modules\/prom-client\//.test(args.importer) ? { path: 'opentelemetry-api-without-spans', namespace: 'kubeward-otel' } : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'kubeward-otel' }, () => ({
-      contents: 'module.exports = { trace: { getSpan: () => undefined }, context: { active: () => undefined } };',
-      loader: 'js',
-    }));
     b.onLoad({ filter: /.*/, namespace: 'kubeward-left-out' }, (args) => ({
       contents: `module.exports = function leftOut() { throw new Error(${JSON.stringify(`${args.path} is not part of the kubeward build (scripts/build.ts)`)}); };`,
       loader: 'js',
@@ -100,9 +118,13 @@ export async function buildDist(opts: { outdir?: string } = {}): Promise<void> {
     entryNames: '[name]',
     metafile: true,
     logLevel: 'warning',
-    // The CommonJS libraries (pino, prom-client, commander, yaml) call require() for built-ins.
-    banner: { js: "import { createRequire as __kubewardCreateRequire } from 'node:module'; const __kubewardRequire = __kubewardCreateRequire(import.meta.url); const require = __kubewardRequire;" },
-    plugins: [builtinsViaRequire, leaveOutUnusedParts],
+    // The CommonJS libraries (pino, commander, yaml) call require() for built-ins. One
+    // require for the whole build, made by the first chunk that loads: it only ever loads built-ins
+    // (dist/ has no node_modules), and each createRequire() costs a Module object and a dozen path
+    // resolutions, which at start-up made Node's path functions hot enough for V8 to compile them
+    // with Maglev, paging in about 1.6 MiB of the compiler (docs/footprint.md).
+    banner: { js: "import { createRequire as __kubewardCreateRequire } from 'node:module'; const __kubewardRequire = (globalThis[Symbol.for('kubeward.require')] ??= __kubewardCreateRequire(import.meta.url)); const require = __kubewardRequire;" },
+    plugins: [replaceBuiltins, builtinsViaRequire, leaveOutUnusedParts],
   });
   // dist/ is its own package: ES modules, and nothing else to install.
   await writeFile(join(outdir, 'package.json'), `${JSON.stringify({ type: 'module', private: true }, null, 2)}\n`);

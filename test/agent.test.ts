@@ -206,6 +206,28 @@ async function loadedInputs(urlsFile: string): Promise<string[]> {
   return paths.flatMap((p) => Object.keys(meta.outputs[p.slice(ROOT.length)]?.inputs ?? {}));
 }
 
+test('a proxy run from flags with tcp checks loads no yaml and no TLS; the build, none of the built-ins it replaces (docs/footprint.md)', async () => {
+  const up = await standin('f');
+  const urlsFile = join(dir, 'loaded-modules-proxy-flags.txt');
+  const hook = join(ROOT, 'testkit', 'record-loaded-modules.ts');
+  const p = new KubewardProcess(['proxy', '--listen', '127.0.0.1:0', '--upstream', `127.0.0.1:${up.port}`, '--health-check', 'tcp', '--admin-address', 'off'], {
+    env: envWithoutOpenStack({ NODE_OPTIONS: `--import ${hook}`, KUBEWARD_LOADED_MODULES_FILE: urlsFile }),
+  });
+  procs.push(p);
+  await p.waitForLog(/frontend listening/);
+  const inputs = await loadedInputs(urlsFile);
+  assert.ok(inputs.some((i) => i.includes('src/proxy/start-proxy.ts')), `the proxy was loaded: ${inputs.length} inputs`);
+  // yaml is read only with a config file; TLS only for readyz checks or TLS material.
+  assert.deepEqual(inputs.filter((i) => /node_modules\/yaml\//.test(i)), [], 'yaml loaded without a config file');
+  const builtins = (await readFile(urlsFile, 'utf8')).split('\n').filter((u) => u.startsWith('node:'));
+  assert.ok(builtins.includes('node:net'), `built-ins are recorded: ${builtins.join(' ')}`);
+  // In the build only (scripts/build.ts): sonic-boom's assert and pino's worker_threads replaced.
+  // No https or perf_hooks: the metrics are our own (src/admin/metrics.ts), without a Pushgateway.
+  const unwanted = KUBEWARD_BIN === 'dist' ? /^node:(tls|https|assert|worker_threads|perf_hooks)$/ : /^node:tls$/;
+  assert.deepEqual(builtins.filter((b) => unwanted.test(b)), [], 'loaded although a proxy with tcp checks never uses it');
+  await p.stop();
+});
+
 test("a mode's dependencies stay unloaded when another mode runs: a proxy without discovery loads neither the Kubernetes client nor watch or routes", async () => {
   const up = await standin('d');
   const configFile = join(dir, 'agent-proxy-only.yaml');

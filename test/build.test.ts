@@ -49,3 +49,27 @@ test("the proxy's static imports carry neither the Kubernetes client nor the con
   assert.ok(inputs.includes('src/proxy/start-proxy.ts'));
   assert.deepEqual(inputs.filter((i) => /@kubernetes\/client-node|src\/controllers\/|src\/clients\//.test(i)), []);
 });
+
+test("the daemons' static imports leave out what their steady state never uses (docs/footprint.md)", async () => {
+  const meta = JSON.parse(await readFile(join(out, 'meta.json'), 'utf8')) as { outputs: Record<string, { entryPoint?: string; imports: Array<{ path: string; kind: string }>; inputs: Record<string, unknown> }> };
+  const mainChunk = Object.keys(meta.outputs).find((k) => meta.outputs[k]!.entryPoint === 'src/cli/main.ts')!;
+  for (const mode of ['proxy', 'watch', 'routes', 'agent']) {
+    const chunk = Object.keys(meta.outputs).find((k) => meta.outputs[k]!.entryPoint === `src/cli/${mode}.ts`);
+    assert.ok(chunk, `src/cli/${mode}.ts is a chunk of its own`);
+    const seen = new Set<string>();
+    const walk = (k: string): void => {
+      if (seen.has(k)) return;
+      seen.add(k);
+      for (const i of meta.outputs[k]?.imports ?? []) if (i.kind === 'import-statement') walk(i.path);
+    };
+    walk(mainChunk);
+    walk(chunk);
+    const inputs = [...seen].flatMap((k) => Object.keys(meta.outputs[k]?.inputs ?? {}));
+    assert.ok(inputs.includes(`src/cli/${mode}.ts`), mode);
+    // yaml: loaded by readConfigFile only when there is a file. prom-client: replaced by
+    // src/admin/metrics.ts. node:assert (sonic-boom), worker_threads (pino) and perf_hooks: left out
+    // or replaced by scripts/build.ts. Each of them, back in a daemon's static imports, costs memory at rest.
+    const unwanted = /node_modules\/yaml\/|node_modules\/prom-client\/|tdigest|bintrees|^kubeward-builtin:node:(assert|worker_threads|perf_hooks)$/;
+    assert.deepEqual(inputs.filter((i) => unwanted.test(i)), [], `${mode}: loaded at start although the steady state never uses it`);
+  }
+});

@@ -12,7 +12,7 @@ import { createKubeApi, type KubeApi } from '../src/clients/kube/kube-api.ts';
 import type { KubeObject } from '../src/clients/kube/kube-types.ts';
 import { LeaderElector } from '../src/clients/kube/leader-elector.ts';
 import { loadKubeConfig } from '../src/clients/kube/load-kube-config.ts';
-import { Registry } from 'prom-client';
+import { Registry } from '../src/admin/metrics.ts';
 import { DEFAULT_DEORBIT_SETTINGS } from '../src/controllers/deorbit/deorbit-types.ts';
 import { Operator } from '../src/controllers/operator/operator.ts';
 import { createControllerMetrics } from '../src/controllers/runtime/controller-metrics.ts';

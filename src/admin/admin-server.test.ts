@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { Registry } from 'prom-client';
+import { Registry } from './metrics.ts';
 import { createSilentLogger } from '../base/logger.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { ADMIN_MAX_CONNECTIONS, startAdminServer } from './admin-server.ts';

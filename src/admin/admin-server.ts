@@ -2,7 +2,7 @@
 // routes a mode adds (the proxy's drain API). Plain node:http; nothing here is on a hot path.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import type { Registry } from './metrics.ts';
 import type { HostPort } from '../config/fields.ts';
 import type { Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';

@@ -3,7 +3,7 @@
 import { Command, Option } from 'commander';
 import { prefault, strictObject } from 'zod/mini';
 import type { core } from 'zod/mini';
-import type { Registry } from 'prom-client';
+import type { Registry } from '../admin/metrics.ts';
 import { createLogger, type Logger } from '../base/logger.ts';
 import { Shutdown, exitOnSignals, exitOnUncaught, exitSoon, ignoreStraySignals } from '../base/lifecycle.ts';
 import { UsageError, describeError, isKubewardError } from '../base/errors.ts';

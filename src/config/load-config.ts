@@ -1,7 +1,6 @@
 // Reads a mode's config: the YAML file (if any) under the flags, validated once by the mode's schema.
 // Every error names where the bad value came from: the flag, or the file and its key.
 import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
 import { safeParse } from 'zod/mini';
 import type { core, output } from 'zod/mini';
 import { UsageError, describeError } from '../base/errors.ts';
@@ -20,6 +19,10 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
   } catch (err) {
     throw new UsageError(`--config ${path}: cannot read the file (${describeError(err)})`, { cause: err });
   }
+  // yaml (160 kB of source) loaded only when there is a file: a daemon run from flags never holds it.
+  // yaml is CommonJS: Node gives its dynamic import named exports, the build's bundle only a default.
+  const loaded = (await import('yaml')) as typeof import('yaml') & { default?: typeof import('yaml') };
+  const parseYaml = (loaded.default ?? loaded).parse;
   let data: unknown;
   try {
     data = parseYaml(text);

@@ -5,7 +5,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Registry } from 'prom-client';
+import { Registry } from '../admin/metrics.ts';
 import { systemClock } from '../base/clock.ts';
 import { KubewardError, describeError } from '../base/errors.ts';
 import { createLogger } from '../base/logger.ts';

@@ -3,8 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { describeError } from '../base/errors.ts';
-import { nodeHttps } from '../base/lazy-builtins.ts';
-import { classifyLocal, classifyProbeError, failedProbe, type ProbeResult } from './probe-result.ts';
+import { nodeHttps, nodeTls } from '../base/lazy-builtins.ts';
+import { classifyLocal, classifyProbeError, failedProbe, stopwatch, type ProbeResult } from './probe-result.ts';
 import { checkToken } from './tls-material.ts';
 
 export interface HttpsProbeOptions {
@@ -29,9 +29,35 @@ export interface HttpsProbeOptions {
 
 const BODY_LIMIT = 64 * 1024;
 
+/**
+ * TLS contexts built once per set of material and shared by every probe that uses it. Without one,
+ * each request builds its own (the CA bundle parsed into a new certificate store), which lives until
+ * a garbage collection frees it: a daemon at rest grows its malloc heap by a context a second. A
+ * shared context changes nothing on the wire: Node's contexts keep no client sessions (resumption
+ * needs an agent, and the probe uses none), so every probe is still a full handshake. Entries are
+ * compared by identity: the material is read once at load and reload, so a reload brings new strings
+ * and a new context, and the few kept (one per frontend or mode) are replaced oldest first.
+ */
+interface SharedContext {
+  ca: HttpsProbeOptions['ca'];
+  cert: HttpsProbeOptions['cert'];
+  key: HttpsProbeOptions['key'];
+  context: import('node:tls').SecureContext;
+}
+const CONTEXTS_KEPT = 8;
+const contexts: SharedContext[] = [];
+
+function sharedContext(opts: HttpsProbeOptions): import('node:tls').SecureContext {
+  const found = contexts.find((c) => c.ca === opts.ca && c.cert === opts.cert && c.key === opts.key);
+  if (found) return found.context;
+  const context = nodeTls().createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key });
+  contexts.push({ ca: opts.ca, cert: opts.cert, key: opts.key, context });
+  if (contexts.length > CONTEXTS_KEPT) contexts.shift();
+  return context;
+}
+
 export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal): Promise<ProbeResult> {
-  const started = performance.now();
-  const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
+  const elapsed = stopwatch();
   let token: string | undefined;
   if (opts.tokenFile) {
     // A token we cannot read or use is our fault, not the server's: reason local.
@@ -67,21 +93,22 @@ export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal):
       settled = true;
       resolve(r);
     };
+    // https.request hands its options to tls.connect, which takes a built context (@types/node
+    // leaves secureContext out of https.RequestOptions).
+    const options: import('node:https').RequestOptions & Pick<import('node:tls').ConnectionOptions, 'secureContext'> = {
+      host,
+      port: opts.connectPort ?? (Number(opts.url.port) || 443),
+      path: opts.url.pathname + opts.url.search,
+      method: 'GET',
+      agent: false,
+      secureContext: sharedContext(opts),
+      servername,
+      rejectUnauthorized: !opts.insecureSkipTlsVerify,
+      headers: { accept: 'application/json, */*', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      signal: abort,
+    };
     const req = nodeHttps().request(
-      {
-        host,
-        port: opts.connectPort ?? (Number(opts.url.port) || 443),
-        path: opts.url.pathname + opts.url.search,
-        method: 'GET',
-        agent: false,
-        ca: opts.ca,
-        cert: opts.cert,
-        key: opts.key,
-        servername,
-        rejectUnauthorized: !opts.insecureSkipTlsVerify,
-        headers: { accept: 'application/json, */*', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        signal: abort,
-      },
+      options,
       (res) => {
         const status = res.statusCode ?? 0;
         let size = 0;

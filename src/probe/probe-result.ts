@@ -69,3 +69,13 @@ export function classifyLocal(err: unknown): ProbeReason {
 export function failedProbe(reason: ProbeReason, latencyMs: number, detail: string, status = 0): ProbeResult {
   return { ok: false, status, latencyMs, reason, detail };
 }
+
+/**
+ * Milliseconds since the call, to a tenth. From process.hrtime, not performance.now(): the first use
+ * of the performance global loads Node's performance timeline (nine modules, about 0.3 MiB RSS that
+ * every daemon kept for a stopwatch, docs/footprint.md).
+ */
+export function stopwatch(): () => number {
+  const start = process.hrtime.bigint();
+  return () => Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
+}

@@ -2,7 +2,7 @@
 import { connect as tcpConnect } from 'node:net';
 import { describeError } from '../base/errors.ts';
 import { nodeTls } from '../base/lazy-builtins.ts';
-import { classifyLocal, classifyProbeError, failedProbe, type ProbeResult } from './probe-result.ts';
+import { classifyLocal, classifyProbeError, failedProbe, stopwatch, type ProbeResult } from './probe-result.ts';
 
 export interface SocketProbeOptions {
   host: string;
@@ -25,8 +25,7 @@ export function probeTls(opts: SocketProbeOptions, signal?: AbortSignal): Promis
 }
 
 function probeSocket(opts: SocketProbeOptions, tls: boolean, signal?: AbortSignal): Promise<ProbeResult> {
-  const started = performance.now();
-  const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
+  const elapsed = stopwatch();
   return new Promise((resolve) => {
     try {
       connectAndWait(resolve);

@@ -24,7 +24,8 @@ export interface ConnectOptions {
 
 /** One attempt in flight; settled once, by connect, error or timeout. */
 export class ConnectAttempt implements PendingConnect {
-  readonly #started = performance.now();
+  // hrtime, not performance.now(): the latter loads Node's performance timeline at rest (docs/footprint.md).
+  readonly #started = process.hrtime.bigint();
   readonly #resolve: (outcome: ConnectOutcome) => void;
   readonly #timeoutMs: number;
   timer: NodeJS.Timeout | undefined = undefined;
@@ -35,7 +36,7 @@ export class ConnectAttempt implements PendingConnect {
   }
 
   #elapsed(): number {
-    return Math.round((performance.now() - this.#started) * 10) / 10;
+    return Math.round(Number(process.hrtime.bigint() - this.#started) / 1e5) / 10;
   }
 
   connected(socket: RelaySocket): void {

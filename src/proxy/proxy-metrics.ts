@@ -1,6 +1,6 @@
 // The proxy's Prometheus metrics on the process registry. Gauges and byte counters are read from
 // the frontends when scraped, so the data path never touches a metric per chunk.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from '../admin/metrics.ts';
 import type { UpstreamState } from './upstream-list.ts';
 
 export interface UpstreamSample {

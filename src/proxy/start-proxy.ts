@@ -1,7 +1,7 @@
 // Starts a proxy in-process from a typed config: the entry point for the CLI mode and for callers
 // such as the demo. Resolves to a KubewardProxy: readiness, status, stats, admin routes, reload, close() and destroy().
 import { networkInterfaces } from 'node:os';
-import { Registry } from 'prom-client';
+import { Registry } from '../admin/metrics.ts';
 import { systemClock, type Clock } from '../base/clock.ts';
 import { createSilentLogger, type Logger } from '../base/logger.ts';
 import { once } from '../base/lifecycle.ts';

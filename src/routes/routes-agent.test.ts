@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry } from 'prom-client';
+import { Registry } from '../admin/metrics.ts';
 import { createSilentLogger } from '../base/logger.ts';
 import { ManualClock } from '../base/clock.ts';
 import { waitFor } from '../../testkit/wait-for.ts';

@@ -1,5 +1,5 @@
 // Prometheus metrics of kubeward routes, registered on the process's own registry.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from '../admin/metrics.ts';
 
 export interface RoutesMetrics {
   applies: Counter<'result'>;

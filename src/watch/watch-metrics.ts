@@ -1,5 +1,5 @@
 // The watcher's Prometheus metrics, registered on the mode's own registry.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from '../admin/metrics.ts';
 import type { HealthState } from './hysteresis.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 

@@ -4,7 +4,7 @@
 // emulator only, a Nova cell that is down. Every check counts the destructive calls actually sent.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry } from 'prom-client';
+import { Registry } from '../../src/admin/metrics.ts';
 import { systemClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import type { ClusterEvent } from '../../src/controllers/managed-cluster/cluster-events.ts';

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import type { TestContext } from 'node:test';
-import { Registry } from 'prom-client';
+import { Registry } from '../../src/admin/metrics.ts';
 import { startProxy, type ProxyHandle } from '../../src/proxy/start-proxy.ts';
 import type { FrontendConfig } from '../../src/proxy/proxy-config.ts';
 import { waitFor } from '../../testkit/wait-for.ts';

@@ -12,7 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Registry } from 'prom-client';
+import { Registry } from '../../src/admin/metrics.ts';
 import { createTestCa, type TestCa, type CertPair } from '../../testkit/certs.ts';
 import { ApiserverStandin } from '../../testkit/apiserver-standin.ts';
 import { KubewardProcess } from '../../testkit/kubeward-process.ts';

@@ -4,7 +4,7 @@
 // (only when deorbit's rule asks for one: deletionPolicy Delete or Terminating, never for Orphan).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry } from 'prom-client';
+import { Registry } from '../../src/admin/metrics.ts';
 import { systemClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import { EventRecorder } from '../../src/clients/kube/event-recorder.ts';

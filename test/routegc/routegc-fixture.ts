@@ -1,6 +1,6 @@
 // An emulated cloud for routegc and flight tests: a network with a router, servers on it, a fake
 // Node list, and a RouteGcRunner wired to the real OpenStack client with a metrics registry.
-import { Registry } from 'prom-client';
+import { Registry } from '../../src/admin/metrics.ts';
 import { createLogger } from '../../src/base/logger.ts';
 import { resolveCloudConfig } from '../../src/clients/openstack/cloud-config.ts';
 import { createOpenStackClient, type OpenStackClientHandle } from '../../src/clients/openstack/create-openstack-client.ts';

@@ -5,7 +5,7 @@
 // over-broad cluster CIDR; harm 9: lost route updates; and the per-cycle removal budget.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry } from 'prom-client';
+import { Registry } from '../../src/admin/metrics.ts';
 import { systemClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import type { NeutronApi, OpenStackClient } from '../../src/clients/openstack/openstack-client.ts';

@@ -4,7 +4,7 @@
 // termination; flight F3, F4 and F7 in one round.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry } from 'prom-client';
+import { Registry } from '../../src/admin/metrics.ts';
 import { systemClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import type { NeutronApi } from '../../src/clients/openstack/openstack-client.ts';

@@ -1,6 +1,6 @@
 // deorbit's own counters: passes that held (and why), deletions the per-pass budget held back, and
 // deleted ManagedClusters left alone by their deletionPolicy. Made once per registry (the mode's).
-import { Counter, type Registry } from 'prom-client';
+import { Counter, type Registry } from '../../admin/metrics.ts';
 import type { DeorbitMetrics } from './deorbit-types.ts';
 
 export function createDeorbitMetrics(registry: Registry): DeorbitMetrics {

@@ -12,7 +12,7 @@ export interface SeenService {
 
 export type DeorbitRefusal = RefusalReason | 'DeletionPolicyOrphan';
 
-/** The port deorbit counts through (deorbit-metrics.ts has the prom-client one). */
+/** The port deorbit counts through (deorbit-metrics.ts has the one on the metrics registry). */
 export interface DeorbitMetrics {
   /** A pass (or a deleted cluster) where deorbit refused to act or to judge, by reason. */
   refused(reason: DeorbitRefusal): void;

@@ -1,5 +1,5 @@
 // flight's metrics, labelled by cluster and repair, on the mode's registry.
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from '../../admin/metrics.ts';
 
 export interface FlightMetrics {
   /** result: done, failed, dry-run. */

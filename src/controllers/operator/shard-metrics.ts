@@ -1,6 +1,6 @@
 // A shard's metrics, computed at each scrape from the operator's cache (every shard's clusters):
 // how many clusters this shard owns and skips, and which shard it is.
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from '../../admin/metrics.ts';
 import type { ShardSummary } from './shard.ts';
 
 export function registerShardMetrics(registry: Registry, summary: () => ShardSummary): void {

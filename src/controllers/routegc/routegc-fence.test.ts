@@ -3,7 +3,7 @@
 // fence is not counted as a failed cycle. Hand-written fakes record every call; the fence is manual.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry } from 'prom-client';
+import { Registry } from '../../admin/metrics.ts';
 import { ManualClock } from '../../base/clock.ts';
 import { createSilentLogger } from '../../base/logger.ts';
 import type { ExtraRoute, Router } from '../../clients/openstack/openstack-types.ts';

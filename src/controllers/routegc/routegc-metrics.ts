@@ -1,5 +1,5 @@
 // routegc's metrics, labelled by cluster, on the mode's registry.
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from '../../admin/metrics.ts';
 
 export interface RouteGcMetrics {
   routesSeen: Gauge<'cluster'>;

@@ -1,6 +1,6 @@
 // Metrics every controller shares, labelled by controller: reconciles by result, errors, duration,
-// queue depth. Created once per registry (the mode's), never on prom-client's global one.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+// queue depth. Created once per registry (the mode's), never on a global one.
+import { Counter, Gauge, Histogram, type Registry } from '../../admin/metrics.ts';
 
 export interface ControllerMetrics {
   reconciles: Counter<'controller' | 'result'>;
