@@ -37,7 +37,14 @@ if (!existsSync(MAIN)) {
  * and TurboFan either way (CPU per request unchanged within this machine's noise, docs/footprint.md).
  * KUBEWARD_V8_FLAGS replaces the list ("" for V8's defaults).
  */
-const DEFAULT_FLAGS = ['--max-semi-space-size=1', '--single-threaded-gc', '--v8-pool-size=1', '--invocation-count-for-maglev=12000', '--invocation-count-for-maglev-osr=1000', '--no-sparkplug'];
+const DEFAULT_FLAGS = [
+  '--max-semi-space-size=1',
+  '--single-threaded-gc',
+  '--v8-pool-size=1',
+  '--invocation-count-for-maglev=12000',
+  '--invocation-count-for-maglev-osr=1000',
+  '--no-sparkplug',
+];
 const flags = process.env.KUBEWARD_V8_FLAGS !== undefined ? process.env.KUBEWARD_V8_FLAGS.split(/\s+/).filter(Boolean) : DEFAULT_FLAGS;
 const missing = flags.filter((f) => !process.execArgv.includes(f));
 if (missing.length > 0 && typeof process.execve === 'function') {

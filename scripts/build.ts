@@ -66,7 +66,8 @@ export const replaceBuiltins: Plugin = {
       return r ? { path: `${r.path} for ${args.importer.replace(/.*node_modules\//, '')}`, namespace: 'kubeward-replaced' } : undefined;
     });
     b.onLoad({ filter: /.*/, namespace: 'kubeward-replaced' }, (args) => ({
-      contents: REPLACED_BUILTINS.find((x) => args.path.startsWith(`${x.path} for `) && x.importer.test(`node_modules/${args.path.slice(x.path.length + 5)}`))!.contents,
+      contents: REPLACED_BUILTINS.find((x) => args.path.startsWith(`${x.path} for `) && x.importer.test(`node_modules/${args.path.slice(x.path.length + 5)}`))!
+        .contents,
       loader: 'js',
     }));
   },
@@ -78,7 +79,9 @@ export const leaveOutUnusedParts: Plugin = {
     // zod's namespace object carries its 60-odd message locales (z.locales); kubeward's messages are
     // English (z.locales.en stays). About 250 kB of source that would otherwise stay in the heap.
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      /node_modules\/zod\/v4\/(classic\/external|core\/index)\.js$/.test(args.importer) ? { path: join(dirname(args.importer), '../locales/en.js'), namespace: 'kubeward-zod-locales' } : undefined,
+      /node_modules\/zod\/v4\/(classic\/external|core\/index)\.js$/.test(args.importer)
+        ? { path: join(dirname(args.importer), '../locales/en.js'), namespace: 'kubeward-zod-locales' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'kubeward-zod-locales' }, (args) => ({
       contents: `export { default as en } from ${JSON.stringify(args.path)};`,
@@ -123,7 +126,9 @@ export async function buildDist(opts: { outdir?: string } = {}): Promise<void> {
     // (dist/ has no node_modules), and each createRequire() costs a Module object and a dozen path
     // resolutions, which at start-up made Node's path functions hot enough for V8 to compile them
     // with Maglev, paging in about 1.6 MiB of the compiler (docs/footprint.md).
-    banner: { js: "import { createRequire as __kubewardCreateRequire } from 'node:module'; const __kubewardRequire = (globalThis[Symbol.for('kubeward.require')] ??= __kubewardCreateRequire(import.meta.url)); const require = __kubewardRequire;" },
+    banner: {
+      js: "import { createRequire as __kubewardCreateRequire } from 'node:module'; const __kubewardRequire = (globalThis[Symbol.for('kubeward.require')] ??= __kubewardCreateRequire(import.meta.url)); const require = __kubewardRequire;",
+    },
     plugins: [replaceBuiltins, builtinsViaRequire, leaveOutUnusedParts],
   });
   // dist/ is its own package: ES modules, and nothing else to install.

@@ -85,7 +85,10 @@ function unescape(raw: string, quoted: boolean): string {
 }
 
 /** Text with the characters the format escapes or uses as delimiters, and any other code point. */
-const hostile = fc.string({ unit: fc.oneof(fc.constantFrom('\\', '"', '\n', '{', '}', ',', '=', ' ', '#', '\r', '\t'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 24 });
+const hostile = fc.string({
+  unit: fc.oneof(fc.constantFrom('\\', '"', '\n', '{', '}', ',', '=', ' ', '#', '\r', '\t'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+  maxLength: 24,
+});
 const bounds = fc.uniqueArray(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 12, comparator: 'SameValueZero' });
 
 test('label values and help texts read back as written, whatever characters they hold', async () => {
@@ -132,7 +135,10 @@ test('histogram: cumulative buckets, +Inf equal to the count, each bucket counti
       assert.equal(count, observations.length);
       assert.equal(bucketLines.at(-1)!.value, count);
       const sum = samples.find((s) => s.name === 'x_seconds_sum')!.value;
-      assert.equal(sum, observations.reduce((n, o) => n + o, 0));
+      assert.equal(
+        sum,
+        observations.reduce((n, o) => n + o, 0),
+      );
       for (const s of samples) assert.equal(s.labels.k, 'v');
     }),
   );
@@ -182,7 +188,11 @@ test('NaN and infinities are written as Prometheus reads them', async () => {
   g.set({ k: 'inf' }, Infinity);
   g.set({ k: 'neg' }, -Infinity);
   const values = parse(await registry.metrics()).samples.map((s) => [s.labels.k, s.value]);
-  assert.deepEqual(values, [['nan', NaN], ['inf', Infinity], ['neg', -Infinity]]);
+  assert.deepEqual(values, [
+    ['nan', NaN],
+    ['inf', Infinity],
+    ['neg', -Infinity],
+  ]);
 });
 
 test("as prom-client did: metrics in registration order, blank lines between them, labels in label-name order then the registry's default labels", async () => {
@@ -245,7 +255,10 @@ test('collect runs at each scrape in registration order, before its metric is re
   const json = await registry.getMetricsAsJSON();
   assert.deepEqual(
     json.map((m) => [m.name, m.type, m.values[0]!.value]),
-    [['first_total', 'counter', 1], ['second_total', 'counter', 10]],
+    [
+      ['first_total', 'counter', 1],
+      ['second_total', 'counter', 10],
+    ],
   );
   await registry.metrics();
   assert.equal(scrapes, 2);
@@ -260,7 +273,13 @@ function everyKubewardMetric(text: string): Registry {
   watch.transition('up');
   watch.writeError();
   const proxy = new ProxyMetrics(registry, () => [
-    { name: text, localFault: false, connectionCap: 100, openConnections: 3, upstreams: [{ key: '127.0.0.1:6443', state: 'up', drained: false, active: 2, bytesToUpstream: 10, bytesToClient: 20 }] },
+    {
+      name: text,
+      localFault: false,
+      connectionCap: 100,
+      openConnections: 3,
+      upstreams: [{ key: '127.0.0.1:6443', state: 'up', drained: false, active: 2, bytesToUpstream: 10, bytesToClient: 20 }],
+    },
   ]);
   proxy.connections.inc({ frontend: text, upstream: '127.0.0.1:6443' });
   proxy.connectSeconds.observe({ frontend: text, upstream: '127.0.0.1:6443', result: 'ok' }, 0.002);

@@ -112,7 +112,8 @@ abstract class Metric<T extends string, M> {
   protected key(labels: LabelValues<T> | undefined): string {
     if (labels === undefined) return '';
     for (const k of Object.keys(labels)) {
-      if (!(this.labelNames as readonly string[]).includes(k)) throw new Error(`Added label "${k}" is not included in initial labelset: ${JSON.stringify(this.labelNames)}`);
+      if (!(this.labelNames as readonly string[]).includes(k))
+        throw new Error(`Added label "${k}" is not included in initial labelset: ${JSON.stringify(this.labelNames)}`);
     }
     let key = '';
     for (const l of this.labelNames) {

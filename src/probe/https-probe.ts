@@ -107,24 +107,21 @@ export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal):
       headers: { accept: 'application/json, */*', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       signal: abort,
     };
-    const req = nodeHttps().request(
-      options,
-      (res) => {
-        const status = res.statusCode ?? 0;
-        let size = 0;
-        let body = '';
-        res.on('data', (chunk: Buffer) => {
-          if (size < BODY_LIMIT) body += chunk.toString('utf8', 0, Math.min(chunk.length, BODY_LIMIT - size));
-          size += chunk.length;
-        });
-        res.on('end', () => {
-          const ok = status === (opts.expectStatus ?? 200);
-          const detail = `HTTP ${status}${ok ? '' : `: ${body.trim().split('\n').slice(-3).join(' | ').slice(0, 200)}`}`;
-          finish({ ok, status, latencyMs: elapsed(), reason: ok ? 'ok' : 'http-status', detail });
-        });
-        res.on('error', (err) => finish(failedProbe(classifyProbeError(err, deadline.aborted), elapsed(), err.message, status)));
-      },
-    );
+    const req = nodeHttps().request(options, (res) => {
+      const status = res.statusCode ?? 0;
+      let size = 0;
+      let body = '';
+      res.on('data', (chunk: Buffer) => {
+        if (size < BODY_LIMIT) body += chunk.toString('utf8', 0, Math.min(chunk.length, BODY_LIMIT - size));
+        size += chunk.length;
+      });
+      res.on('end', () => {
+        const ok = status === (opts.expectStatus ?? 200);
+        const detail = `HTTP ${status}${ok ? '' : `: ${body.trim().split('\n').slice(-3).join(' | ').slice(0, 200)}`}`;
+        finish({ ok, status, latencyMs: elapsed(), reason: ok ? 'ok' : 'http-status', detail });
+      });
+      res.on('error', (err) => finish(failedProbe(classifyProbeError(err, deadline.aborted), elapsed(), err.message, status)));
+    });
     req.on('error', (err) => {
       const reason = classifyProbeError(err, deadline.aborted);
       const detail = reason === 'timeout' ? `no answer within ${opts.timeoutMs} ms` : err.message;
