@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describeError } from '../../base/errors.ts';
 import { KubeApiError, errorFromResponse } from './kube-api-error.ts';
+import { pooledTls, type TlsIdentityOptions } from './tls-agent-pool.ts';
 import type { WatchEvent } from './kube-types.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -34,6 +35,12 @@ export interface KubeClientOptions {
    * a client per workload cluster, used once a cycle, would only hold an idle socket.
    */
   keepAlive?: boolean;
+  /**
+   * Use the process's shared keep-alive agent and TLS context for this client's TLS identity
+   * (tls-agent-pool.ts) instead of client-node's agent: for the operator's many per-cluster clients,
+   * which make one or two calls a cycle and never watch. Idle sockets close after 15 s.
+   */
+  sharedTls?: boolean;
 }
 
 export class KubeClient {
@@ -42,6 +49,7 @@ export class KubeClient {
   readonly #timeoutMs: number;
   readonly #userAgent: string;
   readonly #keepAlive: boolean;
+  readonly #sharedTls: boolean;
 
   constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
     this.#kc = kc;
@@ -49,6 +57,7 @@ export class KubeClient {
     this.#timeoutMs = opts.timeoutMs || 30_000;
     this.#userAgent = opts.userAgent ?? 'kubeward';
     this.#keepAlive = opts.keepAlive ?? false;
+    this.#sharedTls = opts.sharedTls ?? false;
   }
 
   get server(): string {
@@ -99,7 +108,12 @@ export class KubeClient {
     // client-node's agent (one per KubeConfig, made without keep-alive): turned on once, in place,
     // so its TLS options stay client-node's own.
     const agent = options.agent as (HttpsAgent & { keepAlive?: boolean; options: { timeout?: number } }) | undefined;
-    if (this.#keepAlive && agent instanceof HttpsAgent && !agent.keepAlive) {
+    if (this.#sharedTls && url.protocol === 'https:') {
+      // Computed per call: an exec credential plugin may hand out a new client certificate.
+      const shared = pooledTls(options as TlsIdentityOptions);
+      options.agent = shared.agent;
+      (options as { secureContext?: unknown }).secureContext = shared.secureContext;
+    } else if (this.#keepAlive && agent instanceof HttpsAgent && !agent.keepAlive) {
       agent.keepAlive = true;
       agent.options.timeout ??= 15_000;
     }
