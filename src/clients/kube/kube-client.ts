@@ -104,18 +104,21 @@ export class KubeClient {
     const url = new URL(this.#server.pathname.replace(/\/$/, '') + path, this.#server);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const options: RequestOptions & { ca?: unknown } = { method, headers: {} };
-    await this.#kc.applyToHTTPSOptions(options as never);
-    // client-node's agent (one per KubeConfig, made without keep-alive): turned on once, in place,
-    // so its TLS options stay client-node's own.
-    const agent = options.agent as (HttpsAgent & { keepAlive?: boolean; options: { timeout?: number } }) | undefined;
-    if (this.#sharedTls && url.protocol === 'https:') {
+    if (this.#sharedTls && sharesTls(this.#kc, url)) {
+      await applyWithoutAgent(this.#kc, options);
       // Computed per call: an exec credential plugin may hand out a new client certificate.
       const shared = pooledTls(options as TlsIdentityOptions);
       options.agent = shared.agent;
       (options as { secureContext?: unknown }).secureContext = shared.secureContext;
-    } else if (this.#keepAlive && agent instanceof HttpsAgent && !agent.keepAlive) {
-      agent.keepAlive = true;
-      agent.options.timeout ??= 15_000;
+    } else {
+      await this.#kc.applyToHTTPSOptions(options as never);
+      // client-node's agent (one per KubeConfig, made without keep-alive): turned on once, in place,
+      // so its TLS options stay client-node's own.
+      const agent = options.agent as (HttpsAgent & { keepAlive?: boolean; options: { timeout?: number } }) | undefined;
+      if (this.#keepAlive && agent instanceof HttpsAgent && !agent.keepAlive) {
+        agent.keepAlive = true;
+        agent.options.timeout ??= 15_000;
+      }
     }
     const headers = options.headers as Record<string, string>;
     headers['accept'] = opts.accept ?? 'application/json';
@@ -137,6 +140,28 @@ export class KubeClient {
       req.end(payload);
     });
   }
+}
+
+/**
+ * Whether a request may go through the shared pool: https, and no proxy in the kubeconfig (a proxied
+ * cluster keeps client-node's proxy agent).
+ */
+export function sharesTls(kc: KubeConfig, url: URL): boolean {
+  return url.protocol === 'https:' && !kc.getCurrentCluster()?.proxyUrl;
+}
+
+/**
+ * client-node's applyToHTTPSOptions (dist/config.js) without the agent it makes and keeps per
+ * KubeConfig: that agent, unused with the pool, held a copy of the CA (and the Buffer pool slab
+ * under it) per cluster. Its private applyOptions sets TLS options and credentials; basic auth is
+ * added as applyToHTTPSOptions does. Falls back to applyToHTTPSOptions if that method is gone.
+ */
+async function applyWithoutAgent(kc: KubeConfig, options: RequestOptions): Promise<void> {
+  const applyOptions = (kc as unknown as { applyOptions?: (o: object) => Promise<void> }).applyOptions;
+  if (typeof applyOptions !== 'function') return kc.applyToHTTPSOptions(options as never);
+  await applyOptions.call(kc, options);
+  const user = kc.getCurrentUser();
+  if (user?.username) options.auth = `${user.username}:${user.password}`;
 }
 
 async function readBody(res: IncomingMessage, method: string, path: string): Promise<string> {
