@@ -33,6 +33,9 @@ test('medians are taken per metric and per peer, and a metric a peer lacks stays
 
 test('the peer order rotates by one each round so every peer runs first once', () => {
   const peers = ['a', 'b', 'c'];
-  assert.deepEqual([0, 1, 2].map((r) => peerOrder(peers, r)[0]), ['a', 'b', 'c']);
+  assert.deepEqual(
+    [0, 1, 2].map((r) => peerOrder(peers, r)[0]),
+    ['a', 'b', 'c'],
+  );
   assert.deepEqual(peerOrder(peers, 4), ['b', 'c', 'a']);
 });

@@ -19,11 +19,21 @@ const both = (a: boolean | undefined, b: boolean | undefined): boolean | undefin
 export function issueFigures(m: Medians, modes: readonly ModeMemory[]): Figure[] {
   const out: Figure[] = [];
   const memory = (figure: string, rss: number | undefined, anon: number | undefined, maxRss: number, maxAnon: number): void => {
-    out.push({ figure, target: `RSS ≤ ${maxRss} MiB, private ≤ ${maxAnon} MiB`, measured: `RSS ${mib(rss)}, private ${mib(anon)}`, pass: both(within(rss, maxRss), within(anon, maxAnon)) });
+    out.push({
+      figure,
+      target: `RSS ≤ ${maxRss} MiB, private ≤ ${maxAnon} MiB`,
+      measured: `RSS ${mib(rss)}, private ${mib(anon)}`,
+      pass: both(within(rss, maxRss), within(anon, maxAnon)),
+    });
   };
   memory('1. proxy at rest (one process)', m.restRssMB?.kubeward, m.restAnonMB?.kubeward, 60, 16);
   const perConn = m.idleKBPerConn?.kubeward;
-  out.push({ figure: '2. proxy, 5,000 idle connections', target: '≤ 4 KiB per connection', measured: perConn === undefined ? '—' : `${perConn.toFixed(2)} KiB`, pass: within(perConn, 4) });
+  out.push({
+    figure: '2. proxy, 5,000 idle connections',
+    target: '≤ 4 KiB per connection',
+    measured: perConn === undefined ? '—' : `${perConn.toFixed(2)} KiB`,
+    pass: within(perConn, 4),
+  });
   const mode = (name: DaemonMode) => modes.find((d) => d.mode === name);
   memory('3. watch at rest', mode('watch')?.rssMB, mode('watch')?.anonMB, 60, 16);
   memory('3. routes at rest', mode('routes')?.rssMB, mode('routes')?.anonMB, 60, 16);

@@ -65,7 +65,9 @@ function configFor(mode: DaemonMode, env: ModesEnv, stateDir: string): string {
   const watch = ['watch:', '  healthUrl: https://127.0.0.1:6443/readyz', `  caFile: ${env.cert.caFile}`, '  vip: [10.0.0.100]', `  stateDir: ${stateDir}`];
   const routes = ['routes:', '  provider: azure', `  stateDir: ${stateDir}`];
   const proxy = ['proxy:', '  listen: ["127.0.0.1:16443"]', '  upstream: ["127.0.0.1:6443"]', `  caFile: ${env.cert.caFile}`];
-  return [`adminAddress: ${ADMIN}`, 'logLevel: warn', ...(mode === 'agent' ? [...proxy, ...watch, ...routes] : mode === 'watch' ? watch : routes), ''].join('\n');
+  return [`adminAddress: ${ADMIN}`, 'logLevel: warn', ...(mode === 'agent' ? [...proxy, ...watch, ...routes] : mode === 'watch' ? watch : routes), ''].join(
+    '\n',
+  );
 }
 
 async function measureOnce(env: ModesEnv, mode: DaemonMode, round: number): Promise<Omit<ModeMemory, 'mode'>> {
@@ -74,7 +76,11 @@ async function measureOnce(env: ModesEnv, mode: DaemonMode, round: number): Prom
   let standin: ChildProcess | undefined;
   try {
     await run('ip', ['netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up']);
-    standin = spawn('ip', ['netns', 'exec', ns, env.nodeBin, env.standinMain, '--cert', env.cert.certFile, '--key', env.cert.keyFile, '--host', '127.0.0.1', '--port', '6443'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    standin = spawn(
+      'ip',
+      ['netns', 'exec', ns, env.nodeBin, env.standinMain, '--cert', env.cert.certFile, '--key', env.cert.keyFile, '--host', '127.0.0.1', '--port', '6443'],
+      { stdio: ['pipe', 'pipe', 'ignore'] },
+    );
     await new Promise<void>((resolve, reject) => {
       standin!.once('exit', (code) => reject(new Error(`apiserver stand-in exited ${code}`)));
       standin!.stdout!.once('data', () => resolve());
@@ -87,11 +93,16 @@ async function measureOnce(env: ModesEnv, mode: DaemonMode, round: number): Prom
     const args = mode === 'agent' ? ['agent', '--config', file] : [mode, '--config', await sectionFile(env, file, mode)];
     const proc = env.group.start(`kubeward-${mode}-${round}`, 'ip', ['netns', 'exec', ns, env.nodeBin, env.kubewardMain, ...args]);
     try {
-      await waitFor(async () => {
-        if (proc.child.exitCode !== null) throw new Error(`kubeward ${mode} exited: ${proc.stderrTail().slice(-600)}`);
-        const r = await run('ip', ['netns', 'exec', ns, 'curl', '-s', '-o', '/dev/null', '-w', '%{http_code}', `http://${ADMIN}/readyz`]).catch(() => ({ stdout: '' }));
-        return r.stdout === '200';
-      }, { timeoutMs: 30_000, intervalMs: 200, what: `kubeward ${mode} ready in ${ns}` });
+      await waitFor(
+        async () => {
+          if (proc.child.exitCode !== null) throw new Error(`kubeward ${mode} exited: ${proc.stderrTail().slice(-600)}`);
+          const r = await run('ip', ['netns', 'exec', ns, 'curl', '-s', '-o', '/dev/null', '-w', '%{http_code}', `http://${ADMIN}/readyz`]).catch(() => ({
+            stdout: '',
+          }));
+          return r.stdout === '200';
+        },
+        { timeoutMs: 30_000, intervalMs: 200, what: `kubeward ${mode} ready in ${ns}` },
+      );
       await new Promise((r) => setTimeout(r, 3000)); // settle: first checks, heartbeats, resyncs
       const m = readRollup(proc.pid);
       if (!m) throw new Error(`kubeward ${mode} is gone`);

@@ -27,7 +27,12 @@ export async function runWrk(url: string, s: LoadSettings, headers: readonly str
  * wrk with the proxy's CPU time (its whole process tree) read before and after, and its memory
  * sampled every 250 ms while the load runs (the peak of each figure); pid undefined for direct.
  */
-export async function measureWrk(url: string, pid: number | undefined, s: LoadSettings, headers: readonly string[] = []): Promise<{ wrk: WrkResult; cpuUsPerRequest?: number; peakMemory?: TreeMemory }> {
+export async function measureWrk(
+  url: string,
+  pid: number | undefined,
+  s: LoadSettings,
+  headers: readonly string[] = [],
+): Promise<{ wrk: WrkResult; cpuUsPerRequest?: number; peakMemory?: TreeMemory }> {
   const before = pid === undefined ? undefined : readTreeUsage(pid).cpuSeconds;
   const peak: TreeMemory = { rssBytes: 0, anonBytes: 0, pssBytes: 0 };
   const sample = (): void => {
@@ -54,7 +59,9 @@ export async function measureBulk(url: string, times: number): Promise<number> {
   let bytes = 0;
   let seconds = 0;
   for (let i = 0; i < times; i++) {
-    const { stdout } = await run('curl', ['-sS', '--fail', '-o', '/dev/null', '--max-time', '60', '-w', '%{size_download} %{time_total}', url], { timeout: 70_000 });
+    const { stdout } = await run('curl', ['-sS', '--fail', '-o', '/dev/null', '--max-time', '60', '-w', '%{size_download} %{time_total}', url], {
+      timeout: 70_000,
+    });
     const [size, time] = stdout.trim().split(' ').map(Number);
     if (!size || !time) throw new Error(`curl: unexpected output "${stdout}"`);
     bytes += size;
@@ -104,7 +111,9 @@ export async function measureIdle(proxyPort: number, backendPort: number, pid: n
     return { warmRssBytes: rss[0]!, heldRssBytes: rss[4]!, bytesPerConnection: median(steps) ?? 0 };
   } finally {
     for (const s of sockets) s.destroy();
-    await waitFor(async () => (await establishedTo(backendPort)) <= base, { timeoutMs: 20_000, intervalMs: 200, what: 'idle connections to close' }).catch(() => undefined);
+    await waitFor(async () => (await establishedTo(backendPort)) <= base, { timeoutMs: 20_000, intervalMs: 200, what: 'idle connections to close' }).catch(
+      () => undefined,
+    );
   }
 }
 

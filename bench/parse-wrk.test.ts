@@ -33,7 +33,13 @@ Transfer/sec:    828.95KB
 
 test('a keep-alive run gives its request count, rate and p50/p99 in milliseconds', () => {
   assert.deepEqual(parseWrkOutput(KEEP_ALIVE), {
-    requests: 46506, durationS: 1.01, requestsPerSec: 46041.21, p50Ms: 0.93, p99Ms: 13.04, socketErrors: 0, badResponses: 0,
+    requests: 46506,
+    durationS: 1.01,
+    requestsPerSec: 46041.21,
+    p50Ms: 0.93,
+    p99Ms: 13.04,
+    socketErrors: 0,
+    badResponses: 0,
   });
 });
 

@@ -164,12 +164,16 @@ export interface KubewardOptions {
 export function kubewardArgs(o: KubewardOptions): string[] {
   return [
     'proxy',
-    '--listen', `127.0.0.1:${o.listenPort}`,
+    '--listen',
+    `127.0.0.1:${o.listenPort}`,
     ...o.upstreamPorts.flatMap((p) => ['--upstream', `127.0.0.1:${p}`]),
-    '--admin-address', `127.0.0.1:${o.adminPort}`,
-    '--health-check', o.check,
+    '--admin-address',
+    `127.0.0.1:${o.adminPort}`,
+    '--health-check',
+    o.check,
     ...(o.caFile ? ['--ca-file', o.caFile] : []),
-    '--log-level', 'warn',
+    '--log-level',
+    'warn',
     ...(o.extraArgs ?? []),
   ];
 }

@@ -54,14 +54,29 @@ function formatRatio(value: number | undefined): string {
  * nginx with one worker, --workers 2 against nginx's two, kubeward against HAProxy and direct.
  */
 export function renderMedianTable(medians: Medians, metrics: readonly MetricSpec[] = METRICS): string {
-  const head = ['metric (median of rounds)', ...COLUMNS.map((p) => NAMES[p]), 'kubeward / nginx (1 each)', 'kubeward / nginx (2 each)', 'kubeward / HAProxy', 'kubeward / direct'];
+  const head = [
+    'metric (median of rounds)',
+    ...COLUMNS.map((p) => NAMES[p]),
+    'kubeward / nginx (1 each)',
+    'kubeward / nginx (2 each)',
+    'kubeward / HAProxy',
+    'kubeward / direct',
+  ];
   const lines = [row(head), row(head.map((_, i) => (i === 0 ? '---' : '---:')))];
   for (const spec of metrics) {
     const m = medians[spec.key];
     if (!m) continue;
     const values = COLUMNS.map((p) => formatNumber(m[p], spec.digits));
-    lines.push(row([spec.label, ...values, formatRatio(ratio(m.kubeward, m.nginx)), formatRatio(ratio(m['kubeward-2'], m['nginx-2'])),
-      formatRatio(ratio(m.kubeward, m.haproxy)), formatRatio(spec.proxyOnly ? undefined : ratio(m.kubeward, m.direct))]));
+    lines.push(
+      row([
+        spec.label,
+        ...values,
+        formatRatio(ratio(m.kubeward, m.nginx)),
+        formatRatio(ratio(m['kubeward-2'], m['nginx-2'])),
+        formatRatio(ratio(m.kubeward, m.haproxy)),
+        formatRatio(spec.proxyOnly ? undefined : ratio(m.kubeward, m.direct)),
+      ]),
+    );
   }
   return lines.join('\n');
 }
@@ -74,14 +89,31 @@ const SCENARIO_LABELS: Record<Scenario, string> = {
 
 /** One line per scenario and proxy: failed requests and when new connections stopped reaching the backend. */
 export function renderFailoverTable(samples: readonly FailoverSample[]): string {
-  const head = ['scenario', 'proxy', 'rounds', 'failed requests (median)', 'slow > 1 s (median)', 'new connections stop reaching it after (median)', 'proxy marked it down after (median)'];
+  const head = [
+    'scenario',
+    'proxy',
+    'rounds',
+    'failed requests (median)',
+    'slow > 1 s (median)',
+    'new connections stop reaching it after (median)',
+    'proxy marked it down after (median)',
+  ];
   const lines = [row(head), row(['---', '---', '---:', '---:', '---:', '---:', '---:'])];
   for (const scenario of Object.keys(SCENARIO_LABELS) as Scenario[]) {
     for (const peer of FAILOVER_PEERS) {
       const mine = samples.filter((s) => s.scenario === scenario && s.peer === peer);
       if (mine.length === 0) continue;
-      lines.push(row([SCENARIO_LABELS[scenario], NAMES[peer], String(mine.length),
-        formatNumber(medianOf(mine.map((s) => s.failed)), 0), formatNumber(medianOf(mine.map((s) => s.slow)), 0), formatStop(mine), formatMarkedDown(mine)]));
+      lines.push(
+        row([
+          SCENARIO_LABELS[scenario],
+          NAMES[peer],
+          String(mine.length),
+          formatNumber(medianOf(mine.map((s) => s.failed)), 0),
+          formatNumber(medianOf(mine.map((s) => s.slow)), 0),
+          formatStop(mine),
+          formatMarkedDown(mine),
+        ]),
+      );
     }
   }
   return lines.join('\n');
@@ -112,4 +144,3 @@ function formatMarkedDown(samples: readonly FailoverSample[]): string {
 function row(cells: readonly string[]): string {
   return `| ${cells.join(' | ')} |`;
 }
-

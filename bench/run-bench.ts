@@ -57,7 +57,13 @@ const load: LoadSettings = { durationS: positive('duration', opt.duration), conn
 /** 100 MB takes a fraction of a second on loopback: several downloads per round steady the figure. */
 const BULK_TIMES = 5;
 const idleConnections = positive('idle-connections', opt['idle-connections']);
-const failover: FailoverSettings = { windowMs: positive('failover-window', opt['failover-window']) * 1000, warmupMs: 3000, intervalMs: 20, timeoutMs: 3000, hangTimeoutMs: 1000 };
+const failover: FailoverSettings = {
+  windowMs: positive('failover-window', opt['failover-window']) * 1000,
+  warmupMs: 3000,
+  intervalMs: 20,
+  timeoutMs: 3000,
+  hangTimeoutMs: 1000,
+};
 
 function positive(name: string, text: string): number {
   const n = Number(text);
@@ -91,9 +97,17 @@ function say(text: string): void {
 function machine(): Record<string, string | number> {
   const version = (cmd: string, args: string[]): string => {
     try {
-      return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]?.trim() ?? '';
+      return (
+        execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+          .split('\n')[0]
+          ?.trim() ?? ''
+      );
     } catch (err) {
-      return String((err as { stderr?: string }).stderr ?? err).split('\n')[0]?.trim() ?? '';
+      return (
+        String((err as { stderr?: string }).stderr ?? err)
+          .split('\n')[0]
+          ?.trim() ?? ''
+      );
     }
   };
   return {
@@ -112,7 +126,10 @@ function machine(): Record<string, string | number> {
 
 async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { port: number; checkPort: number }): Promise<Sample> {
   const metrics: Record<string, number> = {};
-  const proxy = peer === 'direct' ? undefined : await startProxy(env, peer, { upstreamPorts: [backend.port], tlsUpstreams: false, haproxyCheckPort: backend.checkPort }, `r${round}`);
+  const proxy =
+    peer === 'direct'
+      ? undefined
+      : await startProxy(env, peer, { upstreamPorts: [backend.port], tlsUpstreams: false, haproxyCheckPort: backend.checkPort }, `r${round}`);
   const pid = proxy?.process.pid;
   try {
     const port = proxy?.port ?? backend.port;
@@ -130,7 +147,8 @@ async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { p
     const ka = await measureWrk(url, pid, load);
     Object.assign(metrics, { kaRps: ka.wrk.requestsPerSec, kaP50Ms: ka.wrk.p50Ms, kaP99Ms: ka.wrk.p99Ms, kaErrors: ka.wrk.socketErrors + ka.wrk.badResponses });
     if (ka.cpuUsPerRequest !== undefined) metrics.kaCpuUsPerReq = ka.cpuUsPerRequest;
-    if (ka.peakMemory) Object.assign(metrics, { loadRssMB: ka.peakMemory.rssBytes / MiB, loadAnonMB: ka.peakMemory.anonBytes / MiB, loadPssMB: ka.peakMemory.pssBytes / MiB });
+    if (ka.peakMemory)
+      Object.assign(metrics, { loadRssMB: ka.peakMemory.rssBytes / MiB, loadAnonMB: ka.peakMemory.anonBytes / MiB, loadPssMB: ka.peakMemory.pssBytes / MiB });
     // The same warm-up for the new-connection path (accept, connect, half-close): it runs other code
     // than keep-alive, and a 3 s window that starts cold measures the JIT's tier-up, not steady state.
     await runWrk(url, { ...load, durationS: 1 }, ['Connection: close']);
@@ -138,7 +156,11 @@ async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { p
     Object.assign(metrics, { ncRps: nc.wrk.requestsPerSec, ncErrors: nc.wrk.socketErrors + nc.wrk.badResponses });
     if (nc.cpuUsPerRequest !== undefined) metrics.ncCpuUsPerConn = nc.cpuUsPerRequest;
     metrics.bulkMBps = await measureBulk(`${url}files/100m.bin`, BULK_TIMES);
-    say(`round ${round} ${peer}: ${Object.entries(metrics).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ')}`);
+    say(
+      `round ${round} ${peer}: ${Object.entries(metrics)
+        .map(([k, v]) => `${k}=${v.toFixed(2)}`)
+        .join(' ')}`,
+    );
     return { peer, round, metrics };
   } finally {
     if (proxy) await env.group.stop(proxy.process);
@@ -151,7 +173,10 @@ async function main(group: ProcessGroup): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-'));
   process.once('SIGINT', () => {
     say('interrupted: stopping every process started');
-    void group.stopAll().then(() => rm(dir, { recursive: true, force: true })).finally(() => process.exit(130));
+    void group
+      .stopAll()
+      .then(() => rm(dir, { recursive: true, force: true }))
+      .finally(() => process.exit(130));
   });
   say('building dist/ (npm run build): the bench measures what ships');
   await buildDist();
@@ -176,7 +201,19 @@ async function main(group: ProcessGroup): Promise<void> {
     if (!opt['skip-modes']) {
       const skip = await modesSkipReason();
       if (skip) say(`watch, routes and agent at rest: skipped (${skip})`);
-      else modes = await measureModesAtRest({ group, dir, nodeBin: process.execPath, kubewardMain: env.kubewardMain, standinMain: join(repo, 'testkit/apiserver-standin-main.ts'), cert: { caFile: ca.certFile, certFile: server.certFile, keyFile: server.keyFile } }, rounds, say);
+      else
+        modes = await measureModesAtRest(
+          {
+            group,
+            dir,
+            nodeBin: process.execPath,
+            kubewardMain: env.kubewardMain,
+            standinMain: join(repo, 'testkit/apiserver-standin-main.ts'),
+            cert: { caFile: ca.certFile, certFile: server.certFile, keyFile: server.keyFile },
+          },
+          rounds,
+          say,
+        );
     }
     const failovers: FailoverSample[] = [];
     if (!opt['skip-failover']) {
@@ -204,19 +241,42 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
   const failoverTable = failovers.length > 0 ? renderFailoverTable(failovers) : '';
   const modesTable = modes.length > 0 ? renderModes(modes) : '';
   const figures = renderFigures(issueFigures(medians, modes));
-  const settings = { rounds, load, idleConnections, failover, bulk: `${BULK_TIMES} x 100 MB per round with curl (MB = 10^6 bytes)`, kubewardExtraArgs: opt['kubeward-arg'] };
+  const settings = {
+    rounds,
+    load,
+    idleConnections,
+    failover,
+    bulk: `${BULK_TIMES} x 100 MB per round with curl (MB = 10^6 bytes)`,
+    kubewardExtraArgs: opt['kubeward-arg'],
+  };
   const outDir = opt.out ?? join(repo, 'bench/results');
   await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, `${date}.json`), `${JSON.stringify({ date: startedAt.toISOString(), machine: m, settings, medians, samples, modes, failovers }, null, 2)}\n`);
-  const md = [`Measured ${startedAt.toISOString()} on ${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}; ${m.nginx}, ${m.haproxy}, Node ${m.node}, kubeward ${m.kubewardCommit}.`,
-    '', figures, '', perfTable, '', modesTable, '', failoverTable, ''].join('\n');
+  await writeFile(
+    join(outDir, `${date}.json`),
+    `${JSON.stringify({ date: startedAt.toISOString(), machine: m, settings, medians, samples, modes, failovers }, null, 2)}\n`,
+  );
+  const md = [
+    `Measured ${startedAt.toISOString()} on ${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}; ${m.nginx}, ${m.haproxy}, Node ${m.node}, kubeward ${m.kubewardCommit}.`,
+    '',
+    figures,
+    '',
+    perfTable,
+    '',
+    modesTable,
+    '',
+    failoverTable,
+    '',
+  ].join('\n');
   await writeFile(join(outDir, `${date}.md`), md);
   process.stdout.write(`${md}\nwritten: ${join(outDir, `${date}.json`)} and ${date}.md\n`);
 }
 
 function renderModes(modes: readonly ModeMemory[]): string {
   const lines = ['| daemon at rest (one process, as shipped; median) | RSS (MiB) | private, RssAnon (MiB) | PSS (MiB) |', '| --- | ---: | ---: | ---: |'];
-  for (const d of modes) lines.push(`| kubeward ${d.mode}${d.mode === 'agent' ? ' (proxy + watch + routes)' : ''} | ${d.rssMB.toFixed(1)} | ${d.anonMB.toFixed(1)} | ${d.pssMB.toFixed(1)} |`);
+  for (const d of modes)
+    lines.push(
+      `| kubeward ${d.mode}${d.mode === 'agent' ? ' (proxy + watch + routes)' : ''} | ${d.rssMB.toFixed(1)} | ${d.anonMB.toFixed(1)} | ${d.pssMB.toFixed(1)} |`,
+    );
   return lines.join('\n');
 }
 

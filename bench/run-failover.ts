@@ -64,9 +64,13 @@ export async function runFailoverRound(env: PeerEnv, scenario: Scenario, round: 
       setTimeout(() => Promise.all(setups.map((x) => strike(scenario, x))).then(() => resolve(), reject), eventAt - performance.now());
     });
     const timeoutMs = scenario === 'hang' ? s.hangTimeoutMs : s.timeoutMs;
-    const logs = await Promise.all(setups.map((x) => runFailoverLoad({ port: x.proxy.port, ca: cert.ca, intervalMs: s.intervalMs, timeoutMs, eventAt, startAt, endAt })));
+    const logs = await Promise.all(
+      setups.map((x) => runFailoverLoad({ port: x.proxy.port, ca: cert.ca, intervalMs: s.intervalMs, timeoutMs, eventAt, startAt, endAt })),
+    );
     await event;
-    const markedDown = await Promise.all(setups.map((x) => (x.proxy.adminPort ? kubewardMarkedDownMs(x.proxy.adminPort, x.ports[0] as number, eventWallMs) : undefined)));
+    const markedDown = await Promise.all(
+      setups.map((x) => (x.proxy.adminPort ? kubewardMarkedDownMs(x.proxy.adminPort, x.ports[0] as number, eventWallMs) : undefined)),
+    );
     return setups.map((x, i) => ({
       scenario,
       peer: x.peer,
@@ -90,7 +94,10 @@ async function kubewardMarkedDownMs(adminPort: number, port: number, eventWallMs
   const status = (await (await fetch(`http://127.0.0.1:${adminPort}/status`)).json()) as StatusView;
   const ups = status.frontends?.flatMap((f) => f.upstreams ?? []) ?? [];
   const mine = ups.find((u) => u.upstream === `127.0.0.1:${port}`);
-  const downs = (mine?.transitions ?? []).filter((t) => t.to === 'down' && t.at !== undefined).map((t) => Date.parse(t.at as string) - eventWallMs).filter((d) => d >= -50);
+  const downs = (mine?.transitions ?? [])
+    .filter((t) => t.to === 'down' && t.at !== undefined)
+    .map((t) => Date.parse(t.at as string) - eventWallMs)
+    .filter((d) => d >= -50);
   return downs.length > 0 ? Math.min(...downs) : undefined;
 }
 

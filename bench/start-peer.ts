@@ -44,7 +44,14 @@ export async function startProxy(env: PeerEnv, peer: ProxyPeer, spec: ProxySpec,
   if (peer === 'kubeward' || peer === 'kubeward-2') {
     adminPort = await freePort();
     const extraArgs = [...(peer === 'kubeward-2' ? ['--workers=2'] : []), ...env.kubewardExtraArgs];
-    const args = kubewardArgs({ listenPort: port, upstreamPorts: spec.upstreamPorts, adminPort, check: spec.tlsUpstreams ? 'readyz' : 'tcp', caFile: spec.caFile, extraArgs });
+    const args = kubewardArgs({
+      listenPort: port,
+      upstreamPorts: spec.upstreamPorts,
+      adminPort,
+      check: spec.tlsUpstreams ? 'readyz' : 'tcp',
+      caFile: spec.caFile,
+      extraArgs,
+    });
     proc = env.group.start(`kubeward-${tag}`, env.nodeBin, [env.kubewardMain, ...args]);
     await waitServing(proc, async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined))?.ok === true);
   } else if (peer === 'nginx' || peer === 'nginx-2') {
@@ -75,10 +82,13 @@ export async function startBackend(env: PeerEnv, o: Omit<BackendOptions, 'dir'>)
 async function waitServing(proc: Running, ready: () => Promise<boolean>): Promise<void> {
   let exited = false;
   void proc.exited.then(() => (exited = true));
-  await waitFor(async () => {
-    if (exited) throw new Error(`${proc.name} exited: ${proc.stderrTail().trim()}`);
-    return ready();
-  }, { timeoutMs: 15_000, intervalMs: 50, what: `${proc.name} to serve` }).catch((err: unknown) => {
+  await waitFor(
+    async () => {
+      if (exited) throw new Error(`${proc.name} exited: ${proc.stderrTail().trim()}`);
+      return ready();
+    },
+    { timeoutMs: 15_000, intervalMs: 50, what: `${proc.name} to serve` },
+  ).catch((err: unknown) => {
     throw new Error(`${String(err)}; stderr: ${proc.stderrTail().trim().slice(-1000)}`);
   });
 }

@@ -32,7 +32,13 @@ if (!existsSync(MAIN)) {
  * (about 2 MiB at rest), while the data path, called thousands of times a second under load, is
  * still optimized within a second. KUBEWARD_V8_FLAGS replaces the list ("" for V8's defaults).
  */
-const DEFAULT_FLAGS = ['--max-semi-space-size=1', '--single-threaded-gc', '--v8-pool-size=1', '--invocation-count-for-maglev=4000', '--invocation-count-for-maglev-osr=1000'];
+const DEFAULT_FLAGS = [
+  '--max-semi-space-size=1',
+  '--single-threaded-gc',
+  '--v8-pool-size=1',
+  '--invocation-count-for-maglev=4000',
+  '--invocation-count-for-maglev-osr=1000',
+];
 const flags = process.env.KUBEWARD_V8_FLAGS !== undefined ? process.env.KUBEWARD_V8_FLAGS.split(/\s+/).filter(Boolean) : DEFAULT_FLAGS;
 const missing = flags.filter((f) => !process.execArgv.includes(f));
 if (missing.length > 0 && typeof process.execve === 'function') {

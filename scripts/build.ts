@@ -51,7 +51,9 @@ export const leaveOutUnusedParts: Plugin = {
     // zod's namespace object carries its 60-odd message locales (z.locales); kubeward's messages are
     // English (z.locales.en stays). About 250 kB of source that would otherwise stay in the heap.
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      /node_modules\/zod\/v4\/(classic\/external|core\/index)\.js$/.test(args.importer) ? { path: join(dirname(args.importer), '../locales/en.js'), namespace: 'kubeward-zod-locales' } : undefined,
+      /node_modules\/zod\/v4\/(classic\/external|core\/index)\.js$/.test(args.importer)
+        ? { path: join(dirname(args.importer), '../locales/en.js'), namespace: 'kubeward-zod-locales' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'kubeward-zod-locales' }, (args) => ({
       contents: `export { default as en } from ${JSON.stringify(args.path)};`,
@@ -101,7 +103,9 @@ export async function buildDist(opts: { outdir?: string } = {}): Promise<void> {
     metafile: true,
     logLevel: 'warning',
     // The CommonJS libraries (pino, prom-client, commander, yaml) call require() for built-ins.
-    banner: { js: "import { createRequire as __kubewardCreateRequire } from 'node:module'; const __kubewardRequire = __kubewardCreateRequire(import.meta.url); const require = __kubewardRequire;" },
+    banner: {
+      js: "import { createRequire as __kubewardCreateRequire } from 'node:module'; const __kubewardRequire = __kubewardCreateRequire(import.meta.url); const require = __kubewardRequire;",
+    },
     plugins: [builtinsViaRequire, leaveOutUnusedParts],
   });
   // dist/ is its own package: ES modules, and nothing else to install.

@@ -20,10 +20,14 @@ import type { OneShotDeclaration } from '../src/config/mode-declaration.ts';
 import type { core } from 'zod/mini';
 
 /** A one-shot command's flags as a table source: named by its path, no admin listener. */
-const oneShot = (d: Pick<OneShotDeclaration<core.$ZodShape>, 'path' | 'flags' | 'fields'>): FlagDocSource => ({ name: d.path, flags: d.flags, fields: d.fields, adminPort: null });
+const oneShot = (d: Pick<OneShotDeclaration<core.$ZodShape>, 'path' | 'flags' | 'fields'>): FlagDocSource => ({
+  name: d.path,
+  flags: d.flags,
+  fields: d.fields,
+  adminPort: null,
+});
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-
 
 /** Every mode with a flag table, and the docs page that holds it. */
 export function documentedModes(): { decl: FlagDocSource; page: string }[] {

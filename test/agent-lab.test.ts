@@ -23,31 +23,34 @@ test('[S12 agent] proxy, watch and routes in one process: /readyz failing and re
   const { lab, ca, api1, dir } = await standinLab(t);
   const m1 = lab.master('m1');
   const configFile = join(dir, 'agent.yaml');
-  await writeFile(configFile, [
-    `adminAddress: ${ADMIN}`,
-    'proxy:',
-    // The local apiserver first, m2 through the VIP's load balancer as the other upstream.
-    '  listen: ["127.0.0.1:16443"]',
-    `  upstream: ["127.0.0.1:6443", "${VIP4}:6443"]`,
-    `  caFile: ${ca.certFile}`,
-    '  interval: 200ms',
-    '  timeout: 500ms',
-    '  fall: 2',
-    '  shutdownGrace: 1s',
-    'watch:',
-    '  healthUrl: https://127.0.0.1:6443/readyz',
-    `  caFile: ${ca.certFile}`,
-    `  vip: [${VIP4}]`,
-    `  stateDir: ${dir}`,
-    '  interval: 200ms',
-    '  fall: 2',
-    '  heartbeat: 500ms',
-    'routes:',
-    '  provider: azure',
-    `  stateDir: ${dir}`,
-    '  staleAfter: 3s',
-    '',
-  ].join('\n'));
+  await writeFile(
+    configFile,
+    [
+      `adminAddress: ${ADMIN}`,
+      'proxy:',
+      // The local apiserver first, m2 through the VIP's load balancer as the other upstream.
+      '  listen: ["127.0.0.1:16443"]',
+      `  upstream: ["127.0.0.1:6443", "${VIP4}:6443"]`,
+      `  caFile: ${ca.certFile}`,
+      '  interval: 200ms',
+      '  timeout: 500ms',
+      '  fall: 2',
+      '  shutdownGrace: 1s',
+      'watch:',
+      '  healthUrl: https://127.0.0.1:6443/readyz',
+      `  caFile: ${ca.certFile}`,
+      `  vip: [${VIP4}]`,
+      `  stateDir: ${dir}`,
+      '  interval: 200ms',
+      '  fall: 2',
+      '  heartbeat: 500ms',
+      'routes:',
+      '  provider: azure',
+      `  stateDir: ${dir}`,
+      '  staleAfter: 3s',
+      '',
+    ].join('\n'),
+  );
   const logs: string[] = [];
   const child = lab.net.spawn('m1', kubewardArgv(['agent', '--config', configFile]));
   child.stdout!.resume();
@@ -57,13 +60,19 @@ test('[S12 agent] proxy, watch and routes in one process: /readyz failing and re
     const r = await m1.agent.httpGet(`http://${ADMIN}/status`, 1000);
     return 'status' in r && r.status === 200 ? (JSON.parse(r.body) as { routes: RoutesStatus; proxy: unknown; watch: unknown }) : undefined;
   };
-  await waitFor(() => logs.some((l) => l.includes("the watcher uses the proxy's checks")), { timeoutMs: 15_000, what: `shared check log; logs: ${logs.slice(-3).join(' | ')}` });
+  await waitFor(() => logs.some((l) => l.includes("the watcher uses the proxy's checks")), {
+    timeoutMs: 15_000,
+    what: `shared check log; logs: ${logs.slice(-3).join(' | ')}`,
+  });
   await waitFor(async () => (await whoServes(m1.agent)) === 'm1', { timeoutMs: 20_000, intervalMs: 100, what: 'watch says up, routes redirects' });
   // The redirect can come from the sync that the start itself waits for: poll until the start is over.
-  const s = await waitFor(async () => {
-    const st = await status();
-    return st && !('starting' in st) ? st : undefined;
-  }, { timeoutMs: 15_000, what: 'the agent started (its /status past "starting")' });
+  const s = await waitFor(
+    async () => {
+      const st = await status();
+      return st && !('starting' in st) ? st : undefined;
+    },
+    { timeoutMs: 15_000, what: 'the agent started (its /status past "starting")' },
+  );
   assert.deepEqual(Object.keys(s).sort(), ['proxy', 'routes', 'watch'], 'one admin listener with every mode');
 
   let started = performance.now();
@@ -71,10 +80,13 @@ test('[S12 agent] proxy, watch and routes in one process: /readyz failing and re
   await waitFor(async () => (await whoServes(m1.agent)) === 'm2', { timeoutMs: 10_000, intervalMs: 50, what: 'traffic to the LB after /readyz fails' });
   t.diagnostic(`readyz failing → m1's VIP traffic on m2 after ${(performance.now() - started).toFixed(0)} ms (proxy checks every 200ms, fall 2)`);
   // Proxy failover in the same process: with the local apiserver down, clients of 127.0.0.1:16443 reach m2.
-  await waitFor(async () => {
-    const r = await m1.agent.httpGet('https://127.0.0.1:16443/version', 1500);
-    return 'status' in r && (JSON.parse(r.body) as { server: string }).server === 'm2';
-  }, { timeoutMs: 10_000, intervalMs: 100, what: 'the proxy sends clients to m2' });
+  await waitFor(
+    async () => {
+      const r = await m1.agent.httpGet('https://127.0.0.1:16443/version', 1500);
+      return 'status' in r && (JSON.parse(r.body) as { server: string }).server === 'm2';
+    },
+    { timeoutMs: 10_000, intervalMs: 100, what: 'the proxy sends clients to m2' },
+  );
 
   api1.command('readyz ok');
   await waitFor(async () => (await whoServes(m1.agent)) === 'm1', { timeoutMs: 10_000, intervalMs: 50, what: 'back to local after recovery' });

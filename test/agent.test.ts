@@ -51,9 +51,15 @@ function get(port: number, path: string): Promise<{ status: number; body: string
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, ca: ca.cert, servername: 'localhost', agent: false, timeout: 3000 }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => (body += d))
+        .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
-    req.on('timeout', () => req.destroy(new Error('timeout'))).on('error', reject).end();
+    req
+      .on('timeout', () => req.destroy(new Error('timeout')))
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -62,23 +68,29 @@ function get(port: number, path: string): Promise<{ status: number; body: string
  * the stand-ins, the watch probes the first one; both trust the test CA. Extra lines go at the end
  * of their section (two spaces in).
  */
-async function agentConfig(name: string, o: { admin: string; upstreams: ApiserverStandin[]; vip: string; stateDir: string; proxy?: string[]; watch?: string[] }): Promise<string> {
+async function agentConfig(
+  name: string,
+  o: { admin: string; upstreams: ApiserverStandin[]; vip: string; stateDir: string; proxy?: string[]; watch?: string[] },
+): Promise<string> {
   const file = join(dir, name);
-  await writeFile(file, [
-    `adminAddress: ${o.admin}`,
-    'proxy:',
-    '  listen: ["127.0.0.1:0"]',
-    `  upstream: [${o.upstreams.map((u) => `"127.0.0.1:${u.port}"`).join(', ')}]`,
-    `  caFile: ${ca.certFile}`,
-    ...(o.proxy ?? []).map((l) => `  ${l}`),
-    'watch:',
-    `  healthUrl: https://127.0.0.1:${o.upstreams[0]!.port}/readyz`,
-    `  caFile: ${ca.certFile}`,
-    `  vip: [${o.vip}]`,
-    `  stateDir: ${o.stateDir}`,
-    ...(o.watch ?? []).map((l) => `  ${l}`),
-    '',
-  ].join('\n'));
+  await writeFile(
+    file,
+    [
+      `adminAddress: ${o.admin}`,
+      'proxy:',
+      '  listen: ["127.0.0.1:0"]',
+      `  upstream: [${o.upstreams.map((u) => `"127.0.0.1:${u.port}"`).join(', ')}]`,
+      `  caFile: ${ca.certFile}`,
+      ...(o.proxy ?? []).map((l) => `  ${l}`),
+      'watch:',
+      `  healthUrl: https://127.0.0.1:${o.upstreams[0]!.port}/readyz`,
+      `  caFile: ${ca.certFile}`,
+      `  vip: [${o.vip}]`,
+      `  stateDir: ${o.stateDir}`,
+      ...(o.watch ?? []).map((l) => `  ${l}`),
+      '',
+    ].join('\n'),
+  );
   return file;
 }
 
@@ -92,7 +104,10 @@ test('proxy and watch in one process: the watcher uses the proxy checks, one adm
   const stateDir = await mkdtemp(join(dir, 'state-'));
   // Port 0 everywhere: the agent binds, then logs the ports (no window for another process to take them).
   const configFile = await agentConfig('agent.yaml', {
-    admin: '127.0.0.1:0', upstreams: [a, b], vip: '10.0.0.100', stateDir,
+    admin: '127.0.0.1:0',
+    upstreams: [a, b],
+    vip: '10.0.0.100',
+    stateDir,
     proxy: ['interval: 1s', 'timeout: 500ms', 'fall: 1', 'shutdownGrace: 1s'],
     watch: ['interval: 100ms', 'fall: 1', 'heartbeat: 300ms'],
   });
@@ -137,14 +152,23 @@ test('proxy and watch in one process: the watcher uses the proxy checks, one adm
   assert.equal(code, 0);
   const order = p.logs.find((l) => l.msg === 'shutting down' && l.agentMode === undefined);
   assert.deepEqual(order?.steps, ['watch: its shutdown steps', 'proxy: its shutdown steps', 'admin listener']);
-  assert.deepEqual((await readdir(stateDir)).filter((n) => n.startsWith('10.0.0.100.')), ['10.0.0.100.down'], 'the watcher published down on exit');
+  assert.deepEqual(
+    (await readdir(stateDir)).filter((n) => n.startsWith('10.0.0.100.')),
+    ['10.0.0.100.down'],
+    'the watcher published down on exit',
+  );
 });
 
 test('a killed apiserver: the proxy fails over, and the watcher takes the refused check as down at once', async () => {
   const [a, b] = [await standin('e'), await standin('f')];
   const stateDir = await mkdtemp(join(dir, 'state-'));
   const configFile = await agentConfig('agent-kill.yaml', {
-    admin: '"off"', upstreams: [a, b], vip: '10.0.0.102', stateDir, proxy: ['interval: 300ms'], watch: ['interval: 100ms', 'fall: 100'],
+    admin: '"off"',
+    upstreams: [a, b],
+    vip: '10.0.0.102',
+    stateDir,
+    proxy: ['interval: 300ms'],
+    watch: ['interval: 100ms', 'fall: 100'],
   });
   const p = agent(configFile);
   const listen = await p.listenPort();
@@ -167,7 +191,11 @@ test('a watch whose probe differs from the proxy check probes on its own, and sa
   const tokenFile = join(dir, 'token');
   await writeFile(tokenFile, 'abc\n');
   const configFile = await agentConfig('agent-own-probe.yaml', {
-    admin: '"off"', upstreams: [a], vip: '10.0.0.101', stateDir, watch: [`tokenFile: ${tokenFile}`, 'interval: 200ms'],
+    admin: '"off"',
+    upstreams: [a],
+    vip: '10.0.0.101',
+    stateDir,
+    watch: [`tokenFile: ${tokenFile}`, 'interval: 200ms'],
   });
   const p = agent(configFile);
   const own = await p.waitForLog(/the watcher probes the local apiserver itself/);
@@ -179,7 +207,10 @@ test('a watch whose probe differs from the proxy check probes on its own, and sa
 test('config errors exit 2 with a line naming the section and key', async () => {
   const cases: Array<[string, RegExp]> = [
     ['logLevel: info\n', /no mode section; give at least one of proxy, watch, routes/],
-    ['proxy:\n  listen: ["127.0.0.1:1"]\n  upstream: ["127.0.0.1:2"]\n  healthCheck: tcp\n  workers: 2\n', /proxy\.workers: the agent runs the proxy in its own process/],
+    [
+      'proxy:\n  listen: ["127.0.0.1:1"]\n  upstream: ["127.0.0.1:2"]\n  healthCheck: tcp\n  workers: 2\n',
+      /proxy\.workers: the agent runs the proxy in its own process/,
+    ],
     ['watch:\n  vip: [10.0.0.1]\n  insecureSkipTlsVerify: true\n  intervall: 1s\n', /unknown key "watch\.intervall"/],
     ['watch:\n  vip: [10.0.0.1]\n  insecureSkipTlsVerify: true\n  interval: soon\n', /key "watch\.interval": "soon" is not a duration/],
     ['watch:\n  vip: [10.0.0.1]\n', /config section watch: --ca-file FILE/],
@@ -215,8 +246,13 @@ test("a mode's dependencies stay unloaded when another mode runs: a proxy withou
   const p = agent(configFile, envWithoutOpenStack({ NODE_OPTIONS: `--import ${hook}`, KUBEWARD_LOADED_MODULES_FILE: urlsFile }));
   await p.waitForLog(/frontend listening/);
   const inputs = await loadedInputs(urlsFile);
-  assert.ok(inputs.some((i) => i.includes('src/proxy/start-proxy.ts')), `the proxy was loaded: ${inputs.length} inputs`);
-  const unexpected = inputs.filter((i) => /node_modules\/@kubernetes\/client-node\/|src\/(watch|routes|controllers|clients)\/|src\/cli\/(watch|routes|operator)\.ts/.test(i));
+  assert.ok(
+    inputs.some((i) => i.includes('src/proxy/start-proxy.ts')),
+    `the proxy was loaded: ${inputs.length} inputs`,
+  );
+  const unexpected = inputs.filter((i) =>
+    /node_modules\/@kubernetes\/client-node\/|src\/(watch|routes|controllers|clients)\/|src\/cli\/(watch|routes|operator)\.ts/.test(i),
+  );
   assert.deepEqual(unexpected, [], 'loaded although no mode here needs it');
   await p.stop();
 });

@@ -28,14 +28,20 @@ test('no chunk imports a Node built-in as an ES module (node:module for require 
   for (const f of files) {
     const text = await readFile(f, 'utf8');
     const specifiers = [...text.matchAll(/(?:^|[;}\n])\s*(?:import|export)\s*(?:[\w$*{}\s,]+?\s*from\s*)?["']([^"']+)["']/g)].map((m) => m[1]!);
-    assert.deepEqual(specifiers.filter((x) => !x.startsWith('./') && !x.startsWith('../') && x !== 'node:module'), [], f);
+    assert.deepEqual(
+      specifiers.filter((x) => !x.startsWith('./') && !x.startsWith('../') && x !== 'node:module'),
+      [],
+      f,
+    );
     found += specifiers.length;
   }
   assert.ok(found > files.length, `the import statements were found (${found})`);
 });
 
 test("the proxy's static imports carry neither the Kubernetes client nor the controllers", async () => {
-  const meta = JSON.parse(await readFile(join(out, 'meta.json'), 'utf8')) as { outputs: Record<string, { entryPoint?: string; imports: Array<{ path: string; kind: string }>; inputs: Record<string, unknown> }> };
+  const meta = JSON.parse(await readFile(join(out, 'meta.json'), 'utf8')) as {
+    outputs: Record<string, { entryPoint?: string; imports: Array<{ path: string; kind: string }>; inputs: Record<string, unknown> }>;
+  };
   const proxyChunk = Object.keys(meta.outputs).find((k) => meta.outputs[k]!.entryPoint === 'src/cli/proxy.ts');
   assert.ok(proxyChunk, 'src/cli/proxy.ts is a chunk of its own');
   const seen = new Set<string>();
@@ -47,5 +53,8 @@ test("the proxy's static imports carry neither the Kubernetes client nor the con
   walk(proxyChunk);
   const inputs = [...seen].flatMap((k) => Object.keys(meta.outputs[k]?.inputs ?? {}));
   assert.ok(inputs.includes('src/proxy/start-proxy.ts'));
-  assert.deepEqual(inputs.filter((i) => /@kubernetes\/client-node|src\/controllers\/|src\/clients\//.test(i)), []);
+  assert.deepEqual(
+    inputs.filter((i) => /@kubernetes\/client-node|src\/controllers\/|src\/clients\//.test(i)),
+    [],
+  );
 });

@@ -12,7 +12,6 @@ import { freePort } from '../testkit/wait-for.ts';
 import { parseInventory } from '../src/plan/parse-inventory.ts';
 import { computeSans } from '../src/plan/apiserver-sans.ts';
 
-
 function kubeward(...args: string[]) {
   return execCommand(kubewardArgv(args), { okCodes: [0, 1, 2], timeoutMs: 20_000 });
 }
@@ -68,8 +67,14 @@ describe('kubeward check-cert', () => {
   test('an uncovered name exits 1 with the x509 error clients see and the exact fix', async () => {
     const r = await kubeward('check-cert', `https://127.0.0.1:${good.port}`, '--name', 'lb.example.com', '--ip', '10.9.9.9', '--ca-file', ca.certFile);
     assert.equal(r.code, 1, r.stdout + r.stderr);
-    assert.match(r.stdout, /FAIL +lb\.example\.com is not covered; clients get "x509: certificate is valid for api\.test\.local, \*\.apps\.test\.local, not lb\.example\.com"/);
-    assert.match(r.stdout, /fix: add "lb\.example\.com" to the apiserver certificate\. kubespray: add it to supplementary_addresses_in_ssl_keys .*kubeadm: add it to apiServer\.certSANs/);
+    assert.match(
+      r.stdout,
+      /FAIL +lb\.example\.com is not covered; clients get "x509: certificate is valid for api\.test\.local, \*\.apps\.test\.local, not lb\.example\.com"/,
+    );
+    assert.match(
+      r.stdout,
+      /fix: add "lb\.example\.com" to the apiserver certificate\. kubespray: add it to supplementary_addresses_in_ssl_keys .*kubeadm: add it to apiServer\.certSANs/,
+    );
     assert.match(r.stdout, /x509: certificate is valid for 127\.0\.0\.1, ::1, not 10\.9\.9\.9/);
   });
 
@@ -117,7 +122,10 @@ describe('kubeward check-cert', () => {
     assert.ok(parsed.ok);
     const sans = computeSans(parsed.inventory).map((s) => `${s.kind === 'ip' ? 'IP' : 'DNS'}:${s.value}`);
     const complete = await ca.issueServer('cp1', sans);
-    const lacking = await ca.issueServer('cp2', sans.filter((s) => s !== 'DNS:api.example.com'));
+    const lacking = await ca.issueServer(
+      'cp2',
+      sans.filter((s) => s !== 'DNS:api.example.com'),
+    );
     await serve(complete, '127.0.0.2', port);
     await serve(lacking, '127.0.0.3', port);
     t.diagnostic(`planned SANs: ${sans.join(' ')}`);

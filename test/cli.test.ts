@@ -18,7 +18,7 @@ test('--version prints the package version', async () => {
   assert.equal(r.stdout.trim(), pkg.version);
 });
 
-test('a mode\'s --help shows its flags with defaults and examples', async () => {
+test("a mode's --help shows its flags with defaults and examples", async () => {
   const r = await runKubeward(['watch', '--help']);
   assert.equal(r.code, 0);
   assert.match(r.stdout, /--fall <n>\s+consecutive failures that declare down\s+\(default: 8\)/);
@@ -55,10 +55,26 @@ test('an admin address already in use exits 2 with one line naming --admin-addre
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
   t.after(() => holder.close());
   const port = (holder.address() as { port: number }).port;
-  const r = await runKubeward(['proxy', '--listen', '127.0.0.1:0', '--upstream', '127.0.0.1:1', '--health-check', 'tcp', '--admin-address', `127.0.0.1:${port}`]);
+  const r = await runKubeward([
+    'proxy',
+    '--listen',
+    '127.0.0.1:0',
+    '--upstream',
+    '127.0.0.1:1',
+    '--health-check',
+    'tcp',
+    '--admin-address',
+    `127.0.0.1:${port}`,
+  ]);
   assert.equal(r.code, 2, r.stderr);
-  const plain = r.stderr.trimEnd().split('\n').filter((l) => !l.startsWith('{'));
+  const plain = r.stderr
+    .trimEnd()
+    .split('\n')
+    .filter((l) => !l.startsWith('{'));
   assert.equal(plain.length, 1, r.stderr);
-  assert.match(plain[0]!, new RegExp(`^kubeward proxy: --admin-address 127\\.0\\.0\\.1:${port}: cannot listen \\(.*EADDRINUSE.*\\); pick a free port or "off"$`));
+  assert.match(
+    plain[0]!,
+    new RegExp(`^kubeward proxy: --admin-address 127\\.0\\.0\\.1:${port}: cannot listen \\(.*EADDRINUSE.*\\); pick a free port or "off"$`),
+  );
   assert.doesNotMatch(r.stderr, /\n\s+at .+:\d+:\d+/, 'no stack trace');
 });

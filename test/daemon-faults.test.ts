@@ -60,8 +60,22 @@ function spawn(args: string[], opts: { crash?: { trigger: string; kind: 'excepti
 }
 
 const watchArgs = (s: ApiserverStandin, stateDir: string, extra: string[] = []) => [
-  'watch', '--health-url', `https://127.0.0.1:${s.port}/readyz`, '--ca-file', ca.certFile, '--state-dir', stateDir,
-  '--interval', '100ms', '--timeout', '500ms', '--heartbeat', '300ms', '--admin-address', 'off', ...extra,
+  'watch',
+  '--health-url',
+  `https://127.0.0.1:${s.port}/readyz`,
+  '--ca-file',
+  ca.certFile,
+  '--state-dir',
+  stateDir,
+  '--interval',
+  '100ms',
+  '--timeout',
+  '500ms',
+  '--heartbeat',
+  '300ms',
+  '--admin-address',
+  'off',
+  ...extra,
 ];
 
 test('an uncaught exception in watch publishes .down on the way out and exits 1', async () => {
@@ -74,7 +88,10 @@ test('an uncaught exception in watch publishes .down on the way out and exits 1'
   const exited = await Promise.race([w.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000).unref())]);
   assert.notEqual(exited, 'hung', 'the process ended');
   assert.deepEqual(exited, { code: 1, signal: null });
-  assert.deepEqual((await readdir(stateDir)).filter((n) => /\.(up|down)$/.test(n)), ['10.0.0.50.down']);
+  assert.deepEqual(
+    (await readdir(stateDir)).filter((n) => /\.(up|down)$/.test(n)),
+    ['10.0.0.50.down'],
+  );
   const record = JSON.parse(await readFile(join(stateDir, '10.0.0.50.down'), 'utf8')) as { reason: string };
   assert.match(record.reason, /watcher stopped \(uncaught exception\)/);
   const fatal = w.logs.find((l) => l.level === 60);
@@ -86,13 +103,31 @@ test('an uncaught exception in watch publishes .down on the way out and exits 1'
 test('an unhandled rejection in proxy ends it through the shutdown with exit 1', async (t) => {
   const ups = await startUpstreams(t, ['a']);
   const trigger = join(dir, 'reject-now');
-  const p = spawn(['proxy', '--listen', '127.0.0.1:0', '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--admin-address', 'off', '--shutdown-grace', '200ms'], { crash: { trigger, kind: 'rejection' } });
+  const p = spawn(
+    [
+      'proxy',
+      '--listen',
+      '127.0.0.1:0',
+      '--upstream',
+      `127.0.0.1:${ups[0]!.address.port}`,
+      '--health-check',
+      'tcp',
+      '--admin-address',
+      'off',
+      '--shutdown-grace',
+      '200ms',
+    ],
+    { crash: { trigger, kind: 'rejection' } },
+  );
   await p.waitForLog(/^frontend listening$/);
   await writeFile(trigger, '');
   const exited = await Promise.race([p.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000).unref())]);
   assert.deepEqual(exited, { code: 1, signal: null });
   assert.match(String(p.logs.find((l) => l.level === 60)?.err), /injected rejection/);
-  assert.ok(p.logs.some((l) => l.msg === 'proxy closing: no new connections, waiting for open ones'), 'the ordered shutdown ran');
+  assert.ok(
+    p.logs.some((l) => l.msg === 'proxy closing: no new connections, waiting for open ones'),
+    'the ordered shutdown ran',
+  );
 });
 
 test('watch: a token file that disappears is a local fault: the verdict is kept, /readyz and /status say why, logged once', async () => {
@@ -100,15 +135,23 @@ test('watch: a token file that disappears is a local fault: the verdict is kept,
   const stateDir = join(dir, 'local-state');
   const tokenFile = join(dir, 'watch-token');
   await writeFile(tokenFile, 'watch-token\n');
-  const w = spawn([...watchArgs(s, stateDir, ['--vip', '10.0.0.60', '--token-file', tokenFile, '--fall', '2']).filter((a) => a !== 'off' && a !== '--admin-address'), '--admin-address', '127.0.0.1:0']);
+  const w = spawn([
+    ...watchArgs(s, stateDir, ['--vip', '10.0.0.60', '--token-file', tokenFile, '--fall', '2']).filter((a) => a !== 'off' && a !== '--admin-address'),
+    '--admin-address',
+    '127.0.0.1:0',
+  ]);
   const admin = await w.adminPort();
   const base = `http://127.0.0.1:${admin}`;
-  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `ready; stderr: ${w.stderr.slice(-400)}` });
+  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, {
+    timeoutMs: 15_000,
+    what: `ready; stderr: ${w.stderr.slice(-400)}`,
+  });
   await unlink(tokenFile);
   await w.waitForLog(/^health probe hit a local fault/);
   const requests = s.requests;
   // Many probe intervals with fall 2: the verdict must not move.
-  const localProbes = async () => Number(/kubeward_watch_probes_total\{reason="local"[^}]*\} (\d+)/.exec(await (await fetch(`${base}/metrics`)).text())?.[1] ?? 0);
+  const localProbes = async () =>
+    Number(/kubeward_watch_probes_total\{reason="local"[^}]*\} (\d+)/.exec(await (await fetch(`${base}/metrics`)).text())?.[1] ?? 0);
   await waitFor(async () => (await localProbes()) >= 10, { timeoutMs: 10_000, what: 'ten local probes counted' });
   const readyz = await fetch(`${base}/readyz`);
   assert.equal(readyz.status, 503);

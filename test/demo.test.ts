@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runKubeward } from '../testkit/kubeward-process.ts';
 
-test('the demo runs its outage script, takes every failure out and reports the clients\' view', async () => {
+test("the demo runs its outage script, takes every failure out and reports the clients' view", async () => {
   const r = await runKubeward(['demo', '--duration', '12s', '--no-color'], 60_000);
   assert.equal(r.code, 0, r.stderr);
   const sent = Number(/requests: (\d+) sent/.exec(r.stdout)?.[1]);

@@ -74,11 +74,37 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
 
   async function operator(identity: string, extra: string[] = []): Promise<{ proc: ChildProcess; admin: string }> {
     const port = await freePort();
-    const proc = spawn(NODE, [
-      MAIN, 'operator', '--kubeconfig', join(dir, 'mgmt.kubeconfig'), '--controllers', 'deorbit', '--identity', identity,
-      '--lease-namespace', 'default', '--lease-duration', '2s', '--renew-deadline', '1500ms', '--retry-period', '200ms',
-      '--deorbit-poll-interval', '300ms', '--resync', '10s', '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn', ...extra,
-    ], { stdio: ['ignore', 'ignore', 'pipe'], env: envWithoutOpenStack() });
+    const proc = spawn(
+      NODE,
+      [
+        MAIN,
+        'operator',
+        '--kubeconfig',
+        join(dir, 'mgmt.kubeconfig'),
+        '--controllers',
+        'deorbit',
+        '--identity',
+        identity,
+        '--lease-namespace',
+        'default',
+        '--lease-duration',
+        '2s',
+        '--renew-deadline',
+        '1500ms',
+        '--retry-period',
+        '200ms',
+        '--deorbit-poll-interval',
+        '300ms',
+        '--resync',
+        '10s',
+        '--admin-address',
+        `127.0.0.1:${port}`,
+        '--log-level',
+        'warn',
+        ...extra,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: envWithoutOpenStack() },
+    );
     procs.push(proc);
     return { proc, admin: `http://127.0.0.1:${port}` };
   }
@@ -93,24 +119,60 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
   /** deletionPolicy null: none in the spec (the CRD's default applies). */
   async function createCluster(ns: string, deletionPolicy: 'Delete' | null = 'Delete'): Promise<void> {
     await ensureNamespace(h.mgmt, ns);
-    const secret = (name: string, key: string, text: string) => h.mgmt.secrets.create({ metadata: { name, namespace: ns }, data: { [key]: Buffer.from(text).toString('base64') } });
+    const secret = (name: string, key: string, text: string) =>
+      h.mgmt.secrets.create({ metadata: { name, namespace: ns }, data: { [key]: Buffer.from(text).toString('base64') } });
     await secret('k1-kubeconfig', 'kubeconfig', h.satKubeconfig);
     await secret('k1-openstack', 'clouds.yaml', emu.cloudsYaml('k1', 'demo'));
     await clusters().create({
       metadata: { name: 'k1', namespace: ns, finalizers: ['test.kubeward.io/keep'] },
-      spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-openstack', cloud: 'k1' }, openstack: { loadBalancerClusterName: 'k1' }, deletionPolicy: deletionPolicy ?? undefined },
+      spec: {
+        kubeconfigSecretRef: { name: 'k1-kubeconfig' },
+        cloudCredentialsSecretRef: { name: 'k1-openstack', cloud: 'k1' },
+        openstack: { loadBalancerClusterName: 'k1' },
+        deletionPolicy: deletionPolicy ?? undefined,
+      },
     });
   }
-  const get = (ns: string) => clusters().get(ns, 'k1').catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+  const get = (ns: string) =>
+    clusters()
+      .get(ns, 'k1')
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
   const hasFinalizer = async (ns: string) => (await get(ns))?.metadata.finalizers?.includes(DEORBIT_FINALIZER) ?? false;
 
   function volume(id: string): void {
     const now = Date.now();
-    emu.store.volumes.set(id, { id, name: id, project_id: 'project-demo', user_id: 'user-demo', size: 1, status: 'available', created_at: now, updated_at: now, description: null, metadata: {}, attachments: [], volume_type: '__DEFAULT__' });
+    emu.store.volumes.set(id, {
+      id,
+      name: id,
+      project_id: 'project-demo',
+      user_id: 'user-demo',
+      size: 1,
+      status: 'available',
+      created_at: now,
+      updated_at: now,
+      description: null,
+      metadata: {},
+      attachments: [],
+      volume_type: '__DEFAULT__',
+    });
   }
   function loadBalancer(id: string, name: string): void {
     const now = Date.now();
-    emu.store.loadBalancers.set(id, { id, name, description: '', project_id: 'project-demo', provisioning_status: 'ACTIVE', operating_status: 'ONLINE', vip_address: '10.0.0.9', vip_port_id: `port-${id}`, vip_subnet_id: 's', vip_network_id: 'n', created_at: now, updated_at: now, tags: [] });
+    emu.store.loadBalancers.set(id, {
+      id,
+      name,
+      description: '',
+      project_id: 'project-demo',
+      provisioning_status: 'ACTIVE',
+      operating_status: 'ONLINE',
+      vip_address: '10.0.0.9',
+      vip_port_id: `port-${id}`,
+      vip_subnet_id: 's',
+      vip_network_id: 'n',
+      created_at: now,
+      updated_at: now,
+      tags: [],
+    });
   }
 
   test('an operator killed in the middle of a deorbit is replaced; the new one resumes and deletes nothing twice', async () => {
@@ -128,7 +190,11 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
     await createService(h.sat, 'apps', 'api', 'LoadBalancer', { finalizer: true });
     await clusters().delete('crash', 'k1');
-    await waitFor(async () => ['volumes', 'loadbalancers'].includes((await get('crash'))?.status?.deorbit?.step ?? ''), { timeoutMs: 30_000, intervalMs: 50, what: 'deorbit under way' });
+    await waitFor(async () => ['volumes', 'loadbalancers'].includes((await get('crash'))?.status?.deorbit?.step ?? ''), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'deorbit under way',
+    });
     a.proc.kill('SIGKILL');
     await new Promise((r) => a.proc.once('exit', r));
     const b = await operator('replica-b');
@@ -151,7 +217,11 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
   test('two replicas: only the leader acts; the standby takes over within the lease time when the leader dies', async (t) => {
     const c = await operator('replica-c');
     const d = await operator('replica-d');
-    await waitFor(async () => ((await leaderOf(c.admin)) ?? false) !== ((await leaderOf(d.admin)) ?? false), { timeoutMs: 30_000, intervalMs: 100, what: 'one leader' });
+    await waitFor(async () => ((await leaderOf(c.admin)) ?? false) !== ((await leaderOf(d.admin)) ?? false), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: 'one leader',
+    });
     for (let i = 0; i < 10; i++) {
       const [lc, ld] = [await leaderOf(c.admin), await leaderOf(d.admin)];
       assert.ok(!(lc && ld), 'never two leaders');
@@ -205,8 +275,15 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     await waitFor(() => hasFinalizer('orphan'), { timeoutMs: 30_000, intervalMs: 100, what: 'the finalizer' });
     await clusters().delete('orphan', 'k1');
     await waitFor(async () => !(await hasFinalizer('orphan')), { timeoutMs: 30_000, intervalMs: 100, what: 'the finalizer removed' });
-    assert.deepEqual((await h.sat.services.list('apps')).items.map((x) => x.metadata.name), ['live'], 'the live cluster\'s Service stays');
-    assert.deepEqual((await h.mgmt.events.list('orphan')).items.map((e) => e.reason), ['DeorbitSkipped']);
+    assert.deepEqual(
+      (await h.sat.services.list('apps')).items.map((x) => x.metadata.name),
+      ['live'],
+      "the live cluster's Service stays",
+    );
+    assert.deepEqual(
+      (await h.mgmt.events.list('orphan')).items.map((e) => e.reason),
+      ['DeorbitSkipped'],
+    );
     const metrics = await (await fetch(`${op.admin}/metrics`)).text();
     assert.match(metrics, /^kubeward_deorbit_refusals_total\{reason="DeletionPolicyOrphan"[^}]*\} 1$/m);
     op.proc.kill('SIGTERM');
@@ -223,7 +300,11 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     const op = await operator('replica-dry', ['--deorbit-dry-run']);
     await createCluster('dryop');
     await clusters().delete('dryop', 'k1');
-    await waitFor(async () => (await h.mgmt.events.list('dryop')).items.some((e) => e.reason === 'DeorbitDryRun'), { timeoutMs: 30_000, intervalMs: 100, what: 'a DeorbitDryRun event' });
+    await waitFor(async () => (await h.mgmt.events.list('dryop')).items.some((e) => e.reason === 'DeorbitDryRun'), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: 'a DeorbitDryRun event',
+    });
     const ev = (await h.mgmt.events.list('dryop')).items.find((e) => e.reason === 'DeorbitDryRun')!;
     assert.match(ev.message, /would delete now 2: PersistentVolumeClaim apps\/dry-op, Service apps\/web/);
     assert.match(ev.message, /load balancers 1: lb-r1/);
@@ -231,9 +312,17 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     assert.equal(mc.metadata.finalizers?.includes(DEORBIT_FINALIZER), false, 'no finalizer added in a dry run');
     assert.equal(mc.status?.conditions?.find((c) => c.type === 'DeorbitComplete')?.reason, 'DryRun');
     assert.equal(mc.status?.deorbit, undefined, 'no progress kept');
-    assert.deepEqual((await h.sat.pvcs.list('apps')).items.map((c) => c.metadata.name), ['dry-op']);
-    assert.deepEqual((await h.sat.services.list('apps')).items.map((x) => x.metadata.name), ['web']);
-    const destructive = emu.requests.slice(before).filter((r) => !['GET', 'HEAD'].includes(r.method) && !(r.method === 'POST' && r.path.endsWith('/auth/tokens')));
+    assert.deepEqual(
+      (await h.sat.pvcs.list('apps')).items.map((c) => c.metadata.name),
+      ['dry-op'],
+    );
+    assert.deepEqual(
+      (await h.sat.services.list('apps')).items.map((x) => x.metadata.name),
+      ['web'],
+    );
+    const destructive = emu.requests
+      .slice(before)
+      .filter((r) => !['GET', 'HEAD'].includes(r.method) && !(r.method === 'POST' && r.path.endsWith('/auth/tokens')));
     assert.deepEqual(destructive, [], 'nothing but reads and tokens went to OpenStack');
     emu.store.loadBalancers.delete('lb-r1'); // the next test names its own
     op.proc.kill('SIGTERM');
@@ -267,25 +356,54 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     const dry = await runOnce(['--dry-run', '--max-deletes-per-pass', '2']);
     assert.equal(dry.code, 0, dry.out);
     const sent = emu.requests.slice(before);
-    assert.ok(sent.some((r) => r.path.includes('/volumes/detail')), 'it did look at Cinder');
+    assert.ok(
+      sent.some((r) => r.path.includes('/volumes/detail')),
+      'it did look at Cinder',
+    );
     const destructive = sent.filter((r) => !['GET', 'HEAD'].includes(r.method) && !(r.method === 'POST' && r.path.endsWith('/auth/tokens')));
     assert.deepEqual(destructive, [], 'nothing but reads and a token went to OpenStack');
-    assert.deepEqual((await h.sat.pvcs.list('apps')).items.map((c) => c.metadata.name), ['dry-1'], 'the claim is still there');
+    assert.deepEqual(
+      (await h.sat.pvcs.list('apps')).items.map((c) => c.metadata.name),
+      ['dry-1'],
+      'the claim is still there',
+    );
     assert.deepEqual((await h.sat.services.list('apps')).items.map((x) => x.metadata.name).sort(), ['internal', 'web']);
     assert.equal((await h.sat.volumeSnapshots('v1').list('apps')).items.length, 2);
     // The same decision as the real run: budget 2 per pass, snapshot of the Cinder class only.
-    assert.match(dry.out, /would delete in the first pass \(budget 2 per pass\): 2\n {2}delete VolumeSnapshot apps\/snap-c\n {2}delete PersistentVolumeClaim apps\/dry-1\n/);
+    assert.match(
+      dry.out,
+      /would delete in the first pass \(budget 2 per pass\): 2\n {2}delete VolumeSnapshot apps\/snap-c\n {2}delete PersistentVolumeClaim apps\/dry-1\n/,
+    );
     assert.match(dry.out, /would delete in later passes \(held back by the budget\): 1\n {2}delete Service apps\/web\n/);
     assert.doesNotMatch(dry.out, /snap-b|internal/);
-    assert.match(dry.out, /load balancers 1: lb-d1;/, 'waits for its own load balancer only, not cluster k1_x\'s');
+    assert.match(dry.out, /load balancers 1: lb-d1;/, "waits for its own load balancer only, not cluster k1_x's");
   });
 
   function runOnce(extra: string[], opts: { context?: string | null } = {}): Promise<{ code: number | null; out: string }> {
     const context = opts.context === null ? [] : ['--context', opts.context ?? 'kube-test'];
-    const proc = spawn(NODE, [MAIN, 'deorbit', '--kubeconfig', join(dir, 'sat.kubeconfig'), ...context, '--os-cloud', 'k1', '--lb-cluster-name', 'k1', '--poll-interval', '300ms', '--log-level', 'warn', ...extra], {
-      env: envWithoutOpenStack({ OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      NODE,
+      [
+        MAIN,
+        'deorbit',
+        '--kubeconfig',
+        join(dir, 'sat.kubeconfig'),
+        ...context,
+        '--os-cloud',
+        'k1',
+        '--lb-cluster-name',
+        'k1',
+        '--poll-interval',
+        '300ms',
+        '--log-level',
+        'warn',
+        ...extra,
+      ],
+      {
+        env: envWithoutOpenStack({ OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     procs.push(proc);
     let out = '';
     proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));

@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { kubeApiserverMissing } from '../testkit/kube/kube-test-server.ts';
 import { Scenario, startHarness, type Harness, type ScenarioOptions } from '../testkit/kube/deorbit-harness.ts';
 import {
-  createBoundClaim, createPendingClaim, createService, createSnapshotClasses, ensureNamespace, installCrd, removeCrd, resetSatellite, VOLUME_SNAPSHOT_CLASS_CRD, VOLUME_SNAPSHOT_CRD,
+  createBoundClaim,
+  createPendingClaim,
+  createService,
+  createSnapshotClasses,
+  ensureNamespace,
+  installCrd,
+  removeCrd,
+  resetSatellite,
+  VOLUME_SNAPSHOT_CLASS_CRD,
+  VOLUME_SNAPSHOT_CRD,
 } from '../testkit/kube/kube-objects.ts';
 import { startKubeFaultProxy } from '../testkit/kube/kube-fault-proxy.ts';
 import { parse } from 'yaml';
@@ -58,9 +67,15 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     await createService(h.sat, 'apps', 'web', 'LoadBalancer', { finalizer: true });
     await createService(h.sat, 'apps', 'api', 'LoadBalancer', { finalizer: true });
     await createService(h.sat, 'apps', 'internal', 'ClusterIP');
-    await h.sat.volumeSnapshots('v1').create({ metadata: { name: 'snap-1', namespace: 'apps' }, spec: { volumeSnapshotClassName: 'cinder', source: { persistentVolumeClaimName: 'data-0' } } });
+    await h.sat.volumeSnapshots('v1').create({
+      metadata: { name: 'snap-1', namespace: 'apps' },
+      spec: { volumeSnapshotClassName: 'cinder', source: { persistentVolumeClaimName: 'data-0' } },
+    });
     // A backup tool's snapshot (another driver's class) is not the cloud's to clean up.
-    await h.sat.volumeSnapshots('v1').create({ metadata: { name: 'backup-1', namespace: 'apps' }, spec: { volumeSnapshotClassName: 'backup', source: { persistentVolumeClaimName: 'data-0' } } });
+    await h.sat.volumeSnapshots('v1').create({
+      metadata: { name: 'backup-1', namespace: 'apps' },
+      spec: { volumeSnapshotClassName: 'backup', source: { persistentVolumeClaimName: 'data-0' } },
+    });
 
     const t0 = await s.terminate();
     const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
@@ -68,7 +83,11 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     assert.ok(doneAt - t0 <= 90 * S, `finished ${(doneAt - t0) / 1000}s after deletion, within ~90 s`);
     assert.deepEqual(await pvcNames(), ['pending', 'shared'], 'NFS and Pending claims untouched');
     assert.deepEqual(await svcNames(), ['internal'], 'the ClusterIP Service untouched');
-    assert.deepEqual((await h.sat.volumeSnapshots('v1').list()).items.map((x) => x.metadata.name), ['backup-1'], 'only the Cinder-class snapshot was deleted');
+    assert.deepEqual(
+      (await h.sat.volumeSnapshots('v1').list()).items.map((x) => x.metadata.name),
+      ['backup-1'],
+      'only the Cinder-class snapshot was deleted',
+    );
     assert.equal(s.emu.store.volumes.size, 0, 'Cinder volumes gone');
     assert.equal(s.emu.store.loadBalancers.size, 0, 'Octavia load balancers gone');
     const reasons = s.events.map((e) => e.reason);
@@ -145,7 +164,13 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
   test('D5 Failed PV: ignored even though its volume exists', async () => {
     const s = await scenario({ name: 'd5' });
     s.volume('vol-5');
-    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-5', source: { csi: { driver: CSI, volumeHandle: 'vol-5' } }, pvPhase: 'Failed' });
+    await createBoundClaim(h.sat, {
+      namespace: 'apps',
+      name: 'data-0',
+      pvName: 'pv-5',
+      source: { csi: { driver: CSI, volumeHandle: 'vol-5' } },
+      pvPhase: 'Failed',
+    });
     const t0 = await s.terminate();
     const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN, fixtures: false });
     assert.ok(doneAt - t0 <= 15 * S);
@@ -164,7 +189,10 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
       proxy.mode = 'status-timeout';
       await s.drive(async () => s.clock.now() - t0 >= 80 * S, { maxVirtualMs: 2 * MIN });
       assert.ok(proxy.faulted > 0);
-      assert.ok(s.errors.some((e) => /ServerTimeout|cannot complete/.test(e)), 'the failures were seen');
+      assert.ok(
+        s.errors.some((e) => /ServerTimeout|cannot complete/.test(e)),
+        'the failures were seen',
+      );
       proxy.mode = 'pass';
       await s.drive(async () => s.clock.now() - t0 >= 200 * S, { maxVirtualMs: 3 * MIN });
       assert.equal(await s.hasFinalizer(), true, 'a minute of failures long after deletion does not give up');
@@ -197,7 +225,13 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
   test('D8 Retain PV: the claim is deleted, the volume stays, it is reported and does not block', async () => {
     const s = await scenario({ name: 'd8' });
     s.volume('vol-8');
-    await createBoundClaim(h.sat, { namespace: 'apps', name: 'data-0', pvName: 'pv-8', source: { csi: { driver: CSI, volumeHandle: 'vol-8' } }, reclaimPolicy: 'Retain' });
+    await createBoundClaim(h.sat, {
+      namespace: 'apps',
+      name: 'data-0',
+      pvName: 'pv-8',
+      source: { csi: { driver: CSI, volumeHandle: 'vol-8' } },
+      reclaimPolicy: 'Retain',
+    });
     const t0 = await s.terminate();
     const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
     assert.ok(doneAt - t0 <= 20 * S, `not blocked (${(doneAt - t0) / 1000}s)`);
@@ -241,7 +275,11 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
       assert.ok(doneAt - t0 <= 60 * S);
       assert.ok(s.events.some((e) => e.reason === 'SuccessfulDeorbitSnapshots'));
       assert.match(s.events.find((e) => e.reason === 'WaitingForDeorbitSnapshots')!.message, /no VolumeSnapshot API/);
-      assert.deepEqual(s.errors.filter((e) => /snapshot/i.test(e)), [], 'the missing API never failed an attempt');
+      assert.deepEqual(
+        s.errors.filter((e) => /snapshot/i.test(e)),
+        [],
+        'the missing API never failed an attempt',
+      );
     } finally {
       await installCrd(h.sat, VOLUME_SNAPSHOT_CRD);
       await installCrd(h.sat, VOLUME_SNAPSHOT_CLASS_CRD);
@@ -275,8 +313,14 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     s.emu.revokeTokens();
     const doneAt = await s.drive(finalizerGone(s), { maxVirtualMs: 5 * MIN });
     assert.ok(doneAt - t0 <= 60 * S, `finished normally (${(doneAt - t0) / 1000}s)`);
-    assert.ok(s.emu.requests.some((r) => r.status === 'hang'), 'the hang happened');
-    assert.ok(s.emu.requests.some((r) => r.status === 401), 'the revoked token was refused');
+    assert.ok(
+      s.emu.requests.some((r) => r.status === 'hang'),
+      'the hang happened',
+    );
+    assert.ok(
+      s.emu.requests.some((r) => r.status === 401),
+      'the revoked token was refused',
+    );
     assert.deepEqual(s.errors, [], 'neither failed a pass: the client retried and re-authenticated');
   });
 
@@ -294,7 +338,10 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     assert.deepEqual(await pvcNames(), ['data-0'], 'the live cluster keeps its claim');
     assert.deepEqual(await svcNames(), ['web'], 'and its LoadBalancer Service');
     assert.ok(s.emu.store.volumes.has('vol-1') && s.emu.store.loadBalancers.has('lb-web'));
-    assert.deepEqual(s.events.map((e) => e.reason), ['DeorbitSkipped']);
+    assert.deepEqual(
+      s.events.map((e) => e.reason),
+      ['DeorbitSkipped'],
+    );
     assert.match(s.events[0]!.message, /deletionPolicy is Orphan/);
     assert.equal(s.emu.requests.filter((r) => r.method !== 'GET' && !r.path.includes('/auth/tokens')).length, 0, 'nothing destructive sent to OpenStack');
   });
@@ -318,8 +365,15 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     await s.drive(async () => s.clock.now() - t0 >= 20 * S, { maxVirtualMs: MIN, fixtures: false });
     // The claim is deleted (its PV Released), the volume is still there: now Cinder's answers go bad.
     await h.sat.pvs.replaceStatus({ ...(await h.sat.pvs.get(undefined, 'pv-1')), status: { phase: 'Released' } });
-    const loop = JSON.stringify({ volumes: [{ id: 'vol-x', status: 'available' }], volumes_links: [{ rel: 'next', href: 'http://cinder.internal/v3/p/volumes/detail?marker=vol-x' }] });
-    for (const [what, body, contentType] of [['empty object', '{}', undefined], ['HTML page', '<html><body>Maintenance</body></html>', 'text/html'], ['paging loop', loop, undefined]] as const) {
+    const loop = JSON.stringify({
+      volumes: [{ id: 'vol-x', status: 'available' }],
+      volumes_links: [{ rel: 'next', href: 'http://cinder.internal/v3/p/volumes/detail?marker=vol-x' }],
+    });
+    for (const [what, body, contentType] of [
+      ['empty object', '{}', undefined],
+      ['HTML page', '<html><body>Maintenance</body></html>', 'text/html'],
+      ['paging loop', loop, undefined],
+    ] as const) {
       const fault = s.emu.addFault({ service: 'volume', method: 'GET', path: '/volumes/detail', body, contentType });
       const from = s.clock.now();
       await s.drive(async () => s.clock.now() - from >= 5 * MIN, { maxVirtualMs: 6 * MIN, fixtures: false });
@@ -346,7 +400,10 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     await s.drive(async () => s.clock.now() - t0 >= 3 * MIN, { maxVirtualMs: 4 * MIN, fixtures: false });
     assert.equal(await s.hasFinalizer(), true, 'still waiting for vol-1');
     assert.deepEqual((await s.get())!.status!.deorbit!.leftovers.volumes, ['vol-1']);
-    assert.ok(s.emu.requests.some((r) => r.method === 'GET' && /\/volumes\/vol-1$/.test(r.path)), 'asked Cinder for vol-1 itself');
+    assert.ok(
+      s.emu.requests.some((r) => r.method === 'GET' && /\/volumes\/vol-1$/.test(r.path)),
+      'asked Cinder for vol-1 itself',
+    );
   });
 
   test('harm 10: load balancers of cluster k1_x, of a Service never seen, or named for the shared default "kubernetes" are not waited for', async () => {
@@ -363,8 +420,13 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     assert.deepEqual([...s.emu.store.loadBalancers.keys()].sort(), ['lb-k1x', 'lb-unseen'], 'only ours went (the CCM fixture deleted it)');
   });
 
-  test('harm 10: with the shared default cluster name, another cluster\'s kube_service_kubernetes_* load balancer is not ours; the annotated one is', async () => {
-    const s = await scenario({ name: 'h10def', spec: { openstack: { loadBalancerClusterName: 'kubernetes' } }, settings: { hangTimeoutMs: 30 * MIN }, ccmDelayMs: 24 * 60 * MIN });
+  test("harm 10: with the shared default cluster name, another cluster's kube_service_kubernetes_* load balancer is not ours; the annotated one is", async () => {
+    const s = await scenario({
+      name: 'h10def',
+      spec: { openstack: { loadBalancerClusterName: 'kubernetes' } },
+      settings: { hangTimeoutMs: 30 * MIN },
+      ccmDelayMs: 24 * 60 * MIN,
+    });
     s.loadBalancer('lb-foreign', 'kube_service_kubernetes_apps_web'); // a neighbour on defaults, same namespace and name
     s.loadBalancer('lb-ours', 'whatever-name');
     s.emu.addDelay({ kind: 'lb-delete', id: 'lb-ours', stuck: true });
@@ -373,8 +435,11 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     const t0 = await s.terminate();
     await s.drive(async () => s.clock.now() - t0 >= 3 * MIN, { maxVirtualMs: 4 * MIN });
     const st = (await s.get())!.status!.deorbit!;
-    assert.deepEqual(st.leftovers.loadBalancers, ['lb-ours'], 'waits for the annotated one only, not the neighbour\'s');
-    assert.ok(s.events.some((e) => e.reason === 'UnprovenDeorbitLoadBalancerNames' && /shared default/.test(e.message)), 'says that names prove nothing here');
+    assert.deepEqual(st.leftovers.loadBalancers, ['lb-ours'], "waits for the annotated one only, not the neighbour's");
+    assert.ok(
+      s.events.some((e) => e.reason === 'UnprovenDeorbitLoadBalancerNames' && /shared default/.test(e.message)),
+      'says that names prove nothing here',
+    );
   });
 
   test('budget: seven LoadBalancer Services are deleted at most three per pass', async () => {

@@ -20,7 +20,10 @@ test('every docs page holds the flag table its mode declares (fix: node scripts/
 });
 
 test('every flag default shown in --help is the default its schema fills in', () => {
-  assert.deepEqual(documentedModes().flatMap(({ decl }) => defaultDisagreements(decl)), []);
+  assert.deepEqual(
+    documentedModes().flatMap(({ decl }) => defaultDisagreements(decl)),
+    [],
+  );
 });
 
 test('every flag a hand-written table of a docs page names is a flag of a mode on that page', async () => {
@@ -35,7 +38,11 @@ test('every flag a hand-written table of a docs page names is a flag of a mode o
       .split('\n')
       .filter((l) => l.startsWith('| `--'))
       .flatMap((l) => [...l.split('|')[1]!.matchAll(/`(--[a-z0-9-]+)/g)].map((m) => m[1]!));
-    assert.deepEqual(named.filter((n) => !known.has(n)), [], `${page}: table rows name flags its modes do not have`);
+    assert.deepEqual(
+      named.filter((n) => !known.has(n)),
+      [],
+      `${page}: table rows name flags its modes do not have`,
+    );
   }
 });
 
@@ -63,7 +70,11 @@ test('a page whose default or range is stale no longer matches, and a help defau
   assert.deepEqual(defaultDisagreements(changedDefault), ['sample --interval: --help says 2s, the schema fills in 3s']);
   const changedRange = { ...sample, fields: { ...sample.fields, interval: prefault(duration({ min: 100, max: 60_000 }), '2s') } };
   assert.notEqual(findFlagBlock(page, 'sample'), flagBlock(changedRange));
-  const changedCount = { ...sample, fields: { ...sample.fields, interval: prefault(integer(1, 5), 2) }, flags: [{ key: 'interval', value: '<n>', help: 'how often', defaultText: '3' }] };
+  const changedCount = {
+    ...sample,
+    fields: { ...sample.fields, interval: prefault(integer(1, 5), 2) },
+    flags: [{ key: 'interval', value: '<n>', help: 'how often', defaultText: '3' }],
+  };
   assert.match(flagTable(changedCount), /\| `3` \| 1–5 \|/);
   assert.deepEqual(defaultDisagreements(changedCount), ['sample --interval: --help says 3, the schema fills in 2']);
 });
@@ -79,5 +90,8 @@ test("the admin port table of docs/common.md gives each daemon's declared defaul
 test('every mode kubeward has is documented with a flag table', async () => {
   const { MODE_LOADERS } = await import('../src/cli/modes.ts');
   const documented = new Set(documentedModes().map(({ decl }) => decl.name.split(' ')[0]!));
-  assert.deepEqual(Object.keys(MODE_LOADERS).filter((m) => !documented.has(m)), []);
+  assert.deepEqual(
+    Object.keys(MODE_LOADERS).filter((m) => !documented.has(m)),
+    [],
+  );
 });

@@ -41,7 +41,10 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
     await ensureNamespace(direct, NS);
     await installCrd(direct, await readFile(join(import.meta.dirname, '../deploy/operator/base/managedcluster-crd.yaml'), 'utf8'));
     const doc = parse(text) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[]; users: { user: { token: string } }[] };
-    proxy = await startKubeFaultProxy({ server: doc.clusters[0]!.cluster.server, ca: Buffer.from(doc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString('utf8') });
+    proxy = await startKubeFaultProxy({
+      server: doc.clusters[0]!.cluster.server,
+      ca: Buffer.from(doc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString('utf8'),
+    });
     // The client's own deadline stays at its 30 s default: only the elector's bounds may save us.
     viaProxy = createKubeApi(loadKubeConfig({ kind: 'text', text: proxy.kubeconfig(doc.users[0]!.user.token), what: 'proxy kubeconfig' }));
   });
@@ -57,8 +60,15 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
     const at: Record<string, number> = {};
     const elector = (identity: string, api: KubeApi): LeaderElector => {
       const e = new LeaderElector({
-        leases: api.leases, namespace: NS, name: 'op', identity, leaseDurationMs: 4_000, renewDeadlineMs: 2_000, retryPeriodMs: 400,
-        clock: systemClock, log: createSilentLogger(),
+        leases: api.leases,
+        namespace: NS,
+        name: 'op',
+        identity,
+        leaseDurationMs: 4_000,
+        renewDeadlineMs: 2_000,
+        retryPeriodMs: 400,
+        clock: systemClock,
+        log: createSilentLogger(),
         onStartedLeading: () => void (at[`${identity}-start`] ??= Date.now()),
         onStoppedLeading: () => void (at[`${identity}-stop`] ??= Date.now()),
       });
@@ -98,9 +108,12 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
     await worker;
     assert.ok(at['a-stop'] !== undefined, 'a stepped down (today it keeps leading until its 30 s client timeout)');
     assert.ok(at['a-stop']! <= at['b-start']!, `a stopped (${at['a-stop']}) before b started (${at['b-start']})`);
-    assert.ok(proxy.faulted > 0, 'a\'s calls were hanging in the proxy');
+    assert.ok(proxy.faulted > 0, "a's calls were hanging in the proxy");
     assert.ok(inFlightError !== undefined, 'the destructive call in flight was aborted by the fence');
-    assert.ok(acted.every((t) => t < at['b-start']!), 'a never started a destructive call once b led');
+    assert.ok(
+      acted.every((t) => t < at['b-start']!),
+      'a never started a destructive call once b led',
+    );
     assert.equal(a.isLeader, false);
     assert.equal(a.fence.aborted, true);
   });
@@ -126,8 +139,15 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
     assert.equal(running(), true);
     let seenAtTakeOver: { leader: boolean; running: boolean; lost: boolean } | undefined;
     const b = new LeaderElector({
-      leases: direct.leases, namespace: NS, name: 'op2', identity: 'op-b', leaseDurationMs: 4_000, renewDeadlineMs: 2_000, retryPeriodMs: 400,
-      clock: systemClock, log: createSilentLogger(),
+      leases: direct.leases,
+      namespace: NS,
+      name: 'op2',
+      identity: 'op-b',
+      leaseDurationMs: 4_000,
+      renewDeadlineMs: 2_000,
+      retryPeriodMs: 400,
+      clock: systemClock,
+      log: createSilentLogger(),
       onStartedLeading: () => void (seenAtTakeOver ??= { leader: op.isLeader, running: running(), lost }),
       onStoppedLeading: () => undefined,
     });
@@ -135,6 +155,10 @@ describe('leader election with a hanging API connection (real kube-apiserver)', 
     b.start();
     proxy.mode = 'hang';
     await waitFor(() => seenAtTakeOver, { timeoutMs: 20_000, what: 'the standby takes over' });
-    assert.deepEqual(seenAtTakeOver, { leader: false, running: false, lost: true }, 'when the standby took over, the hung operator had already stopped and reported the loss');
+    assert.deepEqual(
+      seenAtTakeOver,
+      { leader: false, running: false, lost: true },
+      'when the standby took over, the hung operator had already stopped and reported the loss',
+    );
   });
 });

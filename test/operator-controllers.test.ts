@@ -66,7 +66,11 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
     for (const n of (await api.nodes.list()).items) await api.nodes.delete(undefined, n.metadata.name);
     const node = await api.nodes.create({ metadata: { name: 'node-a' }, spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` } } as Node);
     await api.nodes.replaceStatus({ ...node, status: { addresses: [{ type: 'InternalIP', address: s1.ip }] } });
-    const sg = await c.fx.call<{ security_group: { id: string } }>('network', { method: 'POST', path: '/security-groups', body: { security_group: { name: `${name}-sg` } } });
+    const sg = await c.fx.call<{ security_group: { id: string } }>('network', {
+      method: 'POST',
+      path: '/security-groups',
+      body: { security_group: { name: `${name}-sg` } },
+    });
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     await api.secrets.create({ metadata: { name: `${name}-kubeconfig`, namespace: NS }, data: { kubeconfig: b64(kubeconfigText) } });
     await api.secrets.create({ metadata: { name: `${name}-cloud`, namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
@@ -88,19 +92,47 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
   async function operator(extra: string[] = []): Promise<{ proc: KubewardProcess; admin: string }> {
     const port = await freePort();
     const proc = new KubewardProcess([
-      'operator', '--kubeconfig', kube.kubeconfigPath, '--controllers', 'deorbit,routegc,flight', '--identity', 'replica-1',
-      '--lease-namespace', 'default', '--lease-duration', '2s', '--renew-deadline', '1500ms', '--retry-period', '200ms',
-      '--routegc-interval', '1s', '--routegc-confirm-after', '10s', '--flight-interval', '1s', '--deorbit-poll-interval', '300ms',
-      '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn', ...extra,
+      'operator',
+      '--kubeconfig',
+      kube.kubeconfigPath,
+      '--controllers',
+      'deorbit,routegc,flight',
+      '--identity',
+      'replica-1',
+      '--lease-namespace',
+      'default',
+      '--lease-duration',
+      '2s',
+      '--renew-deadline',
+      '1500ms',
+      '--retry-period',
+      '200ms',
+      '--routegc-interval',
+      '1s',
+      '--routegc-confirm-after',
+      '10s',
+      '--flight-interval',
+      '1s',
+      '--deorbit-poll-interval',
+      '300ms',
+      '--admin-address',
+      `127.0.0.1:${port}`,
+      '--log-level',
+      'warn',
+      ...extra,
     ]);
     procs.push(proc);
     return { proc, admin: `http://127.0.0.1:${port}` };
   }
 
-  const eventReasons = async (name: string): Promise<string[]> => (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
+  const eventReasons = async (name: string): Promise<string[]> =>
+    (await api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
   const metric = async (admin: string, pattern: RegExp): Promise<number> => {
     const text = await (await fetch(`${admin}/metrics`)).text();
-    return text.split('\n').filter((l) => pattern.test(l)).reduce((s, l) => s + Number(l.split(' ').pop()), 0);
+    return text
+      .split('\n')
+      .filter((l) => pattern.test(l))
+      .reduce((s, l) => s + Number(l.split(' ').pop()), 0);
   };
 
   test('the leader removes the orphaned route of a Running cluster and adds its missing security group', async (t) => {
@@ -111,24 +143,56 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
       { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
       { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
     ]);
-    assert.ok(!(await c.os.nova.getServer(s1.id))!.security_groups?.some((g) => g.name === 'k1-sg'), 'the server starts without the cluster\'s group');
+    assert.ok(!(await c.os.nova.getServer(s1.id))!.security_groups?.some((g) => g.name === 'k1-sg'), "the server starts without the cluster's group");
     const { proc, admin } = await operator();
 
-    await waitFor(async () => (await c.routes()).length === 2, { timeoutMs: 30_000, intervalMs: 200, what: `the orphaned route removed; stderr: ${proc.stderr.slice(-400)}` });
-    assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99', `100.100.1.0/24>${s1.ip}`], 'only the orphan went: the Node\'s route and a foreign route stay');
-    await waitFor(async () => (await c.os.nova.getServer(s1.id))!.security_groups?.some((g) => g.name === 'k1-sg'), { timeoutMs: 30_000, intervalMs: 200, what: 'flight added k1-sg to the server' });
+    await waitFor(async () => (await c.routes()).length === 2, {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: `the orphaned route removed; stderr: ${proc.stderr.slice(-400)}`,
+    });
+    assert.deepEqual(
+      await c.routes(),
+      ['10.200.0.0/16>10.0.0.99', `100.100.1.0/24>${s1.ip}`],
+      "only the orphan went: the Node's route and a foreign route stay",
+    );
+    await waitFor(async () => (await c.os.nova.getServer(s1.id))!.security_groups?.some((g) => g.name === 'k1-sg'), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: 'flight added k1-sg to the server',
+    });
     const group = await c.os.neutron.getSecurityGroup(s1.sgId);
-    assert.deepEqual(group!.security_group_rules.filter((r) => r.remote_ip_prefix === '100.100.0.0/16').map((r) => r.protocol).sort(), ['icmp', 'tcp', 'udp'], 'pod-CIDR rules created');
+    assert.deepEqual(
+      group!.security_group_rules
+        .filter((r) => r.remote_ip_prefix === '100.100.0.0/16')
+        .map((r) => r.protocol)
+        .sort(),
+      ['icmp', 'tcp', 'udp'],
+      'pod-CIDR rules created',
+    );
 
-    await waitFor(async () => {
-      const reasons = await eventReasons('k1');
-      return reasons.includes('RemovedOrphanedRoute') && reasons.includes('FlightRepaired');
-    }, { timeoutMs: 15_000, intervalMs: 200, what: 'events on the ManagedCluster' });
+    await waitFor(
+      async () => {
+        const reasons = await eventReasons('k1');
+        return reasons.includes('RemovedOrphanedRoute') && reasons.includes('FlightRepaired');
+      },
+      { timeoutMs: 15_000, intervalMs: 200, what: 'events on the ManagedCluster' },
+    );
     const status = (await (await fetch(`${admin}/status`)).json()) as { leader: boolean; controllers: { name: string; running: boolean }[] };
     assert.equal(status.leader, true);
-    assert.deepEqual(status.controllers.map((x) => [x.name, x.running]), [['deorbit', true], ['routegc', true], ['flight', true]]);
-    assert.ok((await metric(admin, /^kubeward_routegc_routes_removed_total\{.*reason="orphaned"/)) >= 1, 'routegc metric on the operator\'s registry');
-    assert.ok((await metric(admin, /^kubeward_flight_repairs_total\{.*action="add-security-group".*result="done"/)) >= 1, 'flight metric on the operator\'s registry');
+    assert.deepEqual(
+      status.controllers.map((x) => [x.name, x.running]),
+      [
+        ['deorbit', true],
+        ['routegc', true],
+        ['flight', true],
+      ],
+    );
+    assert.ok((await metric(admin, /^kubeward_routegc_routes_removed_total\{.*reason="orphaned"/)) >= 1, "routegc metric on the operator's registry");
+    assert.ok(
+      (await metric(admin, /^kubeward_flight_repairs_total\{.*action="add-security-group".*result="done"/)) >= 1,
+      "flight metric on the operator's registry",
+    );
     assert.ok((await metric(admin, /^kubeward_controller_reconciles_total\{controller="routegc"/)) >= 2, 'routegc reconciles counted');
     assert.equal((await clusters().get(NS, 'k1')).metadata.finalizers?.includes('kubeward.io/deorbit'), true, 'deorbit added its finalizer meanwhile');
     await proc.stop();
@@ -140,16 +204,22 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
   test('termination: deorbit finishes only after every route of the cluster CIDR is gone, and waits while Neutron refuses', async (t) => {
     const c = await openCloud(t);
     const s1 = await runningCluster(c, 'k2');
-    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+    await c.os.neutron.updateRoutes(c.routerId, [
+      { destination: '100.100.1.0/24', nexthop: s1.ip },
+      { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
+    ]);
     const { proc } = await operator();
     const deorbitFinalizer = async () => (await clusters().get(NS, 'k2')).metadata.finalizers?.includes('kubeward.io/deorbit') ?? false;
-    await waitFor(deorbitFinalizer, { timeoutMs: 30_000, intervalMs: 200, what: 'deorbit\'s finalizer on k2' });
+    await waitFor(deorbitFinalizer, { timeoutMs: 30_000, intervalMs: 200, what: "deorbit's finalizer on k2" });
     const fault = c.emu.addFault({ service: 'network', method: 'PUT', path: '^/routers/', status: 503, message: 'router busy' });
     await clusters().delete(NS, 'k2');
-    const waiting = await waitFor(async () => {
-      const cond = (await clusters().get(NS, 'k2')).status?.conditions?.find((x) => x.type === 'DeorbitComplete');
-      return cond?.reason === 'WaitingForRoutes' ? cond : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 200, what: `DeorbitComplete=False WaitingForRoutes; stderr: ${proc.stderr.slice(-400)}` });
+    const waiting = await waitFor(
+      async () => {
+        const cond = (await clusters().get(NS, 'k2')).status?.conditions?.find((x) => x.type === 'DeorbitComplete');
+        return cond?.reason === 'WaitingForRoutes' ? cond : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: `DeorbitComplete=False WaitingForRoutes; stderr: ${proc.stderr.slice(-400)}` },
+    );
     assert.equal(waiting.status, 'False');
     assert.match(waiting.message, /100\.100\.1\.0\/24/);
     assert.ok(await deorbitFinalizer(), 'the finalizer stays while the route is there');
@@ -169,16 +239,25 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
     const c = await openCloud(t);
     const s1 = await runningCluster(c, 'k3', 'Orphan');
     const initial = [`100.100.1.0/24>${s1.ip}`, '10.200.0.0/16>10.0.0.99'];
-    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+    await c.os.neutron.updateRoutes(c.routerId, [
+      { destination: '100.100.1.0/24', nexthop: s1.ip },
+      { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
+    ]);
     const { proc, admin } = await operator();
     const finalizers = async () => (await clusters().get(NS, 'k3')).metadata.finalizers ?? [];
-    await waitFor(async () => (await finalizers()).includes('kubeward.io/deorbit'), { timeoutMs: 30_000, intervalMs: 200, what: 'deorbit\'s finalizer on k3' });
+    await waitFor(async () => (await finalizers()).includes('kubeward.io/deorbit'), { timeoutMs: 30_000, intervalMs: 200, what: "deorbit's finalizer on k3" });
     await clusters().delete(NS, 'k3');
-    await waitFor(async () => !(await finalizers()).includes('kubeward.io/deorbit'), { timeoutMs: 30_000, intervalMs: 200, what: `deorbit let k3 go; stderr: ${proc.stderr.slice(-400)}` });
+    await waitFor(async () => !(await finalizers()).includes('kubeward.io/deorbit'), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: `deorbit let k3 go; stderr: ${proc.stderr.slice(-400)}`,
+    });
     assert.deepEqual(await finalizers(), ['test.kubeward.io/keep'], 'the other finalizer holds the object');
     // routegc's next interval (1 s here) looks at the lingering object: it must say why it leaves the routes, not remove them.
     await waitFor(async () => (await eventReasons('k3')).includes('RouteGCTerminationSkipped') || (await c.routes()).length < 2, {
-      timeoutMs: 30_000, intervalMs: 200, what: `routegc looked at the deleted Orphan cluster; stderr: ${proc.stderr.slice(-400)}`,
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: `routegc looked at the deleted Orphan cluster; stderr: ${proc.stderr.slice(-400)}`,
     });
     assert.deepEqual((await c.routes()).sort(), initial.sort(), 'the live route of the Orphan cluster is still there');
     assert.ok((await eventReasons('k3')).includes('DeorbitSkipped'), 'deorbit said why it cleaned nothing up');

@@ -30,7 +30,7 @@ const MARGIN_MS = 3000;
 // held the 4 workers of each controller: 16 of 36 healthy clusters never had both first cycles in
 // 45 s, the other 20 stopped cycling (lateness p99 29.9 s against 15 s allowed).
 
-describe('operator isolation: 10 % of the clusters\' OpenStack hangs (real kube-apiserver, emulators)', { skip: missing }, () => {
+describe("operator isolation: 10 % of the clusters' OpenStack hangs (real kube-apiserver, emulators)", { skip: missing }, () => {
   let kube: KubeTestServer;
   let api: KubeApi;
   let proc: KubewardProcess | undefined;
@@ -73,18 +73,47 @@ describe('operator isolation: 10 % of the clusters\' OpenStack hangs (real kube-
     ]);
     const port = await freePort();
     proc = new KubewardProcess([
-      'operator', '--kubeconfig', kube.kubeconfigPath, '--namespace', ns, '--controllers', 'routegc,flight', '--identity', 'iso',
-      '--lease-namespace', ns, '--routegc-dry-run', '--flight-dry-run', '--routegc-interval', `${INTERVAL_MS}ms`, '--flight-interval', `${INTERVAL_MS}ms`,
-      '--admin-address', `127.0.0.1:${port}`, '--log-level', 'error',
+      'operator',
+      '--kubeconfig',
+      kube.kubeconfigPath,
+      '--namespace',
+      ns,
+      '--controllers',
+      'routegc,flight',
+      '--identity',
+      'iso',
+      '--lease-namespace',
+      ns,
+      '--routegc-dry-run',
+      '--flight-dry-run',
+      '--routegc-interval',
+      `${INTERVAL_MS}ms`,
+      '--flight-interval',
+      `${INTERVAL_MS}ms`,
+      '--admin-address',
+      `127.0.0.1:${port}`,
+      '--log-level',
+      'error',
     ]);
     const status = async () => (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as { leader: boolean };
-    await waitFor(async () => (await status()).leader, { timeoutMs: 30_000, intervalMs: 200, what: `the operator leading; stderr: ${proc.stderr.slice(-400)}` });
+    await waitFor(async () => (await status()).leader, {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: `the operator leading; stderr: ${proc.stderr.slice(-400)}`,
+    });
     const startMs = Date.now();
     // The observation window itself is what is measured; the poll only ends it early if the process dies.
-    await waitFor(() => proc!.child.exitCode !== null || Date.now() - startMs >= OBSERVE_MS, { timeoutMs: OBSERVE_MS + 5000, intervalMs: 500, what: 'the observation window' });
+    await waitFor(() => proc!.child.exitCode !== null || Date.now() - startMs >= OBSERVE_MS, {
+      timeoutMs: OBSERVE_MS + 5000,
+      intervalMs: 500,
+      what: 'the observation window',
+    });
     const endMs = Date.now();
     assert.equal(proc.child.exitCode, null, `the operator kept running; stderr: ${proc.stderr.slice(-400)}`);
-    assert.ok(sick.requests.some((r) => r.status === 'hang'), 'the sick tenants\' calls hung');
+    assert.ok(
+      sick.requests.some((r) => r.status === 'hang'),
+      "the sick tenants' calls hung",
+    );
 
     const report = goodTenants.map((p) => {
       const c = cycleStarts(healthy.get(p.projectId) ?? []);
@@ -94,9 +123,14 @@ describe('operator isolation: 10 % of the clusters\' OpenStack hangs (real kube-
     const never = report.filter((r) => !r.first).map((r) => r.name);
     const all = report.flatMap((r) => r.late);
     const lateClusters = report.filter((r) => r.worstMs > MARGIN_MS);
-    const summary = `${never.length} of ${N - SICK} healthy clusters never had both first cycles; ${lateClusters.length} were late by more than ${MARGIN_MS} ms; `
-      + `lateness p50 ${((percentile(all, 50) ?? 0) / 1000).toFixed(1)} s, p99 ${((percentile(all, 99) ?? 0) / 1000).toFixed(1)} s, max ${(Math.max(0, ...all) / 1000).toFixed(1)} s`;
+    const summary =
+      `${never.length} of ${N - SICK} healthy clusters never had both first cycles; ${lateClusters.length} were late by more than ${MARGIN_MS} ms; ` +
+      `lateness p50 ${((percentile(all, 50) ?? 0) / 1000).toFixed(1)} s, p99 ${((percentile(all, 99) ?? 0) / 1000).toFixed(1)} s, max ${(Math.max(0, ...all) / 1000).toFixed(1)} s`;
     assert.deepEqual(never, [], summary);
-    assert.deepEqual(lateClusters.map((r) => r.name), [], summary);
+    assert.deepEqual(
+      lateClusters.map((r) => r.name),
+      [],
+      summary,
+    );
   });
 });

@@ -86,13 +86,41 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
     await kube?.stop();
   });
 
-  async function shardProcess(shard: string, identity: string): Promise<{ proc: KubewardProcess; status: () => Promise<Status>; ready: () => Promise<boolean>; metrics: () => Promise<string> }> {
+  async function shardProcess(
+    shard: string,
+    identity: string,
+  ): Promise<{ proc: KubewardProcess; status: () => Promise<Status>; ready: () => Promise<boolean>; metrics: () => Promise<string> }> {
     const port = await freePort();
     const proc = new KubewardProcess([
-      'operator', '--kubeconfig', kube.kubeconfigPath, '--namespace', ns, '--controllers', 'routegc,flight', '--shard', shard, '--identity', identity,
-      '--lease-namespace', ns, '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '300ms',
-      '--routegc-dry-run', '--flight-dry-run', '--routegc-interval', `${INTERVAL_MS}ms`, '--flight-interval', `${INTERVAL_MS}ms`,
-      '--admin-address', `127.0.0.1:${port}`, '--log-level', 'info',
+      'operator',
+      '--kubeconfig',
+      kube.kubeconfigPath,
+      '--namespace',
+      ns,
+      '--controllers',
+      'routegc,flight',
+      '--shard',
+      shard,
+      '--identity',
+      identity,
+      '--lease-namespace',
+      ns,
+      '--lease-duration',
+      '4s',
+      '--renew-deadline',
+      '3s',
+      '--retry-period',
+      '300ms',
+      '--routegc-dry-run',
+      '--flight-dry-run',
+      '--routegc-interval',
+      `${INTERVAL_MS}ms`,
+      '--flight-interval',
+      `${INTERVAL_MS}ms`,
+      '--admin-address',
+      `127.0.0.1:${port}`,
+      '--log-level',
+      'info',
     ]);
     procs.push(proc);
     const status = async () => (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as Status;
@@ -104,10 +132,15 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
   const tokensOf = (projectId: string): number => [...emu.store.tokens.values()].filter((t) => t.projectId === projectId).length;
   const callsSince = (projectId: string, ms: number): number => (calls.get(projectId) ?? []).filter((t) => t >= ms).length;
 
-  test('shard 0/2 and 1/2 each handle their own clusters, every cluster once; a replica waits; a stopped shard\'s clusters stay unhandled', async () => {
+  test("shard 0/2 and 1/2 each handle their own clusters, every cluster once; a replica waits; a stopped shard's clusters stay unhandled", async () => {
     await ensureNamespace(api, ns);
     const tenants = await bulkTenants(emu, `sh${process.pid}`, N);
-    await createManagedClusters(api, ns, await readFile(kube.kubeconfigPath, 'utf8'), tenants.map((project) => ({ emu, project })));
+    await createManagedClusters(
+      api,
+      ns,
+      await readFile(kube.kubeconfigPath, 'utf8'),
+      tenants.map((project) => ({ emu, project })),
+    );
     const mcs = api.resource<ManagedCluster>(KINDS.managedCluster);
     const expected = new Map<string, number | undefined>(tenants.map((t) => [t.projectName, hashShard(ns, t.projectName, 2)]));
     // One cluster of shard 0 pinned to shard 1, one with a label that names no shard (nobody acts).
@@ -123,18 +156,33 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
 
     const s0 = await shardProcess('0/2', 's0-a');
     const s1 = await shardProcess('1/2', 's1-a');
-    for (const [s, name] of [[s0, 'shard 0'], [s1, 'shard 1']] as const) {
-      await waitFor(async () => (await s.status().catch(() => undefined))?.leader, { timeoutMs: 30_000, intervalMs: 200, what: `${name} leading; stderr: ${s.proc.stderr.slice(-400)}` });
+    for (const [s, name] of [
+      [s0, 'shard 0'],
+      [s1, 'shard 1'],
+    ] as const) {
+      await waitFor(async () => (await s.status().catch(() => undefined))?.leader, {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        what: `${name} leading; stderr: ${s.proc.stderr.slice(-400)}`,
+      });
     }
     // Every handled cluster cycles at least twice (routegc and flight each make calls every cycle).
     const handled = tenants.filter((t) => t !== refused);
     await waitFor(() => handled.every((t) => (calls.get(t.projectId)?.length ?? 0) >= 6), {
-      timeoutMs: 60_000, intervalMs: 500, what: `every handled cluster cycling; without calls: ${handled.filter((t) => !calls.get(t.projectId)).map((t) => t.projectName).join(', ')}`,
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: `every handled cluster cycling; without calls: ${handled
+        .filter((t) => !calls.get(t.projectId))
+        .map((t) => t.projectName)
+        .join(', ')}`,
     });
 
     // What each process reports: disjoint sets, together every cluster but the refused one, each the shard function's answer.
     const [st0, st1] = [await s0.status(), await s1.status()];
-    const names = (shard: number) => ofShard(shard).map((t) => `${ns}/${t.projectName}`).sort();
+    const names = (shard: number) =>
+      ofShard(shard)
+        .map((t) => `${ns}/${t.projectName}`)
+        .sort();
     assert.deepEqual(st0.shard.ownedClusters, names(0), 'shard 0 reports exactly its clusters');
     assert.deepEqual(st1.shard.ownedClusters, names(1), 'shard 1 reports exactly its clusters, the pinned one with them');
     assert.equal(st0.shard.ownedClusters.filter((k) => st1.shard.ownedClusters.includes(k)).length, 0, 'no cluster in both');
@@ -143,20 +191,35 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
     assert.deepEqual([...st0.shard.refused, ...st1.shard.refused], [`${ns}/${refused.projectName}`], 'the label naming no shard is reported once');
     assert.deepEqual((refusedHashShard === 0 ? st0 : st1).shard.refused, [`${ns}/${refused.projectName}`], 'by the shard its hash picks');
     // What the cloud saw: one Keystone token per handled project (one process each), none and no calls for the refused one.
-    assert.deepEqual(handled.filter((t) => tokensOf(t.projectId) !== 1).map((t) => `${t.projectName}: ${tokensOf(t.projectId)} tokens`), [], 'each cluster authenticated by one process only');
+    assert.deepEqual(
+      handled.filter((t) => tokensOf(t.projectId) !== 1).map((t) => `${t.projectName}: ${tokensOf(t.projectId)} tokens`),
+      [],
+      'each cluster authenticated by one process only',
+    );
     assert.equal(tokensOf(refused.projectId), 0, 'nobody acted on the refused cluster');
     assert.equal(calls.get(refused.projectId)?.length ?? 0, 0);
     const m1 = parsePrometheus(await s1.metrics());
     const gauge = (state: string) => sumOf(m1, 'kubeward_operator_shard_clusters', { shard: '1/2', state });
-    assert.deepEqual([gauge('owned'), gauge('pinned'), gauge('skipped'), gauge('refused')], [ofShard(1).length, 1, N - ofShard(1).length, refusedHashShard === 1 ? 1 : 0], 'shard 1\'s metrics');
-    assert.ok(s1.proc.logs.some((l) => /shard: starting with the clusters this shard owns/.test(l.msg) && l.owned === ofShard(1).length), 'shard 1 logs its summary');
+    assert.deepEqual(
+      [gauge('owned'), gauge('pinned'), gauge('skipped'), gauge('refused')],
+      [ofShard(1).length, 1, N - ofShard(1).length, refusedHashShard === 1 ? 1 : 0],
+      "shard 1's metrics",
+    );
+    assert.ok(
+      s1.proc.logs.some((l) => /shard: starting with the clusters this shard owns/.test(l.msg) && l.owned === ofShard(1).length),
+      'shard 1 logs its summary',
+    );
     const leases = async (i: number) => (await api.leases.get(ns, `kubeward-operator-shard-${i}-of-2`)).spec.holderIdentity ?? null;
     assert.equal(await leases(0), 's0-a');
     assert.equal(await leases(1), 's1-a');
 
     // A second replica of shard 0 waits on shard 0's Lease with a synced cache.
     const s0b = await shardProcess('0/2', 's0-b');
-    await waitFor(async () => (await s0b.status().catch(() => undefined))?.election.holder === 's0-a', { timeoutMs: 30_000, intervalMs: 200, what: `s0-b seeing s0-a hold the lease; stderr: ${s0b.proc.stderr.slice(-400)}` });
+    await waitFor(async () => (await s0b.status().catch(() => undefined))?.election.holder === 's0-a', {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: `s0-b seeing s0-a hold the lease; stderr: ${s0b.proc.stderr.slice(-400)}`,
+    });
     await waitFor(() => s0b.ready(), { timeoutMs: 30_000, intervalMs: 200, what: 's0-b ready (cache synced) as a standby' });
 
     // Shard 1 stops: nobody takes its clusters (shard 0 owns other clusters, its standby waits on shard 0's Lease).
@@ -166,10 +229,21 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
     const stoppedAt = Date.now();
     // Three intervals: every shard-0 cluster cycles again meanwhile, so silence of shard 1's is meaningful.
     await waitFor(() => Date.now() - stoppedAt >= 3 * INTERVAL_MS && ofShard(0).every((t) => callsSince(t.projectId, stoppedAt) > 0), {
-      timeoutMs: 30_000, intervalMs: 500, what: `shard 0 cycling on; silent: ${ofShard(0).filter((t) => callsSince(t.projectId, stoppedAt) === 0).map((t) => t.projectName).join(', ')}`,
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      what: `shard 0 cycling on; silent: ${ofShard(0)
+        .filter((t) => callsSince(t.projectId, stoppedAt) === 0)
+        .map((t) => t.projectName)
+        .join(', ')}`,
     });
-    assert.deepEqual(ofShard(1).filter((t) => callsSince(t.projectId, stoppedAt) > 0).map((t) => t.projectName), [], 'no OpenStack call for shard 1\'s clusters after it stopped');
-    assert.equal(emu.store.tokens.size, tokensBefore, 'nobody authenticated anew (neither for shard 1\'s clusters nor as a second shard-0 leader)');
+    assert.deepEqual(
+      ofShard(1)
+        .filter((t) => callsSince(t.projectId, stoppedAt) > 0)
+        .map((t) => t.projectName),
+      [],
+      "no OpenStack call for shard 1's clusters after it stopped",
+    );
+    assert.equal(emu.store.tokens.size, tokensBefore, "nobody authenticated anew (neither for shard 1's clusters nor as a second shard-0 leader)");
     const after0b = await s0b.status();
     assert.equal(after0b.leader, false, 'the standby of shard 0 still waits');
     assert.equal(after0b.shard.owned, ofShard(0).length, 'the standby computes the same shard');
@@ -189,9 +263,11 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
     // A cycle of toOne already running at the move may finish; none starts after it: one interval of grace, then three of silence.
     const quietFrom = movedAt + INTERVAL_MS;
     await waitFor(() => Date.now() - quietFrom >= 3 * INTERVAL_MS && callsSince(toZero.projectId, quietFrom) > 0, {
-      timeoutMs: 30_000, intervalMs: 500, what: `shard 0 cycling ${toZero.projectName} after the label moved it there`,
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      what: `shard 0 cycling ${toZero.projectName} after the label moved it there`,
     });
-    assert.equal(tokensOf(toZero.projectId), 2, 'shard 0 authenticated for the cluster it took over (shard 1\'s old token is the other)');
+    assert.equal(tokensOf(toZero.projectId), 2, "shard 0 authenticated for the cluster it took over (shard 1's old token is the other)");
     assert.equal(callsSince(toOne.projectId, quietFrom), 0, `no call for ${toOne.projectName} once its label moved it to the stopped shard 1`);
     assert.equal((await s0.status()).shard.owned, ofShard(0).length, 'one cluster in, one out');
   });

@@ -51,7 +51,9 @@ async function table(label: string, cases: Case[], t: { diagnostic: (m: string) 
   } finally {
     await rm(root, { recursive: true, force: true });
   }
-  t.diagnostic(`${label}: ${outcomes.filter(Boolean).length} bad inputs tried, all exit 2 with one line per problem naming the flag, host or key, no stack trace`);
+  t.diagnostic(
+    `${label}: ${outcomes.filter(Boolean).length} bad inputs tried, all exit 2 with one line per problem naming the flag, host or key, no stack trace`,
+  );
 }
 
 test('kubeward plan: every bad input exits 2 with one line naming the host and key', { timeout: 600_000 }, async (t) => {

@@ -51,7 +51,10 @@ test('endpoints -o json and --node give one node for machines', async () => {
   const r = await kubeward('plan', 'endpoints', '--inventory', example('external-lb.ini'), '--node', 'worker-1', '-o', 'json');
   assert.equal(r.code, 0, r.stderr);
   const plan = JSON.parse(r.stdout) as { nodes: { name: string; endpoints: { component: string; url: string }[] }[] };
-  assert.deepEqual(plan.nodes.map((n) => n.name), ['worker-1']);
+  assert.deepEqual(
+    plan.nodes.map((n) => n.name),
+    ['worker-1'],
+  );
   assert.equal(plan.nodes[0]!.endpoints.find((e) => e.component === 'kubelet')?.url, 'https://api.cluster.example.com:8383');
 });
 
@@ -71,13 +74,25 @@ test('a bad inventory exits 2 with one line per problem, each naming the host an
   const dir = await mkdtemp(join(tmpdir(), 'kw-plan-bad-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'bad.ini');
-  await writeFile(file, '[kube_control_plane]\ncp1 ip=10.0.0.1\n[kube_node]\nw1 ansible_user=ubuntu\nw1 ip=10.0.0.2\n[gpu]\nw1\n[all:vars]\nkube_apiserver_port=99999\n');
+  await writeFile(
+    file,
+    '[kube_control_plane]\ncp1 ip=10.0.0.1\n[kube_node]\nw1 ansible_user=ubuntu\nw1 ip=10.0.0.2\n[gpu]\nw1\n[all:vars]\nkube_apiserver_port=99999\n',
+  );
   const r = await kubeward('plan', 'endpoints', '--inventory', file);
   assert.equal(r.code, 2);
   const lines = r.stderr.trim().split('\n');
-  assert.ok(lines.every((l) => l.startsWith(`kubeward plan endpoints: ${file}: `)), r.stderr);
-  assert.ok(lines.some((l) => /host "w1": name: duplicate host: listed twice in \[kube_node\]/.test(l)), r.stderr);
-  assert.ok(lines.some((l) => l.endsWith('kube_apiserver_port: port 99999 is out of range; use 1-65535')), r.stderr);
+  assert.ok(
+    lines.every((l) => l.startsWith(`kubeward plan endpoints: ${file}: `)),
+    r.stderr,
+  );
+  assert.ok(
+    lines.some((l) => /host "w1": name: duplicate host: listed twice in \[kube_node\]/.test(l)),
+    r.stderr,
+  );
+  assert.ok(
+    lines.some((l) => l.endsWith('kube_apiserver_port: port 99999 is out of range; use 1-65535')),
+    r.stderr,
+  );
 });
 
 test('bad flags exit 2 with one line', async () => {
@@ -96,7 +111,10 @@ test('--kubespray-version picks the older behaviour: v2.28 writes /etc/hosts lin
   const dir = await mkdtemp(join(tmpdir(), 'kw-plan-version-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const inv = join(dir, 'inv.yaml');
-  await writeFile(inv, 'hosts:\n  cp1: {ip: 10.0.0.11}\n  w1: {ip: 10.0.0.21}\ngroups:\n  kube_control_plane: [cp1]\n  kube_node: [w1]\nvars:\n  loadbalancer_apiserver: {address: 10.0.0.100, port: 8383}\n  loadbalancer_apiserver_port: 6443\n');
+  await writeFile(
+    inv,
+    'hosts:\n  cp1: {ip: 10.0.0.11}\n  w1: {ip: 10.0.0.21}\ngroups:\n  kube_control_plane: [cp1]\n  kube_node: [w1]\nvars:\n  loadbalancer_apiserver: {address: 10.0.0.100, port: 8383}\n  loadbalancer_apiserver_port: 6443\n',
+  );
   const old = await kubeward('plan', 'render', '--inventory', inv, '--out', join(dir, 'old'), '--kubespray-version', 'v2.28.1');
   assert.equal(old.code, 0, old.stderr);
   // v2.28.0 roles/kubernetes/preinstall/tasks/0090-etchosts.yml.

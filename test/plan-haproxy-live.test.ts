@@ -41,7 +41,12 @@ function get(port: number, caCert: string): Promise<number> {
 }
 
 test('the rendered HAProxy stops sending new connections to an apiserver whose /readyz fails, and takes it back', async (t) => {
-  if (!(await execCommand(['sh', '-c', 'command -v haproxy']).then(() => true, () => false))) {
+  if (
+    !(await execCommand(['sh', '-c', 'command -v haproxy']).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     return t.skip('haproxy is missing; install the haproxy package');
   }
   ca = await createTestCa('plan-haproxy-ca');

@@ -25,7 +25,11 @@ const SAMPLE_VARS: InventoryText[] = ['all', 'k8s_cluster'].flatMap((g) =>
 );
 
 function build(text: string, opts: { source?: string; vars?: InventoryText[]; kubespray?: string } = {}): Inventory {
-  const r = parseInventory({ source: opts.source ?? 'inv.yaml', text }, opts.vars ?? [], opts.kubespray ? { kubespray: parseKubesprayVersion(opts.kubespray)! } : {});
+  const r = parseInventory(
+    { source: opts.source ?? 'inv.yaml', text },
+    opts.vars ?? [],
+    opts.kubespray ? { kubespray: parseKubesprayVersion(opts.kubespray)! } : {},
+  );
   if (!r.ok) throw new Error(r.problems.map(formatProblem).join('\n'));
   return r.inventory;
 }
@@ -56,7 +60,9 @@ describe("kubespray's sample inventory and group_vars", () => {
     // inventory/sample/inventory.ini comments out every host; k8s-cluster.yml has kube_cert_dir: "{{ kube_config_dir }}/ssl".
     const r = parseInventory({ source: 'inventory.ini', text: SAMPLE_INI }, SAMPLE_VARS);
     assert.equal(r.ok, false);
-    assert.deepEqual(!r.ok && r.problems.map(formatProblem), ['group "kube_control_plane": hosts: no control-plane hosts; list at least one host in kube_control_plane']);
+    assert.deepEqual(!r.ok && r.problems.map(formatProblem), [
+      'group "kube_control_plane": hosts: no control-plane hosts; list at least one host in kube_control_plane',
+    ]);
   });
 
   test('hosts uncommented as a new user does (ip still a comment): accepted, each missing ip warned with the fact kubespray would use', () => {
@@ -75,7 +81,10 @@ describe("kubespray's sample inventory and group_vars", () => {
 
   test('hosts and ip uncommented: the v2.30+ endpoint table, file names and SANs', () => {
     const inv = build(SAMPLE_INI.replace(/^# (node\d)/gm, '$1').replace(/ {2}# ip=/g, ' ip='), { source: 'inventory.ini', vars: SAMPLE_VARS });
-    assert.deepEqual(inv.hosts.map((h) => h.ip), ['10.3.0.1', '10.3.0.2', '10.3.0.3', '10.3.0.4', '10.3.0.5', '10.3.0.6']);
+    assert.deepEqual(
+      inv.hosts.map((h) => h.ip),
+      ['10.3.0.1', '10.3.0.2', '10.3.0.3', '10.3.0.4', '10.3.0.5', '10.3.0.6'],
+    );
     assert.deepEqual(inv.warnings, []);
     const p = planEndpoints(inv);
     // roles/kubespray_defaults/defaults/main/main.yml kube_apiserver_endpoint: localhost LB for non-control-plane hosts,
@@ -104,14 +113,22 @@ describe('one inventory per row of issue 13', () => {
   test('1. Jinja with kubespray precedence: kube_config_dir set in the inventory moves kube_cert_dir and kube_manifest_dir', () => {
     // inventory/sample/group_vars/k8s_cluster/k8s-cluster.yml: kube_cert_dir: "{{ kube_config_dir }}/ssl", kube_manifest_dir: "{{ kube_config_dir }}/manifests".
     const k8sCluster = SAMPLE_VARS.find((v) => v.source.endsWith('k8s-cluster.yml'))!;
-    const inv = build(yamlInventory({ loadbalancer_apiserver_type: 'kubeward' }), { vars: [k8sCluster, { source: 'mine.yml', text: 'kube_config_dir: /opt/k8s\n' }] });
+    const inv = build(yamlInventory({ loadbalancer_apiserver_type: 'kubeward' }), {
+      vars: [k8sCluster, { source: 'mine.yml', text: 'kube_config_dir: /opt/k8s\n' }],
+    });
     assert.equal(inv.certDir, '/opt/k8s/ssl');
     assert.equal(inv.manifestDir, '/opt/k8s/manifests');
     const files = renderPlan(inv);
     assert.ok(files.some((f) => f.path === 'nodes/w1/opt/k8s/manifests/kubeward-proxy.yml'));
     assert.match(file(files, 'nodes/w1/etc/kubeward/proxy.yaml'), /caFile: "\/opt\/k8s\/ssl\/ca\.crt"/);
     // Filters and concatenation as kubespray's defaults write them.
-    const more = build(yamlInventory({ cluster_name: 'prod.example', dns_domain: "{{ 'k8s.' ~ cluster_name | lower }}", supplementary_addresses_in_ssl_keys: ["{{ lb_ip | default('203.0.113.9') | ansible.utils.ipwrap }}"] }));
+    const more = build(
+      yamlInventory({
+        cluster_name: 'prod.example',
+        dns_domain: "{{ 'k8s.' ~ cluster_name | lower }}",
+        supplementary_addresses_in_ssl_keys: ["{{ lb_ip | default('203.0.113.9') | ansible.utils.ipwrap }}"],
+      }),
+    );
     assert.equal(more.dnsDomain, 'k8s.prod.example');
     assert.deepEqual(more.supplementaryAddresses, ['203.0.113.9']);
   });
@@ -119,7 +136,9 @@ describe('one inventory per row of issue 13', () => {
   test('1b. Jinja that needs facts is refused naming the variable and the fact', () => {
     const r = parseInventory({ source: 'inv.yaml', text: yamlInventory({}, { w1: { ip: '{{ ansible_default_ipv4.address }}' } }) });
     assert.equal(r.ok, false);
-    assert.deepEqual(!r.ok && r.problems.map(formatProblem), ['host "w1": ip: "{{ ansible_default_ipv4.address }}": needs the Ansible fact ansible_default_ipv4, which only a run on the host knows; write the value itself']);
+    assert.deepEqual(!r.ok && r.problems.map(formatProblem), [
+      'host "w1": ip: "{{ ansible_default_ipv4.address }}": needs the Ansible fact ansible_default_ipv4, which only a run on the host knows; write the value itself',
+    ]);
   });
 
   test('2. LB domain name: localhost with the local LB, the address with an external LB (v2.30+); --kubespray-version 2.29 and 2.28 keep the old name and /etc/hosts', () => {
@@ -140,7 +159,9 @@ describe('one inventory per row of issue 13', () => {
   });
 
   test('3. external LB: control-plane nodes go through it as well (kube_apiserver_endpoint checks loadbalancer_apiserver first)', () => {
-    const p = planEndpoints(build(yamlInventory({ apiserver_loadbalancer_domain_name: 'api.example.com', loadbalancer_apiserver: { address: '10.0.0.100', port: 8383 } })));
+    const p = planEndpoints(
+      build(yamlInventory({ apiserver_loadbalancer_domain_name: 'api.example.com', loadbalancer_apiserver: { address: '10.0.0.100', port: 8383 } })),
+    );
     // roles/kubespray_defaults/defaults/main/main.yml kube_apiserver_endpoint, first branch.
     assert.equal(url(p, 'cp1', 'kubelet'), 'https://api.example.com:8383');
     assert.equal(url(p, 'w2', 'kubelet'), 'https://api.example.com:8383');
@@ -152,13 +173,22 @@ describe('one inventory per row of issue 13', () => {
 
   test('4. IPv6-only (ipv4_stack: false): ip6/access_ip6 for upstreams, etcd and SANs', () => {
     const inv = build(
-      yamlInventory({ ipv4_stack: false, ipv6_stack: true }, { cp1: { ip6: 'fd00::11', access_ip6: 'fd01::11' }, cp2: { ip6: 'fd00::12' }, w1: { ip6: 'fd00::21' }, w2: { ip6: 'fd00::22' } }),
+      yamlInventory(
+        { ipv4_stack: false, ipv6_stack: true },
+        { cp1: { ip6: 'fd00::11', access_ip6: 'fd01::11' }, cp2: { ip6: 'fd00::12' }, w1: { ip6: 'fd00::21' }, w2: { ip6: 'fd00::22' } },
+      ),
     );
     // roles/network_facts/tasks/main.yaml: main_ip "{{ _ipv4 if ipv4_stack else _ipv6 }}", _ipv6 = ip6, _access_ipv6 = access_ip6 | default(_ipv6).
-    assert.deepEqual(inv.hosts.map((h) => h.accessIp), ['fd01::11', 'fd00::12', 'fd00::21', 'fd00::22']);
+    assert.deepEqual(
+      inv.hosts.map((h) => h.accessIp),
+      ['fd01::11', 'fd00::12', 'fd00::21', 'fd00::22'],
+    );
     const p = planEndpoints(inv);
     // roles/kubernetes/node/templates/loadbalancer/nginx.conf.j2: main_access_ip | ipwrap; [::1] listen with ipv6_stack.
-    assert.deepEqual(p.nodes.find((n) => n.name === 'w1')?.localLb?.frontends[0]?.upstreams.map((u) => u.host), ['fd01::11', 'fd00::12']);
+    assert.deepEqual(
+      p.nodes.find((n) => n.name === 'w1')?.localLb?.frontends[0]?.upstreams.map((u) => u.host),
+      ['fd01::11', 'fd00::12'],
+    );
     assert.deepEqual(p.nodes.find((n) => n.name === 'w1')?.localLb?.frontends[0]?.listen, ['127.0.0.1', '::1']);
     // roles/kubespray_defaults/defaults/main/main.yml etcd_access_addresses: main_access_ip | ipwrap.
     assert.equal(url(p, 'w1', 'etcd-clients'), 'https://[fd01::11]:2379,https://[fd00::12]:2379');
@@ -180,16 +210,28 @@ describe('one inventory per row of issue 13', () => {
 
   test('6. extra groups and the kube-vip setup exactly as docs/ingress/kube-vip.md writes it are accepted; no HAProxy or MetalLB files for a kube-vip VIP', () => {
     const ini = [
-      '[kube_control_plane]', 'cp1 ip=10.0.0.11', 'cp2 ip=10.0.0.12',
-      '[etcd:children]', 'kube_control_plane',
-      '[kube_node]', 'w1 ip=10.0.0.21',
-      '[no_floating]', 'w1',
-      '[bastion]', 'jump ansible_host=203.0.113.5',
+      '[kube_control_plane]',
+      'cp1 ip=10.0.0.11',
+      'cp2 ip=10.0.0.12',
+      '[etcd:children]',
+      'kube_control_plane',
+      '[kube_node]',
+      'w1 ip=10.0.0.21',
+      '[no_floating]',
+      'w1',
+      '[bastion]',
+      'jump ansible_host=203.0.113.5',
       '[calico_rr]',
-      '[k8s_cluster:children]', 'kube_control_plane', 'kube_node', 'calico_rr',
+      '[k8s_cluster:children]',
+      'kube_control_plane',
+      'kube_node',
+      'calico_rr',
     ].join('\n');
     // docs/ingress/kube-vip.md: kube_vip_enabled, kube_vip_controlplane_enabled, kube_vip_address, loadbalancer_apiserver.address "{{ kube_vip_address }}".
-    const kubeVip = { source: 'k8s-cluster.yml', text: 'kube_vip_enabled: true\nkube_vip_controlplane_enabled: true\nkube_vip_address: 10.42.42.42\nloadbalancer_apiserver:\n  address: "{{ kube_vip_address }}"\n  port: 6443\nkube_proxy_strict_arp: true\n' };
+    const kubeVip = {
+      source: 'k8s-cluster.yml',
+      text: 'kube_vip_enabled: true\nkube_vip_controlplane_enabled: true\nkube_vip_address: 10.42.42.42\nloadbalancer_apiserver:\n  address: "{{ kube_vip_address }}"\n  port: 6443\nkube_proxy_strict_arp: true\n',
+    };
     const inv = build(ini, { source: 'inventory.ini', vars: [kubeVip] });
     assert.equal(inv.externalLb?.address, '10.42.42.42');
     assert.equal(inv.externalLb?.provider, 'kube-vip');
@@ -219,7 +261,10 @@ describe('one inventory per row of issue 13', () => {
     const files = renderPlan(build(yamlInventory(vars)));
     const pod = parseYaml(file(files, 'nodes/w1/etc/kubernetes/manifests/nginx-proxy.yml')) as {
       metadata: { name: string };
-      spec: { containers: { name: string; image: string; imagePullPolicy: string; resources: { requests: Record<string, string> } }[]; volumes: { hostPath: { path: string } }[] };
+      spec: {
+        containers: { name: string; image: string; imagePullPolicy: string; resources: { requests: Record<string, string> } }[];
+        volumes: { hostPath: { path: string } }[];
+      };
     };
     assert.equal(pod.metadata.name, 'apiserver-lb');
     assert.equal(pod.spec.containers[0]!.name, 'nginx-proxy');
@@ -229,7 +274,16 @@ describe('one inventory per row of issue 13', () => {
     assert.equal(pod.spec.volumes[0]!.hostPath.path, '/etc/kubernetes/nginx');
     // roles/kubernetes/node/templates/loadbalancer/nginx.conf.j2: keepalive_timeout {{ loadbalancer_apiserver_keepalive_timeout }}.
     assert.match(file(files, 'nodes/w1/etc/kubernetes/nginx/nginx.conf'), /keepalive_timeout 3m;/);
-    const haproxy = renderPlan(build(yamlInventory({ ...vars, loadbalancer_apiserver_type: 'haproxy', haproxy_config_dir: '/etc/kubernetes/haproxy', loadbalancer_apiserver_pod_name: undefined })));
+    const haproxy = renderPlan(
+      build(
+        yamlInventory({
+          ...vars,
+          loadbalancer_apiserver_type: 'haproxy',
+          haproxy_config_dir: '/etc/kubernetes/haproxy',
+          loadbalancer_apiserver_pod_name: undefined,
+        }),
+      ),
+    );
     // roles/kubernetes/node/templates/loadbalancer/haproxy.cfg.j2: timeout client {{ loadbalancer_apiserver_keepalive_timeout }}.
     assert.match(file(haproxy, 'nodes/w1/etc/kubernetes/haproxy/haproxy.cfg'), /timeout client 3m/);
     assert.match(file(haproxy, 'nodes/w1/etc/kubernetes/manifests/haproxy.yml'), /image: "registry\.local:5000\/library\/haproxy:3\.2\.19-alpine"/);
@@ -260,7 +314,12 @@ describe('one inventory per row of issue 13', () => {
 });
 
 describe('the MetalLB layout', () => {
-  const metallb = { kubeward_vip_provider: 'metallb', loadbalancer_apiserver: { address: '10.0.0.200', port: 6443 }, kubeward_metallb_load_balancer_class: 'metallb.io/metallb', kubeward_metallb_address_pool: 'apiserver' };
+  const metallb = {
+    kubeward_vip_provider: 'metallb',
+    loadbalancer_apiserver: { address: '10.0.0.200', port: 6443 },
+    kubeward_metallb_load_balancer_class: 'metallb.io/metallb',
+    kubeward_metallb_address_pool: 'apiserver',
+  };
 
   test('is the default for a MetalLB VIP: nodes on the node-local LB, a Service for outside clients, the VIP in the certificate', () => {
     const inv = build(yamlInventory(metallb));
@@ -269,7 +328,11 @@ describe('the MetalLB layout', () => {
     assert.equal(url(p, 'w1', 'kubelet'), 'https://localhost:6443');
     assert.ok(p.nodes.find((n) => n.name === 'w1')?.localLb, 'workers run the node-local LB');
     assert.equal(p.external.url, 'https://10.0.0.200:6443');
-    assert.match(p.warnings.join('\n'), /kube_proxy_strict_arp: true/, 'roles/kubespray_defaults/defaults/main/main.yml: kube_proxy_mode ipvs; strict ARP is off by default');
+    assert.match(
+      p.warnings.join('\n'),
+      /kube_proxy_strict_arp: true/,
+      'roles/kubespray_defaults/defaults/main/main.yml: kube_proxy_mode ipvs; strict ARP is off by default',
+    );
     const files = renderPlan(inv);
     const svc = file(files, 'cluster/metallb/apiserver-service.yaml');
     assert.match(svc, /^# Prerequisites:$/m);

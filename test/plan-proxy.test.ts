@@ -49,7 +49,12 @@ function get(port: number, path: string): Promise<number> {
 }
 
 test('a rendered kubeward proxy config starts, proxies TLS to the apiservers and avoids one whose /readyz fails', async (t) => {
-  if (!(await access(PROXY_CLI).then(() => true, () => false))) {
+  if (
+    !(await access(PROXY_CLI).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     return t.skip('src/cli/proxy.ts is not in this checkout yet; this test runs once kubeward proxy exists');
   }
   // freePort stays for these two: they are written into the inventory and the rendered config
@@ -92,7 +97,10 @@ test('a rendered kubeward proxy config starts, proxies TLS to the apiservers and
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   t.after(() => t.diagnostic(`proxy output (last 2000 chars): ${output.slice(-2000)}`));
 
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200, { timeoutMs: 15_000, what: 'proxy /readyz on the rendered admin address' });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200, {
+    timeoutMs: 15_000,
+    what: 'proxy /readyz on the rendered admin address',
+  });
   assert.equal(await get(lbPort, '/version'), 200, 'HTTPS through the proxy, verified against the cluster CA as 127.0.0.1');
 
   const [first, second] = standins as [ApiserverStandin, ApiserverStandin];

@@ -37,7 +37,10 @@ async function listFiles(dir: string): Promise<string[]> {
 }
 
 async function hasCommand(cmd: string): Promise<boolean> {
-  return execCommand(['sh', '-c', `command -v ${cmd}`]).then(() => true, () => false);
+  return execCommand(['sh', '-c', `command -v ${cmd}`]).then(
+    () => true,
+    () => false,
+  );
 }
 
 const CASES = ['local-nginx.yaml', 'local-haproxy.yaml', 'local-kubeward.yaml', 'external-lb.ini', 'no-lb.yaml', 'metallb-vip.yaml', 'kube-vip.yaml'];
@@ -75,7 +78,10 @@ describe('rendered configs load in the real nginx and HAProxy', () => {
 
   test('every rendered nginx config passes nginx -t (with the Debian stream module loaded)', async (t) => {
     const nginx = await hasCommand('nginx');
-    const module = await access(NGINX_STREAM_MODULE).then(() => true, () => false);
+    const module = await access(NGINX_STREAM_MODULE).then(
+      () => true,
+      () => false,
+    );
     if (!nginx || !module) return t.skip('nginx or its stream module is missing; install nginx-light and libnginx-mod-stream');
     let checked = 0;
     for (const file of CASES) {

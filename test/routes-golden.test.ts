@@ -143,7 +143,12 @@ test('re-rendering against saved state adds no second jump and removes chains no
 test('property: every VIP and CIDR the grammar accepts renders into rules nft -c and iptables-restore --test accept', async (t) => {
   if (skipCheck) return t.skip(skipCheck);
   // Candidates from every corner the grammar has (zone ids, mapped, odd spellings); only accepted ones are rendered.
-  const candidate = fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended(), fc.tuple(fc.ipV6(), fc.constantFrom('%eth0', '%1', '')).map(([a, z]) => a + z));
+  const candidate = fc.oneof(
+    fc.ipV4(),
+    fc.ipV6(),
+    fc.ipV4Extended(),
+    fc.tuple(fc.ipV6(), fc.constantFrom('%eth0', '%1', '')).map(([a, z]) => a + z),
+  );
   const ports = fc.oneof(fc.constant('all' as const), fc.uniqueArray(fc.integer({ min: 1, max: 65535 }), { minLength: 1, maxLength: 15 }));
   const cidr = fc.tuple(fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended()), fc.integer({ min: 0, max: 140 })).map(([ip, len]) => `${ip}/${len}`);
   let rendered = 0;
@@ -155,20 +160,20 @@ test('property: every VIP and CIDR the grammar accepts renders into rules nft -c
       fc.constantFrom('azure', 'gcp') as fc.Arbitrary<'azure' | 'gcp'>,
       fc.array(cidr, { maxLength: 6 }),
       async (texts, p, provider, cidrTexts) => {
-      const vips = [...new Set(texts.map((x) => checkVip(x)).flatMap((r) => (r.ok ? [r.vip] : [])))].map((v, i) => vip(v, i % 2 === 0));
-      if (vips.length === 0) return;
-      rendered += vips.length;
-      const healthCheckerCidrs = cidrTexts.map((c) => checkCidr(c)).flatMap((r) => (r.ok ? [r.cidr] : []));
-      cidrs += healthCheckerCidrs.length;
-      const { ruleset } = buildDesiredRuleset({ provider, vips, ports: p, natTarget: 'redirect', nodeIps: {}, healthCheckerCidrs });
-      const nft = renderNftRuleset(ruleset);
-      const v4 = renderIptablesRestore(ruleset, 4, EMPTY_CURRENT);
-      const v6 = renderIptablesRestore(ruleset, 6, EMPTY_CURRENT);
-      for (const text of [nft, v4, v6]) assert.doesNotMatch(text, /%|\.\.\//, 'no zone id or path in a rule');
-      // Checked, then applied for real in a throwaway namespace (the kernel checks more than the parsers).
-      await checkWith(['nft', '-c', '-f', '-'], nft);
-      await checkWith(['iptables-restore', '--test', '--noflush'], v4);
-      await checkWith(['ip6tables-restore', '--test', '--noflush'], v6);
+        const vips = [...new Set(texts.map((x) => checkVip(x)).flatMap((r) => (r.ok ? [r.vip] : [])))].map((v, i) => vip(v, i % 2 === 0));
+        if (vips.length === 0) return;
+        rendered += vips.length;
+        const healthCheckerCidrs = cidrTexts.map((c) => checkCidr(c)).flatMap((r) => (r.ok ? [r.cidr] : []));
+        cidrs += healthCheckerCidrs.length;
+        const { ruleset } = buildDesiredRuleset({ provider, vips, ports: p, natTarget: 'redirect', nodeIps: {}, healthCheckerCidrs });
+        const nft = renderNftRuleset(ruleset);
+        const v4 = renderIptablesRestore(ruleset, 4, EMPTY_CURRENT);
+        const v6 = renderIptablesRestore(ruleset, 6, EMPTY_CURRENT);
+        for (const text of [nft, v4, v6]) assert.doesNotMatch(text, /%|\.\.\//, 'no zone id or path in a rule');
+        // Checked, then applied for real in a throwaway namespace (the kernel checks more than the parsers).
+        await checkWith(['nft', '-c', '-f', '-'], nft);
+        await checkWith(['iptables-restore', '--test', '--noflush'], v4);
+        await checkWith(['ip6tables-restore', '--test', '--noflush'], v6);
       },
     ),
     { numRuns: 25 },

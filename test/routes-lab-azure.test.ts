@@ -38,7 +38,10 @@ for (const backend of BACKENDS) {
     assert.deepEqual(await kernelNatVips(lab.net, 'm1', backend, 'output'), [VIP4]);
     for (let i = 0; i < 3; i++) assert.equal(await m1.agent.whoAnswers(VIP4), 'm1');
     const status = await routes.status();
-    assert.deepEqual(status?.vips.map((v) => [v.vip, v.up, v.rules.length]), [[VIP4, true, 2]]);
+    assert.deepEqual(
+      status?.vips.map((v) => [v.vip, v.up, v.rules.length]),
+      [[VIP4, true, 2]],
+    );
   });
 
   test(`[S2 ${backend}] when the VIP goes down the redirect is withdrawn and the node reaches another apiserver through the LB`, { skip }, async (t) => {
@@ -52,7 +55,11 @@ for (const backend of BACKENDS) {
 
     const started = performance.now();
     await publish(dir, VIP4, 'down');
-    await waitFor(async () => (await kernelNatVips(lab.net, 'm1', backend, 'output')).length === 0, { timeoutMs: 3000, intervalMs: 10, what: 'redirect withdrawn' });
+    await waitFor(async () => (await kernelNatVips(lab.net, 'm1', backend, 'output')).length === 0, {
+      timeoutMs: 3000,
+      intervalMs: 10,
+      what: 'redirect withdrawn',
+    });
     const reactMs = performance.now() - started;
     t.diagnostic(`redirect withdrawn ${reactMs.toFixed(0)} ms after the .down file appeared (includes polling the kernel)`);
     assert.ok(reactMs < 1000, `withdrawn within 1 s (took ${reactMs.toFixed(0)} ms); resync is 1 s so this is inotify`);
@@ -150,13 +157,24 @@ for (const backend of BACKENDS) {
     t.after(() => routes.stop().then(() => undefined));
     const vandalism =
       backend === 'nftables'
-        ? [['nft', 'delete', 'table', 'inet', 'kubeward-routes'], ['nft', 'flush', 'ruleset']]
-        : [['iptables', '-t', 'nat', '-F', 'KUBEWARD-ROUTES-OUTPUT'], ['iptables', '-t', 'nat', '-D', 'OUTPUT', '-m', 'comment', '--comment', 'kubeward routes', '-j', 'KUBEWARD-ROUTES-OUTPUT'], ['nft', 'flush', 'ruleset']];
+        ? [
+            ['nft', 'delete', 'table', 'inet', 'kubeward-routes'],
+            ['nft', 'flush', 'ruleset'],
+          ]
+        : [
+            ['iptables', '-t', 'nat', '-F', 'KUBEWARD-ROUTES-OUTPUT'],
+            ['iptables', '-t', 'nat', '-D', 'OUTPUT', '-m', 'comment', '--comment', 'kubeward routes', '-j', 'KUBEWARD-ROUTES-OUTPUT'],
+            ['nft', 'flush', 'ruleset'],
+          ];
     for (const [i, argv] of vandalism.entries()) {
       await lab.net.exec('m1', argv);
       assert.equal(await m1.agent.whoAnswers(VIP4, 6443, { timeoutMs: 1000 }), 'm2', `after ${argv.join(' ')}, traffic goes to the LB`);
       const started = performance.now();
-      await waitFor(async () => (await m1.agent.whoAnswers(VIP4, 6443, { timeoutMs: 500 })) === 'm1', { timeoutMs: 3000, intervalMs: 50, what: `restored after ${argv.join(' ')}` });
+      await waitFor(async () => (await m1.agent.whoAnswers(VIP4, 6443, { timeoutMs: 500 })) === 'm1', {
+        timeoutMs: 3000,
+        intervalMs: 50,
+        what: `restored after ${argv.join(' ')}`,
+      });
       t.diagnostic(`${argv.join(' ')}: restored after ${(performance.now() - started).toFixed(0)} ms (resync 1 s)`);
       await waitFor(async () => (await routes.metric('kubeward_routes_drift_repairs_total')) === i + 1, { what: `drift repair ${i + 1} counted` });
     }
@@ -197,7 +215,18 @@ test('[exit] SIGTERM keeps our rules by default (as OpenShift on Azure); --clean
     const again = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, backend));
     assert.equal(await again.stop(), 0);
     assert.deepEqual(await kernelNatVips(lab.net, 'm1', backend, 'output'), [VIP4], `${backend}: kept`);
-    const r = await lab.net.exec('m1', [NODE, join(REPO, 'src', 'cli', 'main.ts'), 'routes', '--provider', 'azure', '--backend', backend, '--clean-up', '--admin-address', 'off']);
+    const r = await lab.net.exec('m1', [
+      NODE,
+      join(REPO, 'src', 'cli', 'main.ts'),
+      'routes',
+      '--provider',
+      'azure',
+      '--backend',
+      backend,
+      '--clean-up',
+      '--admin-address',
+      'off',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(await kernelNatVips(lab.net, 'm1', backend, 'output'), [], `${backend}: --clean-up removed them`);
   }
@@ -255,8 +284,13 @@ for (const backend of BACKENDS) {
     await waitFor(() => probe.attempts >= afterRestarts + 20, { what: 'attempts after the last restart' });
     const counts = await probe.stop();
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
-    t.diagnostic(`${backend}: ${total} connections in all, ${during.join(' and ')} while each restart was under way: ${JSON.stringify(Object.fromEntries(counts))}`);
-    assert.ok(during.every((n) => n >= 20), `attempts kept going through each restart (${during.join(', ')})`);
+    t.diagnostic(
+      `${backend}: ${total} connections in all, ${during.join(' and ')} while each restart was under way: ${JSON.stringify(Object.fromEntries(counts))}`,
+    );
+    assert.ok(
+      during.every((n) => n >= 20),
+      `attempts kept going through each restart (${during.join(', ')})`,
+    );
     assert.deepEqual([...counts.keys()], ['m1'], 'every attempt answered by the local apiserver');
   });
 }
@@ -299,7 +333,7 @@ test('[ports] every port of the VIP is redirected by default (6443 and 22623); -
   assert.equal(await m1.agent.whoAnswers(VIP4, 22623), 'error:timeout', 'scoped to 6443: the machine-config server port hairpins (why all is the default)');
 });
 
-test('[interop] OpenShift\'s own azure-vips table next to ours is reported at start-up and in /status; the OVN handling is stated', { skip }, async (t) => {
+test("[interop] OpenShift's own azure-vips table next to ours is reported at start-up and in /status; the OVN handling is stated", { skip }, async (t) => {
   const lab = await newLab(t, 'azure');
   const m1 = lab.master('m1');
   await lab.net.nft('m1', 'table inet azure-vips {\n chain redirect-vips {\n }\n}\n');
@@ -308,8 +342,14 @@ test('[interop] OpenShift\'s own azure-vips table next to ours is reported at st
   const routes = await RoutesProcess.start(lab.net, 'm1', m1.agent, azureArgs(dir, 'nftables'));
   t.after(() => routes.stop().then(() => undefined));
   assert.deepEqual((await routes.status())?.foreignTables, ['inet azure-vips']);
-  assert.ok(routes.logs.some((l) => l.includes('OpenShift\'s own hairpin rules are present') && l.includes('inet azure-vips')), 'warned');
-  assert.ok(routes.logs.some((l) => l.includes('OVN-Kubernetes shared gateway: while an ovnkube-controller container runs')), 'the OVN handling is stated at start-up');
+  assert.ok(
+    routes.logs.some((l) => l.includes("OpenShift's own hairpin rules are present") && l.includes('inet azure-vips')),
+    'warned',
+  );
+  assert.ok(
+    routes.logs.some((l) => l.includes('OVN-Kubernetes shared gateway: while an ovnkube-controller container runs')),
+    'the OVN handling is stated at start-up',
+  );
   assert.equal(await m1.agent.whoAnswers(VIP4), 'm1', 'our rules work regardless');
 });
 
@@ -325,7 +365,10 @@ test('[bad file] a state file named fe80::1%eth0.up is skipped and reported; the
   t.after(() => routes.stop().then(() => undefined));
   assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [VIP4]);
   await publish(dir, VIP4, 'down');
-  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 0, { timeoutMs: 3000, what: 'withdrawn despite the bad names' });
+  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 0, {
+    timeoutMs: 3000,
+    what: 'withdrawn despite the bad names',
+  });
   assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
   assert.deepEqual((await routes.status())?.badStateFiles.sort(), ['169.254.169.254.up', 'fe80::1%eth0.up']);
   assert.equal(await routes.metric('kubeward_routes_bad_state_files'), 2);

@@ -48,7 +48,10 @@ test('[S3] a proto 66 local route black-holes the node; it is reported, and remo
   await publish(dir, VIP4, 'down');
   const report = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4]));
   await waitFor(async () => (await report.status())?.conflictingRoutes.length === 1, { what: 'conflict in /status' });
-  assert.deepEqual((await report.status())?.conflictingRoutes.map((c) => [c.vip, c.removed]), [[VIP4, false]]);
+  assert.deepEqual(
+    (await report.status())?.conflictingRoutes.map((c) => [c.vip, c.removed]),
+    [[VIP4, false]],
+  );
   assert.equal(await report.metric('kubeward_routes_conflicting_routes'), 1);
   assert.equal(await m1.agent.whoAnswers(VIP4), 'error:ECONNREFUSED', 'reported only: still black-holed');
   assert.equal(await report.stop(), 0);
@@ -112,7 +115,11 @@ test('[S10 gcp] forwarded-ipv6s from metadata: IPv6 VIP managed like IPv4', { sk
   // The first IPv6 connection through the LB can wait on neighbour discovery in the fresh lab
   // (seen under load in CI): a bounded poll for the answer, which must come from m1.
   let incoming = '';
-  await waitFor(async () => (incoming = await lab.client.whoAnswers(VIP6)) === 'm1', { timeoutMs: 10_000, intervalMs: 200, what: `incoming IPv6 LB traffic served by m1 (last answer: ${incoming})` }).catch(() => undefined);
+  await waitFor(async () => (incoming = await lab.client.whoAnswers(VIP6)) === 'm1', {
+    timeoutMs: 10_000,
+    intervalMs: 200,
+    what: `incoming IPv6 LB traffic served by m1 (last answer: ${incoming})`,
+  }).catch(() => undefined);
   assert.equal(incoming, 'm1', 'incoming IPv6 LB traffic served');
   assert.equal(await m1.agent.whoAnswers(VIP6), 'm1', 'up: local');
   await publish(dir, VIP6, 'down');
@@ -136,47 +143,61 @@ test('[S12 metadata] errors, garbage, a missing header and hangs keep the last g
   assert.deepEqual((await routes.status())!.metadata!.lastGood?.vips, [VIP4]);
 });
 
-test('[S11] every port of a forwarded IP is captured by default, as gcp-routes.sh does (okd #932); --ports 6443 leaves an ingress LB alone', { skip }, async (t) => {
-  const { lab, m1, dir } = await gcpLab(t);
-  await lab.setBackends(['m1']);
-  // The ingress controller's service on m1, kube-proxy style: INGRESS_VIP:443 is DNATed to a
-  // pod port. Its chain runs after ours (priority -99), so a capture by ours would win.
-  await m1.agent.serve('ingress', '::', 8443);
-  await lab.net.nft('m1', `table ip kube-proxy-standin {\n chain pre {\n  type nat hook prerouting priority -99; policy accept;\n  ip daddr ${INGRESS_VIP} tcp dport 443 dnat to ${m1.ip4}:8443\n }\n}\n`);
-  const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [VIP4, INGRESS_VIP] }] });
-  await publish(dir, VIP4, 'up');
+test(
+  '[S11] every port of a forwarded IP is captured by default, as gcp-routes.sh does (okd #932); --ports 6443 leaves an ingress LB alone',
+  { skip },
+  async (t) => {
+    const { lab, m1, dir } = await gcpLab(t);
+    await lab.setBackends(['m1']);
+    // The ingress controller's service on m1, kube-proxy style: INGRESS_VIP:443 is DNATed to a
+    // pod port. Its chain runs after ours (priority -99), so a capture by ours would win.
+    await m1.agent.serve('ingress', '::', 8443);
+    await lab.net.nft(
+      'm1',
+      `table ip kube-proxy-standin {\n chain pre {\n  type nat hook prerouting priority -99; policy accept;\n  ip daddr ${INGRESS_VIP} tcp dport 443 dnat to ${m1.ip4}:8443\n }\n}\n`,
+    );
+    const md = await startMetadata(lab, dir, { mode: 'ok', nics: [{ ips: [VIP4, INGRESS_VIP] }] });
+    await publish(dir, VIP4, 'up');
 
-  const all = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--cleanup-on-exit']));
-  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(INGRESS_VIP), { what: 'both forwarded IPs managed' });
-  assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'error:ECONNREFUSED', 'the default (all ports) captures it, as upstream does');
-  assert.equal(await all.stop(), 0);
+    const all = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--metadata-url', md.url, '--cleanup-on-exit']));
+    await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(INGRESS_VIP), { what: 'both forwarded IPs managed' });
+    assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'error:ECONNREFUSED', 'the default (all ports) captures it, as upstream does');
+    assert.equal(await all.stop(), 0);
 
-  await gcpRoutes(t, lab, dir, ['--metadata-url', md.url, '--ports', '6443']);
-  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(INGRESS_VIP), { what: 'both forwarded IPs managed' });
-  assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'ingress', 'scoped: ingress traffic reaches the ingress controller');
-  assert.equal(await lab.client.whoAnswers(VIP4), 'm1', 'API traffic is still redirected');
-});
+    await gcpRoutes(t, lab, dir, ['--metadata-url', md.url, '--ports', '6443']);
+    await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting')).includes(INGRESS_VIP), { what: 'both forwarded IPs managed' });
+    assert.equal(await lab.client.whoAnswers(INGRESS_VIP, 443), 'ingress', 'scoped: ingress traffic reaches the ingress controller');
+    assert.equal(await lab.client.whoAnswers(VIP4), 'm1', 'API traffic is still redirected');
+  },
+);
 
-test('[no file] GCP default: a VIP with no state file keeps the local redirect; only .down withdraws it; --without-state-file down withdraws it', { skip }, async (t) => {
-  const { lab, m1, dir } = await gcpLab(t, { accept: true }); // no watcher has written anything: the public API VIP's case
-  await lab.setBackends(['m2']);
-  const upstream = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4, '--cleanup-on-exit']));
-  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [VIP4]);
-  assert.equal(await m1.agent.whoAnswers(VIP4), 'm1', 'no file: the node\'s own traffic goes to the local apiserver');
-  assert.deepEqual((await upstream.status())?.vips.map((v) => [v.file, v.up]), [['none', true]]);
-  assert.equal((await upstream.status())?.withoutStateFile, 'up');
-  await publish(dir, VIP4, 'down');
-  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 0, { timeoutMs: 3000, what: '.down withdraws' });
-  assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
-  await rm(join(dir, `${VIP4}.down`));
-  await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 1, { timeoutMs: 3000, what: 'gone .down: up again' });
-  assert.equal(await upstream.stop(), 0);
+test(
+  '[no file] GCP default: a VIP with no state file keeps the local redirect; only .down withdraws it; --without-state-file down withdraws it',
+  { skip },
+  async (t) => {
+    const { lab, m1, dir } = await gcpLab(t, { accept: true }); // no watcher has written anything: the public API VIP's case
+    await lab.setBackends(['m2']);
+    const upstream = await RoutesProcess.start(lab.net, 'm1', m1.agent, gcpArgs(dir, ['--vip', VIP4, '--cleanup-on-exit']));
+    assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [VIP4]);
+    assert.equal(await m1.agent.whoAnswers(VIP4), 'm1', "no file: the node's own traffic goes to the local apiserver");
+    assert.deepEqual(
+      (await upstream.status())?.vips.map((v) => [v.file, v.up]),
+      [['none', true]],
+    );
+    assert.equal((await upstream.status())?.withoutStateFile, 'up');
+    await publish(dir, VIP4, 'down');
+    await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 0, { timeoutMs: 3000, what: '.down withdraws' });
+    assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
+    await rm(join(dir, `${VIP4}.down`));
+    await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 1, { timeoutMs: 3000, what: 'gone .down: up again' });
+    assert.equal(await upstream.stop(), 0);
 
-  await gcpRoutes(t, lab, dir, ['--vip', VIP4, '--without-state-file', 'down']);
-  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [], 'the stricter reading: no file, no local redirect');
-  assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting'), [VIP4], 'LB traffic is still served');
-  assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
-});
+    await gcpRoutes(t, lab, dir, ['--vip', VIP4, '--without-state-file', 'down']);
+    assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'output'), [], 'the stricter reading: no file, no local redirect');
+    assert.deepEqual(await kernelNatVips(lab.net, 'm1', 'nftables', 'prerouting'), [VIP4], 'LB traffic is still served');
+    assert.equal(await m1.agent.whoAnswers(VIP4), 'm2');
+  },
+);
 
 test('[ports gcp] the second port of the API VIP (22623) follows the same rules as 6443', { skip }, async (t) => {
   const { lab, m1, dir } = await gcpLab(t, { accept: true });
@@ -185,7 +206,7 @@ test('[ports gcp] the second port of the API VIP (22623) follows the same rules 
   await lab.setSelfRoute('m1', true);
   await publish(dir, VIP4, 'up');
   await gcpRoutes(t, lab, dir, ['--vip', VIP4]);
-  assert.equal(await m1.agent.whoAnswers(VIP4, 22623), 'm1-mcs', 'up: the node\'s own machine-config traffic stays local');
+  assert.equal(await m1.agent.whoAnswers(VIP4, 22623), 'm1-mcs', "up: the node's own machine-config traffic stays local");
   assert.equal(await lab.client.whoAnswers(VIP4, 22623), 'm1-mcs', 'LB traffic to 22623 reaches this node');
   await publish(dir, VIP4, 'down');
   await waitFor(async () => (await kernelNatVips(lab.net, 'm1', 'nftables', 'output')).length === 0, { what: 'withdrawn' });
@@ -195,7 +216,7 @@ test('[ports gcp] the second port of the API VIP (22623) follows the same rules 
   assert.equal(await m1.agent.whoAnswers(VIP4, 6443), 'm2');
 });
 
-test('[interop gcp] OpenShift\'s gcp-vips table next to ours is reported', { skip }, async (t) => {
+test("[interop gcp] OpenShift's gcp-vips table next to ours is reported", { skip }, async (t) => {
   const { lab, dir } = await gcpLab(t);
   await lab.net.nft('m1', 'table ip gcp-vips {\n chain local-vips {\n }\n}\n');
   const routes = await gcpRoutes(t, lab, dir, ['--vip', VIP4]);

@@ -64,7 +64,7 @@ async function crictlStandin(t: { after: (fn: () => Promise<void>) => void }, db
   return bin;
 }
 
-test('[ovn] up VIPs get this node\'s reroute policy in ovn_cluster_router, down VIPs lose it, --clean-up removes only ours', { skip }, async (t) => {
+test("[ovn] up VIPs get this node's reroute policy in ovn_cluster_router, down VIPs lose it, --clean-up removes only ours", { skip }, async (t) => {
   const lab = await newLab(t, 'azure');
   const m1 = lab.master('m1');
   const { db, nbctl } = await startNbDb(t);
@@ -72,13 +72,23 @@ test('[ovn] up VIPs get this node\'s reroute policy in ovn_cluster_router, down 
   // Someone else's policies at the same priority and elsewhere: never touched.
   await nbctl('lr-policy-add', 'ovn_cluster_router', '1010', `inport == "rtos-other" && ip4.dst == ${VIP4}`, 'reroute', '10.129.0.2');
   await nbctl('lr-policy-add', 'ovn_cluster_router', '102', 'ip4.src == 10.128.0.0/14 && ip4.dst == 10.128.0.0/14', 'allow');
-  await lab.net.batch('m1', ['link add ovn-k8s-mp0 type veth peer name mp0-peer', 'link set ovn-k8s-mp0 up', 'link set mp0-peer up', 'addr add 10.128.0.2/23 dev ovn-k8s-mp0']);
+  await lab.net.batch('m1', [
+    'link add ovn-k8s-mp0 type veth peer name mp0-peer',
+    'link set ovn-k8s-mp0 up',
+    'link set mp0-peer up',
+    'addr add 10.128.0.2/23 dev ovn-k8s-mp0',
+  ]);
   const bin = await crictlStandin(t, db);
   const dir = await makeStateDir(t);
   await publish(dir, VIP4, 'up');
   const env = { PATH: `${bin}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` };
   const args = ['--provider', 'azure', '--state-dir', dir, '--resync', '1s', '--ovn-node-name', 'm1'];
-  const policies = async () => (await nbctl('lr-policy-list', 'ovn_cluster_router')).split('\n').map((l) => l.trim().replace(/\s+/g, ' ')).filter((l) => /^\d/.test(l)).sort();
+  const policies = async () =>
+    (await nbctl('lr-policy-list', 'ovn_cluster_router'))
+      .split('\n')
+      .map((l) => l.trim().replace(/\s+/g, ' '))
+      .filter((l) => /^\d/.test(l))
+      .sort();
   const ours = `1010 inport == "rtos-m1" && ip4.dst == ${VIP4} reroute 10.128.0.2`;
   const theirs = [`1010 inport == "rtos-other" && ip4.dst == ${VIP4} reroute 10.129.0.2`, '102 ip4.src == 10.128.0.0/14 && ip4.dst == 10.128.0.0/14 allow'];
 
@@ -86,7 +96,10 @@ test('[ovn] up VIPs get this node\'s reroute policy in ovn_cluster_router, down 
   t.after(() => routes.stop().then(() => undefined));
   await waitFor(async () => (await policies()).includes(ours), { timeoutMs: 5000, what: 'our reroute policy' });
   assert.deepEqual(await policies(), [ours, ...theirs].sort());
-  assert.ok(routes.logs.some((l) => l.includes('ovn_cluster_router reroute policies')), 'start-up says it is covered');
+  assert.ok(
+    routes.logs.some((l) => l.includes('ovn_cluster_router reroute policies')),
+    'start-up says it is covered',
+  );
 
   await publish(dir, VIP4, 'down');
   await waitFor(async () => !(await policies()).includes(ours), { timeoutMs: 5000, what: 'policy withdrawn on down' });
@@ -96,7 +109,20 @@ test('[ovn] up VIPs get this node\'s reroute policy in ovn_cluster_router, down 
   assert.equal(await routes.stop(), 0);
   assert.ok((await policies()).includes(ours), 'kept across a stop, like the nat rules');
 
-  const r = await lab.net.exec('m1', ['env', `PATH=${env.PATH}`, NODE, join(REPO, 'src', 'cli', 'main.ts'), 'routes', '--provider', 'azure', '--clean-up', '--ovn-node-name', 'm1', '--admin-address', 'off']);
+  const r = await lab.net.exec('m1', [
+    'env',
+    `PATH=${env.PATH}`,
+    NODE,
+    join(REPO, 'src', 'cli', 'main.ts'),
+    'routes',
+    '--provider',
+    'azure',
+    '--clean-up',
+    '--ovn-node-name',
+    'm1',
+    '--admin-address',
+    'off',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(await policies(), [...theirs].sort(), '--clean-up removed ours and nothing else');
 });

@@ -65,10 +65,26 @@ test('[S12] end to end with kubeward watch: a failing /readyz, a SIGTERM and a k
 test('[interop] heartbeats never touch the state directory, and kubeward routes stays up on them past --stale-after', { skip }, async (t) => {
   const { lab, ca, dir } = await standinLab(t);
   const m1 = lab.master('m1');
-  const watcher = lab.net.spawn('m1', kubewardArgv([
-    'watch', '--vip', VIP4, '--state-dir', dir, '--ca-file', ca.certFile,
-    '--interval', '200ms', '--timeout', '500ms', '--heartbeat', '200ms', '--admin-address', 'off',
-  ]));
+  const watcher = lab.net.spawn(
+    'm1',
+    kubewardArgv([
+      'watch',
+      '--vip',
+      VIP4,
+      '--state-dir',
+      dir,
+      '--ca-file',
+      ca.certFile,
+      '--interval',
+      '200ms',
+      '--timeout',
+      '500ms',
+      '--heartbeat',
+      '200ms',
+      '--admin-address',
+      'off',
+    ]),
+  );
   watcher.stdout!.resume();
   watcher.stderr!.resume();
   t.after(() => stopChild(watcher, 'SIGKILL', 1000).then(() => undefined));
@@ -84,13 +100,20 @@ test('[interop] heartbeats never touch the state directory, and kubeward routes 
   t.after(() => w.close());
   const beatsSeen = new Set<string>();
   const served: string[] = [];
-  await waitFor(async () => {
-    served.push(await whoServes(m1.agent));
-    beatsSeen.add(await readFile(`${dir}-heartbeat/${VIP4}.beat`, 'utf8').catch(() => ''));
-    beatsSeen.delete('');
-    return beatsSeen.size >= 15;
-  }, { timeoutMs: 20_000, intervalMs: 50, what: '15 heartbeats' });
-  assert.deepEqual(served.filter((who) => who !== 'm1'), [], 'still up on heartbeats alone (--stale-after 1s < 3 s since the verdict)');
+  await waitFor(
+    async () => {
+      served.push(await whoServes(m1.agent));
+      beatsSeen.add(await readFile(`${dir}-heartbeat/${VIP4}.beat`, 'utf8').catch(() => ''));
+      beatsSeen.delete('');
+      return beatsSeen.size >= 15;
+    },
+    { timeoutMs: 20_000, intervalMs: 50, what: '15 heartbeats' },
+  );
+  assert.deepEqual(
+    served.filter((who) => who !== 'm1'),
+    [],
+    'still up on heartbeats alone (--stale-after 1s < 3 s since the verdict)',
+  );
   w.close();
   const beats = await readdir(`${dir}-heartbeat`);
   t.diagnostic(`${events} inotify events in the state directory during ${beatsSeen.size} heartbeats (200 ms apart); heartbeat dir holds ${beats.join(', ')}`);

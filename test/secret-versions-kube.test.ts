@@ -14,7 +14,7 @@ import { waitFor } from '../testkit/wait-for.ts';
 
 const NS = `secver-${process.pid}`;
 
-describe('the operator\'s Secret versions cache (real kube-apiserver)', { skip: kubeApiserverMissing() }, () => {
+describe("the operator's Secret versions cache (real kube-apiserver)", { skip: kubeApiserverMissing() }, () => {
   let kube: KubeTestServer;
   let api: KubeApi;
   before(async () => {
@@ -30,14 +30,20 @@ describe('the operator\'s Secret versions cache (real kube-apiserver)', { skip: 
     const made = await api.secrets.create({ metadata: { name: 'k1-cloud', namespace: NS }, data: { 'clouds.yaml': Buffer.from('secret').toString('base64') } });
     const page = await api.secrets.list(NS, { metadataOnly: true });
     assert.ok(page.items.length >= 1);
-    assert.ok(page.items.every((s) => s.data === undefined), 'a metadata list carries no Secret data');
+    assert.ok(
+      page.items.every((s) => s.data === undefined),
+      'a metadata list carries no Secret data',
+    );
     const versions = new SecretVersions({ secrets: api.secrets, namespace: NS, clock: systemClock, log: createSilentLogger() });
     versions.start();
     t.after(() => versions.close());
     await waitFor(() => versions.version(NS, 'k1-cloud') === made.metadata.resourceVersion, { timeoutMs: 20_000, what: 'the first version' });
     const rotated = await api.secrets.replace({ ...made, data: { 'clouds.yaml': Buffer.from('rotated').toString('base64') } });
     assert.notEqual(rotated.metadata.resourceVersion, made.metadata.resourceVersion);
-    await waitFor(() => versions.version(NS, 'k1-cloud') === rotated.metadata.resourceVersion, { timeoutMs: 20_000, what: 'the rotation, through the metadata watch' });
+    await waitFor(() => versions.version(NS, 'k1-cloud') === rotated.metadata.resourceVersion, {
+      timeoutMs: 20_000,
+      what: 'the rotation, through the metadata watch',
+    });
     assert.equal(versions.version(NS, 'no-such-secret'), undefined);
   });
 });

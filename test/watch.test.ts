@@ -47,8 +47,22 @@ async function stateDir(): Promise<string> {
 function watch(s: ApiserverStandin | number, dir: string, extra: string[] = []): KubewardProcess {
   const port = typeof s === 'number' ? s : s.port;
   const p = new KubewardProcess([
-    'watch', '--health-url', `https://127.0.0.1:${port}/readyz`, '--state-dir', dir, '--ca-file', ca.certFile,
-    '--interval', '100ms', '--timeout', '500ms', '--heartbeat', '300ms', '--admin-address', 'off', ...extra,
+    'watch',
+    '--health-url',
+    `https://127.0.0.1:${port}/readyz`,
+    '--state-dir',
+    dir,
+    '--ca-file',
+    ca.certFile,
+    '--interval',
+    '100ms',
+    '--timeout',
+    '500ms',
+    '--heartbeat',
+    '300ms',
+    '--admin-address',
+    'off',
+    ...extra,
   ]);
   procs.push(p);
   return p;
@@ -129,8 +143,21 @@ describe('verdicts', () => {
     const s = await standin();
     const dir = await stateDir();
     const p = new KubewardProcess([
-      'watch', '--health-url', `https://127.0.0.1:${s.port}/readyz`, '--state-dir', dir, '--ca-file', otherCa.certFile,
-      '--interval', '100ms', '--fall', '2', '--vip', '10.0.0.5', '--admin-address', 'off',
+      'watch',
+      '--health-url',
+      `https://127.0.0.1:${s.port}/readyz`,
+      '--state-dir',
+      dir,
+      '--ca-file',
+      otherCa.certFile,
+      '--interval',
+      '100ms',
+      '--fall',
+      '2',
+      '--vip',
+      '10.0.0.5',
+      '--admin-address',
+      'off',
     ]);
     procs.push(p);
     await waitFor(hasFiles(dir, ['10.0.0.5.down']), { what: '.down', timeoutMs: 15_000 });
@@ -141,9 +168,15 @@ describe('verdicts', () => {
     const s = await standin();
     const dir = await stateDir();
     watch(s, dir, ['--vip', 'FD00:0:0::2', '--vip-from-dns', 'localhost']);
-    await waitFor(async () => (await files(dir)).includes('fd00::2.up') && (await files(dir)).includes('127.0.0.1.up'), { what: 'v6 and DNS files', timeoutMs: 15_000 });
+    await waitFor(async () => (await files(dir)).includes('fd00::2.up') && (await files(dir)).includes('127.0.0.1.up'), {
+      what: 'v6 and DNS files',
+      timeoutMs: 15_000,
+    });
     const names = await files(dir);
-    assert.ok(names.every((n) => n.endsWith('.up')), names.join());
+    assert.ok(
+      names.every((n) => n.endsWith('.up')),
+      names.join(),
+    );
   });
 });
 
@@ -186,10 +219,13 @@ describe('files', () => {
     assert.equal(first!.heartbeats, 'separate');
     const firstStat = await stat(join(dir, '10.0.0.6.up'));
     const beatFile = join(`${dir}-heartbeat`, '10.0.0.6.beat');
-    const beat = await waitFor(async () => {
-      const b = existsSync(beatFile) ? parseBeat(await readFile(beatFile, 'utf8')) : undefined;
-      return b && Date.parse(b.heartbeat) >= Date.parse(first!.heartbeat) + 500 ? b : undefined;
-    }, { what: 'a newer beat', timeoutMs: 15_000 });
+    const beat = await waitFor(
+      async () => {
+        const b = existsSync(beatFile) ? parseBeat(await readFile(beatFile, 'utf8')) : undefined;
+        return b && Date.parse(b.heartbeat) >= Date.parse(first!.heartbeat) + 500 ? b : undefined;
+      },
+      { what: 'a newer beat', timeoutMs: 15_000 },
+    );
     assert.equal(beat.generation, first!.generation, 'a beat is not a new verdict');
     assert.equal(beat.pid, first!.pid);
     const now = await stat(join(dir, '10.0.0.6.up'));
@@ -205,10 +241,13 @@ describe('files', () => {
     await waitFor(hasFiles(dir, ['10.0.0.6.up']), { what: '.up', timeoutMs: 15_000 });
     const first = await record(dir, '10.0.0.6.up');
     assert.equal(first!.heartbeats, undefined);
-    const later = await waitFor(async () => {
-      const r = await record(dir, '10.0.0.6.up');
-      return r && Date.parse(r.heartbeat) >= Date.parse(first!.heartbeat) + 500 ? r : undefined;
-    }, { what: 'a newer heartbeat', timeoutMs: 15_000 });
+    const later = await waitFor(
+      async () => {
+        const r = await record(dir, '10.0.0.6.up');
+        return r && Date.parse(r.heartbeat) >= Date.parse(first!.heartbeat) + 500 ? r : undefined;
+      },
+      { what: 'a newer heartbeat', timeoutMs: 15_000 },
+    );
     assert.equal(later.since, first!.since, 'since stays');
     assert.equal(later.generation, first!.generation, 'a rewrite is not a new verdict');
   });
@@ -268,8 +307,18 @@ describe('lifecycle', () => {
     const s = await standin();
     const dir = await stateDir();
     const w = new KubewardProcess([
-      'watch', '--health-url', `https://127.0.0.1:${s.port}/readyz`, '--state-dir', dir, '--insecure-skip-tls-verify',
-      '--interval', '100ms', '--vip', '10.0.0.12', '--admin-address', '127.0.0.1:0',
+      'watch',
+      '--health-url',
+      `https://127.0.0.1:${s.port}/readyz`,
+      '--state-dir',
+      dir,
+      '--insecure-skip-tls-verify',
+      '--interval',
+      '100ms',
+      '--vip',
+      '10.0.0.12',
+      '--admin-address',
+      '127.0.0.1:0',
     ]);
     procs.push(w);
     const port = await w.adminPort();
@@ -292,13 +341,21 @@ describe('bad input', () => {
   const cases: [string, string[], RegExp][] = [
     ['no VIP', ['--insecure-skip-tls-verify'], /^kubeward watch: no VIP: give --vip IP/],
     ['a bad VIP', ['--vip', '10.0.0.300', '--insecure-skip-tls-verify'], /^kubeward watch: --vip \(value 1\): "10.0.0.300" is not an IPv4 or IPv6 address/],
-    ['a bad duration', ['--vip', '10.0.0.1', '--insecure-skip-tls-verify', '--interval', '2 seconds'], /^kubeward watch: --interval: "2 seconds" is not a duration/],
+    [
+      'a bad duration',
+      ['--vip', '10.0.0.1', '--insecure-skip-tls-verify', '--interval', '2 seconds'],
+      /^kubeward watch: --interval: "2 seconds" is not a duration/,
+    ],
     ['a zero fall', ['--vip', '10.0.0.1', '--insecure-skip-tls-verify', '--fall', '0'], /^kubeward watch: --fall: must be at least 1/],
     ['an unknown flag', ['--vip', '10.0.0.1', '--intervall', '2s'], /^kubeward watch: unknown option '--intervall' \(Did you mean --interval\?\)/],
     ['no TLS choice', ['--vip', '10.0.0.1'], /--ca-file FILE .* or --insecure-skip-tls-verify is required/],
     ['a bad on-exit', ['--vip', '10.0.0.1', '--insecure-skip-tls-verify', '--on-exit', 'maybe'], /--on-exit: expected down or keep/],
     ['an http URL', ['--vip', '10.0.0.1', '--insecure-skip-tls-verify', '--health-url', 'http://x/readyz'], /--health-url: expected an https:\/\/ URL/],
-    ['a missing CA file', ['--vip', '10.0.0.1', '--ca-file', '/nonexistent/ca.crt', '--state-dir', '/tmp/kw-none', '--admin-address', 'off'], /--ca-file \/nonexistent\/ca.crt: cannot read it/],
+    [
+      'a missing CA file',
+      ['--vip', '10.0.0.1', '--ca-file', '/nonexistent/ca.crt', '--state-dir', '/tmp/kw-none', '--admin-address', 'off'],
+      /--ca-file \/nonexistent\/ca.crt: cannot read it/,
+    ],
   ];
   for (const [name, args, message] of cases) {
     test(`${name} exits 2 with one line naming the problem`, async () => {

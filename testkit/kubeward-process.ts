@@ -92,7 +92,10 @@ export class KubewardProcess {
 
   /** The first bound listen port of a proxy frontend (port 0 resolved), from its "frontend listening" line. */
   async listenPort(opts: { frontend?: string; timeoutMs?: number } = {}): Promise<number> {
-    const line = await this.waitForLog(/^frontend listening$/, { timeoutMs: opts.timeoutMs, where: (l) => opts.frontend === undefined || l.frontend === opts.frontend });
+    const line = await this.waitForLog(/^frontend listening$/, {
+      timeoutMs: opts.timeoutMs,
+      where: (l) => opts.frontend === undefined || l.frontend === opts.frontend,
+    });
     return portOf((line.listen as unknown[] | undefined)?.[0]);
   }
 
@@ -122,12 +125,18 @@ function portOf(address: unknown): number {
  * spawn it themselves: polls until the first frontend's listen port and the admin port are there.
  */
 export function boundPortsInLog(stderr: () => string, timeoutMs = 15_000): Promise<{ listen: number; admin: number }> {
-  return waitFor(() => {
-    const lines = stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
-    const listen = lines.find((l) => l.msg === 'frontend listening')?.listen as unknown[] | undefined;
-    const admin = lines.find((l) => l.msg === 'admin listener ready')?.address;
-    return listen && admin ? { listen: portOf(listen[0]), admin: portOf(admin) } : undefined;
-  }, { timeoutMs, what: `the bound ports in the log; stderr: ${stderr().slice(-500)}` });
+  return waitFor(
+    () => {
+      const lines = stderr()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as LogLine);
+      const listen = lines.find((l) => l.msg === 'frontend listening')?.listen as unknown[] | undefined;
+      const admin = lines.find((l) => l.msg === 'admin listener ready')?.address;
+      return listen && admin ? { listen: portOf(listen[0]), admin: portOf(admin) } : undefined;
+    },
+    { timeoutMs, what: `the bound ports in the log; stderr: ${stderr().slice(-500)}` },
+  );
 }
 
 /** Runs kubeward to completion (bounded) and returns its exit code and output. */

@@ -13,7 +13,11 @@ export async function bulkTenants(emu: OpenStackEmulator, prefix: string, count:
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      count, prefix, start, servers: 3, serverName: 'kks-{project}-small-{n}',
+      count,
+      prefix,
+      start,
+      servers: 3,
+      serverName: 'kks-{project}-small-{n}',
       serverTags: ['kubeward', 'kubeward:cluster={project}', 'kubeward:nodepool=small'],
       serverMetadata: { provisioner: 'kubeward', 'kubeward:cluster': '{project}', 'kubeward:nodepool': 'small' },
     }),
@@ -24,24 +28,43 @@ export async function bulkTenants(emu: OpenStackEmulator, prefix: string, count:
 
 export function tenantCloudsYaml(emu: OpenStackEmulator, p: BulkProject): string {
   return [
-    'clouds:', '  emu:', '    auth:', `      auth_url: ${emu.authUrl}`, `      username: ${p.userName}`, `      password: ${p.password}`, `      project_name: ${p.projectName}`,
-    '      user_domain_name: Default', '      project_domain_name: Default', '    region_name: RegionOne', '    interface: public', '    identity_api_version: 3', '',
+    'clouds:',
+    '  emu:',
+    '    auth:',
+    `      auth_url: ${emu.authUrl}`,
+    `      username: ${p.userName}`,
+    `      password: ${p.password}`,
+    `      project_name: ${p.projectName}`,
+    '      user_domain_name: Default',
+    '      project_domain_name: Default',
+    '    region_name: RegionOne',
+    '    interface: public',
+    '    identity_api_version: 3',
+    '',
   ].join('\n');
 }
 
 /** Runs fn over items with at most `limit` in flight. */
 export async function inPool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 /**
  * One Running ManagedCluster per tenant in namespace ns (named after the project), with its Secrets;
  * every cluster's own API is the kube-apiserver of kubeconfigText.
  */
-export async function createManagedClusters(api: KubeApi, ns: string, kubeconfigText: string, tenants: readonly { emu: OpenStackEmulator; project: BulkProject }[], concurrency = 16): Promise<void> {
+export async function createManagedClusters(
+  api: KubeApi,
+  ns: string,
+  kubeconfigText: string,
+  tenants: readonly { emu: OpenStackEmulator; project: BulkProject }[],
+  concurrency = 16,
+): Promise<void> {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   const clusters = api.resource<KubeObject & { spec: unknown; status?: unknown }>(KINDS.managedCluster);
   const exists = (err: unknown) => (err as { status?: number }).status === 409;

@@ -14,11 +14,22 @@ test('the defaults pass; sizes come out distinct and ascending', () => {
 
 test('each bad value is refused with its flag named', () => {
   const cases: [Partial<RawBenchOptions>, string][] = [
-    [{ sizes: '' }, '--sizes'], [{ sizes: '10,,20' }, '--sizes'], [{ sizes: '0' }, '--sizes'], [{ sizes: '5001' }, '--sizes'], [{ sizes: '1e2' }, '--sizes'], [{ sizes: '-5' }, '--sizes'],
-    [{ duration: '19' }, '--duration'], [{ duration: '1801' }, '--duration'], [{ duration: '60s' }, '--duration'],
-    [{ interval: '500ms' }, '--interval'], [{ interval: 'soon' }, '--interval'], [{ interval: '2h' }, '--interval'],
-    [{ concurrency: '0' }, '--concurrency'], [{ concurrency: '65' }, '--concurrency'],
-    [{ out: '' }, '--out'], [{ out: 'a\0b' }, '--out'],
+    [{ sizes: '' }, '--sizes'],
+    [{ sizes: '10,,20' }, '--sizes'],
+    [{ sizes: '0' }, '--sizes'],
+    [{ sizes: '5001' }, '--sizes'],
+    [{ sizes: '1e2' }, '--sizes'],
+    [{ sizes: '-5' }, '--sizes'],
+    [{ duration: '19' }, '--duration'],
+    [{ duration: '1801' }, '--duration'],
+    [{ duration: '60s' }, '--duration'],
+    [{ interval: '500ms' }, '--interval'],
+    [{ interval: 'soon' }, '--interval'],
+    [{ interval: '2h' }, '--interval'],
+    [{ concurrency: '0' }, '--concurrency'],
+    [{ concurrency: '65' }, '--concurrency'],
+    [{ out: '' }, '--out'],
+    [{ out: 'a\0b' }, '--out'],
   ];
   for (const [over, flag] of cases) {
     const r = checkBenchOptions({ ...DEFAULTS, ...over });
@@ -29,10 +40,15 @@ test('each bad value is refused with its flag named', () => {
 });
 
 test('whatever sizes are accepted are whole numbers from 1 to 5000, sorted and distinct (property)', () => {
-  fc.assert(fc.property(fc.array(fc.oneof(fc.integer({ min: -10, max: 6000 }).map(String), fc.string({ maxLength: 5 })), { minLength: 1, maxLength: 6 }), (parts) => {
-    const r = checkBenchOptions({ ...DEFAULTS, sizes: parts.join(',') });
-    if ('error' in r) return;
-    assert.ok(r.sizes.every((n) => Number.isInteger(n) && n >= 1 && n <= 5000));
-    assert.deepEqual(r.sizes, [...new Set(r.sizes)].sort((a, b) => a - b));
-  }));
+  fc.assert(
+    fc.property(fc.array(fc.oneof(fc.integer({ min: -10, max: 6000 }).map(String), fc.string({ maxLength: 5 })), { minLength: 1, maxLength: 6 }), (parts) => {
+      const r = checkBenchOptions({ ...DEFAULTS, sizes: parts.join(',') });
+      if ('error' in r) return;
+      assert.ok(r.sizes.every((n) => Number.isInteger(n) && n >= 1 && n <= 5000));
+      assert.deepEqual(
+        r.sizes,
+        [...new Set(r.sizes)].sort((a, b) => a - b),
+      );
+    }),
+  );
 });

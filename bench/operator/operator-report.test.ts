@@ -5,8 +5,20 @@ import assert from 'node:assert/strict';
 import { checkTargets, perCluster, renderTable, renderTargets, type SizeResult } from './operator-report.ts';
 
 const result = (n: number, over: Partial<SizeResult> = {}): SizeResult => ({
-  n, durationS: 150, rssMiB: 200 + n * 0.5, heapUsedMiB: 50 + n * 0.1, firstCycleDone: n, firstCycleAllS: n / 100, cycles: { routegc: 3 * n, flight: 3 * n },
-  latenessP50S: 0, latenessP99S: 0, statusWrites: 100, statusConflicts: 0, kubeByResource: {}, osByKind: {}, ...over,
+  n,
+  durationS: 150,
+  rssMiB: 200 + n * 0.5,
+  heapUsedMiB: 50 + n * 0.1,
+  firstCycleDone: n,
+  firstCycleAllS: n / 100,
+  cycles: { routegc: 3 * n, flight: 3 * n },
+  latenessP50S: 0,
+  latenessP99S: 0,
+  statusWrites: 100,
+  statusConflicts: 0,
+  kubeByResource: {},
+  osByKind: {},
+  ...over,
 });
 
 test('perCluster: KiB per cluster between consecutive sizes, none for the smallest', () => {
@@ -36,7 +48,10 @@ test('checkTargets: the first-cycle target is not measured without N=1,000, and 
   assert.equal(small[3]!.holds, true);
 
   const big = checkTargets([result(500, { rssMiB: 300 }), result(1000, { firstCycleAllS: 12, rssMiB: 340, statusConflicts: 5, latenessP99S: 3 })]);
-  assert.deepEqual(big.map((c) => c.holds), [false, true, false, false]);
+  assert.deepEqual(
+    big.map((c) => c.holds),
+    [false, true, false, false],
+  );
   assert.match(big[1]!.measured, /^82 KiB per cluster \(N=500 to 1000\)/);
   const close = checkTargets([result(5, { rssMiB: 210 }), result(10, { rssMiB: 200 })]);
   assert.equal(close[1]!.holds, undefined, 'sizes 5 clusters apart give no memory verdict (a negative slope is noise)');

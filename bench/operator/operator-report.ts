@@ -34,8 +34,15 @@ export interface SizeResult {
   osByKind: Record<string, number>;
 }
 
-export interface Row { label: string; digits: number; value: (r: SizeResult, perCluster: PerCluster) => number | undefined }
-export interface PerCluster { rssKiB?: number; heapKiB?: number }
+export interface Row {
+  label: string;
+  digits: number;
+  value: (r: SizeResult, perCluster: PerCluster) => number | undefined;
+}
+export interface PerCluster {
+  rssKiB?: number;
+  heapKiB?: number;
+}
 
 export const ROWS: readonly Row[] = [
   { label: 'operator RSS, steady (MiB)', digits: 0, value: (r) => r.rssMiB },
@@ -66,7 +73,9 @@ export function perCluster(results: readonly SizeResult[]): Map<number, PerClust
   const rss = slopes(results.map((r) => ({ n: r.n, value: r.rssMiB })));
   const heap = slopes(results.map((r) => ({ n: r.n, value: r.heapUsedMiB })));
   const sorted = [...results].sort((a, b) => a.n - b.n);
-  return new Map(sorted.map((r, i) => [r.n, { rssKiB: rss[i] === undefined ? undefined : rss[i]! * mib, heapKiB: heap[i] === undefined ? undefined : heap[i]! * mib }]));
+  return new Map(
+    sorted.map((r, i) => [r.n, { rssKiB: rss[i] === undefined ? undefined : rss[i]! * mib, heapKiB: heap[i] === undefined ? undefined : heap[i]! * mib }]),
+  );
 }
 
 export function renderTable(results: readonly SizeResult[]): string {
@@ -78,7 +87,11 @@ export function renderTable(results: readonly SizeResult[]): string {
   return [head, sep, ...rows].join('\n') + '\n';
 }
 
-export interface TargetCheck { target: string; holds: boolean | undefined; measured: string }
+export interface TargetCheck {
+  target: string;
+  holds: boolean | undefined;
+  measured: string;
+}
 
 /**
  * The issue's targets against the results. "No conflict storm" is read as at most 1 % of status
@@ -93,13 +106,14 @@ export function checkTargets(results: readonly SizeResult[]): TargetCheck[] {
   const smallest = sorted[0];
   const largest = sorted.at(-1);
   const span = smallest && largest ? largest.n - smallest.n : 0;
-  const slope = span >= 90 && smallest!.rssMiB !== undefined && largest!.rssMiB !== undefined ? ((largest!.rssMiB - smallest!.rssMiB) / span) * 1024 : undefined;
+  const slope =
+    span >= 90 && smallest!.rssMiB !== undefined && largest!.rssMiB !== undefined ? ((largest!.rssMiB - smallest!.rssMiB) / span) * 1024 : undefined;
   const worstConflicts = Math.max(0, ...sorted.map((r) => (r.statusWrites ? r.statusConflicts / r.statusWrites : 0)));
   const worstLate = Math.max(0, ...sorted.map((r) => r.latenessP99S ?? 0));
   const f = (v: number | undefined, d: number) => formatNumber(v, d);
   return [
     {
-      target: 'every cluster\'s first cycle within 10 s at N = 1,000',
+      target: "every cluster's first cycle within 10 s at N = 1,000",
       holds: at1000 ? at1000.firstCycleAllS !== undefined && at1000.firstCycleAllS <= 10 : undefined,
       measured: at1000 ? `${f(at1000.firstCycleAllS, 1)} s` : `not run at N = 1,000; ${sorted.map((r) => `N=${r.n}: ${f(r.firstCycleAllS, 1)} s`).join(', ')}`,
     },

@@ -3,19 +3,37 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { apiRequestDelta, cycleStarts, firstCycles, lateness, parsePrometheus, percentile, slopes, steadyValue, sumOf, type OsRequest } from './operator-stats.ts';
+import {
+  apiRequestDelta,
+  cycleStarts,
+  firstCycles,
+  lateness,
+  parsePrometheus,
+  percentile,
+  slopes,
+  steadyValue,
+  sumOf,
+  type OsRequest,
+} from './operator-stats.ts';
 
 const R = (atMs: number, path: string, method = 'GET'): OsRequest => ({ atMs, method, path });
 const ROUTER = '/network/v2.0/routers/6f1c2e3a-0000-4000-8000-000000000001';
 const GROUPS = '/network/v2.0/security-groups?name=c10-1-sg';
 const SERVERS = '/compute/v2.1/servers/detail';
 
-test('cycleStarts: a router read right after a group list is flight\'s; any other router read starts a routegc cycle', () => {
+test("cycleStarts: a router read right after a group list is flight's; any other router read starts a routegc cycle", () => {
   const log = [
-    R(0, ROUTER), R(5, SERVERS), // routegc cycle 1
-    R(10, SERVERS), R(12, GROUPS), R(14, ROUTER), // flight round 1
-    R(30_000, ROUTER), R(30_005, SERVERS), // routegc cycle 2
-    R(31_000, SERVERS), R(31_002, GROUPS), R(31_004, '/network/v2.0/routers/x', 'PUT'), R(31_006, ROUTER), // flight round 2 (a PUT is no read)
+    R(0, ROUTER),
+    R(5, SERVERS), // routegc cycle 1
+    R(10, SERVERS),
+    R(12, GROUPS),
+    R(14, ROUTER), // flight round 1
+    R(30_000, ROUTER),
+    R(30_005, SERVERS), // routegc cycle 2
+    R(31_000, SERVERS),
+    R(31_002, GROUPS),
+    R(31_004, '/network/v2.0/routers/x', 'PUT'),
+    R(31_006, ROUTER), // flight round 2 (a PUT is no read)
     R(60_000, `${ROUTER}?fields=routes`), // a query on the router still reads it
   ];
   assert.deepEqual(cycleStarts(log), { routegc: [0, 30_000, 60_000], flight: [12, 31_002] });
@@ -35,11 +53,13 @@ test('percentile by nearest rank, finite values only', () => {
   assert.equal(percentile([1, 2, 3, 4], 50), 2);
   assert.equal(percentile([1, 2, 3, 4], 99), 4);
   assert.equal(percentile([7, Number.NaN], 0), 7);
-  fc.assert(fc.property(fc.array(fc.double({ noNaN: true, min: -1e9, max: 1e9 }), { minLength: 1 }), fc.integer({ min: 0, max: 100 }), (xs, p) => {
-    const v = percentile(xs, p)!;
-    assert.ok(xs.includes(v), 'a percentile is one of the values');
-    assert.ok(v <= percentile(xs, Math.min(100, p + 1))!, 'monotone in p');
-  }));
+  fc.assert(
+    fc.property(fc.array(fc.double({ noNaN: true, min: -1e9, max: 1e9 }), { minLength: 1 }), fc.integer({ min: 0, max: 100 }), (xs, p) => {
+      const v = percentile(xs, p)!;
+      assert.ok(xs.includes(v), 'a percentile is one of the values');
+      assert.ok(v <= percentile(xs, Math.min(100, p + 1))!, 'monotone in p');
+    }),
+  );
 });
 
 test('firstCycles: a cluster counts once both kinds ran; "all" only when every cluster did', () => {
@@ -68,19 +88,23 @@ test('parsePrometheus reads labels (escaped quotes too) and skips comments; sumO
 
 test('apiRequestDelta: the change per resource, watches and non-resource URLs left out, 409s on status counted', () => {
   const line = (labels: string, v: number) => `apiserver_request_total{${labels}} ${v}`;
-  const before = parsePrometheus([
-    line('code="200",resource="managedclusters",subresource="status",verb="PUT"', 10),
-    line('code="409",resource="managedclusters",subresource="status",verb="PUT"', 1),
-    line('code="200",resource="nodes",subresource="",verb="LIST"', 7),
-  ].join('\n'));
-  const after = parsePrometheus([
-    line('code="200",resource="managedclusters",subresource="status",verb="PUT"', 30),
-    line('code="409",resource="managedclusters",subresource="status",verb="PUT"', 4),
-    line('code="200",resource="nodes",subresource="",verb="LIST"', 17),
-    line('code="200",resource="secrets",subresource="",verb="GET"', 6),
-    line('code="200",resource="managedclusters",subresource="",verb="WATCH"', 2),
-    line('code="200",resource="",subresource="",verb="GET"', 99),
-  ].join('\n'));
+  const before = parsePrometheus(
+    [
+      line('code="200",resource="managedclusters",subresource="status",verb="PUT"', 10),
+      line('code="409",resource="managedclusters",subresource="status",verb="PUT"', 1),
+      line('code="200",resource="nodes",subresource="",verb="LIST"', 7),
+    ].join('\n'),
+  );
+  const after = parsePrometheus(
+    [
+      line('code="200",resource="managedclusters",subresource="status",verb="PUT"', 30),
+      line('code="409",resource="managedclusters",subresource="status",verb="PUT"', 4),
+      line('code="200",resource="nodes",subresource="",verb="LIST"', 17),
+      line('code="200",resource="secrets",subresource="",verb="GET"', 6),
+      line('code="200",resource="managedclusters",subresource="",verb="WATCH"', 2),
+      line('code="200",resource="",subresource="",verb="GET"', 99),
+    ].join('\n'),
+  );
   assert.deepEqual(apiRequestDelta(before, after), {
     total: 20 + 3 + 10 + 6,
     byResource: { 'managedclusters/status PUT': 23, 'nodes LIST': 10, 'secrets GET': 6 },
@@ -89,8 +113,21 @@ test('apiRequestDelta: the change per resource, watches and non-resource URLs le
 });
 
 test('slopes between consecutive sizes, in size order; a missing value gives none', () => {
-  assert.deepEqual(slopes([{ n: 500, value: 300 }, { n: 100, value: 100 }, { n: 1000, value: 400 }]), [undefined, 0.5, 0.2]);
-  assert.deepEqual(slopes([{ n: 10, value: undefined }, { n: 100, value: 50 }]), [undefined, undefined]);
+  assert.deepEqual(
+    slopes([
+      { n: 500, value: 300 },
+      { n: 100, value: 100 },
+      { n: 1000, value: 400 },
+    ]),
+    [undefined, 0.5, 0.2],
+  );
+  assert.deepEqual(
+    slopes([
+      { n: 10, value: undefined },
+      { n: 100, value: 50 },
+    ]),
+    [undefined, undefined],
+  );
 });
 
 test('steadyValue: the median of the last third of the run', () => {

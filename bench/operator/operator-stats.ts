@@ -72,7 +72,11 @@ export function firstCycles(perCluster: readonly Record<CycleKind, number[]>[], 
 }
 
 /** One sample line of Prometheus text: name, labels, value. */
-export interface PromSample { name: string; labels: Record<string, string>; value: number }
+export interface PromSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
 
 /** Parses the Prometheus text format (comments skipped; label values may hold escaped quotes). */
 export function parsePrometheus(text: string): PromSample[] {
@@ -82,7 +86,8 @@ export function parsePrometheus(text: string): PromSample[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)/.exec(line);
     if (!m) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[3] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const l of (m[3] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     const value = Number(m[4]);
     if (!Number.isNaN(value)) out.push({ name: m[1]!, labels, value });
   }
@@ -142,5 +147,8 @@ export function steadyValue(samples: readonly { atMs: number; value: number }[])
   const first = samples[0]!.atMs;
   const last = samples.at(-1)!.atMs;
   const cut = first + ((last - first) * 2) / 3;
-  return percentile(samples.filter((s) => s.atMs >= cut).map((s) => s.value), 50);
+  return percentile(
+    samples.filter((s) => s.atMs >= cut).map((s) => s.value),
+    50,
+  );
 }

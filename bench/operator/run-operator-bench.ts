@@ -23,7 +23,18 @@ import { freePort } from '../../testkit/wait-for.ts';
 import { readTreeUsage } from '../proc-stats.ts';
 import { checkBenchOptions, type RawBenchOptions } from './bench-options.ts';
 import { checkTargets, renderTable, renderTargets, type SizeResult } from './operator-report.ts';
-import { apiRequestDelta, cycleStarts, firstCycles, lateness, parsePrometheus, percentile, steadyValue, sumOf, type OsRequest, type PromSample } from './operator-stats.ts';
+import {
+  apiRequestDelta,
+  cycleStarts,
+  firstCycles,
+  lateness,
+  parsePrometheus,
+  percentile,
+  steadyValue,
+  sumOf,
+  type OsRequest,
+  type PromSample,
+} from './operator-stats.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const SETUP_CAP_MS = 240_000;
@@ -71,10 +82,16 @@ function parseOptions() {
 function apiserverMetrics(kube: KubeTestServer): Promise<PromSample[]> {
   const token = readFileSync(kube.tokenFile, 'utf8').trim();
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: kube.port, path: '/metrics', ca: readFileSync(kube.caFile), headers: { authorization: `Bearer ${token}` }, timeout: 30_000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => (res.statusCode === 200 ? resolve(parsePrometheus(text)) : reject(new Error(`apiserver /metrics: ${res.statusCode}`))));
-    });
+    const req = request(
+      { host: '127.0.0.1', port: kube.port, path: '/metrics', ca: readFileSync(kube.caFile), headers: { authorization: `Bearer ${token}` }, timeout: 30_000 },
+      (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (d: string) => (text += d))
+          .on('end', () => (res.statusCode === 200 ? resolve(parsePrometheus(text)) : reject(new Error(`apiserver /metrics: ${res.statusCode}`))));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('apiserver /metrics timed out')));
     req.on('error', reject).end();
   });
@@ -82,7 +99,10 @@ function apiserverMetrics(kube: KubeTestServer): Promise<PromSample[]> {
 
 /** "GET network /routers/{id}": ids and queries folded, for the per-call breakdown. */
 function requestKind(service: string, method: string, path: string): string {
-  const p = path.split('?')[0]!.replace(/\/[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}/g, '/{id}').replace(/\/[0-9a-f]{32}/g, '/{id}');
+  const p = path
+    .split('?')[0]!
+    .replace(/\/[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}/g, '/{id}')
+    .replace(/\/[0-9a-f]{32}/g, '/{id}');
   return `${method} ${service} ${p}`;
 }
 
@@ -111,7 +131,13 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     const t0 = Date.now();
     const projects = await bulkTenants(emu, `c${n}`, n);
     await ensureNamespace(api, ns);
-    await createManagedClusters(api, ns, kubeconfigText, projects.map((project) => ({ emu, project })), o.concurrency);
+    await createManagedClusters(
+      api,
+      ns,
+      kubeconfigText,
+      projects.map((project) => ({ emu, project })),
+      o.concurrency,
+    );
     process.stderr.write(`N=${n}: ${n} tenants and ManagedClusters made in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
     const before = await apiserverMetrics(kube);
@@ -120,10 +146,27 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     counting = true;
     const startMs = Date.now();
     proc = current = new KubewardProcess([
-      'operator', '--kubeconfig', kube.kubeconfigPath, '--namespace', ns, '--controllers', 'routegc,flight', '--identity', `opbench-${n}`,
-      '--lease-namespace', ns, '--routegc-dry-run', '--flight-dry-run',
-      '--routegc-interval', `${o.intervalMs}ms`, '--flight-interval', `${o.intervalMs}ms`,
-      '--admin-address', `127.0.0.1:${port}`, '--log-level', 'warn',
+      'operator',
+      '--kubeconfig',
+      kube.kubeconfigPath,
+      '--namespace',
+      ns,
+      '--controllers',
+      'routegc,flight',
+      '--identity',
+      `opbench-${n}`,
+      '--lease-namespace',
+      ns,
+      '--routegc-dry-run',
+      '--flight-dry-run',
+      '--routegc-interval',
+      `${o.intervalMs}ms`,
+      '--flight-interval',
+      `${o.intervalMs}ms`,
+      '--admin-address',
+      `127.0.0.1:${port}`,
+      '--log-level',
+      'warn',
     ]);
     const samples: { atMs: number; rss: number; cpu: number; heap?: number; lagMax?: number; lagP99?: number }[] = [];
     const endAt = startMs + o.durationS * 1000;
@@ -133,7 +176,11 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       const s: (typeof samples)[number] = { atMs: Date.now(), rss: u.rssBytes, cpu: u.cpuSeconds };
       try {
         const m = parsePrometheus(await (await fetch(`${admin}/metrics`, { signal: AbortSignal.timeout(4000) })).text());
-        Object.assign(s, { heap: sumOf(m, 'kubeward_nodejs_heap_size_used_bytes'), lagMax: sumOf(m, 'kubeward_nodejs_eventloop_lag_max_seconds'), lagP99: sumOf(m, 'kubeward_nodejs_eventloop_lag_p99_seconds') });
+        Object.assign(s, {
+          heap: sumOf(m, 'kubeward_nodejs_heap_size_used_bytes'),
+          lagMax: sumOf(m, 'kubeward_nodejs_eventloop_lag_max_seconds'),
+          lagP99: sumOf(m, 'kubeward_nodejs_eventloop_lag_p99_seconds'),
+        });
       } catch {
         // not listening yet, or too busy to answer within 4 s: the /proc figures still count
       }
@@ -142,7 +189,10 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     if (proc.child.exitCode !== null) throw new Error(`the operator exited early (${proc.child.exitCode}): ${proc.stderr.slice(-800)}`);
     const after = await apiserverMetrics(kube);
     counting = false;
-    const operatorStatus: unknown = await fetch(`${admin}/status`, { signal: AbortSignal.timeout(4000) }).then((r) => r.json(), () => undefined);
+    const operatorStatus: unknown = await fetch(`${admin}/status`, { signal: AbortSignal.timeout(4000) }).then(
+      (r) => r.json(),
+      () => undefined,
+    );
     const stopMs = Date.now();
     await proc.stop();
 
@@ -159,10 +209,15 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     const lag = samples.filter((s) => s.lagMax !== undefined);
     // Start-up (loading modules, the informer's first list, every first cycle) blocks the loop once; steady state is what follows.
     const steadyLag = steadyFrom ? lag.filter((s) => s.atMs > steadyFrom.atMs) : [];
-    const statusWrites = Object.entries(kubeCounts.byResource).filter(([k]) => /^managedclusters\/status (PUT|PATCH|UPDATE)/.test(k)).reduce((s, [, v]) => s + v, 0);
+    const statusWrites = Object.entries(kubeCounts.byResource)
+      .filter(([k]) => /^managedclusters\/status (PUT|PATCH|UPDATE)/.test(k))
+      .reduce((s, [, v]) => s + v, 0);
     const warnLogs = proc.logs.filter((l) => l.level === 40).length;
     const errorLogs = proc.logs.filter((l) => l.level >= 50).length;
-    if (warnLogs + errorLogs) process.stderr.write(`N=${n}: the operator logged ${warnLogs} warnings and ${errorLogs} errors, first: ${JSON.stringify(proc.logs.find((l) => l.level >= 40)).slice(0, 600)}\n`);
+    if (warnLogs + errorLogs)
+      process.stderr.write(
+        `N=${n}: the operator logged ${warnLogs} warnings and ${errorLogs} errors, first: ${JSON.stringify(proc.logs.find((l) => l.level >= 40)).slice(0, 600)}\n`,
+      );
     return {
       n,
       durationS: Math.round((stopMs - startMs) / 1000),
@@ -204,7 +259,16 @@ function machine() {
     }
   };
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), kernel: release(), node: process.version, loadAvgAtStart: load, kubewardCommit: git(['rev-parse', '--short', 'HEAD']), dirty: git(['status', '--porcelain', 'src']) ? 'yes' : 'no' };
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    kernel: release(),
+    node: process.version,
+    loadAvgAtStart: load,
+    kubewardCommit: git(['rev-parse', '--short', 'HEAD']),
+    dirty: git(['status', '--porcelain', 'src']) ? 'yes' : 'no',
+  };
 }
 
 async function main(): Promise<void> {
@@ -212,7 +276,9 @@ async function main(): Promise<void> {
   const missing = kubeApiserverMissing();
   if (missing) usage(missing);
   const boundMs = o.sizes.length * (o.durationS * 1000 + SETUP_CAP_MS) + 120_000;
-  process.stderr.write(`bench:operator: sizes ${o.sizes.join(', ')}, ${o.durationS} s each at ${o.intervalMs / 1000} s intervals; ends by itself within ${Math.round(boundMs / 60_000)} min\n`);
+  process.stderr.write(
+    `bench:operator: sizes ${o.sizes.join(', ')}, ${o.durationS} s each at ${o.intervalMs / 1000} s intervals; ends by itself within ${Math.round(boundMs / 60_000)} min\n`,
+  );
   const date = new Date();
   const m = machine();
   const kube = await startKubeApiserver(); // bounded: start.sh gets 90 s
@@ -242,7 +308,20 @@ async function main(): Promise<void> {
   mkdirSync(o.out, { recursive: true });
   const file = join(o.out, `operator-${date.toISOString().slice(0, 10)}.json`);
   const targets = checkTargets(results);
-  writeFileSync(file, JSON.stringify({ date: date.toISOString(), machine: m, settings: { sizes: o.sizes, durationS: o.durationS, intervalMs: o.intervalMs, controllers: 'routegc,flight', dryRun: true, serversPerCluster: 3 }, results, targets }, null, 2) + '\n');
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        date: date.toISOString(),
+        machine: m,
+        settings: { sizes: o.sizes, durationS: o.durationS, intervalMs: o.intervalMs, controllers: 'routegc,flight', dryRun: true, serversPerCluster: 3 },
+        results,
+        targets,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   process.stdout.write(`${renderTable(results)}\n${renderTargets(targets)}\nwritten: ${file}\n`);
 }
 

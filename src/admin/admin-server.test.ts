@@ -29,10 +29,16 @@ test('/status never carries a secret: secret keys and URL userinfo are redacted'
 test('connections beyond the cap are closed at accept; served ones keep working', async (t) => {
   const admin = await start(t);
   const port = admin.address.port;
-  const held = await Promise.all(Array.from({ length: ADMIN_MAX_CONNECTIONS }, () => new Promise<import('node:net').Socket>((resolve) => {
-    const s = connect({ host: '127.0.0.1', port }, () => resolve(s));
-    s.on('error', () => {});
-  })));
+  const held = await Promise.all(
+    Array.from(
+      { length: ADMIN_MAX_CONNECTIONS },
+      () =>
+        new Promise<import('node:net').Socket>((resolve) => {
+          const s = connect({ host: '127.0.0.1', port }, () => resolve(s));
+          s.on('error', () => {});
+        }),
+    ),
+  );
   t.after(() => held.forEach((s) => s.destroy()));
   const extra = connect({ host: '127.0.0.1', port });
   extra.on('error', () => {});
@@ -42,7 +48,10 @@ test('connections beyond the cap are closed at accept; served ones keep working'
   });
   assert.ok(closed, `connection ${ADMIN_MAX_CONNECTIONS + 1} was closed by the server`);
   held.forEach((s) => s.destroy());
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 5000, what: 'served again once under the cap' });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, {
+    timeoutMs: 5000,
+    what: 'served again once under the cap',
+  });
 });
 
 test('an idle connection that never sends a request is closed by the server', async (t) => {
@@ -57,7 +66,9 @@ test('an idle connection that never sends a request is closed by the server', as
 });
 
 test('/status is served to loopback peers only; probes are served to anyone', async (t) => {
-  const own = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal);
+  const own = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal);
   if (!own) return t.skip('no non-loopback IPv4 address on this machine');
   const admin = await start(t, '0.0.0.0');
   const base = `http://${own.address}:${admin.address.port}`;

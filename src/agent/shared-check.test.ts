@@ -5,13 +5,35 @@ import { CheckResultFeed, decideSharedCheck, type WatchProbeKeys } from './share
 import type { FrontendConfig, HealthCheckConfig } from '../proxy/proxy-config.ts';
 
 const check = (over: Partial<HealthCheckConfig> = {}): HealthCheckConfig => ({
-  type: 'readyz', path: '/readyz', caFile: '/ca.crt', insecureSkipTlsVerify: false, intervalMs: 2000, timeoutMs: 1000, rise: 2, fall: 3, ...over,
+  type: 'readyz',
+  path: '/readyz',
+  caFile: '/ca.crt',
+  insecureSkipTlsVerify: false,
+  intervalMs: 2000,
+  timeoutMs: 1000,
+  rise: 2,
+  fall: 3,
+  ...over,
 });
 const frontend = (over: Partial<FrontendConfig> = {}): FrontendConfig => ({
-  name: 'api', listen: [{ host: '127.0.0.1', port: 6443 }], upstreams: [{ host: '10.0.0.11', port: 6443 }, { host: '10.0.0.12', port: 6443 }],
-  healthCheck: check(), connectTimeoutMs: 1000, idleTimeoutMs: 0, drainSpreadMs: 0, ...over,
+  name: 'api',
+  listen: [{ host: '127.0.0.1', port: 6443 }],
+  upstreams: [
+    { host: '10.0.0.11', port: 6443 },
+    { host: '10.0.0.12', port: 6443 },
+  ],
+  healthCheck: check(),
+  connectTimeoutMs: 1000,
+  idleTimeoutMs: 0,
+  drainSpreadMs: 0,
+  ...over,
 });
-const watch = (over: Partial<WatchProbeKeys> = {}): WatchProbeKeys => ({ healthUrl: 'https://10.0.0.11:6443/readyz', caFile: '/ca.crt', insecureSkipTlsVerify: false, ...over });
+const watch = (over: Partial<WatchProbeKeys> = {}): WatchProbeKeys => ({
+  healthUrl: 'https://10.0.0.11:6443/readyz',
+  caFile: '/ca.crt',
+  insecureSkipTlsVerify: false,
+  ...over,
+});
 
 test('the same request is shared, with a wait bound from the proxy interval and timeout', () => {
   assert.deepEqual(decideSharedCheck(watch(), [frontend()]), { shared: true, frontend: 'api', upstream: '10.0.0.11:6443', waitMs: 2200 + 1000 + 1000 });

@@ -40,13 +40,21 @@ export function decideSharedCheck(watch: WatchProbeKeys, frontends: readonly Fro
     if (!upstream) continue;
     const hc = f.healthCheck;
     const mismatch =
-      f.discovery !== undefined ? 'its upstream list comes from discovery'
-      : hc.type !== 'readyz' ? `its check is ${hc.type}, not readyz`
-      : hc.path !== url.pathname + url.search ? `its check path is ${hc.path}, the health URL's ${url.pathname + url.search}`
-      : hc.insecureSkipTlsVerify !== watch.insecureSkipTlsVerify || (hc.caFile ?? '') !== (watch.caFile ?? '') ? 'it verifies the certificate differently (caFile / insecureSkipTlsVerify)'
-      : (hc.clientCert ?? '') !== (watch.clientCert ?? '') || (hc.clientKey ?? '') !== (watch.clientKey ?? '') || (hc.tokenFile ?? '') !== (watch.tokenFile ?? '') ? 'it authenticates differently (clientCert / clientKey / tokenFile)'
-      : (hc.serverName ?? '') !== (watch.tlsServerName ?? '') ? 'it sends a different TLS server name'
-      : undefined;
+      f.discovery !== undefined
+        ? 'its upstream list comes from discovery'
+        : hc.type !== 'readyz'
+          ? `its check is ${hc.type}, not readyz`
+          : hc.path !== url.pathname + url.search
+            ? `its check path is ${hc.path}, the health URL's ${url.pathname + url.search}`
+            : hc.insecureSkipTlsVerify !== watch.insecureSkipTlsVerify || (hc.caFile ?? '') !== (watch.caFile ?? '')
+              ? 'it verifies the certificate differently (caFile / insecureSkipTlsVerify)'
+              : (hc.clientCert ?? '') !== (watch.clientCert ?? '') ||
+                  (hc.clientKey ?? '') !== (watch.clientKey ?? '') ||
+                  (hc.tokenFile ?? '') !== (watch.tokenFile ?? '')
+                ? 'it authenticates differently (clientCert / clientKey / tokenFile)'
+                : (hc.serverName ?? '') !== (watch.tlsServerName ?? '')
+                  ? 'it sends a different TLS server name'
+                  : undefined;
     if (mismatch === undefined) {
       return { shared: true, frontend: f.name, upstream: formatHostPort(upstream), waitMs: Math.ceil(hc.intervalMs * 1.1) + hc.timeoutMs + 1000 };
     }

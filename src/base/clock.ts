@@ -32,10 +32,14 @@ export class ManualClock implements Clock {
     return new Promise((resolve, reject) => {
       const sleeper = { until: this.#now + ms, resolve };
       this.#sleepers.push(sleeper);
-      signal?.addEventListener('abort', () => {
-        this.#sleepers = this.#sleepers.filter((s) => s !== sleeper);
-        reject(signal.reason);
-      }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.#sleepers = this.#sleepers.filter((s) => s !== sleeper);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
     });
   }
 

@@ -4,7 +4,13 @@ import { formatDuration, parseDuration } from './duration.ts';
 
 test('durations parse in every unit and in combinations', () => {
   const cases: [string, number][] = [
-    ['500ms', 500], ['2s', 2000], ['1m', 60_000], ['1h', 3_600_000], ['1m30s', 90_000], ['1.5s', 1500], ['0', 0],
+    ['500ms', 500],
+    ['2s', 2000],
+    ['1m', 60_000],
+    ['1h', 3_600_000],
+    ['1m30s', 90_000],
+    ['1.5s', 1500],
+    ['0', 0],
   ];
   for (const [text, ms] of cases) assert.equal(parseDuration(text), ms, text);
 });

@@ -24,7 +24,8 @@ function spellings(value: bigint): fc.Arbitrary<string> {
     if (upper) hex = hex.map((h) => h.toUpperCase());
     if (dotted) hex = [...hex.slice(0, 6), `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`];
     const runs: [number, number][] = [];
-    for (let i = 0; i < hex.length; i++) for (let j = i + 1; j <= hex.length; j++) if (groups.slice(i, j).every((g) => g === 0) && (!dotted || j <= 6)) runs.push([i, j]);
+    for (let i = 0; i < hex.length; i++)
+      for (let j = i + 1; j <= hex.length; j++) if (groups.slice(i, j).every((g) => g === 0) && (!dotted || j <= 6)) runs.push([i, j]);
     if (runs.length === 0 || cut % 2 === 0) return hex.join(':');
     const [i, j] = runs[cut % runs.length]!;
     return `${hex.slice(0, i).join(':')}::${hex.slice(j).join(':')}`;
@@ -45,12 +46,15 @@ test('format then parse gives the value back, in both families', () => {
 
 test('every spelling of an IPv6 address parses to its value and canonicalises as the URL parser does', () => {
   fc.assert(
-    fc.property(v6.chain((ip) => fc.tuple(fc.constant(ip), spellings(ip.value))), ([ip, text]) => {
-      assert.equal(isIP(text), 6, text);
-      assert.deepEqual(parseIp(text), ip, text);
-      assert.equal(canonicalIp(text), new URL(`http://[${text}]/`).hostname.slice(1, -1), text);
-      assert.equal(ipKey(text), ipKey(formatIp(ip)));
-    }),
+    fc.property(
+      v6.chain((ip) => fc.tuple(fc.constant(ip), spellings(ip.value))),
+      ([ip, text]) => {
+        assert.equal(isIP(text), 6, text);
+        assert.deepEqual(parseIp(text), ip, text);
+        assert.equal(canonicalIp(text), new URL(`http://[${text}]/`).hostname.slice(1, -1), text);
+        assert.equal(ipKey(text), ipKey(formatIp(ip)));
+      },
+    ),
     RUNS,
   );
 });
@@ -67,7 +71,21 @@ test('the grammar is isIP without zone ids, and never throws', () => {
 });
 
 test('zone ids, leading zeros in IPv4 and white space are refused', () => {
-  for (const bad of ['fe80::1%eth0', 'fe80::1%', '::1%1', '010.0.0.1', '1.2.3', ' 1.2.3.4', '1.2.3.4 ', '::ffff:01.2.3.4', '1.2.3.4::', '1::2::3', '12345::', '::1.2.3.4:5', '']) {
+  for (const bad of [
+    'fe80::1%eth0',
+    'fe80::1%',
+    '::1%1',
+    '010.0.0.1',
+    '1.2.3',
+    ' 1.2.3.4',
+    '1.2.3.4 ',
+    '::ffff:01.2.3.4',
+    '1.2.3.4::',
+    '1::2::3',
+    '12345::',
+    '::1.2.3.4:5',
+    '',
+  ]) {
     assert.equal(parseIp(bad), undefined, bad);
     assert.equal(canonicalIp(bad), undefined, bad);
   }
@@ -91,7 +109,21 @@ test('prefixes: the length is bounded by the family, the base has no host bits, 
     }),
     RUNS,
   );
-  for (const bad of ['', '10.0.0.1', '10.0.0.0/33', '::/129', '10.0.0/8', '300.0.0.0/8', '1::2::3/64', 'x/8', '10.0.0.0/', '10.0.0.0/-1', '10.0.0.0/0008', 'fe80::%eth0/64']) assert.equal(parseCidr(bad), undefined, bad);
+  for (const bad of [
+    '',
+    '10.0.0.1',
+    '10.0.0.0/33',
+    '::/129',
+    '10.0.0/8',
+    '300.0.0.0/8',
+    '1::2::3/64',
+    'x/8',
+    '10.0.0.0/',
+    '10.0.0.0/-1',
+    '10.0.0.0/0008',
+    'fe80::%eth0/64',
+  ])
+    assert.equal(parseCidr(bad), undefined, bad);
   assert.equal(parsePrefixOrAddress('10.0.0.1')?.prefix, 32);
   assert.equal(parsePrefixOrAddress('10.0.0.1/abc'), undefined);
 });

@@ -6,8 +6,12 @@ import { createSilentLogger } from './logger.ts';
 test('shutdown runs its steps once, in order, and later callers join the same run', async () => {
   const order: string[] = [];
   const sd = new Shutdown(createSilentLogger());
-  sd.add('stop listening', () => { order.push('listen'); });
-  sd.add('write down files', async () => { order.push('files'); });
+  sd.add('stop listening', () => {
+    order.push('listen');
+  });
+  sd.add('write down files', async () => {
+    order.push('files');
+  });
   const a = sd.run('SIGTERM');
   const b = sd.run('SIGINT');
   assert.equal(a, b);
@@ -18,16 +22,22 @@ test('shutdown runs its steps once, in order, and later callers join the same ru
 test('a failing or hanging step does not stop the steps after it', async () => {
   const order: string[] = [];
   const sd = new Shutdown(createSilentLogger());
-  sd.add('fails', () => { throw new Error('boom'); });
+  sd.add('fails', () => {
+    throw new Error('boom');
+  });
   sd.add('hangs', () => new Promise<void>(() => {}), 30);
-  sd.add('last', () => { order.push('last'); });
+  sd.add('last', () => {
+    order.push('last');
+  });
   await sd.run('test');
   assert.deepEqual(order, ['last']);
 });
 
 test('once() runs the wrapped function a single time', async () => {
   let calls = 0;
-  const close = once(async () => { calls++; });
+  const close = once(async () => {
+    calls++;
+  });
   await Promise.all([close(), close()]);
   await close();
   assert.equal(calls, 1);

@@ -3,8 +3,22 @@
 
 /** Keys (compared case-insensitively, without - and _) whose values are secrets. */
 const SECRET_KEYS = new Set([
-  'password', 'passwd', 'token', 'bearertoken', 'accesstoken', 'refreshtoken', 'idtoken', 'secret', 'clientsecret',
-  'applicationcredentialsecret', 'authorization', 'apikey', 'privatekey', 'clientkeydata', 'tokendata', 'credentials',
+  'password',
+  'passwd',
+  'token',
+  'bearertoken',
+  'accesstoken',
+  'refreshtoken',
+  'idtoken',
+  'secret',
+  'clientsecret',
+  'applicationcredentialsecret',
+  'authorization',
+  'apikey',
+  'privatekey',
+  'clientkeydata',
+  'tokendata',
+  'credentials',
 ]);
 
 export const REDACTED = '[redacted]';

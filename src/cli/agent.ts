@@ -43,7 +43,8 @@ const agentSpec: ModeSpec<typeof agentFields> = {
       const { proxyMode, runProxyMode } = await import('./proxy.ts');
       const load = async (cfg: AgentConfig): Promise<ModeConfig<typeof proxyFields>> => {
         const pc = checkSection('proxy', proxyMode, { ...common, ...cfg.proxy });
-        if (pc.workers !== undefined && pc.workers !== 1) throw new UsageError('proxy.workers: the agent runs the proxy in its own process; remove the key (or run "kubeward proxy" for workers)');
+        if (pc.workers !== undefined && pc.workers !== 1)
+          throw new UsageError('proxy.workers: the agent runs the proxy in its own process; remove the key (or run "kubeward proxy" for workers)');
         return pc;
       };
       const pc = await load(c);
@@ -59,7 +60,10 @@ const agentSpec: ModeSpec<typeof agentFields> = {
         const decision = sharing.decideSharedCheck(wc, resolveProxyConfig(checkSection('proxy', proxyMode, { ...common, ...c.proxy })).frontends);
         if (decision.shared) {
           probe = (signal) => feed.next(decision.frontend, decision.upstream, decision.waitMs, signal);
-          ctx.log.info({ frontend: decision.frontend, upstream: decision.upstream, healthUrl: wc.healthUrl }, 'agent: the watcher uses the proxy\'s checks of the local apiserver');
+          ctx.log.info(
+            { frontend: decision.frontend, upstream: decision.upstream, healthUrl: wc.healthUrl },
+            "agent: the watcher uses the proxy's checks of the local apiserver",
+          );
         } else {
           ctx.log.info({ reason: decision.reason, healthUrl: wc.healthUrl }, 'agent: the watcher probes the local apiserver itself');
         }
@@ -83,7 +87,10 @@ function checkSection<F extends core.$ZodShape>(name: AgentMode, spec: ModeSpec<
   const r = schema.safeParse(data);
   if (!r.success) {
     const issue = r.error.issues[0]!;
-    const where = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map((k) => `"${name}.${k}"`).join(', ')}; check it against "kubeward ${name} --help"` : `key "${[name, ...issue.path.map(String)].join('.')}": ${issue.message}`;
+    const where =
+      issue.code === 'unrecognized_keys'
+        ? `unknown key ${issue.keys.map((k) => `"${name}.${k}"`).join(', ')}; check it against "kubeward ${name} --help"`
+        : `key "${[name, ...issue.path.map(String)].join('.')}": ${issue.message}`;
     throw new UsageError(`config: ${where}`);
   }
   const cfg = r.data as ModeConfig<F>;
@@ -95,7 +102,9 @@ function checkSection<F extends core.$ZodShape>(name: AgentMode, spec: ModeSpec<
 function combine(handles: ReadonlyMap<AgentMode, DaemonHandle>): DaemonHandle {
   const readiness = (): Readiness => {
     const notReady = [...handles].map(([m, h]) => [m, h.readiness()] as const).filter(([, r]) => !r.ready);
-    return notReady.length === 0 ? { ready: true, reason: `${[...handles.keys()].join(', ')} ready` } : { ready: false, reason: notReady.map(([m, r]) => `${m}: ${r.reason}`).join('; ') };
+    return notReady.length === 0
+      ? { ready: true, reason: `${[...handles.keys()].join(', ')} ready` }
+      : { ready: false, reason: notReady.map(([m, r]) => `${m}: ${r.reason}`).join('; ') };
   };
   const finished = [...handles.values()].flatMap((h) => (h.finished ? [h.finished] : []));
   return {

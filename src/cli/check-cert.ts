@@ -19,7 +19,12 @@ async function checkServer(s: Server, ca: { text: string; label: string } | unde
   const address = formatAddress(s.host, s.port);
   const fetched = await fetchServerCert({ host: s.host, port: s.port, servername: s.servername, ca: ca?.text, caLabel: ca?.label, timeoutMs });
   if (!fetched.ok) {
-    const finding: Finding = { kind: 'not-covered', ok: false, message: `cannot read the certificate: ${fetched.reason}`, fix: `check that an apiserver listens on ${address} and that this machine can reach it` };
+    const finding: Finding = {
+      kind: 'not-covered',
+      ok: false,
+      message: `cannot read the certificate: ${fetched.reason}`,
+      fix: `check that an apiserver listens on ${address} and that this machine can reach it`,
+    };
     return { label: s.label, address, ok: false, findings: [finding] };
   }
   const findings = checkCertificate(fetched.cert, s.targets, now);

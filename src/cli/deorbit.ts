@@ -43,7 +43,9 @@ export function deorbitCommand() {
       };
       const version = cfg.clusterVersion ?? (await satellite.version().catch(() => undefined));
       const print = (line: string): void => void process.stdout.write(line + '\n');
-      print(`${cfg.dryRun ? 'dry run of deorbit for' : 'deorbiting'} ${api.client.server} (context ${cfg.context}, Kubernetes ${version ?? 'version unknown'}), cloud ${cfg.osCloud ?? process.env.OS_CLOUD ?? 'from OS_* variables'}`);
+      print(
+        `${cfg.dryRun ? 'dry run of deorbit for' : 'deorbiting'} ${api.client.server} (context ${cfg.context}, Kubernetes ${version ?? 'version unknown'}), cloud ${cfg.osCloud ?? process.env.OS_CLOUD ?? 'from OS_* variables'}`,
+      );
       const result = await (cfg.dryRun ? runDeorbitDryRun : runDeorbitOnce)({
         ports: { satellite, cloud: openStackDeorbitCloud(os) },
         settings,

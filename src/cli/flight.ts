@@ -31,15 +31,37 @@ export function flightCommand() {
       const nodeEvents = new EventRecorder({ events: api.events, component: 'kubeward-flight', clock, log: ctx.log });
       const nodes = kubeClusterNodes(api);
       const runner = new FlightRunner(
-        { cloud: openStackFlightCloud(os, admin), nodes, routes: new RouteWriter(os.neutron), emit: eventEmitter(ctx.log, { nodes: nodeEvents }), metrics: createFlightMetrics(ctx.registry), log: ctx.log, clock },
         {
-          clusterName: cfg.clusterName, ownerId: cfg.clusterUid, clusterCidr: cfg.clusterCidr, securityGroupName: cfg.securityGroup,
-          pools: cfg.pool.map((p) => ({ name: p, prefix: poolPrefix(cfg.clusterName, p) })), allowWide: cfg.allowWideClusterCidr,
-          maxRebootsPerRound: cfg.maxRebootsPerRound, maxMetadataWritesPerRound: cfg.maxMetadataWritesPerRound, maxRuleChangesPerRound: cfg.maxRuleChangesPerRound,
-          softRebootAfterMs: cfg.softRebootAfter, hardRebootAfterMs: cfg.hardRebootAfter, deleteAfterMs: cfg.deleteAfter,
-          rebootBeforeDelete: cfg.rebootBeforeDelete, maxDeletionsPerRound: cfg.maxDeletionsPerRound, wantedRoles: cfg.role,
-          forceSecurityGroupResync: cfg.forceSecurityGroupResync, repairMissingRoutes: cfg.repairMissingRoutes, routeLimit: cfg.routeLimit,
-          routerId: cfg.router, checkRoles: cfg.checkRoles, dryRun: cfg.dryRun,
+          cloud: openStackFlightCloud(os, admin),
+          nodes,
+          routes: new RouteWriter(os.neutron),
+          emit: eventEmitter(ctx.log, { nodes: nodeEvents }),
+          metrics: createFlightMetrics(ctx.registry),
+          log: ctx.log,
+          clock,
+        },
+        {
+          clusterName: cfg.clusterName,
+          ownerId: cfg.clusterUid,
+          clusterCidr: cfg.clusterCidr,
+          securityGroupName: cfg.securityGroup,
+          pools: cfg.pool.map((p) => ({ name: p, prefix: poolPrefix(cfg.clusterName, p) })),
+          allowWide: cfg.allowWideClusterCidr,
+          maxRebootsPerRound: cfg.maxRebootsPerRound,
+          maxMetadataWritesPerRound: cfg.maxMetadataWritesPerRound,
+          maxRuleChangesPerRound: cfg.maxRuleChangesPerRound,
+          softRebootAfterMs: cfg.softRebootAfter,
+          hardRebootAfterMs: cfg.hardRebootAfter,
+          deleteAfterMs: cfg.deleteAfter,
+          rebootBeforeDelete: cfg.rebootBeforeDelete,
+          maxDeletionsPerRound: cfg.maxDeletionsPerRound,
+          wantedRoles: cfg.role,
+          forceSecurityGroupResync: cfg.forceSecurityGroupResync,
+          repairMissingRoutes: cfg.repairMissingRoutes,
+          routeLimit: cfg.routeLimit,
+          routerId: cfg.router,
+          checkRoles: cfg.checkRoles,
+          dryRun: cfg.dryRun,
         },
       );
       const abort = new AbortController();
@@ -50,9 +72,12 @@ export function flightCommand() {
         return r.failed.length || r.plan.refusal ? 1 : 0;
       }
       let last: FlightRoundResult | undefined;
-      const loop = runPeriodically(async (signal) => {
-        last = await runner.round(signal);
-      }, { name: 'flight', intervalMs: cfg.interval, clock, log: ctx.log, signal: abort.signal });
+      const loop = runPeriodically(
+        async (signal) => {
+          last = await runner.round(signal);
+        },
+        { name: 'flight', intervalMs: cfg.interval, clock, log: ctx.log, signal: abort.signal },
+      );
       return {
         readiness: () => (last ? { ready: true, reason: 'flying' } : { ready: false, reason: 'first round not finished' }),
         status: () => ({ cluster: cfg.clusterName, dryRun: cfg.dryRun, memory: runner.memory, last: last && roundStatus(last) }),

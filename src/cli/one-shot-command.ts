@@ -16,7 +16,11 @@ export interface Io {
 }
 export const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 
-export function oneShotCommand<F extends core.$ZodShape>(decl: OneShotDeclaration<F>, run: (config: ModeConfig<F>, io: Io) => Promise<number>, io: Io = processIo): Command {
+export function oneShotCommand<F extends core.$ZodShape>(
+  decl: OneShotDeclaration<F>,
+  run: (config: ModeConfig<F>, io: Io) => Promise<number>,
+  io: Io = processIo,
+): Command {
   const { path } = decl;
   const name = path.split(' ').pop()!;
   const cmd = new Command(name).description(decl.summary).allowExcessArguments(false);

@@ -33,10 +33,9 @@ export function operatorCommand() {
       const missing = wanted.filter((c) => !AVAILABLE_CONTROLLERS.includes(c));
       if (missing.length) ctx.log.warn({ controllers: missing }, 'controllers not yet available in this build; running the others');
       const running = wanted.filter((c) => AVAILABLE_CONTROLLERS.includes(c));
-      if (running.length === 0) throw new UsageError(`--controllers: none of ${wanted.join(', ')} is available yet; this build has ${AVAILABLE_CONTROLLERS.join(', ')}`);
-      const source: KubeConfigSource = cfg.kubeconfig
-        ? { kind: 'file', path: cfg.kubeconfig, context: cfg.context }
-        : inClusterSource();
+      if (running.length === 0)
+        throw new UsageError(`--controllers: none of ${wanted.join(', ')} is available yet; this build has ${AVAILABLE_CONTROLLERS.join(', ')}`);
+      const source: KubeConfigSource = cfg.kubeconfig ? { kind: 'file', path: cfg.kubeconfig, context: cfg.context } : inClusterSource();
       const clock = systemClock;
       // The management cluster is asked all the time: keep its connections (no handshake per request).
       const api = createKubeApi(loadKubeConfig(source), { keepAlive: true });
@@ -66,7 +65,15 @@ export function operatorCommand() {
         clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions }),
         caches: [secretVersions],
         routegc: running.includes('routegc')
-          ? { metrics: createRouteGcMetrics(ctx.registry), intervalMs: cfg.routegcInterval, confirmAfterMs: cfg.routegcConfirmAfter, dryRun: cfg.routegcDryRun, routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, maxRemovalsPerCycle: cfg.routegcMaxRemovalsPerCycle }
+          ? {
+              metrics: createRouteGcMetrics(ctx.registry),
+              intervalMs: cfg.routegcInterval,
+              confirmAfterMs: cfg.routegcConfirmAfter,
+              dryRun: cfg.routegcDryRun,
+              routeLimit: cfg.routeLimit,
+              routeLimitHeadroom: cfg.routeLimitHeadroom,
+              maxRemovalsPerCycle: cfg.routegcMaxRemovalsPerCycle,
+            }
           : undefined,
         flight: running.includes('flight')
           ? {
@@ -110,7 +117,10 @@ export function operatorCommand() {
         if (!shard || !gate) return undefined;
         const cached = op.cachedClusters();
         gate.prune(new Set(cached.map((mc) => `${mc.metadata.namespace ?? ''}/${mc.metadata.name}`)));
-        return summarizeShard(shard, cached.map((mc) => mc.metadata));
+        return summarizeShard(
+          shard,
+          cached.map((mc) => mc.metadata),
+        );
       };
       if (shard) registerShardMetrics(ctx.registry, () => shardStatus()!);
       op.start();
@@ -127,6 +137,6 @@ export function operatorCommand() {
 function inClusterSource(): KubeConfigSource {
   const host = process.env.KUBERNETES_SERVICE_HOST;
   const port = process.env.KUBERNETES_SERVICE_PORT;
-  if (!host || !port) throw new UsageError('--kubeconfig: not running inside a cluster; give the management cluster\'s kubeconfig');
+  if (!host || !port) throw new UsageError("--kubeconfig: not running inside a cluster; give the management cluster's kubeconfig");
   return { kind: 'in-cluster', host, port };
 }

@@ -72,7 +72,9 @@ function renderCommand(io?: Io): Command {
         return 0;
       }
       const written = await writeTree(dir, files);
-      out.out(`wrote ${written.length} of ${files.length} files to ${dir}${written.length ? ':\n' + written.map((p) => `  ${p}\n`).join('') : ' (all up to date)\n'}`);
+      out.out(
+        `wrote ${written.length} of ${files.length} files to ${dir}${written.length ? ':\n' + written.map((p) => `  ${p}\n`).join('') : ' (all up to date)\n'}`,
+      );
       const cmp = await compareTree(dir, files);
       for (const e of cmp.extra) out.err(extraFileNote(inv, dir, e));
       return 0;
@@ -87,7 +89,8 @@ function renderCommand(io?: Io): Command {
  */
 function extraFileNote(inv: Inventory, dir: string, rel: string): string {
   const other = otherLbManifests(inv).find((m) => rel.endsWith(m));
-  if (other !== undefined) return `warning: ${rel} is in ${dir} but is the static pod of another load balancer type; remove it from the node, or both bind the apiserver port\n`;
+  if (other !== undefined)
+    return `warning: ${rel} is in ${dir} but is the static pod of another load balancer type; remove it from the node, or both bind the apiserver port\n`;
   return `note: ${rel} is in ${dir} but not in the plan (left alone)\n`;
 }
 
@@ -98,7 +101,12 @@ function sansCommand(io?: Io): Command {
       const inv = await loadInventory(config.inventory!, config.vars, config.kubesprayVersion);
       const sans = computeSans(inv);
       const notes = factSanNotes(inv);
-      const text = { list: renderSanList, openssl: renderOpensslSans, kubeadm: renderKubeadmCertSans, json: (s: typeof sans) => JSON.stringify(s, null, 2) + '\n' }[config.format];
+      const text = {
+        list: renderSanList,
+        openssl: renderOpensslSans,
+        kubeadm: renderKubeadmCertSans,
+        json: (s: typeof sans) => JSON.stringify(s, null, 2) + '\n',
+      }[config.format];
       out.out(text(sans, notes));
       if (config.format === 'json') for (const n of notes) out.err(`note: ${n}\n`);
       for (const w of inv.warnings) out.err(`warning: ${w}\n`);

@@ -15,7 +15,11 @@ const WORKER_ENV = 'KUBEWARD_PROXY_WORKER';
 export const proxyMode: ModeSpec<typeof proxyFields> = { ...proxyDeclaration, run: (config, ctx) => runProxyMode(config, ctx) };
 
 /** The proxy mode's run; kubeward agent passes hooks (the check results its watcher uses). */
-export async function runProxyMode(config: ModeConfig<typeof proxyFields>, ctx: ModeContext<ModeConfig<typeof proxyFields>>, hooks: Pick<StartProxyOptions, 'onCheckResult'> = {}): Promise<DaemonHandle> {
+export async function runProxyMode(
+  config: ModeConfig<typeof proxyFields>,
+  ctx: ModeContext<ModeConfig<typeof proxyFields>>,
+  hooks: Pick<StartProxyOptions, 'onCheckResult'> = {},
+): Promise<DaemonHandle> {
   if (config.watchConfig && !ctx.configPath) throw new UsageError('--watch-config needs --config FILE to watch');
   const proxyConfig = resolveProxyConfig(config);
   const isWorker = process.env[WORKER_ENV] === '1';
@@ -36,12 +40,23 @@ export async function runProxyMode(config: ModeConfig<typeof proxyFields>, ctx: 
   } else if (processes > 1) {
     // Workers get the same arguments; the admin listener stays with the primary, the port with all.
     const args = [...process.argv.slice(2), '--admin-address', 'off', '--workers', '1', '--reuse-port'];
-    pool = new WorkerPool({ count: processes - 1, script: process.argv[1]!, args, execArgv: process.execArgv, env: { ...process.env, [WORKER_ENV]: '1' }, log: ctx.log });
+    pool = new WorkerPool({
+      count: processes - 1,
+      script: process.argv[1]!,
+      args,
+      execArgv: process.execArgv,
+      env: { ...process.env, [WORKER_ENV]: '1' },
+      log: ctx.log,
+    });
     ctx.log.info({ workers: processes - 1, pids: pool.pids }, 'proxy workers started');
   }
   // The step's own bound is the grace plus time to close what is left.
   // Workers close in parallel with this process, each within its own grace.
-  ctx.shutdown.add('proxy: stop accepting, let connections finish', () => Promise.all([proxy.close(), pool?.close()]).then(() => undefined), proxyConfig.shutdownGraceMs + 5000);
+  ctx.shutdown.add(
+    'proxy: stop accepting, let connections finish',
+    () => Promise.all([proxy.close(), pool?.close()]).then(() => undefined),
+    proxyConfig.shutdownGraceMs + 5000,
+  );
   const readiness = () => {
     const starting = pool?.starting ?? 0;
     return starting > 0 ? { ready: false, reason: `${starting} of ${processes - 1} proxy workers not listening yet` } : proxy.readiness();

@@ -26,11 +26,29 @@ export function routegcCommand() {
       const api = createKubeApi(loadKubeConfig({ kind: 'file', path: cfg.kubeconfig, context: cfg.context }), { timeoutMs: 30_000 });
       const os = await openStackClientFor(cfg.osCloud, { env: process.env, cwd: process.cwd(), homeDir: homedir() }, { log: ctx.log, clock });
       const gc = new RouteGcRunner(
-        { cloud: openStackRouteGcCloud(os), writer: new RouteWriter(os.neutron, { mode: cfg.writeMode }), nodes: kubeClusterNodes(api), emit: eventEmitter(ctx.log, {}), metrics: createRouteGcMetrics(ctx.registry), log: ctx.log, clock },
         {
-          cluster: cfg.clusterName, routerId: cfg.router, clusterCidr: cfg.clusterCidr, allowWide: cfg.allowWideClusterCidr,
-          identity: { ownerId: cfg.clusterUid ?? `name:${cfg.clusterName}`, poolPrefixes: [...cfg.pool.map((p) => poolPrefix(cfg.clusterName, p)), ...cfg.instancePrefix] },
-          routeLimit: cfg.routeLimit, routeLimitHeadroom: cfg.routeLimitHeadroom, confirmAfterMs: cfg.confirmAfter, maxRemovalsPerCycle: cfg.maxRemovalsPerCycle, dryRun: cfg.dryRun,
+          cloud: openStackRouteGcCloud(os),
+          writer: new RouteWriter(os.neutron, { mode: cfg.writeMode }),
+          nodes: kubeClusterNodes(api),
+          emit: eventEmitter(ctx.log, {}),
+          metrics: createRouteGcMetrics(ctx.registry),
+          log: ctx.log,
+          clock,
+        },
+        {
+          cluster: cfg.clusterName,
+          routerId: cfg.router,
+          clusterCidr: cfg.clusterCidr,
+          allowWide: cfg.allowWideClusterCidr,
+          identity: {
+            ownerId: cfg.clusterUid ?? `name:${cfg.clusterName}`,
+            poolPrefixes: [...cfg.pool.map((p) => poolPrefix(cfg.clusterName, p)), ...cfg.instancePrefix],
+          },
+          routeLimit: cfg.routeLimit,
+          routeLimitHeadroom: cfg.routeLimitHeadroom,
+          confirmAfterMs: cfg.confirmAfter,
+          maxRemovalsPerCycle: cfg.maxRemovalsPerCycle,
+          dryRun: cfg.dryRun,
         },
       );
       const abort = new AbortController();
@@ -51,10 +69,13 @@ export function routegcCommand() {
         return second.skipped ? 1 : 0;
       }
       let ready = false;
-      const finished = runPeriodically(async (signal) => {
-        await gc.cycle(signal);
-        ready = true;
-      }, { name: 'routegc', intervalMs: cfg.interval, clock, log: ctx.log, signal: abort.signal }).then(() => 0);
+      const finished = runPeriodically(
+        async (signal) => {
+          await gc.cycle(signal);
+          ready = true;
+        },
+        { name: 'routegc', intervalMs: cfg.interval, clock, log: ctx.log, signal: abort.signal },
+      ).then(() => 0);
       return {
         readiness: () => (ready ? { ready: true, reason: 'cycling' } : { ready: false, reason: 'first cycle not finished' }),
         status: () => ({ cluster: cfg.clusterName, router: cfg.router, dryRun: cfg.dryRun, memory: gc.memory, last: gc.last && statusOf(gc.last) }),

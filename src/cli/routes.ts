@@ -77,11 +77,22 @@ const spec: ModeSpec<typeof routesFields> = {
     wake.agent = agent;
     shutdown.add('routes agent', () => agent.close(), 15_000);
     log.info(
-      { provider: c.provider, backend: c.backend, stateDir: c.stateDir, ports: c.ports, natTarget: c.natTarget, withoutStateFile, cleanupOnExit: c.cleanupOnExit },
+      {
+        provider: c.provider,
+        backend: c.backend,
+        stateDir: c.stateDir,
+        ports: c.ports,
+        natTarget: c.natTarget,
+        withoutStateFile,
+        cleanupOnExit: c.cleanupOnExit,
+      },
       'kubeward routes starting',
     );
     if (ovn) {
-      log.info({ node: ovn.status.node, see: 'OCPBUGS-9972, OCPBUGS-17841' }, 'OVN-Kubernetes shared gateway: while an ovnkube-controller container runs, up VIPs get ovn_cluster_router reroute policies (priority 1010), as OpenShift does');
+      log.info(
+        { node: ovn.status.node, see: 'OCPBUGS-9972, OCPBUGS-17841' },
+        'OVN-Kubernetes shared gateway: while an ovnkube-controller container runs, up VIPs get ovn_cluster_router reroute policies (priority 1010), as OpenShift does',
+      );
     } else {
       log.warn(
         { see: 'OCPBUGS-9972, OCPBUGS-17841' },
@@ -89,7 +100,9 @@ const spec: ModeSpec<typeof routesFields> = {
       );
     }
     if (c.provider === 'gcp' && withoutStateFile === 'up') {
-      log.info('a managed VIP with no state file is treated as up (the node\'s own traffic goes to the local apiserver), as gcp-routes.sh does; --without-state-file down withdraws it instead');
+      log.info(
+        "a managed VIP with no state file is treated as up (the node's own traffic goes to the local apiserver), as gcp-routes.sh does; --without-state-file down withdraws it instead",
+      );
     }
     await agent.start();
     return {
@@ -100,7 +113,9 @@ const spec: ModeSpec<typeof routesFields> = {
 };
 
 /** OpenShift's tables as nft lists them; none when nft is not installed (an iptables-only host). */
-async function listForeignTables(run: (argv: readonly string[], opts?: Parameters<typeof execCommand>[1]) => ReturnType<typeof execCommand>): Promise<string[]> {
+async function listForeignTables(
+  run: (argv: readonly string[], opts?: Parameters<typeof execCommand>[1]) => ReturnType<typeof execCommand>,
+): Promise<string[]> {
   try {
     return parseForeignTables((await run(['nft', 'list', 'tables'], { timeoutMs: 5000 })).stdout);
   } catch (err) {

@@ -23,7 +23,11 @@ import type { ProbeResult } from '../probe/probe-result.ts';
 const spec: ModeSpec<typeof watchFields> = { ...watchDeclaration, run: (c, ctx) => runWatchMode(c, ctx) };
 
 /** The watch mode's run; kubeward agent may pass the probe (the proxy's check results). */
-export async function runWatchMode(c: WatchConfig, { log, registry, shutdown }: ModeContext<WatchConfig>, hooks: { probe?: (signal: AbortSignal) => Promise<ProbeResult> } = {}): Promise<DaemonHandle> {
+export async function runWatchMode(
+  c: WatchConfig,
+  { log, registry, shutdown }: ModeContext<WatchConfig>,
+  hooks: { probe?: (signal: AbortSignal) => Promise<ProbeResult> } = {},
+): Promise<DaemonHandle> {
   const probeOpts: HttpsProbeOptions = {
     url: new URL(c.healthUrl),
     timeoutMs: c.timeout,

@@ -101,7 +101,11 @@ test('paths: no accepted path holds a control character', () => {
   fc.assert(
     fc.property(anyText, (text) => {
       const r = filePath().safeParse(text);
-      if (r.success) assert.ok([...text].every((c) => c.charCodeAt(0) >= 0x20 && c.charCodeAt(0) !== 0x7f), JSON.stringify(text));
+      if (r.success)
+        assert.ok(
+          [...text].every((c) => c.charCodeAt(0) >= 0x20 && c.charCodeAt(0) !== 0x7f),
+          JSON.stringify(text),
+        );
     }),
     RUNS,
   );
@@ -110,7 +114,14 @@ test('paths: no accepted path holds a control character', () => {
 test('proxy and watch flags: any values give a config or one UsageError line, nothing else', () => {
   const schemas = [z.strictObject(proxyFields), z.strictObject(watchFields)];
   const keys = [...new Set([...Object.keys(proxyFields), ...Object.keys(watchFields)])];
-  const value = fc.oneof(anyText, fc.array(fc.oneof(anyText, fc.integer(), fc.constant(null)), { maxLength: 3 }), fc.boolean(), fc.integer(), fc.constant(null), fc.dictionary(fc.string({ maxLength: 5 }), anyText, { maxKeys: 2 }));
+  const value = fc.oneof(
+    anyText,
+    fc.array(fc.oneof(anyText, fc.integer(), fc.constant(null)), { maxLength: 3 }),
+    fc.boolean(),
+    fc.integer(),
+    fc.constant(null),
+    fc.dictionary(fc.string({ maxLength: 5 }), anyText, { maxKeys: 2 }),
+  );
   fc.assert(
     fc.property(fc.constantFrom(...schemas), fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: 4 }), fc.boolean(), (schema, data, fromFile) => {
       try {
@@ -118,7 +129,7 @@ test('proxy and watch flags: any values give a config or one UsageError line, no
       } catch (err) {
         assert.ok(err instanceof UsageError, `threw ${String(err)}`);
         assert.ok(!LINE_BREAK.test(err.message), JSON.stringify(err.message));
-        assert.doesNotMatch(err.message, /Invalid input|Too (small|big)/, 'the validator\'s own words never reach the user');
+        assert.doesNotMatch(err.message, /Invalid input|Too (small|big)/, "the validator's own words never reach the user");
       }
     }),
     { numRuns: 1000 },

@@ -5,7 +5,27 @@ import { isIP } from 'node:net';
 // rest of zod out of the build. zod's classic API (`z.string().optional()`) attaches every method
 // to every schema, so importing any of it loads and initialises all of it: about 7 MiB RSS and
 // 8 MiB private memory more at rest (docs/benchmark.md, "Memory and the production build").
-import { _default, boolean as zBoolean, config, enum as zEnum, int, literal, maxLength, maximum, minLength, minimum, NEVER, number, pipe, refine, regex, string, superRefine, transform, union } from 'zod/mini';
+import {
+  _default,
+  boolean as zBoolean,
+  config,
+  enum as zEnum,
+  int,
+  literal,
+  maxLength,
+  maximum,
+  minLength,
+  minimum,
+  NEVER,
+  number,
+  pipe,
+  refine,
+  regex,
+  string,
+  superRefine,
+  transform,
+  union,
+} from 'zod/mini';
 import type { output, ZodMiniPipe, ZodMiniString, ZodMiniTransform, ZodMiniType } from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { LOG_LEVELS } from '../base/logger.ts';
@@ -55,19 +75,22 @@ export const DEFAULT_MAX_DURATION_MS = 24 * 3_600_000;
 export function duration(opts: { min?: number; max?: number } = {}) {
   const max = Math.min(opts.max ?? DEFAULT_MAX_DURATION_MS, MAX_TIMER_MS);
   const rangeText = `${formatBound(opts.min ?? 0)}–${formatBound(max)}`;
-  return withRange(rangeText, textField((text): number | Refused => {
-    const ms = parseDuration(text);
-    if (ms === undefined) {
-      return new Refused(`${quote(text)} is not a duration; write it like 500ms, 2s or 1m`);
-    }
-    if (opts.min !== undefined && ms < opts.min) {
-      return new Refused(`${plain(text)} is too short; the least accepted is ${formatDuration(opts.min)}`);
-    }
-    if (ms > max) {
-      return new Refused(`${plain(text)} is too long; the most accepted is ${formatDuration(max)}`);
-    }
-    return ms;
-  }, 'expected a duration such as 500ms, 2s or 1m'));
+  return withRange(
+    rangeText,
+    textField((text): number | Refused => {
+      const ms = parseDuration(text);
+      if (ms === undefined) {
+        return new Refused(`${quote(text)} is not a duration; write it like 500ms, 2s or 1m`);
+      }
+      if (opts.min !== undefined && ms < opts.min) {
+        return new Refused(`${plain(text)} is too short; the least accepted is ${formatDuration(opts.min)}`);
+      }
+      if (ms > max) {
+        return new Refused(`${plain(text)} is too long; the most accepted is ${formatDuration(max)}`);
+      }
+      return ms;
+    }, 'expected a duration such as 500ms, 2s or 1m'),
+  );
 }
 
 const RANGES = new WeakMap<object, string>();
@@ -110,10 +133,13 @@ export function quote(text: string): string {
 
 /** A whole number in [min, max], from YAML or from a flag's string. */
 export function integer(min: number, max: number) {
-  return withRange(`${min}–${max}`, pipe(
-    union([number(), pipe(string().check(regex(/^-?\d+$/, 'expected a whole number')), transform(Number))], { error: 'expected a whole number' }),
-    int('expected a whole number').check(minimum(min, `must be at least ${min}`), maximum(max, `must be at most ${max}`)),
-  ));
+  return withRange(
+    `${min}–${max}`,
+    pipe(
+      union([number(), pipe(string().check(regex(/^-?\d+$/, 'expected a whole number')), transform(Number))], { error: 'expected a whole number' }),
+      int('expected a whole number').check(minimum(min, `must be at least ${min}`), maximum(max, `must be at most ${max}`)),
+    ),
+  );
 }
 
 /** true/false from YAML, or the flag pair --x / --no-x. */

@@ -89,7 +89,8 @@ export function defaultDisagreements(decl: FlagDocSource): string[] {
   return out;
 }
 
-const BEGIN = (mode: string) => `<!-- BEGIN flags ${mode}: generated from the mode's config module by "node scripts/docs-flags.ts --write"; edit the module, not this table -->`;
+const BEGIN = (mode: string) =>
+  `<!-- BEGIN flags ${mode}: generated from the mode's config module by "node scripts/docs-flags.ts --write"; edit the module, not this table -->`;
 const END = (mode: string) => `<!-- END flags ${mode} -->`;
 
 /** The generated block of a page for a mode: the table between its markers. */

@@ -53,7 +53,7 @@ test('HOST:PORT accepts IPv4, names and bracketed IPv6, and nothing else', () =>
   for (const bad of ['::1:6443', '127.0.0.1', '127.0.0.1:70000', '[nothost]:1', ':80']) assert.equal(parseHostPort(bad), undefined, bad);
 });
 
-test('a value of the wrong kind is described in the words of a config file, not the validator\'s', () => {
+test("a value of the wrong kind is described in the words of a config file, not the validator's", () => {
   const s = z.strictObject({ vip: z.array(z.string()).optional(), name: z.string() });
   assert.throws(() => mergeConfig(s, { vip: 'x', name: 'a' }, {}, 'w.yaml'), /^UsageError: w\.yaml: key "vip": expected a list, not text$/);
   assert.throws(() => mergeConfig(s, { name: 5 }, {}, 'w.yaml'), /^UsageError: w\.yaml: key "name": expected a text value, not a number$/);

@@ -37,12 +37,7 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
  * Flags override the file key by key. The merged object is validated by the mode's schema; the
  * first problem becomes a UsageError naming its source.
  */
-export function mergeConfig<S extends core.$ZodType>(
-  schema: S,
-  fileData: RawConfig,
-  flags: RawConfig,
-  filePath?: string,
-): output<S> {
+export function mergeConfig<S extends core.$ZodType>(schema: S, fileData: RawConfig, flags: RawConfig, filePath?: string): output<S> {
   const merged: RawConfig = { ...fileData };
   for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
   const result = safeParse(schema, merged);
@@ -61,7 +56,14 @@ const KIND_WORDS: Record<string, string> = {
   null: 'null',
 };
 
-const RECEIVED_WORDS: Record<string, string> = { string: 'text', array: 'a list', object: 'a mapping', number: 'a number', boolean: 'true/false', null: 'an empty value' };
+const RECEIVED_WORDS: Record<string, string> = {
+  string: 'text',
+  array: 'a list',
+  object: 'a mapping',
+  number: 'a number',
+  boolean: 'true/false',
+  null: 'an empty value',
+};
 
 /** zod's own wording ("Invalid input: expected string, received number") in the words of a config file. */
 export function issueText(issue: core.$ZodIssue): string {

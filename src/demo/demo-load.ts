@@ -73,10 +73,14 @@ export function startLoad(opts: LoadOptions): { counters: LoadCounters; done: Pr
   };
   const watchers = Array.from({ length: opts.watches }, () => watch());
   const done = new Promise<void>((resolve) => {
-    opts.signal.addEventListener('abort', () => {
-      clearInterval(ticker);
-      void Promise.all([...inflight, ...watchers]).then(() => resolve());
-    }, { once: true });
+    opts.signal.addEventListener(
+      'abort',
+      () => {
+        clearInterval(ticker);
+        void Promise.all([...inflight, ...watchers]).then(() => resolve());
+      },
+      { once: true },
+    );
   });
   return { counters, done };
 }

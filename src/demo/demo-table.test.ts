@@ -33,7 +33,13 @@ test('the summary names every timed failure and whether it was taken out', () =>
 
 test('the scenario scales with the duration and times only the failures', () => {
   const ev = demoScenario(10_000);
-  assert.ok(ev.every((e, i) => i === 0 || e.atMs >= ev[i - 1]!.atMs), 'in time order');
+  assert.ok(
+    ev.every((e, i) => i === 0 || e.atMs >= ev[i - 1]!.atMs),
+    'in time order',
+  );
   assert.ok(ev.at(-1)!.atMs < 10_000 * 0.8, 'the last event leaves time to recover');
-  assert.deepEqual(ev.filter((e) => expectsEjection(e.action)).map((e) => e.target), [0, 1, 2]);
+  assert.deepEqual(
+    ev.filter((e) => expectsEjection(e.action)).map((e) => e.target),
+    [0, 1, 2],
+  );
 });

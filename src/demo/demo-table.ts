@@ -44,7 +44,9 @@ export function renderTable(s: DemoSnapshot, color: boolean): string {
   lines.push('');
   lines.push(`${pad('UPSTREAM', 14)}${pad('ADDRESS', 18)}${pad('PROXY SAYS', 12)}${pad('CONNS', 7)}${pad('TOTAL', 7)}REALITY`);
   for (const u of s.upstreams) {
-    lines.push(`${pad(u.name, 14)}${pad(u.address, 18)}${paint(pad(u.proxyState, 12), stateColor(u.proxyState))}${pad(String(u.active), 7)}${pad(String(u.total), 7)}${u.truth}`);
+    lines.push(
+      `${pad(u.name, 14)}${pad(u.address, 18)}${paint(pad(u.proxyState, 12), stateColor(u.proxyState))}${pad(String(u.active), 7)}${pad(String(u.total), 7)}${u.truth}`,
+    );
   }
   lines.push('');
   lines.push(`watcher on ${s.watcher.target}: ${paint(s.watcher.state, stateColor(s.watcher.state))}  files: ${s.watcher.files.join(' ') || '(none yet)'}`);
@@ -53,7 +55,12 @@ export function renderTable(s: DemoSnapshot, color: boolean): string {
   lines.push('events:');
   for (const e of s.events) {
     const mark = e.happened ? '*' : ' ';
-    const outcome = !e.happened || !e.timed ? '' : e.ejectedAfterMs === undefined ? '  → waiting for the proxy…' : `  → proxy stopped using it after ${secs(e.ejectedAfterMs)}`;
+    const outcome =
+      !e.happened || !e.timed
+        ? ''
+        : e.ejectedAfterMs === undefined
+          ? '  → waiting for the proxy…'
+          : `  → proxy stopped using it after ${secs(e.ejectedAfterMs)}`;
     lines.push(paint(`  ${mark} ${pad(secs(e.atMs), 7)}${e.says}${outcome}`, e.happened ? 'reset' : 'dim'));
   }
   return lines.join('\n');

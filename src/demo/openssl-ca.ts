@@ -53,26 +53,69 @@ async function madeDir(): Promise<string> {
 export async function createTestCa(name = 'kubeward-test-ca', dir?: string): Promise<TestCa> {
   const where = dir ?? (await madeDir());
   await openssl(
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '30', '-subj', `/CN=${name}`,
-      '-keyout', 'ca.key', '-out', 'ca.crt', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '30',
+      '-subj',
+      `/CN=${name}`,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
     where,
   );
   const ca = await readPair(where, 'ca');
   const issue = async (file: string, subj: string, ext: string, days: number, past: boolean): Promise<CertPair> => {
-    await openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', subj, '-keyout', `${file}.key`, '-out', `${file}.csr`], where);
+    await openssl(
+      ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', subj, '-keyout', `${file}.key`, '-out', `${file}.csr`],
+      where,
+    );
     await writeFile(join(where, `${file}.ext`), ext);
-    const validity = past
-      ? ['-days', '-1']
-      : ['-days', String(days)];
-    await openssl(['x509', '-req', '-in', `${file}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', ...validity, '-extfile', `${file}.ext`, '-out', `${file}.crt`], where);
+    const validity = past ? ['-days', '-1'] : ['-days', String(days)];
+    await openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${file}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        ...validity,
+        '-extfile',
+        `${file}.ext`,
+        '-out',
+        `${file}.crt`,
+      ],
+      where,
+    );
     return readPair(where, file);
   };
   return {
     ...ca,
     dir: where,
     issueServer: (file, sans, opts = {}) =>
-      issue(file, `/CN=${file}`, `subjectAltName=${sans.join(',')}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n`, opts.days ?? 30, opts.notAfterPast ?? false),
-    issueClient: (file, cn, org) =>
-      issue(file, `/CN=${cn}${org ? `/O=${org}` : ''}`, 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n', 30, false),
+      issue(
+        file,
+        `/CN=${file}`,
+        `subjectAltName=${sans.join(',')}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n`,
+        opts.days ?? 30,
+        opts.notAfterPast ?? false,
+      ),
+    issueClient: (file, cn, org) => issue(file, `/CN=${cn}${org ? `/O=${org}` : ''}`, 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n', 30, false),
   };
 }

@@ -32,7 +32,9 @@ export async function runDemo(durationMs: number, live: boolean, shutdown: { add
   shutdown.add('stop the demo', () => stop.abort());
 
   const ca = await createTestCa('kubeward-demo-ca', dir).catch((err: unknown) => {
-    throw new KubewardError('E_EXEC', `the demo makes its certificates with openssl, which failed: ${describeError(err)} (apt-get install openssl)`, { cause: err });
+    throw new KubewardError('E_EXEC', `the demo makes its certificates with openssl, which failed: ${describeError(err)} (apt-get install openssl)`, {
+      cause: err,
+    });
   });
   const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1']);
   const standins = [1, 2, 3].map((n) => new ApiserverStandin({ cert: cert.cert, key: cert.key, name: `apiserver-${n}` }));
@@ -41,15 +43,27 @@ export async function runDemo(durationMs: number, live: boolean, shutdown: { add
 
   const proxy = await startProxy(
     {
-      frontends: [{
-        name: 'apiserver',
-        listen: [{ host: '127.0.0.1', port: 0 }],
-        upstreams: standins.map((s) => ({ host: s.host, port: s.port })),
-        healthCheck: { type: 'readyz', path: '/readyz', insecureSkipTlsVerify: false, ca: ca.cert, serverName: 'localhost', intervalMs: 500, timeoutMs: 500, rise: 2, fall: 2 },
-        connectTimeoutMs: 500,
-        idleTimeoutMs: 600_000,
-        drainSpreadMs: 1000,
-      }],
+      frontends: [
+        {
+          name: 'apiserver',
+          listen: [{ host: '127.0.0.1', port: 0 }],
+          upstreams: standins.map((s) => ({ host: s.host, port: s.port })),
+          healthCheck: {
+            type: 'readyz',
+            path: '/readyz',
+            insecureSkipTlsVerify: false,
+            ca: ca.cert,
+            serverName: 'localhost',
+            intervalMs: 500,
+            timeoutMs: 500,
+            rise: 2,
+            fall: 2,
+          },
+          connectTimeoutMs: 500,
+          idleTimeoutMs: 600_000,
+          drainSpreadMs: 1000,
+        },
+      ],
       shutdownGraceMs: 1000,
     },
     { log },
@@ -60,7 +74,8 @@ export async function runDemo(durationMs: number, live: boolean, shutdown: { add
     intervalMs: 500,
     heartbeatMs: 2000,
     hysteresis: { rise: 1, fall: 3, fastDownOnRefused: true },
-    probe: (signal) => probeHttps({ url: new URL(`https://127.0.0.1:${standins[0]!.port}/readyz`), timeoutMs: 500, ca: ca.cert, servername: 'localhost' }, signal),
+    probe: (signal) =>
+      probeHttps({ url: new URL(`https://127.0.0.1:${standins[0]!.port}/readyz`), timeoutMs: 500, ca: ca.cert, servername: 'localhost' }, signal),
     files,
     vips: () => [VIP],
     clock: systemClock,
@@ -80,7 +95,13 @@ export async function runDemo(durationMs: number, live: boolean, shutdown: { add
     if (e.action === 'kill') await s.close();
     else if (e.action === 'restart') await s.open();
     else s.setReadyz(e.action === 'fail-readyz' ? 'fail' : e.action === 'hang-readyz' ? 'hang' : 'ok');
-    truth[e.target] = { kill: 'killed', restart: 'serving', 'fail-readyz': 'readyz 503, still serving', 'hang-readyz': '/readyz hangs', 'heal-readyz': 'serving' }[e.action];
+    truth[e.target] = {
+      kill: 'killed',
+      restart: 'serving',
+      'fail-readyz': 'readyz 503, still serving',
+      'hang-readyz': '/readyz hangs',
+      'heal-readyz': 'serving',
+    }[e.action];
     row.happened = true;
     if (!live) process.stdout.write(`${(e.atMs / 1000).toFixed(1)}s  ${e.says}\n`);
     if (row.timed) await timeEjection(proxy, `${s.host}:${s.port}`, row, stop.signal, live);
@@ -97,7 +118,12 @@ export async function runDemo(durationMs: number, live: boolean, shutdown: { add
         return { name: s.name, address: `${s.host}:${s.port}`, proxyState: u?.state ?? '?', active: u?.active ?? 0, total: u?.total ?? 0, truth: truth[i]! };
       }),
       load: { ...load.counters },
-      watcher: { target: standins[0]!.name, state: String(status.state), reason: String(status.reason), files: (await files.list()).filter((f) => f.startsWith(VIP)) },
+      watcher: {
+        target: standins[0]!.name,
+        state: String(status.state),
+        reason: String(status.reason),
+        files: (await files.list()).filter((f) => f.startsWith(VIP)),
+      },
       events: rows,
     };
   };
@@ -106,7 +132,14 @@ export async function runDemo(durationMs: number, live: boolean, shutdown: { add
   if (!live) process.stdout.write(`kubeward demo: 3 apiservers behind the proxy on 127.0.0.1:${proxyPort}, ${(durationMs / 1000).toFixed(0)}s\n`);
   await new Promise<void>((resolve) => {
     const end = setTimeout(resolve, durationMs);
-    stop.signal.addEventListener('abort', () => { clearTimeout(end); resolve(); }, { once: true });
+    stop.signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(end);
+        resolve();
+      },
+      { once: true },
+    );
   });
   clearInterval(redraw);
   for (const t of timers) clearTimeout(t);

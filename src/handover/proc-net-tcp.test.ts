@@ -37,7 +37,8 @@ test('a successor is a listener on the address whose inode no process of ours ho
 
 test('targets: HOST:PORT with IPv6 in brackets; names, bad ports and bare IPv6 are refused', () => {
   assert.deepEqual(parseTarget('[0:0::1]:6443'), { host: '::1', port: 6443 });
-  for (const bad of ['localhost:6443', '::1:6443', '127.0.0.1:0', '127.0.0.1:65536', '127.0.0.1', '[127.0.0.1]:1']) assert.equal(parseTarget(bad), undefined, bad);
+  for (const bad of ['localhost:6443', '::1:6443', '127.0.0.1:0', '127.0.0.1:65536', '127.0.0.1', '[127.0.0.1]:1'])
+    assert.equal(parseTarget(bad), undefined, bad);
 });
 
 test('property: encode then decode gives the canonical address back (both families)', () => {

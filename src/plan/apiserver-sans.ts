@@ -25,12 +25,16 @@ export function computeSans(inv: Inventory): SanEntry[] {
     seen.add(key);
     out.push({ kind, value: key, why });
   };
-  for (const n of ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${inv.dnsDomain}`]) add(n, 'in-cluster clients (the kubernetes Service)');
+  for (const n of ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${inv.dnsDomain}`])
+    add(n, 'in-cluster clients (the kubernetes Service)');
   add(firstServiceIp(inv.serviceCidr), `ClusterIP of the kubernetes Service (first address of ${inv.serviceCidr})`);
   for (const n of ['localhost', '127.0.0.1', '::1']) add(n, 'node-local clients and load balancers (TLS passes through them)');
   const cps = controlPlaneHosts(inv);
   for (const h of cps) add(h.name, `control-plane host name ${h.name}`);
-  add(inv.lbDomainName, `apiserver_loadbalancer_domain_name${inv.externalLb === undefined || inv.lbDomainName === 'localhost' ? '' : ' (the load balancer name)'}`);
+  add(
+    inv.lbDomainName,
+    `apiserver_loadbalancer_domain_name${inv.externalLb === undefined || inv.lbDomainName === 'localhost' ? '' : ' (the load balancer name)'}`,
+  );
   add(inv.externalLb?.address, 'loadbalancer_apiserver.address (the VIP)');
   for (const s of inv.supplementaryAddresses) add(s, 'supplementary_addresses_in_ssl_keys');
   const [ipName, accessName] = inv.ipv4Stack ? ['ip', 'access_ip'] : ['ip6', 'access_ip6'];
@@ -63,7 +67,9 @@ export function renderOpensslSans(sans: SanEntry[], notes: string[] = []): strin
   let dns = 0;
   let ip = 0;
   const lines = sans.map((s) => (s.kind === 'dns' ? `DNS.${++dns} = ${s.value}` : `IP.${++ip} = ${s.value}`));
-  return ['# kube-apiserver subjectAltName, from kubeward plan; use with subjectAltName = @alt_names', ...comments(notes), '[ alt_names ]', ...lines, ''].join('\n');
+  return ['# kube-apiserver subjectAltName, from kubeward plan; use with subjectAltName = @alt_names', ...comments(notes), '[ alt_names ]', ...lines, ''].join(
+    '\n',
+  );
 }
 
 /** A kubeadm ClusterConfiguration fragment; merge it into the cluster's kubeadm config. */

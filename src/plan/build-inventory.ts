@@ -12,10 +12,19 @@ import { isIP } from 'node:net';
 
 /** Group names kubespray reads, old spellings mapped to the current ones. Other groups are allowed. */
 const GROUP_ALIASES: Record<string, string> = {
-  all: 'all', ungrouped: 'ungrouped', bastion: 'bastion',
-  kube_control_plane: 'kube_control_plane', 'kube-master': 'kube_control_plane', kube_master: 'kube_control_plane',
-  etcd: 'etcd', kube_node: 'kube_node', 'kube-node': 'kube_node',
-  k8s_cluster: 'k8s_cluster', 'k8s-cluster': 'k8s_cluster', calico_rr: 'calico_rr', 'calico-rr': 'calico_rr',
+  all: 'all',
+  ungrouped: 'ungrouped',
+  bastion: 'bastion',
+  kube_control_plane: 'kube_control_plane',
+  'kube-master': 'kube_control_plane',
+  kube_master: 'kube_control_plane',
+  etcd: 'etcd',
+  kube_node: 'kube_node',
+  'kube-node': 'kube_node',
+  k8s_cluster: 'k8s_cluster',
+  'k8s-cluster': 'k8s_cluster',
+  calico_rr: 'calico_rr',
+  'calico-rr': 'calico_rr',
 };
 /** kubespray variables one edit away from a known name that are legitimate and simply not read here. */
 const NOT_TYPOS = new Set(['main_ip', 'main_access_ip', 'kube_apiserver_ip', 'ansible_port', 'ansible_user', 'kube_vip_enabled', 'kube_proxy_mode']);
@@ -56,9 +65,17 @@ function resolveGroups(raw: RawInventory, problems: InventoryProblem[]): Map<str
   const byName = new Map(raw.groups.map((g) => [g.name, g]));
   for (const g of raw.groups) {
     // Any group name Ansible accepts is fine (no_floating, gpu...); only the names must be safe to print.
-    if (!/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(g.name)) problems.push({ group: g.name, field: 'group', message: 'a group name has letters, digits, "_", "-" and "."', where: g.where });
+    if (!/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(g.name))
+      problems.push({ group: g.name, field: 'group', message: 'a group name has letters, digits, "_", "-" and "."', where: g.where });
     for (const h of g.hosts) {
-      if (!raw.hosts.some((x) => x.name === h)) problems.push({ host: h, group: g.name, field: 'hosts', message: `listed in group ${JSON.stringify(g.name)} but not defined under hosts`, where: g.where });
+      if (!raw.hosts.some((x) => x.name === h))
+        problems.push({
+          host: h,
+          group: g.name,
+          field: 'hosts',
+          message: `listed in group ${JSON.stringify(g.name)} but not defined under hosts`,
+          where: g.where,
+        });
     }
   }
   const members = new Map<string, Set<string>>();
@@ -121,19 +138,26 @@ function readClusterSettings(v: VarReader, version: KubesprayVersion): ClusterSe
   const serviceCidr = v.string(serviceVar) ?? (ipv4 ? '10.233.0.0/18' : 'fd85:ee78:d8a6:8607::1000/116');
   if (firstServiceIp(serviceCidr) === undefined) v.problem(serviceVar, `${shown(serviceCidr)} is not a CIDR like 10.233.0.0/18`);
   const supplementary = v.stringList('supplementary_addresses_in_ssl_keys');
-  for (const s of supplementary) if (!isPlainIp(s) && !isDnsName(s)) v.problem('supplementary_addresses_in_ssl_keys', `${shown(s)} is neither an IP address nor a DNS name`);
+  for (const s of supplementary)
+    if (!isPlainIp(s) && !isDnsName(s)) v.problem('supplementary_addresses_in_ssl_keys', `${shown(s)} is neither an IP address nor a DNS name`);
   const certDir = v.path('kube_cert_dir') ?? '/etc/kubernetes/ssl';
   const caFile = v.setByInventory('kubeward_healthcheck_ca_file') ? v.string('kubeward_healthcheck_ca_file') : undefined;
   const caFileOk = (f: string) => isSafeAbsolutePath(f) && !f.endsWith('/');
-  if (caFile !== undefined && caFile !== '' && !caFileOk(caFile)) v.problem('kubeward_healthcheck_ca_file', `${shown(caFile)} is not ${PATH_RULE} (or "" for unverified checks)`);
+  if (caFile !== undefined && caFile !== '' && !caFileOk(caFile))
+    v.problem('kubeward_healthcheck_ca_file', `${shown(caFile)} is not ${PATH_RULE} (or "" for unverified checks)`);
   const image = (name: string, repo: string, tag: string) => `${v.imageRepo(`${name}_image_repo`) ?? repo}:${v.imageTag(`${name}_image_tag`) ?? tag}`;
   const lbName = readLbDomainName(v, version, localLb, external);
-  const podName = lbType === 'kubeward' && !v.setByInventory('loadbalancer_apiserver_pod_name') ? 'kubeward-proxy' : v.objectName('loadbalancer_apiserver_pod_name');
+  const podName =
+    lbType === 'kubeward' && !v.setByInventory('loadbalancer_apiserver_pod_name') ? 'kubeward-proxy' : v.objectName('loadbalancer_apiserver_pod_name');
   const kubeProxyMode = v.oneOf('kube_proxy_mode', ['ipvs', 'iptables', 'nftables']) ?? 'ipvs';
   const strictArp = v.bool('kube_proxy_strict_arp') ?? false;
   if (external?.provider === 'metallb') {
-    if (!localLb) warnings.push(`kubeward_vip_provider metallb with loadbalancer_apiserver_localhost false: every node would reach the apiserver through ${external.address ?? 'the VIP'}, which MetalLB announces only once kube-proxy and the MetalLB speaker run, and they need the apiserver first (a bootstrap cycle); keep loadbalancer_apiserver_localhost true`);
-    if (kubeProxyMode === 'ipvs' && !strictArp) warnings.push('MetalLB in layer-2 mode with kube_proxy_mode ipvs needs kube_proxy_strict_arp: true (MetalLB installation docs); it is false');
+    if (!localLb)
+      warnings.push(
+        `kubeward_vip_provider metallb with loadbalancer_apiserver_localhost false: every node would reach the apiserver through ${external.address ?? 'the VIP'}, which MetalLB announces only once kube-proxy and the MetalLB speaker run, and they need the apiserver first (a bootstrap cycle); keep loadbalancer_apiserver_localhost true`,
+      );
+    if (kubeProxyMode === 'ipvs' && !strictArp)
+      warnings.push('MetalLB in layer-2 mode with kube_proxy_mode ipvs needs kube_proxy_strict_arp: true (MetalLB installation docs); it is false');
   }
   return {
     inventory: {
@@ -194,7 +218,10 @@ function readLbDomainName(v: VarReader, version: KubesprayVersion, localLb: bool
   if (!hasLocalhostLbName(version)) return 'lb-apiserver.kubernetes.local';
   if (localLb) return 'localhost';
   if (external && external.address === undefined) {
-    v.problem('loadbalancer_apiserver', 'has no address and apiserver_loadbalancer_domain_name is not set: since kubespray v2.30.0 the endpoint name defaults to the address; set one of them');
+    v.problem(
+      'loadbalancer_apiserver',
+      'has no address and apiserver_loadbalancer_domain_name is not set: since kubespray v2.30.0 the endpoint name defaults to the address; set one of them',
+    );
   }
   return external?.address;
 }
@@ -208,12 +235,17 @@ function readExternalLb(v: VarReader, apiserverPort: number): Inventory['externa
   }
   const { address, port, ...rest } = lb as Record<string, unknown>;
   for (const k of Object.keys(rest)) v.problem(`loadbalancer_apiserver.${k}`, 'unknown key; the keys are address and port');
-  if (address !== undefined && address !== null && !isPlainIp(String(address))) v.problem('loadbalancer_apiserver.address', `${shown(address)} is not an IP address`);
+  if (address !== undefined && address !== null && !isPlainIp(String(address)))
+    v.problem('loadbalancer_apiserver.address', `${shown(address)} is not an IP address`);
   const addr = address === undefined || address === null ? undefined : String(address);
   // kube-vip as kubespray's docs/ingress/kube-vip.md sets it up: address: "{{ kube_vip_address }}".
   const kubeVip = v.bool('kube_vip_enabled') === true && addr !== undefined && v.has('kube_vip_address') && String(v.get('kube_vip_address')) === addr;
   const provider: VipProvider = v.oneOf('kubeward_vip_provider', VIP_PROVIDERS) ?? (kubeVip ? 'kube-vip' : 'external');
-  const lbClass = v.matching('kubeward_metallb_load_balancer_class', (s) => /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/.test(s) && s.length <= 253, 'a loadBalancerClass like metallb.io/metallb');
+  const lbClass = v.matching(
+    'kubeward_metallb_load_balancer_class',
+    (s) => /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/.test(s) && s.length <= 253,
+    'a loadBalancerClass like metallb.io/metallb',
+  );
   const pool = v.matching('kubeward_metallb_address_pool', isObjectName, 'a MetalLB IPAddressPool name');
   return {
     address: addr,
@@ -229,10 +261,18 @@ function readExternalLb(v: VarReader, apiserverPort: number): Inventory['externa
  * on IPv6-only clusters), falling back to the default-route fact, and access_ip (access_ip6)
  * falling back to main_ip.
  */
-function readHost(name: string, own: Vars[], scope: VarScope, cluster: ClusterSettings['inventory'], members: Map<string, Set<string>>, problems: InventoryProblem[]): InventoryHost | undefined {
+function readHost(
+  name: string,
+  own: Vars[],
+  scope: VarScope,
+  cluster: ClusterSettings['inventory'],
+  members: Map<string, Set<string>>,
+  problems: InventoryProblem[],
+): InventoryHost | undefined {
   for (const vars of own) {
     for (const key of Object.keys(vars)) {
-      if ((CLUSTER_VARS as readonly string[]).includes(key)) problems.push({ host: name, field: key, message: 'is cluster-wide in kubeward plan; set it once under vars (or group_vars/all)' });
+      if ((CLUSTER_VARS as readonly string[]).includes(key))
+        problems.push({ host: name, field: key, message: 'is cluster-wide in kubeward plan; set it once under vars (or group_vars/all)' });
     }
     checkUnknownVars(vars, [...HOST_VARS, ...CLUSTER_VARS], problems, name);
   }
@@ -240,7 +280,9 @@ function readHost(name: string, own: Vars[], scope: VarScope, cluster: ClusterSe
   // Every host name becomes a directory under --out and a word in configs; control-plane names also a SAN.
   if (!isHostName(name)) v.problem('name', `${shown(name)} is not an RFC 1123 host name (letters, digits, "-" and "."); rename the host in the inventory`);
   const v6 = !cluster.ipv4Stack;
-  const [ipVar, accessVar, family, fact] = v6 ? (['ip6', 'access_ip6', 6, 'ansible_default_ipv6'] as const) : (['ip', 'access_ip', 4, 'ansible_default_ipv4'] as const);
+  const [ipVar, accessVar, family, fact] = v6
+    ? (['ip6', 'access_ip6', 6, 'ansible_default_ipv6'] as const)
+    : (['ip', 'access_ip', 4, 'ansible_default_ipv4'] as const);
   const ipGiven = scope.raw(ipVar) !== undefined && scope.raw(ipVar) !== null;
   let ip = ipGiven ? v.ip(ipVar) : undefined;
   let ipSource: InventoryHost['ipSource'] = ipVar;
@@ -249,9 +291,14 @@ function readHost(name: string, own: Vars[], scope: VarScope, cluster: ClusterSe
     if (ansibleHost !== undefined && isPlainIp(ansibleHost) && isIP(ansibleHost) === family) {
       ip = ansibleHost;
       ipSource = 'ansible_host';
-      cluster.warnings.push(`${name}: no ${ipVar}; kubespray would use the default-route address (${fact}), which only a run on the host knows; kubeward used ansible_host ${ansibleHost}: set ${ipVar} to be sure`);
+      cluster.warnings.push(
+        `${name}: no ${ipVar}; kubespray would use the default-route address (${fact}), which only a run on the host knows; kubeward used ansible_host ${ansibleHost}: set ${ipVar} to be sure`,
+      );
     } else {
-      v.problem(ipVar, `missing; add ${ipVar}: <the node address other nodes reach> (kubespray would use the ${fact} fact; ansible_host is used only when it is an IPv${family} address)`);
+      v.problem(
+        ipVar,
+        `missing; add ${ipVar}: <the node address other nodes reach> (kubespray would use the ${fact} fact; ansible_host is used only when it is an IPv${family} address)`,
+      );
     }
   }
   if (ip !== undefined && isIP(ip) !== family) {
@@ -259,7 +306,9 @@ function readHost(name: string, own: Vars[], scope: VarScope, cluster: ClusterSe
     ip = undefined;
   }
   const accessIp = v.has(accessVar) ? v.ip(accessVar) : undefined;
-  const override = v.setByInventory('kube_override_hostname') ? v.matching('kube_override_hostname', isHostName, 'an RFC 1123 host name (letters, digits, "-" and "."); it is the node name and a certificate SAN') : undefined;
+  const override = v.setByInventory('kube_override_hostname')
+    ? v.matching('kube_override_hostname', isHostName, 'an RFC 1123 host name (letters, digits, "-" and "."); it is the node name and a certificate SAN')
+    : undefined;
   const controlPlane = members.get('kube_control_plane')?.has(name) ?? false;
   const bind = v.ip('kube_apiserver_bind_address') ?? '::';
   problems.push(...v.problems);
@@ -285,7 +334,8 @@ function checkHostSet(hosts: InventoryHost[], members: Map<string, Set<string>>,
   const byIp = new Map<string, string>();
   for (const h of hosts) {
     const other = byIp.get(h.ip);
-    if (other !== undefined) problems.push({ host: h.name, field: 'ip', message: `${h.ip} is also the ip of host "${other}"; each host needs its own address` });
+    if (other !== undefined)
+      problems.push({ host: h.name, field: 'ip', message: `${h.ip} is also the ip of host "${other}"; each host needs its own address` });
     else byIp.set(h.ip, h.name);
   }
 }

@@ -28,13 +28,22 @@ test('IP targets match IP SANs in any spelling and never DNS SANs', () => {
 test('the x509 messages are those Go prints', () => {
   assert.equal(x509HostnameError(cert(), 'lb.example.com'), 'x509: certificate is valid for kubernetes, *.apps.example.com, not lb.example.com');
   assert.equal(x509HostnameError(cert(), '10.0.0.5'), 'x509: certificate is valid for 10.233.0.1, ::1, not 10.0.0.5');
-  assert.equal(x509HostnameError(cert({ ipAddresses: [] }), '10.0.0.5'), "x509: cannot validate certificate for 10.0.0.5 because it doesn't contain any IP SANs");
+  assert.equal(
+    x509HostnameError(cert({ ipAddresses: [] }), '10.0.0.5'),
+    "x509: cannot validate certificate for 10.0.0.5 because it doesn't contain any IP SANs",
+  );
 });
 
 test('expiry is judged from the injected clock, and a chain expiry is not reported twice', () => {
   const later = new Date('2027-02-01T00:00:00Z');
   const findings = checkCertificate(cert({ chain: { verified: false, error: 'CERT_HAS_EXPIRED', caLabel: 'ca.crt' } }), ['kubernetes'], later);
-  assert.deepEqual(findings.map((f) => [f.kind, f.ok]), [['expired', false], ['covered', true]]);
+  assert.deepEqual(
+    findings.map((f) => [f.kind, f.ok]),
+    [
+      ['expired', false],
+      ['covered', true],
+    ],
+  );
   assert.match(findings[0]!.message, /31 days ago/);
   const early = checkCertificate(cert(), [], new Date('2025-12-31T00:00:00Z'));
   assert.equal(early[0]!.kind, 'not-yet-valid');

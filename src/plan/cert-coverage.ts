@@ -68,7 +68,12 @@ export function coverageFinding(cert: ServerCertFacts, target: string): Finding 
 export function validityFinding(cert: ServerCertFacts, now: Date): Finding {
   const days = (ms: number) => Math.floor(Math.abs(ms) / 86_400_000);
   if (now < cert.notBefore) {
-    return { kind: 'not-yet-valid', ok: false, message: `not valid before ${cert.notBefore.toISOString()}`, fix: 'check the clock on this machine and on the server (NTP)' };
+    return {
+      kind: 'not-yet-valid',
+      ok: false,
+      message: `not valid before ${cert.notBefore.toISOString()}`,
+      fix: 'check the clock on this machine and on the server (NTP)',
+    };
   }
   if (now > cert.notAfter) {
     return {

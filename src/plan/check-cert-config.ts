@@ -44,12 +44,12 @@ export const checkCertDeclaration: OneShotDeclaration<typeof checkCertFields> = 
     { key: 'timeout', value: '<duration>', help: 'longest wait for the handshake', defaultText: DEFAULTS.timeout },
     { key: 'output', short: '-o', value: '<table|json>', help: 'output format', defaultText: DEFAULTS.output },
   ],
-      check: (c) =>
-        c.url === undefined && c.inventory === undefined
-          ? 'give a URL (like https://10.0.0.11:6443) or --inventory FILE'
-          : c.url !== undefined && c.inventory !== undefined
-            ? 'give either a URL or --inventory, not both'
-            : undefined,
+  check: (c) =>
+    c.url === undefined && c.inventory === undefined
+      ? 'give a URL (like https://10.0.0.11:6443) or --inventory FILE'
+      : c.url !== undefined && c.inventory !== undefined
+        ? 'give either a URL or --inventory, not both'
+        : undefined,
 };
 
 /** "https://host:port/path", "host:port" or "host" (port 6443), IPv6 in brackets. */

@@ -27,7 +27,14 @@ export function serversOfInventory(inv: Inventory): Server[] {
   const targets = computeSans(inv).map((s) => s.value);
   const servers: Server[] = controlPlaneHosts(inv).map((h) => ({ label: h.name, host: h.accessIp, port: inv.apiserverPort, targets }));
   const lb = inv.externalLb;
-  if (lb?.address !== undefined) servers.push({ label: 'external load balancer', host: lb.address, port: lb.port, targets, servername: inv.lbDomainName !== undefined && inv.lbDomainName !== 'localhost' && isIP(inv.lbDomainName) === 0 ? inv.lbDomainName : undefined });
+  if (lb?.address !== undefined)
+    servers.push({
+      label: 'external load balancer',
+      host: lb.address,
+      port: lb.port,
+      targets,
+      servername: inv.lbDomainName !== undefined && inv.lbDomainName !== 'localhost' && isIP(inv.lbDomainName) === 0 ? inv.lbDomainName : undefined,
+    });
   return servers;
 }
 

@@ -39,7 +39,11 @@ export function fetchServerCert(opts: FetchCertOptions): Promise<FetchCertResult
       if (!peer || Object.keys(peer).length === 0) return finish({ ok: false, reason: 'the server sent no certificate' });
       const cert = factsOf(peer);
       if (opts.ca !== undefined) {
-        cert.chain = { verified: sock.authorized, error: sock.authorizationError ? String(sock.authorizationError) : undefined, caLabel: opts.caLabel ?? 'the CA file' };
+        cert.chain = {
+          verified: sock.authorized,
+          error: sock.authorizationError ? String(sock.authorizationError) : undefined,
+          caLabel: opts.caLabel ?? 'the CA file',
+        };
       }
       finish({ ok: true, cert });
     });

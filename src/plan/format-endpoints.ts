@@ -26,7 +26,12 @@ function formatTable(plan: ClusterPlan): string {
     }
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const text = rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ').trimEnd());
+  const text = rows.map((r) =>
+    r
+      .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd(),
+  );
   text.push('', `cluster-wide (kube_apiserver_global_endpoint, the apiserver Calico and Cilium use): ${plan.global.url} (${plan.global.reason})`);
   text.push(`external clients: ${plan.external.url} (${plan.external.reason})`);
   for (const w of plan.warnings) text.push(`warning: ${w}`);

@@ -51,7 +51,10 @@ describe('injections from issue 12 item 11 are refused', () => {
 
   test('a rogue HAProxy server through the health-check CA path', () => {
     assertRefused(
-      inventory({ cp1: CP, w1: { ip: '10.0.0.21' } }, { loadbalancer_apiserver_type: 'haproxy', kubeward_healthcheck_ca_file: '/etc/ca.crt\n    server rogue 203.0.113.66:6443 check' }),
+      inventory(
+        { cp1: CP, w1: { ip: '10.0.0.21' } },
+        { loadbalancer_apiserver_type: 'haproxy', kubeward_healthcheck_ca_file: '/etc/ca.crt\n    server rogue 203.0.113.66:6443 check' },
+      ),
       undefined,
       'kubeward_healthcheck_ca_file',
     );
@@ -59,7 +62,13 @@ describe('injections from issue 12 item 11 are refused', () => {
 
   test('a rogue HAProxy server through apiserver_loadbalancer_domain_name (external HAProxy header)', () => {
     assertRefused(
-      inventory({ cp1: CP, w1: { ip: '10.0.0.21' } }, { loadbalancer_apiserver: { address: '10.0.0.100', port: 8383 }, apiserver_loadbalancer_domain_name: 'api.example.com\nbackend x\n    server rogue 203.0.113.66:6443' }),
+      inventory(
+        { cp1: CP, w1: { ip: '10.0.0.21' } },
+        {
+          loadbalancer_apiserver: { address: '10.0.0.100', port: 8383 },
+          apiserver_loadbalancer_domain_name: 'api.example.com\nbackend x\n    server rogue 203.0.113.66:6443',
+        },
+      ),
       undefined,
       'apiserver_loadbalancer_domain_name',
     );
@@ -72,12 +81,23 @@ describe('injections from issue 12 item 11 are refused', () => {
   });
 
   test('a static pod mounting / through a certificate directory', () => {
-    assertRefused(inventory({ cp1: CP, w1: { ip: '10.0.0.21' } }, { loadbalancer_apiserver_type: 'kubeward', kube_cert_dir: '/etc/kubernetes/ssl\n    - name: root\n      hostPath: {path: /}' }), undefined, 'kube_cert_dir');
+    assertRefused(
+      inventory(
+        { cp1: CP, w1: { ip: '10.0.0.21' } },
+        { loadbalancer_apiserver_type: 'kubeward', kube_cert_dir: '/etc/kubernetes/ssl\n    - name: root\n      hostPath: {path: /}' },
+      ),
+      undefined,
+      'kube_cert_dir',
+    );
     assertRefused(inventory({ cp1: CP, w1: { ip: '10.0.0.21' } }, { etcd_cert_dir: '/etc/ssl/../../' }), undefined, 'etcd_cert_dir');
   });
 
   test('extra openssl SAN lines through kube_override_hostname', () => {
-    assertRefused(inventory({ cp1: { ip: '10.0.0.11', kube_override_hostname: 'cp1\nDNS.99 = evil.example.com' }, w1: { ip: '10.0.0.21' } }), 'cp1', 'kube_override_hostname');
+    assertRefused(
+      inventory({ cp1: { ip: '10.0.0.11', kube_override_hostname: 'cp1\nDNS.99 = evil.example.com' }, w1: { ip: '10.0.0.21' } }),
+      'cp1',
+      'kube_override_hostname',
+    );
   });
 
   test('extra openssl SAN lines through cluster_name', () => {

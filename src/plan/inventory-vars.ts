@@ -3,27 +3,81 @@
 import { JinjaError } from './jinja.ts';
 import type { InventoryProblem } from './raw-inventory.ts';
 import type { VarScope } from './var-scope.ts';
-import { isPlainIp, isConfigDuration, isDnsName, isImageRepository, isImageTagOrDigest, isObjectName, isQuantity, isSafeAbsolutePath, shown } from './value-grammar.ts';
+import {
+  isPlainIp,
+  isConfigDuration,
+  isDnsName,
+  isImageRepository,
+  isImageTagOrDigest,
+  isObjectName,
+  isQuantity,
+  isSafeAbsolutePath,
+  shown,
+} from './value-grammar.ts';
 
 export { isDnsName };
 
 /** Variables that describe the whole cluster (group vars of all / k8s_cluster). */
 export const CLUSTER_VARS = [
-  'loadbalancer_apiserver', 'apiserver_loadbalancer_domain_name', 'loadbalancer_apiserver_localhost',
-  'loadbalancer_apiserver_type', 'loadbalancer_apiserver_port', 'nginx_kube_apiserver_port',
-  'loadbalancer_apiserver_healthcheck_port', 'kube_apiserver_port', 'kube_apiserver_insecure_port',
-  'etcd_multiaccess', 'supplementary_addresses_in_ssl_keys', 'cluster_name', 'dns_domain',
-  'kube_service_addresses', 'kube_service_addresses_ipv6', 'ipv4_stack', 'ipv6_stack', 'enable_dual_stack_networks',
-  'kube_vip_address', 'kube_cert_dir', 'etcd_cert_dir', 'populate_inventory_to_hosts_file', 'kubeward_healthcheck_ca_file',
-  'nginx_image_repo', 'nginx_image_tag', 'haproxy_image_repo', 'haproxy_image_tag', 'kubeward_image_repo', 'kubeward_image_tag',
-  'docker_image_repo', 'loadbalancer_apiserver_pod_name', 'loadbalancer_apiserver_cpu_requests', 'loadbalancer_apiserver_memory_requests',
-  'nginx_config_dir', 'haproxy_config_dir', 'k8s_image_pull_policy', 'loadbalancer_apiserver_keepalive_timeout', 'kube_config_dir', 'kube_manifest_dir',
-  'etcd_config_dir', 'kube_vip_enabled', 'kube_proxy_mode', 'kube_proxy_strict_arp', 'kubeward_vip_provider',
-  'kubeward_metallb_load_balancer_class', 'kubeward_metallb_address_pool',
+  'loadbalancer_apiserver',
+  'apiserver_loadbalancer_domain_name',
+  'loadbalancer_apiserver_localhost',
+  'loadbalancer_apiserver_type',
+  'loadbalancer_apiserver_port',
+  'nginx_kube_apiserver_port',
+  'loadbalancer_apiserver_healthcheck_port',
+  'kube_apiserver_port',
+  'kube_apiserver_insecure_port',
+  'etcd_multiaccess',
+  'supplementary_addresses_in_ssl_keys',
+  'cluster_name',
+  'dns_domain',
+  'kube_service_addresses',
+  'kube_service_addresses_ipv6',
+  'ipv4_stack',
+  'ipv6_stack',
+  'enable_dual_stack_networks',
+  'kube_vip_address',
+  'kube_cert_dir',
+  'etcd_cert_dir',
+  'populate_inventory_to_hosts_file',
+  'kubeward_healthcheck_ca_file',
+  'nginx_image_repo',
+  'nginx_image_tag',
+  'haproxy_image_repo',
+  'haproxy_image_tag',
+  'kubeward_image_repo',
+  'kubeward_image_tag',
+  'docker_image_repo',
+  'loadbalancer_apiserver_pod_name',
+  'loadbalancer_apiserver_cpu_requests',
+  'loadbalancer_apiserver_memory_requests',
+  'nginx_config_dir',
+  'haproxy_config_dir',
+  'k8s_image_pull_policy',
+  'loadbalancer_apiserver_keepalive_timeout',
+  'kube_config_dir',
+  'kube_manifest_dir',
+  'etcd_config_dir',
+  'kube_vip_enabled',
+  'kube_proxy_mode',
+  'kube_proxy_strict_arp',
+  'kubeward_vip_provider',
+  'kubeward_metallb_load_balancer_class',
+  'kubeward_metallb_address_pool',
 ] as const;
 
 /** Variables that may differ per host. kube_apiserver_bind_address may also be cluster-wide. */
-export const HOST_VARS = ['ip', 'access_ip', 'ip6', 'access_ip6', 'ansible_host', 'kube_apiserver_bind_address', 'kube_override_hostname', 'etcd_member_name'] as const;
+export const HOST_VARS = [
+  'ip',
+  'access_ip',
+  'ip6',
+  'access_ip6',
+  'ansible_host',
+  'kube_apiserver_bind_address',
+  'kube_override_hostname',
+  'etcd_member_name',
+] as const;
 
 /** Reads variables of one scope (Jinja evaluated), collecting problems instead of throwing. */
 export class VarReader {
@@ -137,7 +191,11 @@ export class VarReader {
 
   /** A directory or file below "/" (never "/" itself: it would become a hostPath mount of the whole host). */
   path(name: string): string | undefined {
-    return this.matching(name, (s) => isSafeAbsolutePath(s) && s.replace(/\/+$/, '') !== '', 'an absolute path below / without whitespace, control characters, quotes, braces, ";", "#" or ".." segments');
+    return this.matching(
+      name,
+      (s) => isSafeAbsolutePath(s) && s.replace(/\/+$/, '') !== '',
+      'an absolute path below / without whitespace, control characters, quotes, braces, ";", "#" or ".." segments',
+    );
   }
 
   imageRepo(name: string): string | undefined {
@@ -168,7 +226,11 @@ export class VarReader {
     const v = this.get(name);
     if (v === undefined || v === null) return [];
     if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return v.map((x) => String(x).trim());
-    if (typeof v === 'string') return v.split(',').map((x) => x.trim()).filter((x) => x !== '');
+    if (typeof v === 'string')
+      return v
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
     this.problem(name, `expected a list of names and addresses, got ${shown(v)}`);
     return [];
   }

@@ -11,7 +11,17 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { parseInventory } from './parse-inventory.ts';
 import { formatProblem } from './raw-inventory.ts';
 import { isSafeRelativePath, renderPlan, type RenderedFile } from './render-plan.ts';
-import { isConfigDuration, isDnsName, isHostName, isImageReference, isImageRepository, isImageTagOrDigest, isObjectName, isQuantity, isSafeAbsolutePath } from './value-grammar.ts';
+import {
+  isConfigDuration,
+  isDnsName,
+  isHostName,
+  isImageReference,
+  isImageRepository,
+  isImageTagOrDigest,
+  isObjectName,
+  isQuantity,
+  isSafeAbsolutePath,
+} from './value-grammar.ts';
 import type { Inventory } from './inventory.ts';
 import { parseKubesprayVersion } from './kubespray-defaults.ts';
 import { execCommand } from '../sys/exec.ts';
@@ -22,7 +32,32 @@ const RUNS = Number(process.env.KUBEWARD_PROPERTY_RUNS ?? 300);
 
 /** Strings that try to break out: line breaks, config and YAML syntax, traversal, Jinja. */
 const hostile = fc.constantFrom(
-  '\n', '\r\n', '\0', '\u2028', '}', '{', ';', '#', '"', "'", ':', ': ', '- ', '../', '/', ' ', '\t', '{{', '}}', '$', '`', '\\', '*', '&a', '!!js/function', 'http { root /; autoindex on; }',
+  '\n',
+  '\r\n',
+  '\0',
+  '\u2028',
+  '}',
+  '{',
+  ';',
+  '#',
+  '"',
+  "'",
+  ':',
+  ': ',
+  '- ',
+  '../',
+  '/',
+  ' ',
+  '\t',
+  '{{',
+  '}}',
+  '$',
+  '`',
+  '\\',
+  '*',
+  '&a',
+  '!!js/function',
+  'http { root /; autoindex on; }',
 );
 const hostileString = fc.oneof(
   fc.string({ maxLength: 12 }),
@@ -30,10 +65,17 @@ const hostileString = fc.oneof(
   fc.tuple(fc.string({ maxLength: 6 }), hostile, fc.string({ maxLength: 6 })).map(([a, b, c]) => a + b + c),
 );
 const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?$/);
-const hostName = fc.oneof({ weight: 4, arbitrary: fc.array(label, { minLength: 1, maxLength: 3 }).map((l) => l.join('.')) }, { weight: 1, arbitrary: hostileString });
+const hostName = fc.oneof(
+  { weight: 4, arbitrary: fc.array(label, { minLength: 1, maxLength: 3 }).map((l) => l.join('.')) },
+  { weight: 1, arbitrary: hostileString },
+);
 const ip4 = fc.ipV4();
 const ip6 = fc.ipV6();
-const path = fc.oneof({ weight: 3, arbitrary: fc.array(label, { minLength: 1, maxLength: 4 }).map((l) => `/${l.join('/')}`) }, { weight: 1, arbitrary: hostileString }, { weight: 1, arbitrary: fc.constantFrom('/', '//', '/etc/', '/etc//x') });
+const path = fc.oneof(
+  { weight: 3, arbitrary: fc.array(label, { minLength: 1, maxLength: 4 }).map((l) => `/${l.join('/')}`) },
+  { weight: 1, arbitrary: hostileString },
+  { weight: 1, arbitrary: fc.constantFrom('/', '//', '/etc/', '/etc//x') },
+);
 
 /** Known variables with mostly valid and sometimes hostile values. */
 const clusterVar = fc.oneof(
@@ -44,7 +86,13 @@ const clusterVar = fc.oneof(
   fc.record({ k: fc.constant('etcd_cert_dir'), v: path }),
   fc.record({ k: fc.constant('kubeward_healthcheck_ca_file'), v: fc.oneof(path, fc.constant('')) }),
   fc.record({ k: fc.constant('nginx_image_tag'), v: fc.oneof(fc.stringMatching(/^[a-z0-9][a-z0-9.-]{0,10}$/), hostileString) }),
-  fc.record({ k: fc.constant('haproxy_image_repo'), v: fc.oneof(fc.array(label, { minLength: 1, maxLength: 3 }).map((l) => l.join('/')), hostileString) }),
+  fc.record({
+    k: fc.constant('haproxy_image_repo'),
+    v: fc.oneof(
+      fc.array(label, { minLength: 1, maxLength: 3 }).map((l) => l.join('/')),
+      hostileString,
+    ),
+  }),
   fc.record({ k: fc.constant('loadbalancer_apiserver_type'), v: fc.constantFrom('nginx', 'haproxy', 'kubeward', 'envoy') }),
   fc.record({ k: fc.constant('loadbalancer_apiserver_port'), v: fc.oneof(fc.integer({ min: -1, max: 70000 }), hostileString) }),
   fc.record({ k: fc.constant('loadbalancer_apiserver_healthcheck_port'), v: fc.integer({ min: 1, max: 65535 }) }),
@@ -64,7 +112,10 @@ const clusterVar = fc.oneof(
   fc.record({ k: fc.constant('kubeward_vip_provider'), v: fc.constantFrom('external', 'metallb', 'kube-vip', 'f5') }),
   fc.record({ k: fc.constant('kubeward_metallb_load_balancer_class'), v: fc.oneof(fc.constant('metallb.io/metallb'), hostileString) }),
   fc.record({ k: fc.constant('loadbalancer_apiserver_localhost'), v: fc.boolean() }),
-  fc.record({ k: fc.constant('kube_cert_dir'), v: fc.constantFrom('{{ kube_config_dir }}/ssl', "{{ kube_config_dir | default('/x') }}/ssl", '{{ ansible_env.HOME }}', '{{ nope }}', '{% if x %}') }),
+  fc.record({
+    k: fc.constant('kube_cert_dir'),
+    v: fc.constantFrom('{{ kube_config_dir }}/ssl', "{{ kube_config_dir | default('/x') }}/ssl", '{{ ansible_env.HOME }}', '{{ nope }}', '{% if x %}'),
+  }),
   fc.record({ k: fc.constant('etcd_multiaccess'), v: fc.boolean() }),
 );
 
@@ -72,7 +123,10 @@ const inventoryArb = fc
   .record({
     cps: fc.uniqueArray(hostName, { minLength: 1, maxLength: 3 }),
     workers: fc.uniqueArray(hostName, { maxLength: 3 }),
-    ips: fc.array(fc.oneof({ weight: 20, arbitrary: ip4 }, { weight: 1, arbitrary: ip6 }, { weight: 1, arbitrary: hostileString }), { minLength: 6, maxLength: 6 }),
+    ips: fc.array(fc.oneof({ weight: 20, arbitrary: ip4 }, { weight: 1, arbitrary: ip6 }, { weight: 1, arbitrary: hostileString }), {
+      minLength: 6,
+      maxLength: 6,
+    }),
     override: fc.option(hostName, { nil: undefined }),
     vars: fc.array(clusterVar, { maxLength: 6 }),
   })
@@ -94,7 +148,24 @@ function parse(doc: unknown) {
 
 /** The values that came from the inventory: none may span lines in any rendered file. */
 function inventoryValues(inv: Inventory): string[] {
-  return [...inv.hosts.flatMap((h) => [h.name, h.ip, h.accessIp, h.overrideHostname ?? '']), inv.lbDomainName ?? '', inv.dnsDomain, inv.certDir, inv.etcdCertDir, inv.healthcheckCaFile, inv.images.nginx, inv.images.haproxy, inv.lbPod.name, inv.lbPod.cpuRequests, inv.lbPod.memoryRequests, inv.lbPod.keepaliveTimeout, inv.configDirs.nginx, inv.configDirs.haproxy, inv.manifestDir, ...inv.supplementaryAddresses].filter((v) => v !== '');
+  return [
+    ...inv.hosts.flatMap((h) => [h.name, h.ip, h.accessIp, h.overrideHostname ?? '']),
+    inv.lbDomainName ?? '',
+    inv.dnsDomain,
+    inv.certDir,
+    inv.etcdCertDir,
+    inv.healthcheckCaFile,
+    inv.images.nginx,
+    inv.images.haproxy,
+    inv.lbPod.name,
+    inv.lbPod.cpuRequests,
+    inv.lbPod.memoryRequests,
+    inv.lbPod.keepaliveTimeout,
+    inv.configDirs.nginx,
+    inv.configDirs.haproxy,
+    inv.manifestDir,
+    ...inv.supplementaryAddresses,
+  ].filter((v) => v !== '');
 }
 
 function checkRendered(inv: Inventory, files: RenderedFile[]): void {
@@ -133,11 +204,19 @@ describe('inventory parsing never throws, and what it accepts renders safely', (
   test('arbitrary group_vars files (--vars): a result, never a throw', () => {
     const inv = JSON.stringify({ hosts: { cp1: { ip: '10.0.0.11' } }, groups: { kube_control_plane: ['cp1'] } });
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 200 }), fc.dictionary(fc.constantFrom('dns_domain', 'kube_cert_dir', 'nginx_image_tag', 'loadbalancer_apiserver', 'x'), hostileString).map((d) => JSON.stringify(d))), (text) => {
-        const r = parseInventory({ source: 'inv.yaml', text: inv }, [{ source: 'all.yml', text }]);
-        if (r.ok) checkRendered(r.inventory, renderPlan(r.inventory));
-        else for (const p of r.problems) assert.doesNotMatch(formatProblem(p), /[\n\r]/);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 200 }),
+          fc
+            .dictionary(fc.constantFrom('dns_domain', 'kube_cert_dir', 'nginx_image_tag', 'loadbalancer_apiserver', 'x'), hostileString)
+            .map((d) => JSON.stringify(d)),
+        ),
+        (text) => {
+          const r = parseInventory({ source: 'inv.yaml', text: inv }, [{ source: 'all.yml', text }]);
+          if (r.ok) checkRendered(r.inventory, renderPlan(r.inventory));
+          else for (const p of r.problems) assert.doesNotMatch(formatProblem(p), /[\n\r]/);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -176,8 +255,18 @@ describe('inventory parsing never throws, and what it accepts renders safely', (
   });
 
   test('a sample of accepted random inventories: every nginx config passes nginx -t, every HAProxy config haproxy -c', async (t) => {
-    const tools = await Promise.all(['nginx', 'haproxy'].map((c) => execCommand(['sh', '-c', `command -v ${c}`]).then(() => true, () => false)));
-    const streamModule = await access(NGINX_STREAM_MODULE).then(() => true, () => false);
+    const tools = await Promise.all(
+      ['nginx', 'haproxy'].map((c) =>
+        execCommand(['sh', '-c', `command -v ${c}`]).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    const streamModule = await access(NGINX_STREAM_MODULE).then(
+      () => true,
+      () => false,
+    );
     if (!tools[0] || !tools[1] || !streamModule) return t.skip('nginx (with libnginx-mod-stream) or haproxy is missing');
     const dir = await mkdtemp(join(tmpdir(), 'kw-plan-prop-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
@@ -211,7 +300,17 @@ describe('value grammars', () => {
   const anyString = fc.oneof(fc.string({ maxLength: 40 }), hostileString, fc.string({ unit: 'binary', maxLength: 20 }));
 
   test('no grammar throws, and nothing accepted has whitespace or control characters', () => {
-    const grammars = { isHostName, isDnsName, isSafeAbsolutePath, isImageReference, isImageRepository, isImageTagOrDigest, isQuantity, isConfigDuration, isObjectName };
+    const grammars = {
+      isHostName,
+      isDnsName,
+      isSafeAbsolutePath,
+      isImageReference,
+      isImageRepository,
+      isImageTagOrDigest,
+      isQuantity,
+      isConfigDuration,
+      isObjectName,
+    };
     fc.assert(
       fc.property(anyString, (s) => {
         for (const [name, ok] of Object.entries(grammars)) if (ok(s)) assert.doesNotMatch(s, /[\s\p{Cc}"'{};#`\\]/u, `${name} accepted ${JSON.stringify(s)}`);
@@ -235,10 +334,16 @@ describe('value grammars', () => {
 
   test('kubespray versions: any text parses to a v2 release or undefined, never throws', () => {
     fc.assert(
-      fc.property(fc.oneof(anyString, fc.tuple(fc.nat(120), fc.nat(120)).map(([a, b]) => `v${a}.${b}`)), (s) => {
-        const v = parseKubesprayVersion(s);
-        if (v !== undefined) assert.ok(v.major === 2 && v.minor <= 99 && /^v2\.\d+(\.\d+)?$/.test(v.label));
-      }),
+      fc.property(
+        fc.oneof(
+          anyString,
+          fc.tuple(fc.nat(120), fc.nat(120)).map(([a, b]) => `v${a}.${b}`),
+        ),
+        (s) => {
+          const v = parseKubesprayVersion(s);
+          if (v !== undefined) assert.ok(v.major === 2 && v.minor <= 99 && /^v2\.\d+(\.\d+)?$/.test(v.label));
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -31,8 +31,10 @@ function isUndef(v: Value): v is Undefined {
 
 /** Names that only exist while Ansible runs on a host; kubeward has no facts. */
 function needsAnsible(name: string): string | undefined {
-  if (name.startsWith('ansible_') && !['ansible_host', 'ansible_port', 'ansible_user'].includes(name)) return `the Ansible fact ${name}, which only a run on the host knows`;
-  if (['hostvars', 'groups', 'group_names', 'play_hosts', 'inventory_dir', 'playbook_dir', 'role_path', 'lookup', 'query', 'omit'].includes(name)) return `${name}, which only exists while Ansible runs`;
+  if (name.startsWith('ansible_') && !['ansible_host', 'ansible_port', 'ansible_user'].includes(name))
+    return `the Ansible fact ${name}, which only a run on the host knows`;
+  if (['hostvars', 'groups', 'group_names', 'play_hosts', 'inventory_dir', 'playbook_dir', 'role_path', 'lookup', 'query', 'omit'].includes(name))
+    return `${name}, which only exists while Ansible runs`;
   return undefined;
 }
 
@@ -46,7 +48,8 @@ export function isTemplate(v: unknown): v is string {
  * type (booleans, numbers, mappings), as Ansible's native conversion does for these values.
  */
 export function renderTemplate(text: string, lookup: Lookup): Value {
-  if (text.includes('{%')) throw new JinjaError(text.slice(text.indexOf('{%'), text.indexOf('{%') + 12), 'Jinja statements ({% if %}, {% for %}) are not evaluated by kubeward');
+  if (text.includes('{%'))
+    throw new JinjaError(text.slice(text.indexOf('{%'), text.indexOf('{%') + 12), 'Jinja statements ({% if %}, {% for %}) are not evaluated by kubeward');
   const parts: Value[] = [];
   let i = 0;
   while (i < text.length) {
@@ -179,7 +182,8 @@ class Parser {
       const negate = this.#is('not');
       if (negate) this.#pos++;
       const test = this.#peek();
-      if (test?.t !== 'name' || !['defined', 'undefined', 'none'].includes(test.v)) throw new JinjaError(this.#src, `the test "is ${test?.v ?? ''}" is not evaluated by kubeward; tests: defined, undefined, none`);
+      if (test?.t !== 'name' || !['defined', 'undefined', 'none'].includes(test.v))
+        throw new JinjaError(this.#src, `the test "is ${test?.v ?? ''}" is not evaluated by kubeward; tests: defined, undefined, none`);
       this.#pos++;
       const r = test.v === 'defined' ? !isUndef(left) : test.v === 'undefined' ? isUndef(left) : left === null;
       return negate ? !r : r;

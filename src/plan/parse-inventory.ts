@@ -18,7 +18,10 @@ export interface InventoryText {
 export function detectFormat(input: InventoryText): InventoryFormat {
   if (/\.(ini|cfg)$/i.test(input.source)) return 'ini';
   if (/\.ya?ml$/i.test(input.source)) return 'yaml';
-  const first = input.text.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== '' && !l.startsWith('#') && !l.startsWith(';'));
+  const first = input.text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .find((l) => l !== '' && !l.startsWith('#') && !l.startsWith(';'));
   return first !== undefined && /^\[[^\]]+\]$/.test(first) ? 'ini' : 'yaml';
 }
 
@@ -33,14 +36,16 @@ export function readRawInventory(input: InventoryText): RawInventory {
 export function parseInventory(input: InventoryText, varsFiles: InventoryText[] = [], opts: BuildOptions = {}): BuildResult {
   const raw = readRawInventory(input);
   // A file that could not be read at all would only add noise ("no control-plane hosts") to its one problem.
-  if (raw.problems.some((p) => p.field === 'yaml') || (raw.problems.length > 0 && raw.hosts.length === 0 && raw.groups.length === 0)) return { ok: false, problems: raw.problems };
+  if (raw.problems.some((p) => p.field === 'yaml') || (raw.problems.length > 0 && raw.hosts.length === 0 && raw.groups.length === 0))
+    return { ok: false, problems: raw.problems };
   const extra: Vars[] = [];
   const problems: InventoryProblem[] = [];
   for (const f of varsFiles) {
     try {
       const data: unknown = parseYaml(f.text);
       if (data === null || data === undefined) continue;
-      if (typeof data !== 'object' || Array.isArray(data)) problems.push({ field: 'vars', message: `${f.source}: must be a mapping of variable names to values` });
+      if (typeof data !== 'object' || Array.isArray(data))
+        problems.push({ field: 'vars', message: `${f.source}: must be a mapping of variable names to values` });
       else extra.push(data as Vars);
     } catch (err) {
       problems.push({ field: 'vars', message: `${f.source} is not valid YAML: ${(err as Error).message.split('\n')[0]}` });

@@ -14,7 +14,9 @@ export const DEFAULTS = { output: 'table', format: 'list' } as const;
 export const inventoryFields = {
   inventory: z.optional(z.string({ error: 'expected the path of an inventory file' }).check(z.minLength(1))),
   vars: z.optional(z.array(z.string().check(z.minLength(1)))),
-  kubesprayVersion: z.optional(z.string().check(z.refine((v: string) => parseKubesprayVersion(v) !== undefined, { error: 'expected a kubespray release like v2.31, v2.30.0 or 2.28' }))),
+  kubesprayVersion: z.optional(
+    z.string().check(z.refine((v: string) => parseKubesprayVersion(v) !== undefined, { error: 'expected a kubespray release like v2.31, v2.30.0 or 2.28' })),
+  ),
 };
 
 export const inventoryFlags: ModeFlag[] = [
@@ -28,7 +30,8 @@ export const inventoryFlags: ModeFlag[] = [
   { key: 'vars', value: '<file>', help: 'kubespray group_vars file (all.yml, k8s-cluster.yml...) applied on top', repeatable: true },
 ];
 
-export const requireInventory = (c: { inventory?: string }) => (c.inventory ? undefined : '--inventory: required; give the inventory file (kubeward YAML, kubespray hosts.yaml or inventory.ini)');
+export const requireInventory = (c: { inventory?: string }) =>
+  c.inventory ? undefined : '--inventory: required; give the inventory file (kubeward YAML, kubespray hosts.yaml or inventory.ini)';
 
 export const PLAN_SUMMARY = 'HA endpoints, rendered load balancer configs and certificate SANs from an inventory';
 
@@ -52,7 +55,11 @@ export const endpointsDeclaration: OneShotDeclaration<typeof endpointsFields> = 
   path: 'plan endpoints',
   summary: "each node's role and the apiserver/etcd endpoint each client uses, with the reason (kubespray's HA table)",
   fields: endpointsFields,
-  flags: [...inventoryFlags, { key: 'node', value: '<name>', help: 'only this node' }, { key: 'output', short: '-o', value: '<table|json|yaml>', help: 'output format', defaultText: DEFAULTS.output }],
+  flags: [
+    ...inventoryFlags,
+    { key: 'node', value: '<name>', help: 'only this node' },
+    { key: 'output', short: '-o', value: '<table|json|yaml>', help: 'output format', defaultText: DEFAULTS.output },
+  ],
   check: requireInventory,
 };
 
@@ -61,9 +68,14 @@ const renderFields = { ...inventoryFields, out: z.optional(z.string({ error: 'ex
 export const renderDeclaration: OneShotDeclaration<typeof renderFields> = {
   path: 'plan render',
   summary: 'write the node-local LB configs and static pods, external HAProxy, MetalLB Service, /etc/hosts lines, endpoints and SANs',
-  helpAfter: 'Layout: DIR/cluster/ (SANs, endpoints table, etc-hosts, external-lb/) and DIR/nodes/<name>/ (endpoints.yaml and\nthe files at the paths they take on that node). --check writes nothing, prints a unified diff, exits 1 when DIR differs.',
+  helpAfter:
+    'Layout: DIR/cluster/ (SANs, endpoints table, etc-hosts, external-lb/) and DIR/nodes/<name>/ (endpoints.yaml and\nthe files at the paths they take on that node). --check writes nothing, prints a unified diff, exits 1 when DIR differs.',
   fields: renderFields,
-  flags: [...inventoryFlags, { key: 'out', value: '<dir>', help: 'directory to write into' }, { key: 'check', help: 'compare with DIR instead of writing; exit 1 and print a diff when they differ' }],
+  flags: [
+    ...inventoryFlags,
+    { key: 'out', value: '<dir>', help: 'directory to write into' },
+    { key: 'check', help: 'compare with DIR instead of writing; exit 1 and print a diff when they differ' },
+  ],
   check: (c) => requireInventory(c) ?? (c.out ? undefined : '--out: required; give the directory to write into'),
 };
 
@@ -76,7 +88,12 @@ export const sansDeclaration: OneShotDeclaration<typeof sansFields> = {
   fields: sansFields,
   flags: [
     ...inventoryFlags,
-    { key: 'format', value: '<list|openssl|kubeadm|json>', help: 'list (with reasons), an openssl [alt_names] section, a kubeadm certSANs fragment, or JSON', defaultText: DEFAULTS.format },
+    {
+      key: 'format',
+      value: '<list|openssl|kubeadm|json>',
+      help: 'list (with reasons), an openssl [alt_names] section, a kubeadm certSANs fragment, or JSON',
+      defaultText: DEFAULTS.format,
+    },
   ],
   check: requireInventory,
 };

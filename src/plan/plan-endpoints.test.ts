@@ -46,7 +46,10 @@ test('local LB: kube-proxy uses https://127.0.0.1:<kube_apiserver_port> everywhe
 test('local LB with a custom bind address: control-plane nodes use it and also run the local LB', () => {
   const p = plan('  kube_apiserver_bind_address: 10.0.0.11');
   assert.equal(url(p, 'cp1', 'kubelet'), 'https://10.0.0.11:6443');
-  assert.deepEqual(p.nodes.find((n) => n.name === 'cp1')?.localLb?.frontends.map((f) => f.name), ['apiserver']);
+  assert.deepEqual(
+    p.nodes.find((n) => n.name === 'cp1')?.localLb?.frontends.map((f) => f.name),
+    ['apiserver'],
+  );
   assert.equal(url(p, 'w1', 'kubelet'), 'https://localhost:6443');
 });
 
@@ -58,8 +61,14 @@ test('external LB without internal: every node, control plane included, and kube
   assert.equal(url(p, 'w2', 'kubelet'), 'https://api.example.com:8383');
   assert.equal(url(p, 'cp2', 'kube-proxy'), 'https://api.example.com:8383');
   assert.equal(p.external.url, 'https://api.example.com:8383');
-  assert.ok(p.nodes.every((n) => n.localLb === undefined), 'no node-local LB with an external one');
-  assert.deepEqual(p.externalLb?.upstreams.map((u) => u.host), ['192.168.0.11', '10.0.0.12']);
+  assert.ok(
+    p.nodes.every((n) => n.localLb === undefined),
+    'no node-local LB with an external one',
+  );
+  assert.deepEqual(
+    p.externalLb?.upstreams.map((u) => u.host),
+    ['192.168.0.11', '10.0.0.12'],
+  );
 });
 
 test('external LB port defaults to kube_apiserver_port and the domain to the address (v2.30+), lb-apiserver.kubernetes.local before', () => {
@@ -97,12 +106,16 @@ test('etcd clients get the member list by default, or a local proxy when etcd_mu
   assert.equal(url(multi, 'w1', 'etcd-clients'), 'https://192.168.0.11:2379,https://10.0.0.12:2379');
   const local = plan('  etcd_multiaccess: false');
   assert.equal(url(local, 'w1', 'etcd-clients'), 'https://127.0.0.1:2379');
-  assert.deepEqual(local.nodes.find((n) => n.name === 'w1')?.localLb?.frontends.map((f) => f.name), ['apiserver', 'etcd']);
+  assert.deepEqual(
+    local.nodes.find((n) => n.name === 'w1')?.localLb?.frontends.map((f) => f.name),
+    ['apiserver', 'etcd'],
+  );
   assert.equal(local.nodes.find((n) => n.name === 'cp1')?.localLb, undefined, 'etcd members answer locally themselves');
 });
 
 test('IPv6 addresses are bracketed in URLs', () => {
-  const text = 'hosts:\n  cp1: {ip6: "fd00::11"}\n  w1: {ip6: "fd00::21"}\ngroups:\n  kube_control_plane: [cp1]\n  kube_node: [w1]\nvars:\n  loadbalancer_apiserver_localhost: false\n  ipv4_stack: false\n  ipv6_stack: true\n';
+  const text =
+    'hosts:\n  cp1: {ip6: "fd00::11"}\n  w1: {ip6: "fd00::21"}\ngroups:\n  kube_control_plane: [cp1]\n  kube_node: [w1]\nvars:\n  loadbalancer_apiserver_localhost: false\n  ipv4_stack: false\n  ipv6_stack: true\n';
   const r = parseInventory({ source: 'v6.yaml', text });
   assert.ok(r.ok, JSON.stringify(!r.ok && r.problems));
   const p = planEndpoints(r.inventory);

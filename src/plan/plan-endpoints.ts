@@ -102,12 +102,23 @@ function externalLbUrl(inv: Inventory): string {
  */
 function globalEndpoint(inv: Inventory, s: Shared): { url: string; reason: string } {
   if (inv.externalLb) {
-    const reason = inv.lbDomainName === 'localhost' ? 'loadbalancer_apiserver with loadbalancer_apiserver_localhost: apiserver_loadbalancer_domain_name is localhost, the node-local load balancer' : 'loadbalancer_apiserver is defined: the external load balancer by apiserver_loadbalancer_domain_name';
+    const reason =
+      inv.lbDomainName === 'localhost'
+        ? 'loadbalancer_apiserver with loadbalancer_apiserver_localhost: apiserver_loadbalancer_domain_name is localhost, the node-local load balancer'
+        : 'loadbalancer_apiserver is defined: the external load balancer by apiserver_loadbalancer_domain_name';
     return { url: externalLbUrl(inv), reason };
   }
   if (inv.localLb) {
-    if (hasLocalhostLbName(inv.kubespray)) return { url: hostPortUrl('https', 'localhost', inv.localLbPort), reason: 'localhost: the node-local load balancer, or the apiserver itself on control-plane nodes' };
-    if (inv.localLbPort === inv.apiserverPort) return { url: hostPortUrl('https', 'localhost', inv.apiserverPort), reason: 'the node-local load balancer (kubespray before v2.30: only when its port is kube_apiserver_port)' };
+    if (hasLocalhostLbName(inv.kubespray))
+      return {
+        url: hostPortUrl('https', 'localhost', inv.localLbPort),
+        reason: 'localhost: the node-local load balancer, or the apiserver itself on control-plane nodes',
+      };
+    if (inv.localLbPort === inv.apiserverPort)
+      return {
+        url: hostPortUrl('https', 'localhost', inv.apiserverPort),
+        reason: 'the node-local load balancer (kubespray before v2.30: only when its port is kube_apiserver_port)',
+      };
   }
   return { url: s.firstUrl, reason: `the first control-plane node, ${s.firstWhy}` };
 }
@@ -145,7 +156,9 @@ function planNode(inv: Inventory, h: InventoryHost, s: Shared): NodePlan {
   if (runsLocalLb(inv, h)) {
     frontends.push({ name: 'apiserver', listen, port: inv.localLbPort, upstreams: s.apiUpstreams });
     if (h.controlPlane && h.apiserverBindAddress === '127.0.0.1' && inv.localLbPort === inv.apiserverPort) {
-      s.warnings.push(`${h.name}: kube_apiserver_bind_address 127.0.0.1 and the local load balancer both want 127.0.0.1:${inv.apiserverPort}; bind the apiserver to the node address instead`);
+      s.warnings.push(
+        `${h.name}: kube_apiserver_bind_address 127.0.0.1 and the local load balancer both want 127.0.0.1:${inv.apiserverPort}; bind the apiserver to the node address instead`,
+      );
     }
   }
   if (!inv.etcdMultiaccess && !etcdMember) frontends.push({ name: 'etcd', listen: ['127.0.0.1'], port: ETCD_CLIENT_PORT, upstreams: s.etcdUpstreams });
@@ -165,10 +178,22 @@ function kubeletRow(inv: Inventory, h: InventoryHost, s: Shared): EndpointRow {
   // The first branch applies to every host, control-plane nodes included: that is what kubespray's
   // code does, whatever the table in docs/operations/ha-mode.md says.
   if (lb) {
-    const via = inv.lbDomainName === 'localhost' ? 'loadbalancer_apiserver with loadbalancer_apiserver_localhost: localhost (the node-local load balancer, the apiserver itself on control-plane nodes)' : `external load balancer ${lb.address ?? '(address by DNS)'}:${lb.port} via ${inv.lbDomainName ?? lb.address}`;
-    return { component: 'kubelet', url: externalLbUrl(inv), reason: inv.lbDomainName === 'localhost' ? via : `${via}; kubespray sends control-plane nodes this way too` };
+    const via =
+      inv.lbDomainName === 'localhost'
+        ? 'loadbalancer_apiserver with loadbalancer_apiserver_localhost: localhost (the node-local load balancer, the apiserver itself on control-plane nodes)'
+        : `external load balancer ${lb.address ?? '(address by DNS)'}:${lb.port} via ${inv.lbDomainName ?? lb.address}`;
+    return {
+      component: 'kubelet',
+      url: externalLbUrl(inv),
+      reason: inv.lbDomainName === 'localhost' ? via : `${via}; kubespray sends control-plane nodes this way too`,
+    };
   }
-  if (!h.controlPlane && inv.localLb) return { component: 'kubelet', url: hostPortUrl('https', 'localhost', inv.localLbPort), reason: `node-local ${inv.lbType} load balancer on port ${inv.localLbPort}` };
+  if (!h.controlPlane && inv.localLb)
+    return {
+      component: 'kubelet',
+      url: hostPortUrl('https', 'localhost', inv.localLbPort),
+      reason: `node-local ${inv.lbType} load balancer on port ${inv.localLbPort}`,
+    };
   if (h.controlPlane) {
     const bind = localBindHost(h);
     const why = isWildcardBind(h.apiserverBindAddress) ? `bind address ${h.apiserverBindAddress} maps to 127.0.0.1` : `custom bind address ${bind}`;
@@ -185,18 +210,31 @@ function kubeletRow(inv: Inventory, h: InventoryHost, s: Shared): EndpointRow {
  * (roles/kubernetes/control-plane/templates/kubeadm-config.v1beta4.yaml.j2).
  */
 function kubeProxyRow(inv: Inventory): EndpointRow {
-  if (inv.externalLb) return { component: 'kube-proxy', url: externalLbUrl(inv), reason: 'one kubeconfig for all nodes: kube_apiserver_endpoint, as for the kubelet' };
+  if (inv.externalLb)
+    return { component: 'kube-proxy', url: externalLbUrl(inv), reason: 'one kubeconfig for all nodes: kube_apiserver_endpoint, as for the kubelet' };
   if (inv.localLb) {
-    return { component: 'kube-proxy', url: hostPortUrl('https', '127.0.0.1', inv.apiserverPort), reason: 'one kubeconfig for all nodes: 127.0.0.1 is the local load balancer, or the apiserver itself on control-plane nodes' };
+    return {
+      component: 'kube-proxy',
+      url: hostPortUrl('https', '127.0.0.1', inv.apiserverPort),
+      reason: 'one kubeconfig for all nodes: 127.0.0.1 is the local load balancer, or the apiserver itself on control-plane nodes',
+    };
   }
   const first = controlPlaneHosts(inv)[0]!;
-  return { component: 'kube-proxy', url: hostPortUrl('https', first.ip, inv.apiserverPort), reason: `one kubeconfig for all nodes; no load balancer: kubeadm's controlPlaneEndpoint, ${first.name}'s ${mainName(inv)}` };
+  return {
+    component: 'kube-proxy',
+    url: hostPortUrl('https', first.ip, inv.apiserverPort),
+    reason: `one kubeconfig for all nodes; no load balancer: kubeadm's controlPlaneEndpoint, ${first.name}'s ${mainName(inv)}`,
+  };
 }
 
 function controlPlaneComponentsRow(inv: Inventory, h: InventoryHost): EndpointRow {
   const component = 'controller-manager/scheduler';
   if (inv.apiserverInsecurePort > 0) {
-    return { component, url: hostPortUrl('http', '127.0.0.1', inv.apiserverInsecurePort), reason: 'kube_apiserver_insecure_port is set: plain HTTP to the local apiserver (removed in Kubernetes 1.24)' };
+    return {
+      component,
+      url: hostPortUrl('http', '127.0.0.1', inv.apiserverInsecurePort),
+      reason: 'kube_apiserver_insecure_port is set: plain HTTP to the local apiserver (removed in Kubernetes 1.24)',
+    };
   }
   return { component, url: hostPortUrl('https', localBindHost(h), inv.apiserverPort), reason: 'the apiserver on the same node' };
 }
@@ -205,7 +243,11 @@ function etcdRow(inv: Inventory, etcdMember: boolean, members: LbUpstream[]): En
   const component = 'etcd-clients';
   const local = hostPortUrl('https', '127.0.0.1', ETCD_CLIENT_PORT);
   if (inv.etcdMultiaccess) {
-    return { component, url: members.map((m) => hostPortUrl('https', m.host, m.port)).join(','), reason: `etcd_access_addresses: every member's ${accessName(inv)}, the etcd client balances and fails over itself` };
+    return {
+      component,
+      url: members.map((m) => hostPortUrl('https', m.host, m.port)).join(','),
+      reason: `etcd_access_addresses: every member's ${accessName(inv)}, the etcd client balances and fails over itself`,
+    };
   }
   if (etcdMember) return { component, url: local, reason: 'this node is an etcd member; its own member answers on 127.0.0.1' };
   return { component, url: local, reason: 'node-local etcd proxy on 127.0.0.1:2379 (etcd_multiaccess: false)' };
@@ -215,25 +257,37 @@ function clusterWarnings(inv: Inventory, firstName: string, cpCount: number): st
   const w: string[] = [];
   const lb = inv.externalLb;
   if (!lb && !inv.localLb && cpCount > 1) {
-    w.push(`no load balancer (loadbalancer_apiserver_localhost: false, no loadbalancer_apiserver): non-control-plane nodes all use ${firstName}; losing it takes them down`);
+    w.push(
+      `no load balancer (loadbalancer_apiserver_localhost: false, no loadbalancer_apiserver): non-control-plane nodes all use ${firstName}; losing it takes them down`,
+    );
   }
   if (inv.localLb && !lb && inv.localLbPort !== inv.apiserverPort) {
-    w.push(`loadbalancer_apiserver_port ${inv.localLbPort} differs from kube_apiserver_port ${inv.apiserverPort}: kubespray points kube-proxy at https://127.0.0.1:${inv.apiserverPort}, where nothing listens on workers (its sample says the port must be 6443)`);
+    w.push(
+      `loadbalancer_apiserver_port ${inv.localLbPort} differs from kube_apiserver_port ${inv.apiserverPort}: kubespray points kube-proxy at https://127.0.0.1:${inv.apiserverPort}, where nothing listens on workers (its sample says the port must be 6443)`,
+    );
   }
   if (lb && inv.localLb && lb.port !== inv.localLbPort) {
-    w.push(`loadbalancer_apiserver.port ${lb.port} with loadbalancer_apiserver_localhost: nodes dial https://localhost:${lb.port}, but the node-local load balancer listens on ${inv.localLbPort}; use the same port`);
+    w.push(
+      `loadbalancer_apiserver.port ${lb.port} with loadbalancer_apiserver_localhost: nodes dial https://localhost:${lb.port}, but the node-local load balancer listens on ${inv.localLbPort}; use the same port`,
+    );
   }
   if (lb && lb.address === undefined && lb.provider !== 'external') {
     w.push(`loadbalancer_apiserver has no address: nothing for ${lb.provider} to announce`);
   }
   if (lb && lb.provider === 'external' && lb.address === undefined) {
-    w.push(`loadbalancer_apiserver has no address: ${inv.lbDomainName ?? 'the name'} must resolve through DNS; no external HAProxy bind address is rendered for it`);
+    w.push(
+      `loadbalancer_apiserver has no address: ${inv.lbDomainName ?? 'the name'} must resolve through DNS; no external HAProxy bind address is rendered for it`,
+    );
   }
   if (lb && lb.provider === 'external' && lb.address !== undefined && lb.port === inv.apiserverPort) {
-    w.push(`loadbalancer_apiserver.port ${lb.port} equals kube_apiserver_port: an HAProxy holding the VIP on a control-plane node cannot bind it while the apiserver binds every address; use another port or set kube_apiserver_bind_address`);
+    w.push(
+      `loadbalancer_apiserver.port ${lb.port} equals kube_apiserver_port: an HAProxy holding the VIP on a control-plane node cannot bind it while the apiserver binds every address; use another port or set kube_apiserver_bind_address`,
+    );
   }
   if (lb && lb.provider === 'external' && !inv.localLb) {
-    w.push(`every node, control-plane nodes included, reaches the apiserver through ${externalLbUrl(inv)} (kubespray's kube_apiserver_endpoint): the load balancer must be up before the cluster; if MetalLB announces it, set kubeward_vip_provider: metallb`);
+    w.push(
+      `every node, control-plane nodes included, reaches the apiserver through ${externalLbUrl(inv)} (kubespray's kube_apiserver_endpoint): the load balancer must be up before the cluster; if MetalLB announces it, set kubeward_vip_provider: metallb`,
+    );
   }
   if (inv.apiserverInsecurePort > 0) {
     w.push(`kube_apiserver_insecure_port ${inv.apiserverInsecurePort}: unauthenticated plain HTTP; the flag was removed in Kubernetes 1.24`);

@@ -52,14 +52,16 @@ async function readIfExists(path: string): Promise<string | undefined> {
 export async function pathUnder(dir: string, rel: string): Promise<string> {
   const root = resolve(dir);
   const full = resolve(root, rel);
-  if (!isSafeRelativePath(rel) || !full.startsWith(root + sep)) throw new UsageError(`--out ${dir}: refusing to write ${JSON.stringify(rel)}, which is not inside the directory`);
+  if (!isSafeRelativePath(rel) || !full.startsWith(root + sep))
+    throw new UsageError(`--out ${dir}: refusing to write ${JSON.stringify(rel)}, which is not inside the directory`);
   const realRoot = await realpath(root).catch(() => root);
   let parent = dirname(full);
   // The deepest existing ancestor decides where the write lands.
   for (;;) {
     const real = await realpath(parent).catch(() => undefined);
     if (real !== undefined) {
-      if (real !== realRoot && !real.startsWith(realRoot + sep)) throw new UsageError(`--out ${dir}: refusing to write ${JSON.stringify(rel)}: ${parent} leads outside the directory (a symlink)`);
+      if (real !== realRoot && !real.startsWith(realRoot + sep))
+        throw new UsageError(`--out ${dir}: refusing to write ${JSON.stringify(rel)}: ${parent} leads outside the directory (a symlink)`);
       return full;
     }
     if (parent === root || dirname(parent) === parent) return full;

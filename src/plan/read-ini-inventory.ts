@@ -20,7 +20,11 @@ export function readIniInventory(text: string): RawInventory {
       return;
     }
     if (line.startsWith('[')) {
-      raw.problems.push({ field: 'section', message: `"${line}" is not a section header like [kube_node], [k8s_cluster:children] or [all:vars]`, where: `line ${lineNo}` });
+      raw.problems.push({
+        field: 'section',
+        message: `"${line}" is not a section header like [kube_node], [k8s_cluster:children] or [all:vars]`,
+        where: `line ${lineNo}`,
+      });
       return;
     }
     const group = groupNamed(raw, section.group, `line ${lineNo}`);
@@ -42,7 +46,12 @@ export function readIniInventory(text: string): RawInventory {
     }
     const earlierLine = seenInSection.get(name);
     if (earlierLine !== undefined) {
-      raw.problems.push({ host: name, field: 'name', message: `duplicate host: listed twice in [${section.group}] (line ${earlierLine} and line ${lineNo}); keep one`, where: `line ${lineNo}` });
+      raw.problems.push({
+        host: name,
+        field: 'name',
+        message: `duplicate host: listed twice in [${section.group}] (line ${earlierLine} and line ${lineNo}); keep one`,
+        where: `line ${lineNo}`,
+      });
       return;
     }
     seenInSection.set(name, lineNo);

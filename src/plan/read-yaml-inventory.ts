@@ -116,7 +116,8 @@ function readAnsibleGroups(groups: Record<string, unknown>, raw: RawInventory, p
       continue;
     }
     for (const key of Object.keys(body)) {
-      if (!['hosts', 'children', 'vars'].includes(key)) raw.problems.push({ group: name, field: `${where}.${key}`, message: 'unknown key; a group has hosts, children and vars' });
+      if (!['hosts', 'children', 'vars'].includes(key))
+        raw.problems.push({ group: name, field: `${where}.${key}`, message: 'unknown key; a group has hosts, children and vars' });
     }
     for (const [host, vars] of Object.entries(asVars(body.hosts))) {
       if (!g.hosts.includes(host)) g.hosts.push(host);

@@ -73,7 +73,9 @@ export function renderMetallbService(inv: Inventory): string | undefined {
     '  annotations:',
     `    metallb.io/loadBalancerIPs: ${quote(lb.address)}`,
     `    metallb.universe.tf/loadBalancerIPs: ${quote(lb.address)}`,
-    ...(lb.addressPool !== undefined ? [`    metallb.io/address-pool: ${quote(lb.addressPool)}`, `    metallb.universe.tf/address-pool: ${quote(lb.addressPool)}`] : []),
+    ...(lb.addressPool !== undefined
+      ? [`    metallb.io/address-pool: ${quote(lb.addressPool)}`, `    metallb.universe.tf/address-pool: ${quote(lb.addressPool)}`]
+      : []),
     'spec:',
     '  type: "LoadBalancer"',
     ...(lb.loadBalancerClass !== undefined ? [`  loadBalancerClass: ${quote(lb.loadBalancerClass)}`] : []),

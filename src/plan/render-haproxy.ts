@@ -46,7 +46,7 @@ export function renderLocalHaproxyConfig(inv: Inventory, node: NodePlan, fronten
   const lines = [
     `# HAProxy node-local load balancer for ${node.name}, rendered by kubeward plan; do not edit.`,
     ...GLOBAL_AND_DEFAULTS,
-    '    # loadbalancer_apiserver_keepalive_timeout, as kubespray\'s haproxy.cfg.j2; client-go pings idle',
+    "    # loadbalancer_apiserver_keepalive_timeout, as kubespray's haproxy.cfg.j2; client-go pings idle",
     '    # HTTP/2 connections every 30s, so this only ends truly dead ones.',
     `    timeout client ${inv.lbPod.keepaliveTimeout}`,
     '    timeout server 10m',
@@ -75,7 +75,9 @@ export function renderExternalHaproxyConfig(inv: Inventory, upstreams: LbUpstrea
     `# External HAProxy for ${inv.lbDomainName ?? lb.address ?? 'the apiserver'} (${bind}), rendered by kubeward plan; do not edit.`,
     '# Run it on the load balancer hosts that hold the VIP (keepalived or similar); to start it on a',
     '# host that does not hold the VIP yet, set net.ipv4.ip_nonlocal_bind=1.',
-    caFile === '' ? '# Checks do not verify certificates (kubeward_healthcheck_ca_file is "").' : `# Copy the cluster CA (ca.crt) to ${caFile} for verified checks.`,
+    caFile === ''
+      ? '# Checks do not verify certificates (kubeward_healthcheck_ca_file is "").'
+      : `# Copy the cluster CA (ca.crt) to ${caFile} for verified checks.`,
     ...GLOBAL_AND_DEFAULTS,
     '    # kubectl logs -f and exec can sit idle for a long time; client-go connections ping every 30s.',
     '    timeout client 1h',

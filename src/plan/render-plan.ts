@@ -26,7 +26,8 @@ export function isSafeRelativePath(p: string): boolean {
 /** Every file the plan renders; throws if a path would leave the output directory (a bug: inputs are validated). */
 export function renderPlan(inv: Inventory): RenderedFile[] {
   const files = renderFiles(inv);
-  for (const f of files) if (!isSafeRelativePath(f.path)) throw new Error(`internal error: rendered path ${JSON.stringify(f.path)} is not a plain relative path`);
+  for (const f of files)
+    if (!isSafeRelativePath(f.path)) throw new Error(`internal error: rendered path ${JSON.stringify(f.path)} is not a plain relative path`);
   return files;
 }
 
@@ -49,7 +50,8 @@ function renderFiles(inv: Inventory): RenderedFile[] {
 /** External HAProxy for a load balancer kubeward does not run; MetalLB Service for a MetalLB VIP; nothing for kube-vip. */
 function externalLbFiles(inv: Inventory, plan: ClusterPlan): RenderedFile[] {
   const files: RenderedFile[] = [];
-  if (plan.externalLb) files.push({ path: 'cluster/external-lb/haproxy.cfg', content: renderExternalHaproxyConfig(inv, plan.externalLb.upstreams), kind: 'haproxy' });
+  if (plan.externalLb)
+    files.push({ path: 'cluster/external-lb/haproxy.cfg', content: renderExternalHaproxyConfig(inv, plan.externalLb.upstreams), kind: 'haproxy' });
   const svc = renderMetallbService(inv);
   if (svc) files.push({ path: 'cluster/metallb/apiserver-service.yaml', content: svc, kind: 'yaml' });
   return files;
@@ -61,7 +63,11 @@ function nodeFiles(inv: Inventory, node: NodePlan): RenderedFile[] {
   if (!node.localLb) return files;
   const fronts = node.localLb.frontends;
   const config =
-    inv.lbType === 'nginx' ? renderNginxConfig(inv, node, fronts) : inv.lbType === 'haproxy' ? renderLocalHaproxyConfig(inv, node, fronts) : renderKubewardProxyConfig(inv, node, fronts);
+    inv.lbType === 'nginx'
+      ? renderNginxConfig(inv, node, fronts)
+      : inv.lbType === 'haproxy'
+        ? renderLocalHaproxyConfig(inv, node, fronts)
+        : renderKubewardProxyConfig(inv, node, fronts);
   const kind = inv.lbType === 'kubeward' ? 'kubeward-proxy' : inv.lbType;
   const paths = lbFiles(inv);
   files.push({ path: `${dir}/${paths.configPath}`, content: config, kind });

@@ -50,7 +50,9 @@ export function lbFiles(inv: Inventory): { configPath: string; manifest: string 
 /** The manifests of the other LB types, which must not stay next to this one (they fight for the port). */
 export function otherLbManifests(inv: Inventory): string[] {
   const manifests = inv.manifestDir.replace(/\/+$/, '');
-  return (['nginx-proxy.yml', 'haproxy.yml', 'kubeward-proxy.yml'] as const).filter((f) => !lbFiles(inv).manifest.endsWith(`/${f}`)).map((f) => `${manifests}/${f}`);
+  return (['nginx-proxy.yml', 'haproxy.yml', 'kubeward-proxy.yml'] as const)
+    .filter((f) => !lbFiles(inv).manifest.endsWith(`/${f}`))
+    .map((f) => `${manifests}/${f}`);
 }
 
 function shapeOf(inv: Inventory, frontends: LbFrontend[]): PodShape {
@@ -60,7 +62,13 @@ function shapeOf(inv: Inventory, frontends: LbFrontend[]): PodShape {
   switch (inv.lbType) {
     case 'nginx':
       // roles/kubernetes/node/templates/manifests/nginx-proxy.manifest.j2: container nginx-proxy, nginx_config_dir on /etc/nginx.
-      return { podName: inv.lbPod.name, containerName: 'nginx-proxy', image: inv.images.nginx, mounts: [{ name: 'etc-nginx', hostPath: inv.configDirs.nginx, mountPath: '/etc/nginx' }], healthPort: inv.localLbHealthcheckPort };
+      return {
+        podName: inv.lbPod.name,
+        containerName: 'nginx-proxy',
+        image: inv.images.nginx,
+        mounts: [{ name: 'etc-nginx', hostPath: inv.configDirs.nginx, mountPath: '/etc/nginx' }],
+        healthPort: inv.localLbHealthcheckPort,
+      };
     case 'haproxy':
       // roles/kubernetes/node/templates/manifests/haproxy.manifest.j2: container haproxy, haproxy_config_dir on /usr/local/etc/haproxy/.
       return {
@@ -80,7 +88,13 @@ function shapeOf(inv: Inventory, frontends: LbFrontend[]): PodShape {
         // addresses; the preStop hook keeps the old pod accepting until the new one listens.
         command: ['kubeward', 'proxy', '--config', '/etc/kubeward/proxy.yaml', '--reuse-port', `--shutdown-grace=${SHUTDOWN_GRACE_S}s`],
         preStop: {
-          command: ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts', ...frontends.flatMap((f) => f.listen.map((l) => formatAddress(l, f.port))), '--timeout', `${HANDOVER_WAIT_S}s`],
+          command: [
+            '/usr/local/bin/node',
+            '/opt/kubeward/src/handover/await-successor.ts',
+            ...frontends.flatMap((f) => f.listen.map((l) => formatAddress(l, f.port))),
+            '--timeout',
+            `${HANDOVER_WAIT_S}s`,
+          ],
           graceSeconds: HANDOVER_WAIT_S + SHUTDOWN_GRACE_S + 10,
         },
         mounts: [

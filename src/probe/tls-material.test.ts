@@ -32,7 +32,12 @@ test('a client certificate and key must be PEM and belong together', () => {
 
 test('a token is one line of visible ASCII; the problem never quotes it', () => {
   assert.deepEqual(checkToken('abc.def-ghi_jkl\n'), { ok: true, token: 'abc.def-ghi_jkl' });
-  for (const [text, want] of [['', /empty/], ['s3cret\nsecond\n', /2 lines/], ['s3c ret', /spaces/], ['s3cré', /characters/]] as const) {
+  for (const [text, want] of [
+    ['', /empty/],
+    ['s3cret\nsecond\n', /2 lines/],
+    ['s3c ret', /spaces/],
+    ['s3cré', /characters/],
+  ] as const) {
     const r = checkToken(text);
     assert.equal(r.ok, false);
     assert.match((r as { problem: string }).problem, want);

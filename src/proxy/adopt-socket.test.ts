@@ -29,23 +29,29 @@ async function pingThrough(port: number, handles: AcceptedHandle[]): Promise<{ t
   });
 }
 
-test('takeAccepts hands the listening server\'s connections over as handles, counted by no server', async (t) => {
+test("takeAccepts hands the listening server's connections over as handles, counted by no server", async (t) => {
   const server = createServer({ pauseOnConnect: true });
   t.after(() => server.close());
   const port = await listening(server);
   const handles: AcceptedHandle[] = [];
   let connectionEvents = 0;
   server.on('connection', () => connectionEvents++);
-  assert.equal(takeAccepts(server, { noDelay: true, keepAliveSeconds: 15 }, (h) => handles.push(h)), true);
+  assert.equal(
+    takeAccepts(server, { noDelay: true, keepAliveSeconds: 15 }, (h) => handles.push(h)),
+    true,
+  );
   assert.deepEqual(await pingThrough(port, handles), { text: 'ping', intoOurBuffer: true });
   assert.equal(connectionEvents, 0, 'no Socket was built by net.Server');
   const count = await new Promise<number>((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
-  assert.equal(count, 0, 'server.close() does not wait for the proxy\'s connections');
+  assert.equal(count, 0, "server.close() does not wait for the proxy's connections");
 });
 
 test('takeAccepts refuses a server that does not listen; detachHandle is the way then', async (t) => {
   const server = createServer({ pauseOnConnect: true });
-  assert.equal(takeAccepts(server, { noDelay: true, keepAliveSeconds: undefined }, () => assert.fail('not listening')), false);
+  assert.equal(
+    takeAccepts(server, { noDelay: true, keepAliveSeconds: undefined }, () => assert.fail('not listening')),
+    false,
+  );
   t.after(() => server.close());
   const handles: AcceptedHandle[] = [];
   server.on('connection', (s) => {

@@ -9,9 +9,7 @@ import type { OnReadOpts } from 'node:net';
 import { classifyProbeError, type ProbeReason } from '../probe/probe-result.ts';
 import { relayError, RelaySocket, UPSTREAM_KEEPALIVE, type PendingConnect } from './forward-connection.ts';
 
-export type ConnectOutcome =
-  | { ok: true; socket: RelaySocket; latencyMs: number }
-  | { ok: false; reason: ProbeReason; detail: string; latencyMs: number };
+export type ConnectOutcome = { ok: true; socket: RelaySocket; latencyMs: number } | { ok: false; reason: ProbeReason; detail: string; latencyMs: number };
 
 export interface ConnectOptions {
   host: string;

@@ -5,7 +5,17 @@ import type { ForwardedConnection } from './forward-connection.ts';
 
 /** What the sweep and the set touch of a connection. */
 function fakeConn(key: string, idleTimeoutMs: number) {
-  const c = { upstreamKey: key, idleTimeoutMs, active: true, quietMs: 0, startedAt: 0, destroyed: 0, bytesToUpstream: 0, bytesToClient: 0, destroy: () => void c.destroyed++ };
+  const c = {
+    upstreamKey: key,
+    idleTimeoutMs,
+    active: true,
+    quietMs: 0,
+    startedAt: 0,
+    destroyed: 0,
+    bytesToUpstream: 0,
+    bytesToClient: 0,
+    destroy: () => void c.destroyed++,
+  };
   return c;
 }
 

@@ -22,7 +22,11 @@ current-context: x
 
 test('the current cluster is pointed at the frontend; a host name stays the TLS name and relative paths become absolute', () => {
   const doc = parse(pointKubeconfigAt(kubeconfig('https://api.example.com:6443'), { host: '127.0.0.1', port: 6443 }, '/etc/kubernetes'));
-  assert.deepEqual(doc.clusters[1].cluster, { server: 'https://127.0.0.1:6443', 'certificate-authority': '/etc/kubernetes/pki/ca.crt', 'tls-server-name': 'api.example.com' });
+  assert.deepEqual(doc.clusters[1].cluster, {
+    server: 'https://127.0.0.1:6443',
+    'certificate-authority': '/etc/kubernetes/pki/ca.crt',
+    'tls-server-name': 'api.example.com',
+  });
   assert.deepEqual(doc.users[0].user, { 'client-certificate': '/etc/kubernetes/pki/u.crt', 'client-key': '/abs/u.key' });
   assert.equal(doc.clusters[0].cluster.server, 'https://10.9.9.9:6443', 'other clusters are untouched');
 });

@@ -5,7 +5,14 @@ import { planConnectionCaps, readFdLimit, SPARE_FDS } from './fd-budget.ts';
 const base = { fdsInUse: 30, adminConnections: 32 };
 
 test('without --max-connections the fd limit minus the reserve is shared, two fds per connection', () => {
-  const caps = planConnectionCaps({ ...base, fdLimit: 1024, frontends: [{ name: 'api', upstreams: 3 }, { name: 'etcd', upstreams: 3 }] });
+  const caps = planConnectionCaps({
+    ...base,
+    fdLimit: 1024,
+    frontends: [
+      { name: 'api', upstreams: 3 },
+      { name: 'etcd', upstreams: 3 },
+    ],
+  });
   const free = 1024 - 30 - 2 * 6 - 32 - SPARE_FDS;
   assert.deepEqual(caps.get('api'), { cap: Math.floor(free / 2 / 2), source: 'fd-limit' });
   assert.deepEqual(caps.get('etcd'), caps.get('api'));

@@ -104,7 +104,10 @@ export class Frontend {
         this.counters.rebalanced++;
         this.#deps.metrics.closedByProxy.inc({ frontend: this.name, upstream: d.from, why: 'rebalance' });
         // At most one per interval: not the hot path.
-        this.#deps.log.info({ frontend: this.name, from: d.from, to: d.to, spread: d.spread }, 'rebalancing: closed the oldest connection of the busiest upstream');
+        this.#deps.log.info(
+          { frontend: this.name, from: d.from, to: d.to, spread: d.spread },
+          'rebalancing: closed the oldest connection of the busiest upstream',
+        );
       },
       onError: (err) => this.#deps.log.error({ frontend: this.name, err: describeError(err) }, 'rebalancing round failed; the next one runs as planned'),
     });
@@ -193,7 +196,8 @@ export class Frontend {
     for (const key of diff.added) for (let i = this.conns.countFor(key); i > 0; i--) this.list.acquire(key);
     this.#checker.sync([...this.#targets.keys()]);
     for (const key of diff.removed) this.#closeConnections(key, 'removed');
-    if (diff.added.length || diff.removed.length) this.#deps.log.info({ frontend: this.name, added: diff.added, removed: diff.removed }, 'upstream list changed');
+    if (diff.added.length || diff.removed.length)
+      this.#deps.log.info({ frontend: this.name, added: diff.added, removed: diff.removed }, 'upstream list changed');
     return diff;
   }
 
@@ -236,7 +240,10 @@ export class Frontend {
     accepted.close();
     this.#deps.metrics.rejected.inc({ frontend: this.name, why: 'cap' });
     if (this.#capRejected === undefined) {
-      this.#deps.log.warn({ frontend: this.name, cap: this.#cap }, 'connection cap reached: new client connections are closed at accept until some end (--max-connections)');
+      this.#deps.log.warn(
+        { frontend: this.name, cap: this.#cap },
+        'connection cap reached: new client connections are closed at accept until some end (--max-connections)',
+      );
       this.#capRejected = 0;
     }
     this.#capRejected++;
@@ -322,7 +329,12 @@ export class Frontend {
       const target = this.#targets.get(pick.key)!;
       list.acquire(pick.key);
       const slice = buffers.take();
-      const out = await connectUpstream({ host: target.host, port: target.port, timeoutMs: config.connectTimeoutMs, onread: { buffer: slice, callback: relayRead } });
+      const out = await connectUpstream({
+        host: target.host,
+        port: target.port,
+        timeoutMs: config.connectTimeoutMs,
+        onread: { buffer: slice, callback: relayRead },
+      });
       if (!out.ok) buffers.give(slice); // never read into: the socket never connected
       const labels = { frontend: this.name, upstream: pick.key };
       this.#deps.metrics.connectSeconds.observe({ ...labels, result: out.ok ? 'ok' : out.reason }, out.latencyMs / 1000);
@@ -413,10 +425,15 @@ export class Frontend {
 
   #closeConnections(key: string, why: CloseWhy): number {
     const labels = { frontend: this.name, upstream: key, why };
-    const n = this.conns.closeSpread(key, this.config.drainSpreadMs, () => {
-      this.counters.closedByProxy++;
-      this.#deps.metrics.closedByProxy.inc(labels);
-    }, this.#deps.random);
+    const n = this.conns.closeSpread(
+      key,
+      this.config.drainSpreadMs,
+      () => {
+        this.counters.closedByProxy++;
+        this.#deps.metrics.closedByProxy.inc(labels);
+      },
+      this.#deps.random,
+    );
     if (n > 0) this.#deps.log.warn({ ...labels, connections: n, spreadMs: this.config.drainSpreadMs }, 'closing connections, spread over the drain window');
     return n;
   }
@@ -448,7 +465,8 @@ export class Frontend {
     // the grace period is enforced here instead.
     const closed = this.#listeners.closeAll();
     await this.conns.waitIdle(graceMs);
-    if (this.conns.size > 0) this.#deps.log.warn({ frontend: this.name, connections: this.conns.size }, 'shutdown grace over: closing the remaining connections');
+    if (this.conns.size > 0)
+      this.#deps.log.warn({ frontend: this.name, connections: this.conns.size }, 'shutdown grace over: closing the remaining connections');
     this.destroy();
     await Promise.all([closed, this.#checker.close(), this.#rebalancer.close()]);
   }

@@ -28,8 +28,15 @@ test('each upstream is probed at once, then every interval start to start, and a
     clock.advance(1000);
     await settle();
   }
-  assert.deepEqual(starts.filter(([k]) => k === 'fast').map(([, at]) => at), [0, 1000, 2000, 3000]);
-  assert.deepEqual(starts.filter(([k]) => k === 'slow').map(([, at]) => at), [0], 'the slow one is still on its first probe');
+  assert.deepEqual(
+    starts.filter(([k]) => k === 'fast').map(([, at]) => at),
+    [0, 1000, 2000, 3000],
+  );
+  assert.deepEqual(
+    starts.filter(([k]) => k === 'slow').map(([, at]) => at),
+    [0],
+    'the slow one is still on its first probe',
+  );
   pending.get('slow')!(); // answers at 3000: later than its interval, so the next probe starts at once
   await settle();
   clock.advance(0); // a zero-length sleep still goes through the clock

@@ -95,8 +95,16 @@ export class KubernetesDiscovery {
       : { group: '', version: 'v1', plural: 'endpoints', kind: 'Endpoints', namespaced: true };
     this.status.source = version ? `endpointslices.discovery.k8s.io/${version}` : 'endpoints/v1';
     const listOpts = version ? { labelSelector: `${SERVICE_NAME_LABEL}=kubernetes` } : { fieldSelector: 'metadata.name=kubernetes' };
-    const informer = new Informer<KubeObject>({ name: `proxy-${frontend}-${kind.plural}`, source: resourceSource(api.resource<KubeObject>(kind), 'default', listOpts), clock, log });
-    this.#compute = () => (version ? upstreamsFromEndpointSlices(informer.list() as unknown as EndpointSliceLike[]) : upstreamsFromEndpoints(informer.list() as unknown as EndpointsLike[]));
+    const informer = new Informer<KubeObject>({
+      name: `proxy-${frontend}-${kind.plural}`,
+      source: resourceSource(api.resource<KubeObject>(kind), 'default', listOpts),
+      clock,
+      log,
+    });
+    this.#compute = () =>
+      version
+        ? upstreamsFromEndpointSlices(informer.list() as unknown as EndpointSliceLike[])
+        : upstreamsFromEndpoints(informer.list() as unknown as EndpointsLike[]);
     for (const ev of ['add', 'update', 'delete'] as const) informer.on(ev, () => this.#schedule());
     this.#informer = informer;
     log.info({ frontend, source: this.status.source }, 'discovery: watching the kubernetes endpoints');

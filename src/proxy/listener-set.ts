@@ -85,7 +85,9 @@ export class ListenerSet {
         });
       });
     } catch (err) {
-      throw new UsageError(`frontend "${this.#opts.name}": cannot listen on ${formatHostPort(addr)} (${describeError(err)}); free the port or pick another`, { cause: err });
+      throw new UsageError(`frontend "${this.#opts.name}": cannot listen on ${formatHostPort(addr)} (${describeError(err)}); free the port or pick another`, {
+        cause: err,
+      });
     }
     server.on('error', this.#opts.onError);
     const { onConnection } = this.#opts;

@@ -37,7 +37,12 @@ export interface SlowStart {
  * first, rather than refuse the client (nginx's "no live upstreams"). Drained upstreams are never
  * picked. Returns undefined when nothing is left to try.
  */
-export function pickUpstream(upstreams: readonly Upstream[], tried: ReadonlySet<string>, random: () => number = Math.random, slowStart?: SlowStart): Pick | undefined {
+export function pickUpstream(
+  upstreams: readonly Upstream[],
+  tried: ReadonlySet<string>,
+  random: () => number = Math.random,
+  slowStart?: SlowStart,
+): Pick | undefined {
   let best: Upstream | undefined;
   let ties = 0;
   let sitOut: Upstream | undefined;
@@ -79,12 +84,7 @@ function pickFailOpen(upstreams: readonly Upstream[], tried: ReadonlySet<string>
 
 /** Negative when a ranks before b. */
 function compareUsable(a: Upstream, b: Upstream): number {
-  return (
-    rankState(a) - rankState(b) ||
-    Number(b.local) - Number(a.local) ||
-    a.active - b.active ||
-    latencyTier(a.latencyMs) - latencyTier(b.latencyMs)
-  );
+  return rankState(a) - rankState(b) || Number(b.local) - Number(a.local) || a.active - b.active || latencyTier(a.latencyMs) - latencyTier(b.latencyMs);
 }
 
 function rankState(u: Upstream): number {

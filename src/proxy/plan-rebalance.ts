@@ -13,8 +13,7 @@ export interface RebalancePolicy {
 }
 
 export type RebalanceDecision =
-  | { action: 'close'; from: string; to: string; spread: number }
-  | { action: 'none'; why: 'too-few-upstreams' | 'balanced' | 'slow-start' };
+  { action: 'close'; from: string; to: string; spread: number } | { action: 'none'; why: 'too-few-upstreams' | 'balanced' | 'slow-start' };
 
 /**
  * Counts only what the picker could move: upstreams that are up, not drained and not backups;

@@ -14,7 +14,8 @@ export function proxyAdminRoutes(setDrained: SetDrained): AdminRoute[] {
         const drained = m[3] === 'drain';
         const r = setDrained(frontend, upstream, drained);
         if (r === 'no-frontend') return { status: 404, body: { error: `no frontend "${frontend}"; see /status for the names` } };
-        if (r === 'no-upstream') return { status: 404, body: { error: `frontend "${frontend}" has no upstream ${upstream}; write it as in /status (IPv6 in brackets)` } };
+        if (r === 'no-upstream')
+          return { status: 404, body: { error: `frontend "${frontend}" has no upstream ${upstream}; write it as in /status (IPv6 in brackets)` } };
         return { status: 200, body: { frontend, upstream, drained, closingConnections: r.closing } };
       },
     },

@@ -39,21 +39,61 @@ frontends:
 `;
   const c = resolveProxyConfig(parse(parseYaml(yaml)));
   const [api, etcd] = c.frontends;
-  assert.deepEqual([api!.listen[1], api!.healthCheck.caFile, api!.healthCheck.insecureSkipTlsVerify, api!.healthCheck.intervalMs, api!.drainSpreadMs], [{ host: '::1', port: 6443 }, '/etc/kubernetes/pki/ca.crt', true, 2000, 3000]);
-  assert.deepEqual([etcd!.healthCheck.path, etcd!.healthCheck.caFile, etcd!.healthCheck.intervalMs, etcd!.drainSpreadMs], ['/health', '/etc/ssl/etcd/ca.pem', 500, 0]);
+  assert.deepEqual(
+    [api!.listen[1], api!.healthCheck.caFile, api!.healthCheck.insecureSkipTlsVerify, api!.healthCheck.intervalMs, api!.drainSpreadMs],
+    [{ host: '::1', port: 6443 }, '/etc/kubernetes/pki/ca.crt', true, 2000, 3000],
+  );
+  assert.deepEqual(
+    [etcd!.healthCheck.path, etcd!.healthCheck.caFile, etcd!.healthCheck.intervalMs, etcd!.drainSpreadMs],
+    ['/health', '/etc/ssl/etcd/ca.pem', 500, 0],
+  );
   assert.equal(checkProxyConfig(parse(parseYaml(yaml))), undefined);
 });
 
 const problems: { name: string; raw: unknown; want: RegExp }[] = [
   { name: 'nothing to proxy', raw: {}, want: /nothing to proxy/ },
   { name: '--listen without --upstream', raw: { listen: ['127.0.0.1:1'] }, want: /--listen needs at least one --upstream/ },
-  { name: 'the same listen address in two frontends', raw: { frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] }, { name: 'b', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] }] }, want: /^frontends\[1\]\.listen: 127\.0\.0\.1:1 is also the listen address of frontend "a"/ },
-  { name: 'the flags frontend and a file frontend on one address', raw: { upstream: ['1.1.1.1:1'], frontends: [{ name: 'a', listen: ['127.0.0.1:6443'], upstreams: ['1.1.1.1:1'] }] }, want: /^frontends\[0\]\.listen: 127\.0\.0\.1:6443 is also the listen address of frontend "default"/ },
-  { name: 'two frontends with one name', raw: { frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] }, { name: 'a', listen: ['127.0.0.1:2'], upstreams: ['1.1.1.1:1'] }] }, want: /^frontends\[1\]\.name: .*used twice/ },
+  {
+    name: 'the same listen address in two frontends',
+    raw: {
+      frontends: [
+        { name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] },
+        { name: 'b', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] },
+      ],
+    },
+    want: /^frontends\[1\]\.listen: 127\.0\.0\.1:1 is also the listen address of frontend "a"/,
+  },
+  {
+    name: 'the flags frontend and a file frontend on one address',
+    raw: { upstream: ['1.1.1.1:1'], frontends: [{ name: 'a', listen: ['127.0.0.1:6443'], upstreams: ['1.1.1.1:1'] }] },
+    want: /^frontends\[0\]\.listen: 127\.0\.0\.1:6443 is also the listen address of frontend "default"/,
+  },
+  {
+    name: 'two frontends with one name',
+    raw: {
+      frontends: [
+        { name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'] },
+        { name: 'a', listen: ['127.0.0.1:2'], upstreams: ['1.1.1.1:1'] },
+      ],
+    },
+    want: /^frontends\[1\]\.name: .*used twice/,
+  },
   { name: 'an upstream listed twice', raw: { upstream: ['1.1.1.1:1', '1.1.1.1:1'] }, want: /^--upstream: 1\.1\.1\.1:1 is listed twice/ },
-  { name: 'a client certificate without its key', raw: { upstream: ['1.1.1.1:1'], clientCert: '/c.pem' }, want: /--client-cert\/--client-key: give both or neither/ },
-  { name: 'a readyz check with neither --ca-file nor --insecure-skip-tls-verify', raw: { upstream: ['1.1.1.1:1'] }, want: /^--health-check readyz: give --ca-file FILE .* or, to skip verification, --insecure-skip-tls-verify/ },
-  { name: 'a tls check in the file without a CA', raw: { frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'], healthCheck: { type: 'tls' } }] }, want: /^frontends\[0\]\.healthCheck \(type tls\): give --ca-file/ },
+  {
+    name: 'a client certificate without its key',
+    raw: { upstream: ['1.1.1.1:1'], clientCert: '/c.pem' },
+    want: /--client-cert\/--client-key: give both or neither/,
+  },
+  {
+    name: 'a readyz check with neither --ca-file nor --insecure-skip-tls-verify',
+    raw: { upstream: ['1.1.1.1:1'] },
+    want: /^--health-check readyz: give --ca-file FILE .* or, to skip verification, --insecure-skip-tls-verify/,
+  },
+  {
+    name: 'a tls check in the file without a CA',
+    raw: { frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'], healthCheck: { type: 'tls' } }] },
+    want: /^frontends\[0\]\.healthCheck \(type tls\): give --ca-file/,
+  },
 ];
 
 test('a tcp check needs no CA; a CA or the explicit opt-out satisfies a TLS check', () => {
@@ -63,7 +103,15 @@ test('a tcp check needs no CA; a CA or the explicit opt-out satisfies a TLS chec
 });
 
 test('durations, ports and paths out of their range are refused by the schema', () => {
-  for (const bad of [{ interval: '1000h' }, { timeout: '6m' }, { upstream: ['127.0.0.1:0'] }, { upstream: ['[fe80::1%eth0]:6443'] }, { caFile: 'a\nb' }, { maxConnections: 0 }, { shutdownGrace: '2h' }]) {
+  for (const bad of [
+    { interval: '1000h' },
+    { timeout: '6m' },
+    { upstream: ['127.0.0.1:0'] },
+    { upstream: ['[fe80::1%eth0]:6443'] },
+    { caFile: 'a\nb' },
+    { maxConnections: 0 },
+    { shutdownGrace: '2h' },
+  ]) {
     assert.equal(schema.safeParse(bad).success, false, JSON.stringify(bad));
   }
 });
@@ -81,5 +129,8 @@ test('port 0 (tests, ephemeral) may repeat', () => {
 test('the schema refuses an unknown check type, an empty upstream list and unknown keys', () => {
   assert.equal(schema.safeParse({ healthCheck: 'http' }).success, false);
   assert.equal(schema.safeParse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: [] }] }).success, false);
-  assert.equal(schema.safeParse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'], healthCheck: { kind: 'tcp' } }] }).success, false);
+  assert.equal(
+    schema.safeParse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'], healthCheck: { kind: 'tcp' } }] }).success,
+    false,
+  );
 });

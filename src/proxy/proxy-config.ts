@@ -361,7 +361,12 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
   flags: [
     { key: 'listen', value: '<host:port>', repeatable: true, help: 'address to accept clients on; IPv6 in brackets', defaultText: DEFAULTS.listen },
     { key: 'upstream', value: '<host:port>', repeatable: true, help: 'an apiserver (or etcd member) to forward to' },
-    { key: 'healthCheck', value: '<readyz|tls|tcp>', help: 'readyz: HTTPS GET of --health-path; tls: handshake only; tcp: connect only', defaultText: DEFAULTS.healthCheck },
+    {
+      key: 'healthCheck',
+      value: '<readyz|tls|tcp>',
+      help: 'readyz: HTTPS GET of --health-path; tls: handshake only; tcp: connect only',
+      defaultText: DEFAULTS.healthCheck,
+    },
     { key: 'healthPath', value: '<path>', help: 'path of the readyz check (/health for etcd)', defaultText: DEFAULTS.healthPath },
     { key: 'caFile', value: '<file>', help: 'CA bundle that upstream certificates must chain to (checks only; clients verify their own)' },
     { key: 'clientCert', value: '<file>', help: 'client certificate for checks (anonymous auth off, etcd)' },
@@ -372,23 +377,97 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
     { key: 'timeout', value: '<duration>', help: 'longest a check may take', defaultText: DEFAULTS.timeout },
     { key: 'rise', value: '<n>', help: 'consecutive good checks that bring a down upstream back', defaultText: String(DEFAULTS.rise) },
     { key: 'fall', value: '<n>', help: 'consecutive failed checks that take an upstream down', defaultText: String(DEFAULTS.fall) },
-    { key: 'connectTimeout', value: '<duration>', help: 'TCP connect timeout; a timeout marks the upstream down and tries the next', defaultText: DEFAULTS.connectTimeout },
-    { key: 'idleTimeout', value: '<duration>', help: 'close a connection after this long without a byte either way; 0 for never', defaultText: DEFAULTS.idleTimeout },
+    {
+      key: 'connectTimeout',
+      value: '<duration>',
+      help: 'TCP connect timeout; a timeout marks the upstream down and tries the next',
+      defaultText: DEFAULTS.connectTimeout,
+    },
+    {
+      key: 'idleTimeout',
+      value: '<duration>',
+      help: 'close a connection after this long without a byte either way; 0 for never',
+      defaultText: DEFAULTS.idleTimeout,
+    },
     { key: 'maxRetries', value: '<n>', help: 'further upstreams tried for one client connection after a failed connect', defaultText: 'each upstream once' },
-    { key: 'drainSpread', value: '<duration>', help: 'window over which the connections of a dead or drained upstream are closed', defaultText: DEFAULTS.drainSpread },
-    { key: 'slowStart', value: '<duration>', help: "how long a recovered upstream's share of new connections ramps up (from 10%); 0 for off", defaultText: DEFAULTS.slowStart },
-    { key: 'rebalance', negatable: true, help: 'close the oldest connections of the busiest healthy upstream, one per --rebalance-interval, while connection counts differ by more than --rebalance-threshold', defaultText: 'on' },
-    { key: 'rebalanceThreshold', value: '<n>', help: 'difference in connections between healthy upstreams that is left alone', defaultText: String(DEFAULTS.rebalanceThreshold) },
-    { key: 'rebalanceInterval', value: '<duration>', help: 'at most one rebalancing close per interval per frontend, jittered ±50%', defaultText: DEFAULTS.rebalanceInterval },
-    { key: 'rebalanceMinAge', value: '<duration>', help: 'connections younger than this are never closed for rebalancing', defaultText: DEFAULTS.rebalanceMinAge },
-    { key: 'discovery', value: '<static|kubernetes>', help: 'kubernetes: follow the default/kubernetes EndpointSlices (or Endpoints), read through this proxy; the --upstream list stays as the last resort', defaultText: DEFAULTS.discovery },
-    { key: 'kubeconfig', value: '<file>', help: 'credentials for --discovery kubernetes (its server is replaced by the listen address); default: the pod service account' },
-    { key: 'discoveryDebounce', value: '<duration>', help: 'endpoint changes closer together than this are applied as one', defaultText: DEFAULTS.discoveryDebounce },
-    { key: 'cacheFile', value: '<file>', help: 'the last good discovered list, written atomically and read at start before discovery', defaultText: DEFAULTS.cacheFile },
-    { key: 'firstByteTimeout', value: '<duration>', help: "mark an upstream down at once when a connection's client has sent bytes and the upstream none within this long; 0 for off", defaultText: `${DEFAULTS.firstByteTimeout} with readyz or tls checks, off with tcp` },
-    { key: 'maxConnections', value: '<n>', help: 'most client connections per frontend at once (1 to 1000000); the next is closed at accept. Also bounded by the fd limit less a reserve for checks', defaultText: 'from the fd limit' },
+    {
+      key: 'drainSpread',
+      value: '<duration>',
+      help: 'window over which the connections of a dead or drained upstream are closed',
+      defaultText: DEFAULTS.drainSpread,
+    },
+    {
+      key: 'slowStart',
+      value: '<duration>',
+      help: "how long a recovered upstream's share of new connections ramps up (from 10%); 0 for off",
+      defaultText: DEFAULTS.slowStart,
+    },
+    {
+      key: 'rebalance',
+      negatable: true,
+      help: 'close the oldest connections of the busiest healthy upstream, one per --rebalance-interval, while connection counts differ by more than --rebalance-threshold',
+      defaultText: 'on',
+    },
+    {
+      key: 'rebalanceThreshold',
+      value: '<n>',
+      help: 'difference in connections between healthy upstreams that is left alone',
+      defaultText: String(DEFAULTS.rebalanceThreshold),
+    },
+    {
+      key: 'rebalanceInterval',
+      value: '<duration>',
+      help: 'at most one rebalancing close per interval per frontend, jittered ±50%',
+      defaultText: DEFAULTS.rebalanceInterval,
+    },
+    {
+      key: 'rebalanceMinAge',
+      value: '<duration>',
+      help: 'connections younger than this are never closed for rebalancing',
+      defaultText: DEFAULTS.rebalanceMinAge,
+    },
+    {
+      key: 'discovery',
+      value: '<static|kubernetes>',
+      help: 'kubernetes: follow the default/kubernetes EndpointSlices (or Endpoints), read through this proxy; the --upstream list stays as the last resort',
+      defaultText: DEFAULTS.discovery,
+    },
+    {
+      key: 'kubeconfig',
+      value: '<file>',
+      help: 'credentials for --discovery kubernetes (its server is replaced by the listen address); default: the pod service account',
+    },
+    {
+      key: 'discoveryDebounce',
+      value: '<duration>',
+      help: 'endpoint changes closer together than this are applied as one',
+      defaultText: DEFAULTS.discoveryDebounce,
+    },
+    {
+      key: 'cacheFile',
+      value: '<file>',
+      help: 'the last good discovered list, written atomically and read at start before discovery',
+      defaultText: DEFAULTS.cacheFile,
+    },
+    {
+      key: 'firstByteTimeout',
+      value: '<duration>',
+      help: "mark an upstream down at once when a connection's client has sent bytes and the upstream none within this long; 0 for off",
+      defaultText: `${DEFAULTS.firstByteTimeout} with readyz or tls checks, off with tcp`,
+    },
+    {
+      key: 'maxConnections',
+      value: '<n>',
+      help: 'most client connections per frontend at once (1 to 1000000); the next is closed at accept. Also bounded by the fd limit less a reserve for checks',
+      defaultText: 'from the fd limit',
+    },
     { key: 'reusePort', help: 'listen with SO_REUSEPORT so several proxy processes share the listen addresses (Linux)' },
-    { key: 'workers', value: '<n|auto>', help: 'processes serving the listen addresses (SO_REUSEPORT), this one included, each with its own checks; auto: one per CPU', defaultText: String(DEFAULTS.workers) },
+    {
+      key: 'workers',
+      value: '<n|auto>',
+      help: 'processes serving the listen addresses (SO_REUSEPORT), this one included, each with its own checks; auto: one per CPU',
+      defaultText: String(DEFAULTS.workers),
+    },
     { key: 'watchConfig', help: 'reload when the --config file changes (as on SIGHUP)' },
     { key: 'shutdownGrace', value: '<duration>', help: 'on SIGTERM, how long open connections may finish', defaultText: DEFAULTS.shutdownGrace },
   ],
@@ -421,7 +500,8 @@ export async function loadHealthCheck(frontend: FrontendConfig): Promise<LoadedH
   }
   if (hc.cert !== undefined && hc.key !== undefined) {
     const bad = clientPairProblem(String(hc.cert), String(hc.key));
-    if (bad) throw new UsageError(`${where(bad.key === 'cert' ? 'clientCert' : 'clientKey', bad.key === 'cert' ? hc.clientCert : hc.clientKey)}: ${bad.problem}`);
+    if (bad)
+      throw new UsageError(`${where(bad.key === 'cert' ? 'clientCert' : 'clientKey', bad.key === 'cert' ? hc.clientCert : hc.clientKey)}: ${bad.problem}`);
   }
   if (hc.tokenFile !== undefined) {
     const token = checkToken((await read('tokenFile', hc.tokenFile))!);

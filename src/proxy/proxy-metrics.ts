@@ -38,7 +38,12 @@ export class ProxyMetrics {
   constructor(registry: Registry, sample: () => readonly FrontendSample[]) {
     const registers = [registry];
     const up = ['frontend', 'upstream'] as const;
-    this.connections = new Counter({ name: 'kubeward_proxy_upstream_connections_total', help: 'Client connections forwarded to the upstream', labelNames: up, registers });
+    this.connections = new Counter({
+      name: 'kubeward_proxy_upstream_connections_total',
+      help: 'Client connections forwarded to the upstream',
+      labelNames: up,
+      registers,
+    });
     this.connectSeconds = new Histogram({
       name: 'kubeward_proxy_upstream_connect_seconds',
       help: 'TCP connect time to the upstream, by result (ok, refused, timeout, ...)',
@@ -53,13 +58,48 @@ export class ProxyMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });
-    this.checks = new Counter({ name: 'kubeward_proxy_checks_total', help: 'Active health checks by result (ok or the failure reason)', labelNames: [...up, 'result'], registers });
-    this.ejections = new Counter({ name: 'kubeward_proxy_ejections_total', help: 'Times the upstream was marked down, by cause (check or connect)', labelNames: [...up, 'cause'], registers });
-    this.retries = new Counter({ name: 'kubeward_proxy_retries_total', help: 'Connect attempts on another upstream after a failed one, inside the same client connection', labelNames: ['frontend'], registers });
-    this.failOpen = new Counter({ name: 'kubeward_proxy_fail_open_total', help: 'Client connections sent to a down upstream because none was up', labelNames: ['frontend'], registers });
-    this.clientFailures = new Counter({ name: 'kubeward_proxy_client_failures_total', help: 'Client connections closed because no upstream accepted', labelNames: ['frontend'], registers });
-    this.closedByProxy = new Counter({ name: 'kubeward_proxy_closed_connections_total', help: 'Established connections the proxy closed, by why (dead, drained, shutdown)', labelNames: [...up, 'why'], registers });
-    this.rejected = new Counter({ name: 'kubeward_proxy_rejected_connections_total', help: 'Client connections closed at accept, by why (cap: --max-connections or the fd budget)', labelNames: ['frontend', 'why'], registers });
+    this.checks = new Counter({
+      name: 'kubeward_proxy_checks_total',
+      help: 'Active health checks by result (ok or the failure reason)',
+      labelNames: [...up, 'result'],
+      registers,
+    });
+    this.ejections = new Counter({
+      name: 'kubeward_proxy_ejections_total',
+      help: 'Times the upstream was marked down, by cause (check or connect)',
+      labelNames: [...up, 'cause'],
+      registers,
+    });
+    this.retries = new Counter({
+      name: 'kubeward_proxy_retries_total',
+      help: 'Connect attempts on another upstream after a failed one, inside the same client connection',
+      labelNames: ['frontend'],
+      registers,
+    });
+    this.failOpen = new Counter({
+      name: 'kubeward_proxy_fail_open_total',
+      help: 'Client connections sent to a down upstream because none was up',
+      labelNames: ['frontend'],
+      registers,
+    });
+    this.clientFailures = new Counter({
+      name: 'kubeward_proxy_client_failures_total',
+      help: 'Client connections closed because no upstream accepted',
+      labelNames: ['frontend'],
+      registers,
+    });
+    this.closedByProxy = new Counter({
+      name: 'kubeward_proxy_closed_connections_total',
+      help: 'Established connections the proxy closed, by why (dead, drained, shutdown)',
+      labelNames: [...up, 'why'],
+      registers,
+    });
+    this.rejected = new Counter({
+      name: 'kubeward_proxy_rejected_connections_total',
+      help: 'Client connections closed at accept, by why (cap: --max-connections or the fd budget)',
+      labelNames: ['frontend', 'why'],
+      registers,
+    });
     registerSampled(registry, sample);
     registerFrontendSampled(registry, sample);
   }
@@ -74,7 +114,8 @@ function registerSampled(registry: Registry, sample: () => readonly FrontendSamp
     registers,
     collect() {
       this.reset();
-      for (const f of sample()) for (const u of f.upstreams) for (const s of STATES) this.set({ frontend: f.name, upstream: u.key, state: s }, Number(u.state === s));
+      for (const f of sample())
+        for (const u of f.upstreams) for (const s of STATES) this.set({ frontend: f.name, upstream: u.key, state: s }, Number(u.state === s));
     },
   });
   new Gauge({

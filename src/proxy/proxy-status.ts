@@ -43,7 +43,10 @@ export interface FrontendStats extends FrontendCounters {
  */
 export function proxyReadiness(frontends: readonly FrontendView[]): Readiness {
   const without = frontends.filter((f) => !f.upstreams.some((u) => u.state === 'up' && !u.drained)).map((f) => f.name);
-  const faults = frontends.filter((f) => f.localFault).map((f) => `; local fault in the checks of "${f.name}": ${f.localFault!.detail}`).join('');
+  const faults = frontends
+    .filter((f) => f.localFault)
+    .map((f) => `; local fault in the checks of "${f.name}": ${f.localFault!.detail}`)
+    .join('');
   if (without.length === 0) return { ready: true, reason: `every frontend has a healthy upstream (${frontends.map((f) => f.name).join(', ')})${faults}` };
   return { ready: false, reason: `no healthy upstream for frontend ${without.map((n) => `"${n}"`).join(', ')}${faults}` };
 }
@@ -52,7 +55,15 @@ export function proxyStats(frontends: readonly FrontendView[]): FrontendStats[] 
   return frontends.map((f) => {
     const upstreams = f.upstreams.map((u) => {
       const c = f.connections(u.key);
-      return { upstream: u.key, state: u.state, drained: u.drained, active: u.active, total: c.total, bytesToUpstream: c.bytesToUpstream, bytesToClient: c.bytesToClient };
+      return {
+        upstream: u.key,
+        state: u.state,
+        drained: u.drained,
+        active: u.active,
+        total: c.total,
+        bytesToUpstream: c.bytesToUpstream,
+        bytesToClient: c.bytesToClient,
+      };
     });
     return { name: f.name, ...f.counters, active: upstreams.reduce((n, u) => n + u.active, 0), upstreams };
   });

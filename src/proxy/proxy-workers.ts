@@ -11,9 +11,7 @@ export interface WorkerReport {
 }
 
 /** What the primary tells its workers. */
-export type WorkerMessage =
-  | { kind: 'kubeward-proxy:reload' }
-  | { kind: 'kubeward-proxy:drain'; frontend: string; upstream: string; drained: boolean };
+export type WorkerMessage = { kind: 'kubeward-proxy:reload' } | { kind: 'kubeward-proxy:drain'; frontend: string; upstream: string; drained: boolean };
 
 export interface WorkerPoolOptions {
   /** Workers besides the primary; 0 starts none. */
@@ -57,11 +55,16 @@ export class WorkerPool {
   async close(): Promise<void> {
     this.#closing = true;
     for (const t of this.#timers) clearTimeout(t);
-    await Promise.all([...this.#workers].map((w) => new Promise<void>((resolve) => {
-      if (w.exitCode !== null || w.signalCode !== null) return resolve();
-      w.once('exit', () => resolve());
-      w.kill('SIGTERM');
-    })));
+    await Promise.all(
+      [...this.#workers].map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            if (w.exitCode !== null || w.signalCode !== null) return resolve();
+            w.once('exit', () => resolve());
+            w.kill('SIGTERM');
+          }),
+      ),
+    );
   }
 
   #spawn(slot: number): void {
@@ -90,7 +93,10 @@ export class WorkerPool {
  * The worker's side: obeys the primary's messages, and shuts down (SIGTERM to itself, so the usual
  * graceful steps run) when the primary is gone. Returns the undo.
  */
-export function followPrimary(handlers: { reload: () => void; drain: (frontend: string, upstream: string, drained: boolean) => void }, proc: NodeJS.Process = process): () => void {
+export function followPrimary(
+  handlers: { reload: () => void; drain: (frontend: string, upstream: string, drained: boolean) => void },
+  proc: NodeJS.Process = process,
+): () => void {
   const onMessage = (raw: unknown): void => {
     const msg = raw as WorkerMessage;
     if (msg?.kind === 'kubeward-proxy:reload') handlers.reload();

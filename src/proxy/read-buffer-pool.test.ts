@@ -7,7 +7,12 @@ test('slices are the configured size, never overlap, and a slab is cut only when
   const taken = Array.from({ length: 5 }, () => pool.take());
   assert.ok(taken.every((b) => b.length === 1024));
   taken.forEach((b, i) => b.fill(i));
-  taken.forEach((b, i) => assert.ok(b.every((x) => x === i), `slice ${i} was overwritten by another`));
+  taken.forEach((b, i) =>
+    assert.ok(
+      b.every((x) => x === i),
+      `slice ${i} was overwritten by another`,
+    ),
+  );
   assert.deepEqual(pool.stats, { slabs: 2, free: 3, inUse: 5 });
 });
 

@@ -38,7 +38,11 @@ export class RebalanceLoop {
     const { slowStartMs, rebalance } = settings();
     const now = clock.now();
     const cutoff = now - rebalance.minAgeMs;
-    const decision = planRebalance(list.all(), (key) => conns.settledCount(key, cutoff), { thresholdConnections: rebalance.thresholdConnections, now, slowStartMs });
+    const decision = planRebalance(list.all(), (key) => conns.settledCount(key, cutoff), {
+      thresholdConnections: rebalance.thresholdConnections,
+      now,
+      slowStartMs,
+    });
     if (decision.action !== 'close') return decision;
     const conn = conns.oldest(decision.from, cutoff);
     if (!conn) return { action: 'none', why: 'balanced' };

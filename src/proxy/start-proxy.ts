@@ -111,7 +111,16 @@ export class KubewardProxy implements ProxyHandle {
     this.#log = opts.log ?? createSilentLogger();
     this.#current = config;
     const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => this.#frontends.map((f) => f.sample()));
-    this.#deps = { log: this.#log, metrics, clock: opts.clock ?? systemClock, random: opts.random ?? Math.random, isLocal: localHostTest(), reusePort: opts.reusePort, onCheckResult: opts.onCheckResult, buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }) };
+    this.#deps = {
+      log: this.#log,
+      metrics,
+      clock: opts.clock ?? systemClock,
+      random: opts.random ?? Math.random,
+      isLocal: localHostTest(),
+      reusePort: opts.reusePort,
+      onCheckResult: opts.onCheckResult,
+      buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }),
+    };
     this.adminRoutes = proxyAdminRoutes((name, upstream, drained) => {
       const r = this.setDrained(name, upstream, drained);
       if (typeof r === 'object') this.#opts.onOperatorDrain?.(name, upstream, drained);
@@ -169,7 +178,16 @@ export class KubewardProxy implements ProxyHandle {
       f.destroy();
       throw err;
     }
-    this.#log.info({ frontend: f.name, listen: f.addresses.map(formatHostPort), upstreams: f.list.all().map((u) => u.key), check: fc.healthCheck.type, fromCache: cached !== undefined }, 'frontend listening');
+    this.#log.info(
+      {
+        frontend: f.name,
+        listen: f.addresses.map(formatHostPort),
+        upstreams: f.list.all().map((u) => u.key),
+        check: fc.healthCheck.type,
+        fromCache: cached !== undefined,
+      },
+      'frontend listening',
+    );
     return f;
   }
 
@@ -177,7 +195,9 @@ export class KubewardProxy implements ProxyHandle {
   async #saveCache(path: string): Promise<void> {
     const lists = new Map<string, readonly HostPort[]>();
     for (const f of this.#frontends) if (f.config.discovery?.cacheFile === path && f.discovered) lists.set(f.name, f.discovered);
-    await writeUpstreamCache(path, lists).catch((err: unknown) => this.#log.warn({ cacheFile: path, err: describeError(err) }, 'cannot write the upstream cache file; discovery goes on'));
+    await writeUpstreamCache(path, lists).catch((err: unknown) =>
+      this.#log.warn({ cacheFile: path, err: describeError(err) }, 'cannot write the upstream cache file; discovery goes on'),
+    );
   }
 
   /** Starts, restarts or stops each frontend's discovery to match its config. */
@@ -229,7 +249,8 @@ export class KubewardProxy implements ProxyHandle {
       const c = caps.get(f.name)!;
       if (c.cap === f.connectionCap) continue;
       f.setConnectionCap(c.cap);
-      if (c.source !== 'none') this.#log.info({ frontend: f.name, maxConnections: c.cap, from: c.source, fdLimit: this.#fdLimit, fdsAtStart: this.#fdsAtStart }, 'connection cap set');
+      if (c.source !== 'none')
+        this.#log.info({ frontend: f.name, maxConnections: c.cap, from: c.source, fdLimit: this.#fdLimit, fdsAtStart: this.#fdsAtStart }, 'connection cap set');
     }
   }
 

@@ -6,14 +6,22 @@ import { join } from 'node:path';
 import { parseUpstreamCache, readUpstreamCache, renderUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 
 test('a rendered cache parses back to the same lists', () => {
-  const lists = new Map([['api', [{ host: '10.0.0.1', port: 6443 }, { host: 'fd00::2', port: 6443 }]]]);
+  const lists = new Map([
+    [
+      'api',
+      [
+        { host: '10.0.0.1', port: 6443 },
+        { host: 'fd00::2', port: 6443 },
+      ],
+    ],
+  ]);
   const back = parseUpstreamCache(renderUpstreamCache(lists, new Date(0)));
   assert.deepEqual(back, { ok: true, lists });
 });
 
 const bad: [string, string, RegExp][] = [
   ['truncated JSON', '{"kind":"KubewardProxyUp', /^not JSON/],
-  ['another program\'s file', '{"apiVersion":"v1","kind":"ConfigMap"}', /not a kubeward proxy upstream cache \(kind:/],
+  ["another program's file", '{"apiVersion":"v1","kind":"ConfigMap"}', /not a kubeward proxy upstream cache \(kind:/],
   ['an empty list', '{"kind":"KubewardProxyUpstreams","version":1,"frontends":{"api":{"upstreams":[],"updatedAt":"x"}}}', /frontends\.api\.upstreams/],
   ['a bad address', '{"kind":"KubewardProxyUpstreams","version":1,"frontends":{"api":{"upstreams":["nope"],"updatedAt":"x"}}}', /frontends\.api\.upstreams\.0/],
   ['a future version', '{"kind":"KubewardProxyUpstreams","version":2,"frontends":{}}', /version/],

@@ -5,28 +5,166 @@ import { UpstreamList, type UpstreamState } from './upstream-list.ts';
 
 const ok: ProbeResult = { ok: true, status: 200, latencyMs: 2, reason: 'ok', detail: 'HTTP 200' };
 const fail = (reason: ProbeReason): ProbeResult => ({ ok: false, status: reason === 'http-status' ? 503 : 0, latencyMs: 5, reason, detail: reason });
-const members = [{ key: 'a:1', local: false }, { key: 'b:1', local: true }];
+const members = [
+  { key: 'a:1', local: false },
+  { key: 'b:1', local: true },
+];
 
 type Step = ['check', ProbeResult] | ['connect', ProbeReason];
 
 const cases: { name: string; steps: Step[]; state: UpstreamState; evictions: number }[] = [
   { name: 'the first success brings an unknown upstream up', steps: [['check', ok]], state: 'up', evictions: 0 },
   { name: 'the first failure takes an unknown upstream down, without evicting yet', steps: [['check', fail('timeout')]], state: 'down', evictions: 0 },
-  { name: 'an up upstream survives fewer than fall failures', steps: [['check', ok], ['check', fail('timeout')]], state: 'up', evictions: 0 },
-  { name: 'fall failures take it down and evict its connections once', steps: [['check', ok], ['check', fail('timeout')], ['check', fail('timeout')], ['check', fail('refused')]], state: 'down', evictions: 1 },
-  { name: 'a success between failures resets the count', steps: [['check', ok], ['check', fail('timeout')], ['check', ok], ['check', fail('timeout')]], state: 'up', evictions: 0 },
-  { name: 'not ready (503) takes it down but leaves its connections to the draining server', steps: [['check', ok], ['check', fail('http-status')], ['check', fail('http-status')]], state: 'down', evictions: 0 },
-  { name: 'a not-ready upstream that then stops answering is evicted', steps: [['check', ok], ['check', fail('http-status')], ['check', fail('http-status')], ['check', fail('refused')]], state: 'down', evictions: 1 },
-  { name: 'a refused check takes an up upstream down at once, without evicting yet', steps: [['check', ok], ['check', fail('refused')]], state: 'down', evictions: 0 },
-  { name: 'a refused check followed by another failure evicts', steps: [['check', ok], ['check', fail('refused')], ['check', fail('timeout')]], state: 'down', evictions: 1 },
-  { name: 'a refused connect takes an up upstream down at once', steps: [['check', ok], ['check', ok], ['connect', 'refused']], state: 'down', evictions: 0 },
-  { name: 'a refused connect and one failed check confirm it dead', steps: [['check', ok], ['connect', 'refused'], ['check', fail('refused')]], state: 'down', evictions: 1 },
-  { name: 'a down upstream needs rise successes to come back', steps: [['check', ok], ['connect', 'refused'], ['check', ok]], state: 'down', evictions: 0 },
-  { name: 'rise successes bring it back', steps: [['check', ok], ['connect', 'refused'], ['check', ok], ['check', ok]], state: 'up', evictions: 0 },
-  { name: 'local faults in any number leave an up upstream up and its connections alone', steps: [['check', ok], ['check', fail('local')], ['check', fail('local')], ['check', fail('local')], ['connect', 'local']], state: 'up', evictions: 0 },
-  { name: 'local faults between failures neither count nor reset the count', steps: [['check', ok], ['check', fail('timeout')], ['check', fail('local')], ['check', fail('timeout')]], state: 'down', evictions: 1 },
+  {
+    name: 'an up upstream survives fewer than fall failures',
+    steps: [
+      ['check', ok],
+      ['check', fail('timeout')],
+    ],
+    state: 'up',
+    evictions: 0,
+  },
+  {
+    name: 'fall failures take it down and evict its connections once',
+    steps: [
+      ['check', ok],
+      ['check', fail('timeout')],
+      ['check', fail('timeout')],
+      ['check', fail('refused')],
+    ],
+    state: 'down',
+    evictions: 1,
+  },
+  {
+    name: 'a success between failures resets the count',
+    steps: [
+      ['check', ok],
+      ['check', fail('timeout')],
+      ['check', ok],
+      ['check', fail('timeout')],
+    ],
+    state: 'up',
+    evictions: 0,
+  },
+  {
+    name: 'not ready (503) takes it down but leaves its connections to the draining server',
+    steps: [
+      ['check', ok],
+      ['check', fail('http-status')],
+      ['check', fail('http-status')],
+    ],
+    state: 'down',
+    evictions: 0,
+  },
+  {
+    name: 'a not-ready upstream that then stops answering is evicted',
+    steps: [
+      ['check', ok],
+      ['check', fail('http-status')],
+      ['check', fail('http-status')],
+      ['check', fail('refused')],
+    ],
+    state: 'down',
+    evictions: 1,
+  },
+  {
+    name: 'a refused check takes an up upstream down at once, without evicting yet',
+    steps: [
+      ['check', ok],
+      ['check', fail('refused')],
+    ],
+    state: 'down',
+    evictions: 0,
+  },
+  {
+    name: 'a refused check followed by another failure evicts',
+    steps: [
+      ['check', ok],
+      ['check', fail('refused')],
+      ['check', fail('timeout')],
+    ],
+    state: 'down',
+    evictions: 1,
+  },
+  {
+    name: 'a refused connect takes an up upstream down at once',
+    steps: [
+      ['check', ok],
+      ['check', ok],
+      ['connect', 'refused'],
+    ],
+    state: 'down',
+    evictions: 0,
+  },
+  {
+    name: 'a refused connect and one failed check confirm it dead',
+    steps: [
+      ['check', ok],
+      ['connect', 'refused'],
+      ['check', fail('refused')],
+    ],
+    state: 'down',
+    evictions: 1,
+  },
+  {
+    name: 'a down upstream needs rise successes to come back',
+    steps: [
+      ['check', ok],
+      ['connect', 'refused'],
+      ['check', ok],
+    ],
+    state: 'down',
+    evictions: 0,
+  },
+  {
+    name: 'rise successes bring it back',
+    steps: [
+      ['check', ok],
+      ['connect', 'refused'],
+      ['check', ok],
+      ['check', ok],
+    ],
+    state: 'up',
+    evictions: 0,
+  },
+  {
+    name: 'local faults in any number leave an up upstream up and its connections alone',
+    steps: [
+      ['check', ok],
+      ['check', fail('local')],
+      ['check', fail('local')],
+      ['check', fail('local')],
+      ['connect', 'local'],
+    ],
+    state: 'up',
+    evictions: 0,
+  },
+  {
+    name: 'local faults between failures neither count nor reset the count',
+    steps: [
+      ['check', ok],
+      ['check', fail('timeout')],
+      ['check', fail('local')],
+      ['check', fail('timeout')],
+    ],
+    state: 'down',
+    evictions: 1,
+  },
   { name: 'a local fault does not decide an unknown upstream', steps: [['check', fail('local')]], state: 'unknown', evictions: 0 },
-  { name: 'an upstream that died, came back and died again is evicted again', steps: [['check', ok], ['check', fail('timeout')], ['check', fail('timeout')], ['check', ok], ['check', ok], ['check', fail('reset')], ['check', fail('reset')]], state: 'down', evictions: 2 },
+  {
+    name: 'an upstream that died, came back and died again is evicted again',
+    steps: [
+      ['check', ok],
+      ['check', fail('timeout')],
+      ['check', fail('timeout')],
+      ['check', ok],
+      ['check', ok],
+      ['check', fail('reset')],
+      ['check', fail('reset')],
+    ],
+    state: 'down',
+    evictions: 2,
+  },
 ];
 
 for (const c of cases) {
@@ -64,9 +202,18 @@ test('reconcile keeps the state of upstreams that stay and starts new ones unkno
   list.recordCheck('a:1', ok, 1);
   list.acquire('a:1');
   list.setDrained('b:1', true);
-  const diff = list.reconcile([{ key: 'a:1', local: false }, { key: 'c:1', local: false }]);
+  const diff = list.reconcile([
+    { key: 'a:1', local: false },
+    { key: 'c:1', local: false },
+  ]);
   assert.deepEqual(diff, { added: ['c:1'], removed: ['b:1'] });
-  assert.deepEqual(list.all().map((u) => [u.key, u.state, u.active]), [['a:1', 'up', 1], ['c:1', 'unknown', 0]]);
+  assert.deepEqual(
+    list.all().map((u) => [u.key, u.state, u.active]),
+    [
+      ['a:1', 'up', 1],
+      ['c:1', 'unknown', 0],
+    ],
+  );
   assert.equal(list.get('b:1'), undefined);
 });
 

@@ -195,8 +195,20 @@ export class UpstreamList {
 
 function newUpstream(key: string, local: boolean, joined: boolean): Upstream {
   return {
-    key, local, backup: false, state: 'unknown', drained: false, score: 0, latencyMs: undefined, lastUpAt: undefined,
-    active: 0, evicted: false, slowStartFrom: undefined, joined, lastCheck: undefined, transitions: [],
+    key,
+    local,
+    backup: false,
+    state: 'unknown',
+    drained: false,
+    score: 0,
+    latencyMs: undefined,
+    lastUpAt: undefined,
+    active: 0,
+    evicted: false,
+    slowStartFrom: undefined,
+    joined,
+    lastCheck: undefined,
+    transitions: [],
   };
 }
 

@@ -15,7 +15,10 @@ export interface ConfigFileWatcher {
  * seen last, so a touch or an unrelated file in the directory does not reload.
  */
 export async function watchConfigFile(path: string, onChange: () => void, debounceMs = 200): Promise<ConfigFileWatcher> {
-  const digest = async (): Promise<string> => createHash('sha256').update(await readFile(path).catch(() => Buffer.alloc(0))).digest('hex');
+  const digest = async (): Promise<string> =>
+    createHash('sha256')
+      .update(await readFile(path).catch(() => Buffer.alloc(0)))
+      .digest('hex');
   let last = await digest();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;

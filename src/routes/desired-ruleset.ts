@@ -58,7 +58,10 @@ export function buildDesiredRuleset(input: DesiredInput): DesiredResult {
   for (const family of [4, 6] as const) {
     const target = natTargetFor(input, family, problems);
     if (target === null) continue;
-    for (const [hook, list] of [['prerouting', preroutingVips], ['output', up]] as const) {
+    for (const [hook, list] of [
+      ['prerouting', preroutingVips],
+      ['output', up],
+    ] as const) {
       const vips = list.filter((v) => v.family === family).map((v) => v.vip);
       if (vips.length) nat.push({ hook, family, vips, ports: input.ports, ...(target ? { to: target } : {}) });
     }

@@ -13,7 +13,9 @@ type Handler = (path: string, res: ServerResponse) => void;
 
 /** A metadata stand-in on 127.0.0.1 whose answers the test decides per path. */
 async function metadataServer(t: { after: (fn: () => Promise<void>) => void }, handler: Handler): Promise<string> {
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => handler(new URL(req.url!, 'http://x').pathname.replace('/computeMetadata/v1/', ''), res));
+  const server = createServer((req: IncomingMessage, res: ServerResponse) =>
+    handler(new URL(req.url!, 'http://x').pathname.replace('/computeMetadata/v1/', ''), res),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.after(() => new Promise<void>((r) => server.close(() => r())));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/computeMetadata/v1/`;
@@ -46,7 +48,7 @@ test('a 404 without Metadata-Flavor: Google is an error, and the last good VIPs 
   genuine = false;
   const r = await src.refresh();
   assert.match(r.error ?? '', /HTTP 404 without Metadata-Flavor: Google/);
-  assert.deepEqual(src.vips, ['10.0.0.100'], 'never an empty list from a stranger\'s 404');
+  assert.deepEqual(src.vips, ['10.0.0.100'], "never an empty list from a stranger's 404");
 });
 
 test('an answer larger than 64 KiB is refused without being buffered whole', async (t) => {
@@ -80,24 +82,40 @@ test('a forwarded IP that is not a valid VIP fails the read: the metadata server
 test('property: metadata bodies never throw anything but KubewardError; accepted values are valid VIPs or ranges', () => {
   const bodies = fc.oneof(
     fc.string({ maxLength: 200 }),
-    fc.array(fc.oneof(fc.nat(99999).map(String), fc.nat(9999).map((n) => `${n}/`), fc.string({ maxLength: 8 })), { maxLength: 6 }).map((a) => a.join('\n')),
-    fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended()).chain((ip) => fc.constantFrom(ip, `${ip}/32`, `${ip}/128`, `${ip}/24`, `${ip}%eth0`, `${ip}\n`, `<html>${ip}</html>`)),
+    fc
+      .array(
+        fc.oneof(
+          fc.nat(99999).map(String),
+          fc.nat(9999).map((n) => `${n}/`),
+          fc.string({ maxLength: 8 }),
+        ),
+        { maxLength: 6 },
+      )
+      .map((a) => a.join('\n')),
+    fc
+      .oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended())
+      .chain((ip) => fc.constantFrom(ip, `${ip}/32`, `${ip}/128`, `${ip}/24`, `${ip}%eth0`, `${ip}\n`, `<html>${ip}</html>`)),
   );
   fc.assert(
-    fc.property(bodies, fc.constantFrom('dirs', 'leaves') as fc.Arbitrary<'dirs' | 'leaves'>, fc.constantFrom(4, 6) as fc.Arbitrary<4 | 6>, (body, kind, family) => {
-      for (const fn of [() => parseIndexList(body, kind), () => parseForwardedValue(body, family)]) {
-        try {
-          const v = fn();
-          if (Array.isArray(v)) assert.ok(v.every((n) => Number.isInteger(n) && n >= 0 && n <= 9999));
-          else if ('vip' in v) assert.ok(checkVip(v.vip).ok && !/\s/.test(v.vip));
-          else assert.match(v.range, /^[0-9a-f.:]+\/\d{1,3}$/);
-        } catch (err) {
-          if (!(err instanceof KubewardError)) throw err;
-          assert.ok(!err.message.includes('\n'), err.message);
+    fc.property(
+      bodies,
+      fc.constantFrom('dirs', 'leaves') as fc.Arbitrary<'dirs' | 'leaves'>,
+      fc.constantFrom(4, 6) as fc.Arbitrary<4 | 6>,
+      (body, kind, family) => {
+        for (const fn of [() => parseIndexList(body, kind), () => parseForwardedValue(body, family)]) {
+          try {
+            const v = fn();
+            if (Array.isArray(v)) assert.ok(v.every((n) => Number.isInteger(n) && n >= 0 && n <= 9999));
+            else if ('vip' in v) assert.ok(checkVip(v.vip).ok && !/\s/.test(v.vip));
+            else assert.match(v.range, /^[0-9a-f.:]+\/\d{1,3}$/);
+          } catch (err) {
+            if (!(err instanceof KubewardError)) throw err;
+            assert.ok(!err.message.includes('\n'), err.message);
+          }
         }
-      }
-      return true;
-    }),
+        return true;
+      },
+    ),
     { numRuns: 3000 },
   );
 });
@@ -120,5 +138,8 @@ test('concurrent refreshes share one read: requests never overlap', async (t) =>
   assert.equal(max, 1);
   assert.equal(requests, 4, 'one walk: NICs, forwarded-ips/, its value, forwarded-ipv6s/ (404)');
   assert.equal(src.status.reads, 1);
-  assert.deepEqual(results.map((r) => r.changed), [true, true, true]);
+  assert.deepEqual(
+    results.map((r) => r.changed),
+    [true, true, true],
+  );
 });

@@ -66,7 +66,10 @@ export class GcpVipSource {
     const nics = parseIndexList((await this.#get('instance/network-interfaces/'))!, 'dirs');
     const values: ForwardedValue[] = [];
     for (const nic of nics) {
-      for (const [dir, family] of [['forwarded-ips', 4], ['forwarded-ipv6s', 6]] as const) {
+      for (const [dir, family] of [
+        ['forwarded-ips', 4],
+        ['forwarded-ipv6s', 6],
+      ] as const) {
         const path = `instance/network-interfaces/${nic}/${dir}/`;
         const listing = await this.#get(path, true);
         if (listing === undefined) continue;

@@ -29,7 +29,11 @@ test('the plan adds missing policies, removes ours for down VIPs, and leaves eve
     del: [{ match: 'inport == "rtos-node1" && ip6.dst == fd00::100' }],
   });
   const moved = planReroutes({ node: 'node1', upVips: ['10.0.0.100'], mp0: { 4: '10.128.0.9' }, policies: policies.slice(0, 1) });
-  assert.deepEqual(moved, { add: [{ match: policyMatch('node1', '10.0.0.100'), nexthop: '10.128.0.9' }], del: [{ match: policyMatch('node1', '10.0.0.100') }] }, 'a changed mp0 address is replaced');
+  assert.deepEqual(
+    moved,
+    { add: [{ match: policyMatch('node1', '10.0.0.100'), nexthop: '10.128.0.9' }], del: [{ match: policyMatch('node1', '10.0.0.100') }] },
+    'a changed mp0 address is replaced',
+  );
 });
 
 test('only exactly our form for this node counts as ours', () => {
@@ -40,7 +44,8 @@ test('only exactly our form for this node counts as ours', () => {
     'inport == "rtos-node1" && ip4.dst == 10.0.0.0/8',
     'inport == "rtos-node1" && ip4.dst == 10.0.0.100 || 1',
     'ip4.dst == 10.0.0.100',
-  ]) assert.equal(ownPolicyVip('node1', m), undefined, m);
+  ])
+    assert.equal(ownPolicyVip('node1', m), undefined, m);
 });
 
 test('node names that could end the match string are refused', () => {
@@ -49,11 +54,16 @@ test('node names that could end the match string are refused', () => {
 });
 
 test('the management port addresses come from ip -j addr', () => {
-  const json = JSON.stringify([{ ifname: 'ovn-k8s-mp0', addr_info: [
-    { family: 'inet', local: '10.128.0.2', prefixlen: 23, scope: 'global' },
-    { family: 'inet6', local: 'fe80::1', prefixlen: 64, scope: 'link' },
-    { family: 'inet6', local: 'fd01::2', prefixlen: 64, scope: 'global' },
-  ] }]);
+  const json = JSON.stringify([
+    {
+      ifname: 'ovn-k8s-mp0',
+      addr_info: [
+        { family: 'inet', local: '10.128.0.2', prefixlen: 23, scope: 'global' },
+        { family: 'inet6', local: 'fe80::1', prefixlen: 64, scope: 'link' },
+        { family: 'inet6', local: 'fd01::2', prefixlen: 64, scope: 'global' },
+      ],
+    },
+  ]);
   assert.deepEqual(parseMp0Addresses(json), { 4: '10.128.0.2', 6: 'fd01::2' });
   assert.deepEqual(parseMp0Addresses(''), {});
 });
@@ -70,12 +80,16 @@ test('property: the plan never deletes a policy that is not ours, and adds only 
     nexthop: fc.constantFrom('10.128.0.2', '10.128.0.9', 'fd01::2'),
   });
   fc.assert(
-    fc.property(fc.array(policy, { maxLength: 8 }), fc.array(fc.constantFrom('10.0.0.100', '10.0.0.101', 'fd00::100'), { maxLength: 3 }), (policies, upVips) => {
-      const plan = planReroutes({ node: 'node1', upVips, mp0: { 4: '10.128.0.2', 6: 'fd01::2' }, policies });
-      for (const d of plan.del) assert.ok(ownPolicyVip('node1', d.match) !== undefined, d.match);
-      for (const a of plan.add) assert.ok(ownPolicyVip('node1', a.match) !== undefined && !/[\n"]/.test(a.nexthop), a.match);
-      return true;
-    }),
+    fc.property(
+      fc.array(policy, { maxLength: 8 }),
+      fc.array(fc.constantFrom('10.0.0.100', '10.0.0.101', 'fd00::100'), { maxLength: 3 }),
+      (policies, upVips) => {
+        const plan = planReroutes({ node: 'node1', upVips, mp0: { 4: '10.128.0.2', 6: 'fd01::2' }, policies });
+        for (const d of plan.del) assert.ok(ownPolicyVip('node1', d.match) !== undefined, d.match);
+        for (const a of plan.add) assert.ok(ownPolicyVip('node1', a.match) !== undefined && !/[\n"]/.test(a.nexthop), a.match);
+        return true;
+      },
+    ),
     { numRuns: 2000 },
   );
 });

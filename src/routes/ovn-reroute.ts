@@ -63,7 +63,12 @@ export interface ReroutePlan {
  * What to change so that exactly the up VIPs with a management-port address of their family have
  * our reroute policy, pointing at that address. Policies of other software are never touched.
  */
-export function planReroutes(input: { node: string; upVips: readonly string[]; mp0: { 4?: string; 6?: string }; policies: readonly RouterPolicy[] }): ReroutePlan {
+export function planReroutes(input: {
+  node: string;
+  upVips: readonly string[];
+  mp0: { 4?: string; 6?: string };
+  policies: readonly RouterPolicy[];
+}): ReroutePlan {
   const want = new Map<string, string>();
   for (const vip of input.upVips) {
     const nexthop = input.mp0[vip.includes(':') ? 6 : 4];
@@ -132,7 +137,8 @@ export class OvnReroute {
       return;
     }
     // Checked only where it matters: a host name that is no node name cannot go into a match.
-    if (!isNodeName(this.#node)) throw new KubewardError('E_USAGE', `the host name "${printable(this.#node)}" is not a node name (RFC 1123); give --ovn-node-name`);
+    if (!isNodeName(this.#node))
+      throw new KubewardError('E_USAGE', `the host name "${printable(this.#node)}" is not a node name (RFC 1123); give --ovn-node-name`);
     const mp0 = parseMp0Addresses((await this.#run(['ip', '-j', 'addr', 'show', 'dev', MP0], { timeoutMs: 5000 })).stdout);
     const policies = parsePolicyList(await this.#nbctl(container, ['lr-policy-list', OVN_ROUTER]));
     const plan = planReroutes({ node: this.#node, upVips, mp0, policies });
@@ -140,7 +146,12 @@ export class OvnReroute {
     for (const a of plan.add) await this.#nbctl(container, ['lr-policy-add', OVN_ROUTER, String(OVN_PRIORITY), a.match, 'reroute', a.nexthop]);
     const kept = policies.filter((p) => p.priority === OVN_PRIORITY && ownPolicyVip(this.#node, p.match) !== undefined).map((p) => p.match.trim());
     const now = [...kept.filter((m) => !plan.del.some((d) => d.match === m)), ...plan.add.map((a) => a.match)];
-    this.#status = { ovnFound: true, node: this.#node, policies: now, ...(plan.add.length || plan.del.length ? { lastChange: plan } : this.#status.lastChange ? { lastChange: this.#status.lastChange } : {}) };
+    this.#status = {
+      ovnFound: true,
+      node: this.#node,
+      policies: now,
+      ...(plan.add.length || plan.del.length ? { lastChange: plan } : this.#status.lastChange ? { lastChange: this.#status.lastChange } : {}),
+    };
   }
 
   /** Removes every policy of ours for this node (--clean-up). */
@@ -162,7 +173,10 @@ export class OvnReroute {
       if (isMissingTool(err)) return undefined;
       throw new KubewardError('E_EXEC', `crictl ps: ${describeError(err)}`, { cause: err });
     }
-    const id = out.split('\n').map((l) => l.trim()).find((l) => l !== '');
+    const id = out
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l !== '');
     if (id === undefined) return undefined;
     if (!/^[0-9a-f]{12,64}$/.test(id)) throw new KubewardError('E_EXEC', `crictl ps: unexpected container id ${JSON.stringify(id.slice(0, 70))}`);
     return id;

@@ -64,7 +64,9 @@ export function renderIptablesRestore(ruleset: DesiredRuleset, family: Family, c
       for (const vip of r.vips) body.nat.push(`-A ${hook.chain} -d ${vip}/${family === 4 ? 32 : 128}${portMatch(r.ports)} ${natTarget(r)}`);
     }
   }
-  body.filter.push(`-A ${CT_PIN.chain} -m conntrack --ctstate NEW -m comment --comment "keeps conntrack on so NAT bindings outlive withdrawn redirects" -j RETURN`);
+  body.filter.push(
+    `-A ${CT_PIN.chain} -m conntrack --ctstate NEW -m comment --comment "keeps conntrack on so NAT bindings outlive withdrawn redirects" -j RETURN`,
+  );
   for (const d of drops) for (const s of d.sources) body.filter.push(`-A ${FORWARD.chain} -s ${s} -j DROP`);
   const stale = current.chains.filter((c) => !want.some((w) => w.table === c.table && w.chain === c.chain));
   const sections: string[] = [];

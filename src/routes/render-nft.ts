@@ -16,7 +16,14 @@ export function renderNftRuleset(ruleset: DesiredRuleset): string {
   // lose their NAT binding (their packets then leak to the load balancer and are reset). The
   // chain is never jumped to, so it costs nothing per packet.
   lines.push('\tchain conntrack-pin {', '\t\tct state new comment "keeps conntrack on so NAT bindings outlive withdrawn redirects"', '\t}');
-  for (const hook of ['prerouting', 'output'] as const) lines.push('', ...natChain(hook, ruleset.nat.filter((r) => r.hook === hook)));
+  for (const hook of ['prerouting', 'output'] as const)
+    lines.push(
+      '',
+      ...natChain(
+        hook,
+        ruleset.nat.filter((r) => r.hook === hook),
+      ),
+    );
   if (ruleset.forwardDrop.length) {
     lines.push('', '\tchain forward {', '\t\ttype filter hook forward priority 0; policy accept;');
     for (const d of ruleset.forwardDrop) lines.push(`\t\t${ipKeyword(d.family)} saddr ${nftSet(d.sources)} drop`);

@@ -86,7 +86,10 @@ function makeAgent(t: { after: (fn: () => Promise<void>) => void }, options: Par
   const reader = new FakeReader();
   const backend = new FakeBackend(clock);
   const registry = new Registry();
-  const agent = new RoutesAgent({ ...baseOptions, ...options }, { reader, backend, clock, log: createSilentLogger(), metrics: createRoutesMetrics(registry), ...extra });
+  const agent = new RoutesAgent(
+    { ...baseOptions, ...options },
+    { reader, backend, clock, log: createSilentLogger(), metrics: createRoutesMetrics(registry), ...extra },
+  );
   t.after(() => agent.close());
   return { agent, reader, backend, registry, clock };
 }
@@ -163,7 +166,11 @@ test('gcp keeps the last good forwarded IPs when metadata fails, and reports con
   const removed: LocalRoute[] = [];
   const route: LocalRoute = { family: 4, dst: '10.0.0.100', dev: 'eth0' };
   const localRoutes = { list: async () => (removed.length ? [] : [route]), remove: async (r: LocalRoute) => void removed.push(r) };
-  const { agent, backend, clock } = makeAgent(t, { provider: 'gcp', healthCheckerCidrs: ['35.191.0.0/16'], removeConflictingRoutes: true }, { vipSource, localRoutes });
+  const { agent, backend, clock } = makeAgent(
+    t,
+    { provider: 'gcp', healthCheckerCidrs: ['35.191.0.0/16'], removeConflictingRoutes: true },
+    { vipSource, localRoutes },
+  );
   await agent.start();
   await waitFor(() => backend.kernel?.nat.some((r) => r.hook === 'prerouting' && r.vips.includes('10.0.0.100')), { what: 'prerouting for forwarded IP' });
   answer = new Error('HTTP 500');
@@ -171,7 +178,10 @@ test('gcp keeps the last good forwarded IPs when metadata fails, and reports con
   await advanceUntil(clock, baseOptions.resyncMs, () => failedReads >= 2, 'two failed metadata reads');
   clock.advance(baseOptions.resyncMs);
   await settle();
-  assert.ok(backend.kernel?.nat.some((r) => r.vips.includes('10.0.0.100')), 'a failed read keeps the VIP');
+  assert.ok(
+    backend.kernel?.nat.some((r) => r.vips.includes('10.0.0.100')),
+    'a failed read keeps the VIP',
+  );
   await advanceUntil(clock, baseOptions.resyncMs, () => removed.length === 1, 'conflicting route removed');
   assert.deepEqual(backend.kernel?.forwardDrop, [{ family: 4, sources: ['35.191.0.0/16'] }]);
 });

@@ -171,7 +171,10 @@ export class RoutesAgent {
       // Bounded memory: past MAX_REMEMBERED names a directory full of junk is not logged name by name.
       if (this.#loggedBadNames.has(name) || this.#loggedBadNames.size >= MAX_REMEMBERED) continue;
       this.#loggedBadNames.add(name);
-      log.warn({ dir: reader.dir, file: printable(name) }, 'ignoring a state file: its name is not a valid VIP (no zone ids, link-local, multicast or unspecified addresses), or it is too large or unreadable');
+      log.warn(
+        { dir: reader.dir, file: printable(name) },
+        'ignoring a state file: its name is not a valid VIP (no zone ids, link-local, multicast or unspecified addresses), or it is too large or unreadable',
+      );
     }
     this.#badNames = decision.badNames;
     for (const v of decision.vips) {
@@ -180,7 +183,8 @@ export class RoutesAgent {
       log.warn({ vip: v.vip, heartbeatDir: reader.heartbeatDir, reason: v.reason }, 'kubeward watch writes heartbeats we cannot see; the VIP counts as down');
     }
     metrics.badStateFiles.set(decision.badNames.length);
-    if (kind === 'full' && this.#d.localRoutes) await this.#auxiliary('conflicting local routes', () => this.#checkConflicts(decision.vips.map((v) => v.vip)), undefined);
+    if (kind === 'full' && this.#d.localRoutes)
+      await this.#auxiliary('conflicting local routes', () => this.#checkConflicts(decision.vips.map((v) => v.vip)), undefined);
     if (kind === 'full' && this.#d.foreignTables) await this.#auxiliary('foreign route tables', () => this.#checkForeignTables(), undefined);
     const { ruleset, problems } = buildDesiredRuleset({ ...this.#o, vips: decision.vips });
     if (problems.join() !== this.#problems.join()) for (const p of problems) log.warn({ problem: p }, 'rules left out');
@@ -194,11 +198,17 @@ export class RoutesAgent {
       this.#generation++;
       this.#lastChangeAt = this.#now();
       metrics.generation.set(this.#generation);
-      log.info({ generation: this.#generation, up: decision.vips.filter((v) => v.up).map((v) => v.vip), down: decision.vips.filter((v) => !v.up).map((v) => v.vip) }, 'rules applied');
+      log.info(
+        { generation: this.#generation, up: decision.vips.filter((v) => v.up).map((v) => v.vip), down: decision.vips.filter((v) => !v.up).map((v) => v.vip) },
+        'rules applied',
+      );
     } else if (kind === 'full') {
       const now = await backend.readBack();
       if (now !== this.#fingerprint) {
-        log.warn({ backend: backend.name, found: now === '' ? 'nothing' : 'changed rules' }, 'our rules were changed or removed by something else; restoring them');
+        log.warn(
+          { backend: backend.name, found: now === '' ? 'nothing' : 'changed rules' },
+          'our rules were changed or removed by something else; restoring them',
+        );
         await this.#apply(ruleset, key);
         this.#drift = { repairs: this.#drift.repairs + 1, lastAt: this.#now() };
         metrics.driftRepairs.inc();
@@ -244,7 +254,10 @@ export class RoutesAgent {
           log.error({ vip: c.vip, route: c.route, err: describeError(err) }, 'cannot remove a conflicting local route');
         }
       } else {
-        log.error({ vip: c.vip, route: c.route }, 'a local proto 66 route makes this VIP local whatever its health; remove it, stop the guest agent from adding it, or run with --remove-conflicting-routes');
+        log.error(
+          { vip: c.vip, route: c.route },
+          'a local proto 66 route makes this VIP local whatever its health; remove it, stop the guest agent from adding it, or run with --remove-conflicting-routes',
+        );
       }
       this.#conflicts.push({ ...c, removed });
     }
@@ -342,12 +355,19 @@ export class RoutesAgent {
       // The rules left behind match the state files as they are now: in kubeward agent the watcher
       // publishes its exit state just before routes stops, and that verdict must not be lost.
       // An 'event' sync: it re-reads the files and applies a change, and starts no watcher or check.
-      await this.#sync('event').catch((err: unknown) => this.#d.log.warn({ err: describeError(err) }, 'last sync before exit failed; leaving the rules of the previous sync'));
+      await this.#sync('event').catch((err: unknown) =>
+        this.#d.log.warn({ err: describeError(err) }, 'last sync before exit failed; leaving the rules of the previous sync'),
+      );
       return this.#d.log.info('leaving our rules in place, so a restart has no hairpin gap (remove them with --cleanup-on-exit or kubeward routes --clean-up)');
     }
     await this.#d.backend.cleanup();
     this.#d.log.info({ backend: this.#d.backend.name }, 'removed our rules');
-    if (this.#d.ovn) await this.#auxiliary('ovn reroute', async () => this.#d.log.info({ removed: await this.#d.ovn!.removeAll() }, 'removed our OVN reroute policies'), undefined);
+    if (this.#d.ovn)
+      await this.#auxiliary(
+        'ovn reroute',
+        async () => this.#d.log.info({ removed: await this.#d.ovn!.removeAll() }, 'removed our OVN reroute policies'),
+        undefined,
+      );
   }
 
   get #withoutStateFile(): 'up' | 'down' {

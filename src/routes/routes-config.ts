@@ -57,7 +57,12 @@ export const routesFields = {
   withoutStateFile: optional(zEnum(['up', 'down'], { error: 'expected up or down' })),
   natTarget: prefault(zEnum(['redirect', 'node-ip'], { error: 'expected redirect or node-ip' }), DEFAULTS.natTarget),
   nodeIp: prefault(array(ipAddress), []),
-  healthCheckerCidr: prefault(array(union([literal('none'), cidrField], { error: (iss) => `"${printable(String(iss.input))}" is not a CIDR such as 35.191.0.0/16 (no zone ids), or none` })), GCP_HEALTH_CHECKERS),
+  healthCheckerCidr: prefault(
+    array(
+      union([literal('none'), cidrField], { error: (iss) => `"${printable(String(iss.input))}" is not a CIDR such as 35.191.0.0/16 (no zone ids), or none` }),
+    ),
+    GCP_HEALTH_CHECKERS,
+  ),
   metadataUrl: optional(union([literal('off'), url({ protocol: /^https?$/, error: 'expected an http:// URL or off' })])),
   metadataTimeout: prefault(duration({ min: 50 }), DEFAULTS.metadataTimeout),
   removeConflictingRoutes: prefault(boolean, false),
@@ -108,7 +113,7 @@ Examples:
 /** The routes mode's settings: flags, help, fields, admin port and the checks across keys. */
 export const routesDeclaration: ModeDeclaration<typeof routesFields> = {
   name: 'routes',
-  summary: 'program nftables/iptables so the node\'s own API VIP traffic goes to the local apiserver only while it is healthy',
+  summary: "program nftables/iptables so the node's own API VIP traffic goes to the local apiserver only while it is healthy",
   helpAfter,
   adminPort: 9451,
   fields: routesFields,
@@ -116,32 +121,64 @@ export const routesDeclaration: ModeDeclaration<typeof routesFields> = {
     { key: 'provider', value: '<gcp|azure>', help: 'the cloud whose load balancer hairpin to fix (required)' },
     { key: 'backend', value: '<nftables|iptables>', help: 'how rules are programmed', defaultText: DEFAULTS.backend },
     { key: 'stateDir', value: '<dir>', help: 'where kubeward watch (or apiserver-watcher) writes <VIP>.up / <VIP>.down', defaultText: DEFAULTS.stateDir },
-    { key: 'heartbeatDir', value: '<dir>', help: 'where kubeward watch writes <VIP>.beat heartbeats (kept out of --state-dir)', defaultText: '<state-dir>-heartbeat' },
+    {
+      key: 'heartbeatDir',
+      value: '<dir>',
+      help: 'where kubeward watch writes <VIP>.beat heartbeats (kept out of --state-dir)',
+      defaultText: '<state-dir>-heartbeat',
+    },
     { key: 'vip', value: '<ip>', help: 'a VIP to manage; default: every VIP with a state file (azure) or every forwarded IP (gcp)', repeatable: true },
     { key: 'resync', value: '<duration>', help: 'full re-read, drift check and metadata read interval', defaultText: DEFAULTS.resync },
     { key: 'staleAfter', value: '<duration>', help: 'a heartbeat older than this means down; 0 turns the check off', defaultText: DEFAULTS.staleAfter },
-    { key: 'ports', value: '<ports|all>', help: 'TCP ports the rules match, comma-separated, or all (every port and protocol, as OpenShift)', defaultText: DEFAULTS.ports },
-    { key: 'withoutStateFile', value: '<up|down>', help: 'a managed VIP with neither file: up (gcp-routes.sh) or down (azure-routes.sh)', defaultText: 'up on gcp, down on azure' },
-    { key: 'natTarget', value: '<redirect|node-ip>', help: 'redirect (loopback for the node\'s own traffic) or dnat to --node-ip, for apiservers not listening on loopback', defaultText: DEFAULTS.natTarget },
+    {
+      key: 'ports',
+      value: '<ports|all>',
+      help: 'TCP ports the rules match, comma-separated, or all (every port and protocol, as OpenShift)',
+      defaultText: DEFAULTS.ports,
+    },
+    {
+      key: 'withoutStateFile',
+      value: '<up|down>',
+      help: 'a managed VIP with neither file: up (gcp-routes.sh) or down (azure-routes.sh)',
+      defaultText: 'up on gcp, down on azure',
+    },
+    {
+      key: 'natTarget',
+      value: '<redirect|node-ip>',
+      help: "redirect (loopback for the node's own traffic) or dnat to --node-ip, for apiservers not listening on loopback",
+      defaultText: DEFAULTS.natTarget,
+    },
     { key: 'nodeIp', value: '<ip>', help: 'the node address per family, for --nat-target node-ip', repeatable: true },
-    { key: 'healthCheckerCidr', value: '<cidr|none>', help: 'gcp: forwarded packets from these sources are dropped', defaultText: GCP_HEALTH_CHECKERS.join(', '), repeatable: true },
+    {
+      key: 'healthCheckerCidr',
+      value: '<cidr|none>',
+      help: 'gcp: forwarded packets from these sources are dropped',
+      defaultText: GCP_HEALTH_CHECKERS.join(', '),
+      repeatable: true,
+    },
     { key: 'metadataUrl', value: '<url|off>', help: 'gcp: metadata server base; read when no --vip is given', defaultText: DEFAULT_METADATA_URL },
     { key: 'metadataTimeout', value: '<duration>', help: 'gcp: deadline for one metadata request', defaultText: DEFAULTS.metadataTimeout },
     { key: 'removeConflictingRoutes', help: 'gcp: delete local proto 66 routes for managed VIPs instead of only reporting them' },
     { key: 'cleanupOnExit', help: 'remove our rules on SIGTERM/SIGINT (a restart then has a moment without them)', defaultText: 'off', negatable: true },
     { key: 'cleanUp', help: 'remove our rules (nftables table or iptables chains, and our OVN reroute policies) and exit; for uninstalling' },
-    { key: 'ovnReroute', value: '<auto|off>', help: 'OVN-Kubernetes shared gateway: keep ovn_cluster_router reroute policies for up VIPs while an ovnkube-controller container runs (crictl), as OpenShift does', defaultText: DEFAULTS.ovnReroute },
-    { key: 'ovnNodeName', value: '<name>', help: 'the node name in OVN\'s router port rtos-<name>', defaultText: 'the host name' },
+    {
+      key: 'ovnReroute',
+      value: '<auto|off>',
+      help: 'OVN-Kubernetes shared gateway: keep ovn_cluster_router reroute policies for up VIPs while an ovnkube-controller container runs (crictl), as OpenShift does',
+      defaultText: DEFAULTS.ovnReroute,
+    },
+    { key: 'ovnNodeName', value: '<name>', help: "the node name in OVN's router port rtos-<name>", defaultText: 'the host name' },
   ],
   check: (c) => {
     if (c.natTarget === 'node-ip' && c.nodeIp.length === 0) return '--nat-target node-ip needs --node-ip IP (one per family you use)';
     const families = c.nodeIp.map((ip) => isIP(ip));
     if (new Set(families).size !== families.length) return '--node-ip: give at most one IPv4 and one IPv6 address';
     if (c.nodeIp.some((ip) => canonicalIp(ip) === undefined)) return '--node-ip: a node address has no zone id; give it like 10.0.1.11';
-    if (c.provider === 'gcp' && c.vip.length === 0 && c.metadataUrl === 'off') return '--provider gcp needs --vip IP or the metadata server (--metadata-url is off)';
+    if (c.provider === 'gcp' && c.vip.length === 0 && c.metadataUrl === 'off')
+      return '--provider gcp needs --vip IP or the metadata server (--metadata-url is off)';
     if (c.healthCheckerCidr.includes('none') && c.healthCheckerCidr.length > 1) return '--health-checker-cidr none cannot be mixed with ranges';
     if (c.heartbeatDir !== undefined && c.heartbeatDir.replace(/\/+$/, '') === c.stateDir.replace(/\/+$/, '')) {
-      return '--heartbeat-dir must not be --state-dir: OpenShift\'s consumers watch the state directory, so heartbeats there wake them every beat';
+      return "--heartbeat-dir must not be --state-dir: OpenShift's consumers watch the state directory, so heartbeats there wake them every beat";
     }
     return undefined;
   },

@@ -54,10 +54,13 @@ test('a huge .up file is never read whole: its size is checked first and it is m
   await execFileP('mkfifo', [join(parent, '10.0.0.4.up')]);
   const before = process.memoryUsage().rss;
   const files = await reader.read();
-  assert.deepEqual(files.sort((a, b) => a.name.localeCompare(b.name)), [
-    { name: '10.0.0.2.up', content: '', tooLarge: true },
-    { name: '10.0.0.3.down', content: '{}' },
-  ]);
+  assert.deepEqual(
+    files.sort((a, b) => a.name.localeCompare(b.name)),
+    [
+      { name: '10.0.0.2.up', content: '', tooLarge: true },
+      { name: '10.0.0.3.down', content: '{}' },
+    ],
+  );
   assert.ok(process.memoryUsage().rss - before < 64 * 1024 ** 2, 'nothing large was buffered');
   assert.deepEqual(await reader.readBeats(), [], 'a missing heartbeat directory reads as empty');
 });

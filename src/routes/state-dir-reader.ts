@@ -110,7 +110,11 @@ async function readSmallFiles(dir: string, wanted: (name: string) => boolean): P
       const buf = Buffer.alloc(Math.min(MAX_CONTENT, st.size) + 1);
       const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
       // More than the size said: the file grew while we read it, so what we have is not all of it.
-      files.push(bytesRead > Math.min(MAX_CONTENT, st.size) ? { name: e.name, content: '', tooLarge: true } : { name: e.name, content: buf.subarray(0, bytesRead).toString('utf8') });
+      files.push(
+        bytesRead > Math.min(MAX_CONTENT, st.size)
+          ? { name: e.name, content: '', tooLarge: true }
+          : { name: e.name, content: buf.subarray(0, bytesRead).toString('utf8') },
+      );
     } catch (err) {
       files.push({ name: e.name, content: '', error: describeError(err) });
     } finally {

@@ -104,7 +104,10 @@ test('bad names (zone ids, metadata address, multicast, unspecified) are reporte
     { name: '10.0.0.2.up', content: '' },
     { name: 'notes.txt', content: '' },
   ]);
-  assert.deepEqual(d.vips.map((v) => [v.vip, v.up]), [['10.0.0.2', true]]);
+  assert.deepEqual(
+    d.vips.map((v) => [v.vip, v.up]),
+    [['10.0.0.2', true]],
+  );
   assert.deepEqual(d.badNames.sort(), ['0.0.0.0.up', '169.254.169.254.up', '::.up', 'fe80::1%eth0.up', 'ff02::1.up']);
 });
 
@@ -113,24 +116,39 @@ test('a .up too large to be a state file is not trusted (down) and reported; a l
     { name: '10.0.0.2.up', content: '', tooLarge: true },
     { name: '10.0.0.3.down', content: '', tooLarge: true },
   ]);
-  assert.deepEqual(d.vips.map((v) => [v.vip, v.up, v.reason]), [
-    ['10.0.0.2', false, 'up file too large to be a state file, or unreadable: not trusted'],
-    ['10.0.0.3', false, 'down file'],
-  ]);
+  assert.deepEqual(
+    d.vips.map((v) => [v.vip, v.up, v.reason]),
+    [
+      ['10.0.0.2', false, 'up file too large to be a state file, or unreadable: not trusted'],
+      ['10.0.0.3', false, 'down file'],
+    ],
+  );
   assert.deepEqual(d.badNames, ['10.0.0.2.up', '10.0.0.3.down']);
 });
 
 test('without a state file a managed VIP is down by default and up with the GCP reading', () => {
   const files: StateFile[] = [{ name: '10.0.0.3.down', content: '' }];
-  assert.deepEqual(states(files, { managed: ['10.0.0.2', '10.0.0.3'] }).vips.map((v) => v.up), [false, false]);
+  assert.deepEqual(
+    states(files, { managed: ['10.0.0.2', '10.0.0.3'] }).vips.map((v) => v.up),
+    [false, false],
+  );
   const gcp = decideVipStates(files, { ...opts, managed: ['10.0.0.2', '10.0.0.3'], withoutStateFile: 'up' });
-  assert.deepEqual(gcp.vips.map((v) => [v.vip, v.file, v.up]), [['10.0.0.2', 'none', true], ['10.0.0.3', 'down', false]]);
+  assert.deepEqual(
+    gcp.vips.map((v) => [v.vip, v.file, v.up]),
+    [
+      ['10.0.0.2', 'none', true],
+      ['10.0.0.3', 'down', false],
+    ],
+  );
 });
 
 test('separate heartbeats: a beat of the same watcher and verdict keeps the VIP up; any other beat does not', () => {
   const at = (msAgo: number) => new Date(NOW - msAgo).toISOString();
   const up = JSON.stringify({ state: 'up', since: at(60_000), reason: 'x', pid: 7, generation: 3, heartbeat: at(60_000), heartbeats: 'separate' });
-  const beat = (pid: number, generation: number, msAgo: number) => ({ name: '10.0.0.2.beat', content: JSON.stringify({ pid, generation, heartbeat: at(msAgo) }) });
+  const beat = (pid: number, generation: number, msAgo: number) => ({
+    name: '10.0.0.2.beat',
+    content: JSON.stringify({ pid, generation, heartbeat: at(msAgo) }),
+  });
   const decide = (beats: StateFile[]) => decideVipStates([{ name: '10.0.0.2.up', content: up }], { ...opts, beats }).vips[0]!;
   assert.equal(decide([]).up, false, 'no beat: the transition time is 60 s old');
   assert.match(decide([]).reason, /no 10\.0\.0\.2\.beat in the heartbeat directory: mount/, 'says what is probably wrong');
@@ -146,27 +164,51 @@ test('an unreadable .up is not trusted and reported; other VIPs are decided as u
     { name: '10.0.0.2.up', content: '', error: 'EIO: i/o error' },
     { name: '10.0.0.3.up', content: '' },
   ]);
-  assert.deepEqual(d.vips.map((v) => [v.vip, v.up]), [['10.0.0.2', false], ['10.0.0.3', true]]);
+  assert.deepEqual(
+    d.vips.map((v) => [v.vip, v.up]),
+    [
+      ['10.0.0.2', false],
+      ['10.0.0.3', true],
+    ],
+  );
   assert.deepEqual(d.badNames, ['10.0.0.2.up']);
 });
 
 test('property: any directory content decides without throwing, and every decided VIP is a valid one', () => {
   const name = fc.oneof(
     fc.string({ maxLength: 30 }),
-    fc.tuple(fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended(), fc.string({ maxLength: 12 })), fc.constantFrom('.up', '.down', '.beat', '')).map(([a, b]) => a + b),
+    fc
+      .tuple(fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended(), fc.string({ maxLength: 12 })), fc.constantFrom('.up', '.down', '.beat', ''))
+      .map(([a, b]) => a + b),
   );
   const content = fc.oneof(
     fc.string({ maxLength: 200 }),
     fc.json(),
-    fc.record({ state: fc.constantFrom('up', 'down', 'x'), heartbeat: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.string()), pid: fc.integer(), generation: fc.integer(), heartbeats: fc.constantFrom('separate', undefined) }).map((r) => JSON.stringify(r)),
+    fc
+      .record({
+        state: fc.constantFrom('up', 'down', 'x'),
+        heartbeat: fc.oneof(
+          fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+          fc.string(),
+        ),
+        pid: fc.integer(),
+        generation: fc.integer(),
+        heartbeats: fc.constantFrom('separate', undefined),
+      })
+      .map((r) => JSON.stringify(r)),
   );
   const file = fc.record({ name, content, tooLarge: fc.boolean() });
   fc.assert(
-    fc.property(fc.array(file, { maxLength: 10 }), fc.array(file, { maxLength: 4 }), fc.constantFrom('up', 'down') as fc.Arbitrary<'up' | 'down'>, (files, beats, withoutStateFile) => {
-      const d = decideVipStates(files, { nowMs: NOW, staleAfterMs: 30_000, withoutStateFile, beats });
-      for (const v of d.vips) assert.equal(checkVip(v.vip).ok, true, v.vip);
-      return true;
-    }),
+    fc.property(
+      fc.array(file, { maxLength: 10 }),
+      fc.array(file, { maxLength: 4 }),
+      fc.constantFrom('up', 'down') as fc.Arbitrary<'up' | 'down'>,
+      (files, beats, withoutStateFile) => {
+        const d = decideVipStates(files, { nowMs: NOW, staleAfterMs: 30_000, withoutStateFile, beats });
+        for (const v of d.vips) assert.equal(checkVip(v.vip).ok, true, v.vip);
+        return true;
+      },
+    ),
     { numRuns: 2000 },
   );
 });

@@ -86,7 +86,12 @@ export function decideVipStates(files: readonly StateFile[], opts: VipStateOptio
 
 const TOO_LARGE = '\u0000too large';
 
-function decideOne(vip: string, files: { up?: string; down?: string }, beatText: string | undefined, opts: VipStateOptions): { vip: VipState; staleAtMs?: number } {
+function decideOne(
+  vip: string,
+  files: { up?: string; down?: string },
+  beatText: string | undefined,
+  opts: VipStateOptions,
+): { vip: VipState; staleAtMs?: number } {
   const family = vip.includes(':') ? 6 : 4;
   const hasUp = files.up !== undefined;
   const hasDown = files.down !== undefined;
@@ -110,7 +115,8 @@ function decideOne(vip: string, files: { up?: string; down?: string }, beatText:
     const beat = beatText === undefined ? undefined : parseBeat(beatText);
     if (beat && beat.pid === record.pid && beat.generation === record.generation) beatMs = Math.max(beatMs, Date.parse(beat.heartbeat));
     // The usual cause: the heartbeat directory is not shared between the watcher and us.
-    else if (beatText === undefined) hint = ` (no ${vip}.beat in the heartbeat directory: mount <state-dir>-heartbeat, or the --heartbeat-dir given to kubeward watch, here too)`;
+    else if (beatText === undefined)
+      hint = ` (no ${vip}.beat in the heartbeat directory: mount <state-dir>-heartbeat, or the --heartbeat-dir given to kubeward watch, here too)`;
   }
   const ageMs = opts.nowMs - beatMs;
   if (opts.staleAfterMs <= 0) return { vip: { ...base, heartbeatAgeMs: ageMs, up: true, reason: 'up file' } };

@@ -31,8 +31,7 @@ export function acquireLock(opts: LockOptions): Promise<HeldLock> {
     try {
       child = spawn(
         'flock',
-        ['--exclusive', '--conflict-exit-code', String(CONFLICT_EXIT), '--wait', waitSec, path,
-          'sh', '-c', 'echo locked; exec cat >/dev/null'],
+        ['--exclusive', '--conflict-exit-code', String(CONFLICT_EXIT), '--wait', waitSec, path, 'sh', '-c', 'echo locked; exec cat >/dev/null'],
         { stdio: ['pipe', 'pipe', 'pipe'] },
       );
     } catch (err) {

@@ -38,7 +38,10 @@ export class StateFiles {
   async beat(vip: string, record: StateRecord): Promise<void> {
     if (this.heartbeatDir === undefined) return this.publish(vip, record);
     await makeDirs(this.heartbeatDir, 0o755);
-    await writeFileAtomic(join(this.heartbeatDir, beatFileName(vip)), serializeBeat({ pid: record.pid, generation: record.generation, heartbeat: record.heartbeat }));
+    await writeFileAtomic(
+      join(this.heartbeatDir, beatFileName(vip)),
+      serializeBeat({ pid: record.pid, generation: record.generation, heartbeat: record.heartbeat }),
+    );
   }
 
   /** Names in the directory, for tests and status. */

@@ -11,12 +11,33 @@ test('the VIP grammar accepts unicast addresses and refuses what a load balancer
     ['34.120.1.9', '34.120.1.9'],
     ['2001:DB8::0:2', '2001:db8::2'],
     ['fd00::2', 'fd00::2'],
-  ]) assert.equal(canonicalVip(text!), canonical, text);
+  ])
+    assert.equal(canonicalVip(text!), canonical, text);
   for (const bad of [
-    '169.254.169.254', '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255', '240.0.0.1',
-    '::', 'ff02::1', 'ff05::2', 'fe80::1', 'febf::1', 'fe80::1%eth0', '10.0.0.2%eth0', '::ffff:10.0.0.2',
-    '010.0.0.2', '10.0.0', '10.0.0.2/32', '', ' 10.0.0.2', 'localhost', '1'.repeat(60),
-  ]) assert.equal(checkVip(bad).ok, false, bad);
+    '169.254.169.254',
+    '0.0.0.0',
+    '0.1.2.3',
+    '224.0.0.1',
+    '239.255.255.250',
+    '255.255.255.255',
+    '240.0.0.1',
+    '::',
+    'ff02::1',
+    'ff05::2',
+    'fe80::1',
+    'febf::1',
+    'fe80::1%eth0',
+    '10.0.0.2%eth0',
+    '::ffff:10.0.0.2',
+    '010.0.0.2',
+    '10.0.0',
+    '10.0.0.2/32',
+    '',
+    ' 10.0.0.2',
+    'localhost',
+    '1'.repeat(60),
+  ])
+    assert.equal(checkVip(bad).ok, false, bad);
 });
 
 test('canonicalIp never throws, and a zone id is no address', () => {
@@ -80,7 +101,9 @@ test('property: state-file names never throw; accepted ones name a valid VIP and
 
 test('property: CIDR checks never throw; accepted ones are canonical and single-line', () => {
   const cidrs = fc.oneof(
-    fc.tuple(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string({ maxLength: 20 })), fc.oneof(fc.integer({ min: -5, max: 200 }).map(String), fc.string({ maxLength: 5 }))).map(([a, b]) => `${a}/${b}`),
+    fc
+      .tuple(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string({ maxLength: 20 })), fc.oneof(fc.integer({ min: -5, max: 200 }).map(String), fc.string({ maxLength: 5 })))
+      .map(([a, b]) => `${a}/${b}`),
     fc.string({ maxLength: 60 }),
   );
   fc.assert(

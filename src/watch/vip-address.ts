@@ -50,13 +50,10 @@ export function canonicalVip(text: string): string | undefined {
 }
 
 /** A config field (flag or YAML): a VIP, turned into its canonical form. */
-export const vipAddress = textField(
-  (text): string | Refused => {
-    const r = checkVip(text);
-    return r.ok ? r.vip : new Refused(`"${printable(text)}" ${r.reason}; give the load balancer's unicast address such as 10.0.0.2`);
-  },
-  'expected an IP address',
-);
+export const vipAddress = textField((text): string | Refused => {
+  const r = checkVip(text);
+  return r.ok ? r.vip : new Refused(`"${printable(text)}" ${r.reason}; give the load balancer's unicast address such as 10.0.0.2`);
+}, 'expected an IP address');
 
 /** A CIDR such as 35.191.0.0/16: an address without zone id and a prefix length within its family. */
 export function checkCidr(text: string): { ok: true; cidr: string } | { ok: false } {
@@ -67,13 +64,10 @@ export function checkCidr(text: string): { ok: true; cidr: string } | { ok: fals
   return c ? { ok: true, cidr: `${formatIp({ family: c.family, value: c.address })}/${c.prefix}` } : { ok: false };
 }
 
-export const cidrField = textField(
-  (text): string | Refused => {
-    const r = checkCidr(text);
-    return r.ok ? r.cidr : new Refused(`"${printable(text)}" is not a CIDR such as 35.191.0.0/16 (no zone ids)`);
-  },
-  'expected a CIDR such as 35.191.0.0/16',
-);
+export const cidrField = textField((text): string | Refused => {
+  const r = checkCidr(text);
+  return r.ok ? r.cidr : new Refused(`"${printable(text)}" is not a CIDR such as 35.191.0.0/16 (no zone ids)`);
+}, 'expected a CIDR such as 35.191.0.0/16');
 
 /** Input echoed in a message: bounded, with control characters made visible, so it stays one line. */
 export function printable(text: string): string {

@@ -28,7 +28,9 @@ export const watchFields = {
   healthUrl: prefault(
     url({ protocol: /^https$/, error: 'expected an https:// URL such as https://localhost:6443/readyz' }).check(
       // Userinfo would be logged and shown in /status with the URL; credentials go in files.
-      refine((u: string) => !/^https:\/\/[^/]*@/i.test(u), { error: 'a user or password in the URL is not accepted (it would show in logs and /status); use --token-file or --client-cert/--client-key' }),
+      refine((u: string) => !/^https:\/\/[^/]*@/i.test(u), {
+        error: 'a user or password in the URL is not accepted (it would show in logs and /status); use --token-file or --client-cert/--client-key',
+      }),
     ),
     DEFAULTS.healthUrl,
   ),
@@ -44,7 +46,9 @@ export const watchFields = {
   fall: prefault(integer(1, 100), DEFAULTS.fall),
   fastDownOnRefused: prefault(boolean, true),
   heartbeat: prefault(duration({ min: 100, max: HOUR }), DEFAULTS.heartbeat),
-  heartbeatDir: optional(string().check(refine((d: string) => d === 'state-dir' || isDirectoryPath(d), { error: 'expected an absolute directory path or state-dir' }))),
+  heartbeatDir: optional(
+    string().check(refine((d: string) => d === 'state-dir' || isDirectoryPath(d), { error: 'expected an absolute directory path or state-dir' })),
+  ),
   caFile: optional(filePath()),
   insecureSkipTlsVerify: prefault(boolean, false),
   clientCert: optional(filePath()),
@@ -85,7 +89,12 @@ export const watchDeclaration: ModeDeclaration<typeof watchFields> = {
     { key: 'vipFromDns', value: '<host>', help: 'also publish for every A/AAAA record of this name, re-resolved every --dns-refresh' },
     { key: 'dnsRefresh', value: '<duration>', help: 'how often --vip-from-dns is looked up again', defaultText: DEFAULTS.dnsRefresh },
     { key: 'stateDir', value: '<dir>', help: 'where state files go (created with mode 0755)', defaultText: DEFAULTS.stateDir },
-    { key: 'lockFile', value: '<file>', help: 'exclusive lock; the default is the one OpenShift\'s watcher takes, so the two exclude each other', defaultText: '<state-dir>/apiserver-watcher.lock' },
+    {
+      key: 'lockFile',
+      value: '<file>',
+      help: "exclusive lock; the default is the one OpenShift's watcher takes, so the two exclude each other",
+      defaultText: '<state-dir>/apiserver-watcher.lock',
+    },
     { key: 'lockTimeout', value: '<duration>', help: 'how long to wait for another watcher to let go', defaultText: DEFAULTS.lockTimeout },
     { key: 'interval', value: '<duration>', help: 'time between probe starts (never two at once)', defaultText: DEFAULTS.interval },
     { key: 'timeout', value: '<duration>', help: 'deadline for one probe', defaultText: DEFAULTS.timeout },
@@ -96,11 +105,11 @@ export const watchDeclaration: ModeDeclaration<typeof watchFields> = {
     {
       key: 'heartbeatDir',
       value: '<dir|state-dir>',
-      help: 'where heartbeats go (<VIP>.beat), kept out of --state-dir so OpenShift\'s consumers of it are not woken every beat; state-dir rewrites the state files instead (kubeward routes before 2026-11)',
+      help: "where heartbeats go (<VIP>.beat), kept out of --state-dir so OpenShift's consumers of it are not woken every beat; state-dir rewrites the state files instead (kubeward routes before 2026-11)",
       defaultText: '<state-dir>-heartbeat',
     },
     { key: 'caFile', value: '<file>', help: 'CA bundle that signed the apiserver certificate' },
-    { key: 'insecureSkipTlsVerify', help: 'do not verify the apiserver certificate (what OpenShift\'s watcher does)' },
+    { key: 'insecureSkipTlsVerify', help: "do not verify the apiserver certificate (what OpenShift's watcher does)" },
     { key: 'clientCert', value: '<file>', help: 'client certificate, for apiservers without anonymous access' },
     { key: 'clientKey', value: '<file>', help: 'key of --client-cert' },
     { key: 'tokenFile', value: '<file>', help: 'bearer token file, read on every probe' },

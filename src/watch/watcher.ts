@@ -74,7 +74,12 @@ export class Watcher {
     if (onExit === 'down') {
       const now = this.#o.clock.now();
       this.#lastVerdictMs = now;
-      this.#verdict = { state: 'down', sinceMs: now, reason: `watcher stopped (${why}); it can no longer vouch for the apiserver`, generation: (this.#verdict?.generation ?? 0) + 1 };
+      this.#verdict = {
+        state: 'down',
+        sinceMs: now,
+        reason: `watcher stopped (${why}); it can no longer vouch for the apiserver`,
+        generation: (this.#verdict?.generation ?? 0) + 1,
+      };
       this.#o.log.info({ vips: this.#o.vips(), reason: this.#verdict.reason }, 'publishing down before exit');
       await this.#publishAll();
     }
@@ -93,7 +98,8 @@ export class Watcher {
   readiness(): { ready: boolean; reason: string } {
     if (!this.#verdict) return { ready: false, reason: 'no verdict yet' };
     if (this.#lastWriteError) return { ready: false, reason: `cannot write state files: ${this.#lastWriteError}` };
-    if (this.#localFault !== undefined) return { ready: false, reason: `local fault: probes cannot run (${this.#localFault}); published ${this.#verdict.state} is kept` };
+    if (this.#localFault !== undefined)
+      return { ready: false, reason: `local fault: probes cannot run (${this.#localFault}); published ${this.#verdict.state} is kept` };
     return { ready: true, reason: `published ${this.#verdict.state} for ${this.#published.length} VIP(s)` };
   }
 
@@ -164,7 +170,10 @@ export class Watcher {
   #logStreak(r: ProbeResult): void {
     if (r.reason === 'local') {
       if (this.#localFault === undefined) {
-        this.#o.log.error({ reason: r.reason, detail: r.detail }, 'health probe hit a local fault (not the apiserver\'s): the verdict is kept until probes run again');
+        this.#o.log.error(
+          { reason: r.reason, detail: r.detail },
+          "health probe hit a local fault (not the apiserver's): the verdict is kept until probes run again",
+        );
       }
       this.#localFault = r.detail;
       return;
@@ -175,7 +184,10 @@ export class Watcher {
     }
     if (!r.ok && !this.#failStreakLogged) {
       this.#failStreakLogged = true;
-      this.#o.log.warn({ reason: r.reason, status: r.status, detail: r.detail, latencyMs: r.latencyMs }, 'health probe failed; further failures in this streak are counted, not logged');
+      this.#o.log.warn(
+        { reason: r.reason, status: r.status, detail: r.detail, latencyMs: r.latencyMs },
+        'health probe failed; further failures in this streak are counted, not logged',
+      );
     } else if (r.ok && this.#failStreakLogged) {
       this.#failStreakLogged = false;
       this.#o.log.info({ afterFailures: this.#tracker.failures, latencyMs: r.latencyMs }, 'health probe succeeded again');
@@ -194,7 +206,12 @@ export class Watcher {
     const removed = this.#published.filter((p) => !vips.includes(p));
     const heartbeat = new Date(this.#lastVerdictMs).toISOString();
     const record = (state: PublishedState, reason: string): StateRecord => ({
-      state, since: new Date(v.sinceMs).toISOString(), reason, pid: this.#o.pid, generation: v.generation, heartbeat,
+      state,
+      since: new Date(v.sinceMs).toISOString(),
+      reason,
+      pid: this.#o.pid,
+      generation: v.generation,
+      heartbeat,
     });
     try {
       const { files } = this.#o;

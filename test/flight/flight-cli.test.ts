@@ -12,8 +12,8 @@ const missing = kubeApiserverMissing();
 
 /** Reboots, deletions, tags, metadata, group assignments and rules: what flight must never send on doubt. */
 const destructive = (r: RequestLogEntry) =>
-  (r.service === 'compute' && (r.method === 'DELETE' || r.path.includes('/action') || r.path.includes('/tags/') || r.path.includes('/metadata')))
-  || (r.service === 'network' && r.path.includes('/security-group-rules') && r.method !== 'GET');
+  (r.service === 'compute' && (r.method === 'DELETE' || r.path.includes('/action') || r.path.includes('/tags/') || r.path.includes('/metadata'))) ||
+  (r.service === 'network' && r.path.includes('/security-group-rules') && r.method !== 'GET');
 
 describe('kubeward flight --once as a process', { skip: missing }, () => {
   let c: CliCloud;
@@ -24,11 +24,29 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
   after(async () => {
     await c?.close();
   });
-  const base = ['--cluster-name', 'k1', '--cluster-cidr', '100.100.0.0/16', '--security-group', 'k1-sg', '--pool', 'small', '--once', '--no-check-roles', '--soft-reboot-after', '0s'];
+  const base = [
+    '--cluster-name',
+    'k1',
+    '--cluster-cidr',
+    '100.100.0.0/16',
+    '--security-group',
+    'k1-sg',
+    '--pool',
+    'small',
+    '--once',
+    '--no-check-roles',
+    '--soft-reboot-after',
+    '0s',
+  ];
 
   test('bad scope is bad usage: a /0 or too wide --cluster-cidr, a pool name with "-" (exit 2, one line, nothing sent)', async () => {
     c.emu.requests = [];
-    for (const [extra, want] of [[['--cluster-cidr', '0.0.0.0/0'], /whole address space/], [['--cluster-cidr', '::/0', '--allow-wide-cluster-cidr'], /whole address space/], [['--pool', 'small-x'], /collide/], [['--cluster-uid', 'a,b'], /metadata\.uid/]] as const) {
+    for (const [extra, want] of [
+      [['--cluster-cidr', '0.0.0.0/0'], /whole address space/],
+      [['--cluster-cidr', '::/0', '--allow-wide-cluster-cidr'], /whole address space/],
+      [['--pool', 'small-x'], /collide/],
+      [['--cluster-uid', 'a,b'], /metadata\.uid/],
+    ] as const) {
       const r = await c.run('flight', [...base, ...extra]);
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, want);
@@ -61,15 +79,29 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
     const dry = await c.run('flight', [...base, '--dry-run']);
     assert.equal(dry.code, 0, dry.stderr);
     assert.deepEqual(c.emu.requests.filter(destructive), [], 'a dry run sends nothing destructive');
-    const would = dry.stdout.split('\n').filter((l) => l.startsWith('would ')).map((l) => l.slice('would '.length)).sort();
-    assert.ok(would.some((l) => /soft-reboot instance kks-k1-small-bbbbb/.test(l)), dry.stdout);
+    const would = dry.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('would '))
+      .map((l) => l.slice('would '.length))
+      .sort();
+    assert.ok(
+      would.some((l) => /soft-reboot instance kks-k1-small-bbbbb/.test(l)),
+      dry.stdout,
+    );
     assert.ok(!would.some((l) => l.includes('worker-x')), 'the foreign server is not in the plan');
     const real = await c.run('flight', base);
     assert.equal(real.code, 0, real.stderr);
-    const done = real.stdout.split('\n').filter((l) => l.startsWith('done: ')).map((l) => l.slice('done: '.length)).sort();
+    const done = real.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('done: '))
+      .map((l) => l.slice('done: '.length))
+      .sort();
     assert.deepEqual(done, would, 'the same decision');
     const touched = c.emu.requests.filter(destructive).map((r) => r.path);
     assert.ok(!touched.some((p) => p.includes(foreign.id)), 'nothing sent for the foreign server');
-    assert.ok(touched.some((p) => p.includes(anchor.id)), 'the proven server got its repairs');
+    assert.ok(
+      touched.some((p) => p.includes(anchor.id)),
+      'the proven server got its repairs',
+    );
   });
 });

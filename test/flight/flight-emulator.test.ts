@@ -19,9 +19,20 @@ const T0 = Date.parse('2026-06-01T12:00:00Z');
 
 function target(c: Cloud, extra: Partial<FlightTarget> = {}): FlightTarget {
   return {
-    clusterName: 'k1', clusterCidr: '100.100.0.0/16', securityGroupName: 'k1-sg', pools: [{ name: 'small', prefix: 'kks-k1-small-' }],
-    ...DEFAULT_FLIGHT_TIMING, rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: 30,
-    routerId: c.routerId, checkRoles: false, dryRun: false, ...extra,
+    clusterName: 'k1',
+    clusterCidr: '100.100.0.0/16',
+    securityGroupName: 'k1-sg',
+    pools: [{ name: 'small', prefix: 'kks-k1-small-' }],
+    ...DEFAULT_FLIGHT_TIMING,
+    rebootBeforeDelete: true,
+    wantedRoles: [],
+    forceSecurityGroupResync: false,
+    repairMissingRoutes: false,
+    routeLimit: 30,
+    routerId: c.routerId,
+    checkRoles: false,
+    dryRun: false,
+    ...extra,
   };
 }
 
@@ -30,7 +41,15 @@ const metricsOf = new WeakMap<Cloud, ReturnType<typeof createFlightMetrics>>();
 function runner(c: Cloud, clock: ManualClock, extra: Partial<FlightTarget> = {}, cloud?: FlightCloud): FlightRunner {
   if (!metricsOf.has(c)) metricsOf.set(c, createFlightMetrics(c.registry));
   return new FlightRunner(
-    { cloud: cloud ?? openStackFlightCloud(c.os), nodes: c.nodes, routes: new RouteWriter(c.os.neutron), emit: async (e) => void c.events.push(e), metrics: metricsOf.get(c)!, log: createSilentLogger(), clock },
+    {
+      cloud: cloud ?? openStackFlightCloud(c.os),
+      nodes: c.nodes,
+      routes: new RouteWriter(c.os.neutron),
+      emit: async (e) => void c.events.push(e),
+      metrics: metricsOf.get(c)!,
+      log: createSilentLogger(),
+      clock,
+    },
     target(c, extra),
   );
 }
@@ -38,7 +57,11 @@ function runner(c: Cloud, clock: ManualClock, extra: Partial<FlightTarget> = {},
 async function setup(t: Parameters<typeof openCloud>[0]) {
   const clock = new ManualClock(T0);
   const c = await openCloud(t, { clock, timings: { serverBuildMs: 0, serverRebootMs: 0, serverDeleteMs: 0 } });
-  const sg = await c.fx.call<{ security_group: { id: string } }>('network', { method: 'POST', path: '/security-groups', body: { security_group: { name: 'k1-sg' } } });
+  const sg = await c.fx.call<{ security_group: { id: string } }>('network', {
+    method: 'POST',
+    path: '/security-groups',
+    body: { security_group: { name: 'k1-sg' } },
+  });
   return { c, clock, sgId: sg.security_group.id };
 }
 
@@ -71,9 +94,14 @@ test('F9 on an injected clock: soft reboot at 10 min, hard reboot at 15 min, del
     clock.advance(MIN);
   }
   assert.deepEqual(seen, ['10m reboot', '15m reboot', '30m delete']);
-  assert.deepEqual(c.events.filter((e) => e.reason === 'FlightRepaired' && /reboot|delete instance/.test(e.message)).map((e) => e.message.split(',')[0]), [
-    `soft-reboot instance ${c.fx.prefix}-kks-k1-small-aaaaa`, `hard-reboot instance ${c.fx.prefix}-kks-k1-small-aaaaa`, `delete instance ${c.fx.prefix}-kks-k1-small-aaaaa`,
-  ]);
+  assert.deepEqual(
+    c.events.filter((e) => e.reason === 'FlightRepaired' && /reboot|delete instance/.test(e.message)).map((e) => e.message.split(',')[0]),
+    [
+      `soft-reboot instance ${c.fx.prefix}-kks-k1-small-aaaaa`,
+      `hard-reboot instance ${c.fx.prefix}-kks-k1-small-aaaaa`,
+      `delete instance ${c.fx.prefix}-kks-k1-small-aaaaa`,
+    ],
+  );
   const m = (await c.registry.getMetricsAsJSON()).find((x) => x.name === 'kubeward_flight_repairs_total')!;
   const n = (action: string) => m.values.filter((v) => v.labels.action === action && v.labels.result === 'done').reduce((s, v) => s + v.value, 0);
   assert.deepEqual([n('reboot'), n('delete-instance')], [2, 1]);
@@ -101,7 +129,11 @@ test('F5: with the cluster API down nothing is rebooted or deleted, even errored
 
 test('F2, F3, F4, F7 in one round, and nothing left to do in the next', async (t) => {
   const { c, clock, sgId } = await setup(t);
-  await c.fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sgId, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: '100.100.0.0/16' } } });
+  await c.fx.call('network', {
+    method: 'POST',
+    path: '/security-group-rules',
+    body: { security_group_rule: { security_group_id: sgId, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: '100.100.0.0/16' } },
+  });
   const ok = await c.server('kks-k1-small-okvm1');
   const err = await c.server('kks-k1-small-errvm');
   c.emu.store.servers.get(err.id)!.vm_state = 'error';
@@ -115,7 +147,10 @@ test('F2, F3, F4, F7 in one round, and nothing left to do in the next', async (t
   assert.deepEqual(s!.tags!.sort(), ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small', 'kubeward:owner=name:k1']);
   assert.equal(s!.metadata['kubeward:owner'], 'name:k1', 'ownership proven by providerID is written down');
   assert.equal(s!.metadata['kubeward:node'], 'n-ok');
-  const rules = (await c.os.neutron.getSecurityGroup(sgId))!.security_group_rules.filter((r) => r.remote_ip_prefix === '100.100.0.0/16').map((r) => r.protocol).sort();
+  const rules = (await c.os.neutron.getSecurityGroup(sgId))!.security_group_rules
+    .filter((r) => r.remote_ip_prefix === '100.100.0.0/16')
+    .map((r) => r.protocol)
+    .sort();
   assert.deepEqual(rules, ['icmp', 'tcp', 'udp']);
   const second = await f.round();
   assert.deepEqual(second.plan.actions, [], 'a second round finds nothing to repair');
@@ -124,7 +159,16 @@ test('F2, F3, F4, F7 in one round, and nothing left to do in the next', async (t
 test('F6: the service user gets the missing role through the admin credentials', async (t) => {
   const { c, clock } = await setup(t);
   c.emu.store.roles.set('role-network_admin', { id: 'role-network_admin', name: 'network_admin' });
-  const demoConfig = resolveCloudConfig({ env: { OS_AUTH_URL: c.emu.authUrl, OS_USERNAME: 'demo', OS_PASSWORD: 'demo', OS_PROJECT_NAME: 'demo', OS_USER_DOMAIN_NAME: 'Default', OS_PROJECT_DOMAIN_NAME: 'Default' } });
+  const demoConfig = resolveCloudConfig({
+    env: {
+      OS_AUTH_URL: c.emu.authUrl,
+      OS_USERNAME: 'demo',
+      OS_PASSWORD: 'demo',
+      OS_PROJECT_NAME: 'demo',
+      OS_USER_DOMAIN_NAME: 'Default',
+      OS_PROJECT_DOMAIN_NAME: 'Default',
+    },
+  });
   const demo = createOpenStackClient({ config: demoConfig, log: createSilentLogger() });
   const f = runner(c, clock, { checkRoles: true, wantedRoles: ['member', 'network_admin'], routerId: undefined }, openStackFlightCloud(demo, c.os));
   const first = await f.round();
@@ -139,7 +183,10 @@ test('missing route: a condition and an event; with the repair flag the route is
   const a = await c.server('kks-k1-small-a');
   c.nodes.nodes = [{ name: 'n-a', addresses: [a.ip], podCidrs: ['100.100.7.0/24'], instanceId: a.id }];
   const detect = await runner(c, clock).round();
-  assert.deepEqual(detect.plan.actions.filter((x) => x.kind === 'add-route'), []);
+  assert.deepEqual(
+    detect.plan.actions.filter((x) => x.kind === 'add-route'),
+    [],
+  );
   assert.ok(c.nodes.conditions.some((x) => x.node === 'n-a' && x.condition.type === 'kubeward.io/RouteMissing' && x.condition.status === 'True'));
   assert.ok(c.events.some((e) => e.reason === 'RouteMissing' && e.node === 'n-a'));
   assert.deepEqual(await c.routes(), []);

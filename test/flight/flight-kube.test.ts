@@ -48,16 +48,38 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       /** Server names carry the fixture's prefix; each scenario has a cluster (and pool prefix) of its own. */
       const poolPrefix = (cluster: string) => `${tenant.fx.prefix}-kks-${cluster}-small-`;
 
-      function flight(cluster: string, o: { clock?: Clock; os?: OpenStackClient; admin?: OpenStackClient; nodes?: ClusterNodes; extra?: Partial<FlightTarget> } = {}) {
+      function flight(
+        cluster: string,
+        o: { clock?: Clock; os?: OpenStackClient; admin?: OpenStackClient; nodes?: ClusterNodes; extra?: Partial<FlightTarget> } = {},
+      ) {
         const registry = new Registry();
         const log = createSilentLogger();
         const { emit, events } = recordingEmitter(mgmt.api, log);
         const rec = recordCalls(o.os ?? tenant.s.admin);
         const f = new FlightRunner(
-          { cloud: openStackFlightCloud(rec.client, o.admin), nodes: o.nodes ?? kubeClusterNodes(mgmt.api), routes: new RouteWriter(rec.client.neutron), emit, metrics: createFlightMetrics(registry), log, clock: o.clock ?? systemClock },
           {
-            clusterName: cluster, clusterCidr: CIDR, securityGroupName: `${tenant.fx.prefix}-${cluster}-sg`, pools: [{ name: 'small', prefix: poolPrefix(cluster) }], ...DEFAULT_FLIGHT_TIMING,
-            rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: tenant.s.maxRoutes, checkRoles: false, dryRun: false, ...o.extra,
+            cloud: openStackFlightCloud(rec.client, o.admin),
+            nodes: o.nodes ?? kubeClusterNodes(mgmt.api),
+            routes: new RouteWriter(rec.client.neutron),
+            emit,
+            metrics: createFlightMetrics(registry),
+            log,
+            clock: o.clock ?? systemClock,
+          },
+          {
+            clusterName: cluster,
+            clusterCidr: CIDR,
+            securityGroupName: `${tenant.fx.prefix}-${cluster}-sg`,
+            pools: [{ name: 'small', prefix: poolPrefix(cluster) }],
+            ...DEFAULT_FLIGHT_TIMING,
+            rebootBeforeDelete: true,
+            wantedRoles: [],
+            forceSecurityGroupResync: false,
+            repairMissingRoutes: false,
+            routeLimit: tenant.s.maxRoutes,
+            checkRoles: false,
+            dryRun: false,
+            ...o.extra,
           },
         );
         const calls = (method: string, id?: string) => rec.log.filter((c) => c.call === method && (id === undefined || c.args[0] === id)).length;
@@ -65,12 +87,16 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         return { f, events, calls, metric, rec };
       }
       /** Real Nova refuses a reboot while the last one runs: wait until the server settled. */
-      const settled = (id: string) => waitFor(async () => {
-        const x = await tenant.s.admin.nova.getServer(id);
-        return x === undefined || (x.status === 'ACTIVE' && !x['OS-EXT-STS:task_state']);
-      }, { timeoutMs: 60_000, intervalMs: 100, what: `server ${id} settled` });
+      const settled = (id: string) =>
+        waitFor(
+          async () => {
+            const x = await tenant.s.admin.nova.getServer(id);
+            return x === undefined || (x.status === 'ACTIVE' && !x['OS-EXT-STS:task_state']);
+          },
+          { timeoutMs: 60_000, intervalMs: 100, what: `server ${id} settled` },
+        );
 
-      test('F1 (Kubernikus\'s rule, no reboots): only the unregistered VM past 45 min is deleted; the younger one once it crosses 45 min; the registered one never', async (t) => {
+      test("F1 (Kubernikus's rule, no reboots): only the unregistered VM past 45 min is deleted; the younger one once it crosses 45 min; the registered one never", async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const abcde = await server('kks-f1-small-abcde');
         // Nova's `created` has whole seconds: make the two ages differ by at least one.
@@ -105,7 +131,11 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
           t.after(() => void Object.assign(store.get(going!.id) ?? {}, { task_state: null }));
         } else {
           await tenant.fx.call('compute', { method: 'POST', path: `/servers/${bad.id}/action`, body: { 'os-resetState': { state: 'error' } } });
-          await waitFor(async () => (await tenant.s.admin.nova.getServer(bad.id))?.['OS-EXT-STS:vm_state'] === 'error', { timeoutMs: 30_000, intervalMs: 100, what: 'vm_state error' });
+          await waitFor(async () => (await tenant.s.admin.nova.getServer(bad.id))?.['OS-EXT-STS:vm_state'] === 'error', {
+            timeoutMs: 30_000,
+            intervalMs: 100,
+            what: 'vm_state error',
+          });
         }
         const { f, calls, events } = flight('f2', { extra: { maxDeletionsPerRound: 5 } });
         await f.round();
@@ -114,7 +144,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         assert.ok(events.some((e) => e.reason === 'FlightRepaired' && e.message === `delete errored instance ${tenant.fx.prefix}-kks-f2-small-badvm`));
       });
 
-      test('F3: a running VM lacking the cluster\'s group gets it; a building one waits until it is active', async (t) => {
+      test("F3: a running VM lacking the cluster's group gets it; a building one waits until it is active", async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const sg = await tenant.fx.securityGroup('f3-sg');
         const vm = await server('kks-f3-small-run');
@@ -137,11 +167,18 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         // empty instance list a doubtful view (InstanceListEmpty), which holds back rule changes.
         await setNodes(mgmt.api, []);
         const sg = await tenant.fx.securityGroup('f4-sg');
-        await tenant.fx.call('network', { method: 'POST', path: '/security-group-rules', body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: CIDR } } });
+        await tenant.fx.call('network', {
+          method: 'POST',
+          path: '/security-group-rules',
+          body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: CIDR } },
+        });
         const one = flight('f4');
         await one.f.round();
         assert.equal(one.calls('neutron.createSecurityGroupRule'), 2);
-        const protocols = (await tenant.s.admin.neutron.getSecurityGroup(sg.id))!.security_group_rules.filter((r) => r.remote_ip_prefix === CIDR).map((r) => r.protocol).sort();
+        const protocols = (await tenant.s.admin.neutron.getSecurityGroup(sg.id))!.security_group_rules
+          .filter((r) => r.remote_ip_prefix === CIDR)
+          .map((r) => r.protocol)
+          .sort();
         assert.deepEqual(protocols, ['icmp', 'tcp', 'udp']);
         await one.f.round();
         assert.equal(one.calls('neutron.createSecurityGroupRule'), 2, 'second round: no POST');
@@ -160,7 +197,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         assert.ok(r3.plan.findings.length > 0, 'the empty CIDR is reported');
       });
 
-      test('F5: while the cluster\'s API is down nothing is rebooted or deleted, however old; once it answers the timeline starts with a reboot', async (t) => {
+      test("F5: while the cluster's API is down nothing is rebooted or deleted, however old; once it answers the timeline starts with a reboot", async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const old = await server('kks-f5-small-oldvm');
         const bad = tenant.s.emulator ? await server('kks-f5-small-badvm') : undefined;
@@ -225,14 +262,26 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
         await clusters.create({
           metadata: { name, namespace: NS },
-          spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { securityGroupName: sg.name }, nodePools: [{ name: 'small' }] },
+          spec: {
+            kubeconfigSecretRef: { name: 'unused' },
+            cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' },
+            clusterCIDR: CIDR,
+            openstack: { securityGroupName: sg.name },
+            nodePools: [{ name: 'small' }],
+          },
         });
         const rec = recordCalls(tenant.s.admin);
         let asked = 0;
         const log = createSilentLogger();
         const fl = flightReconciler({
-          clusters, clients: async () => (asked++, { kube: mgmt.api, openstack: rec.client }), events: new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log }),
-          metrics: createFlightMetrics(new Registry()), clock: systemClock, log, intervalMs: 300_000, random: () => 0,
+          clusters,
+          clients: async () => (asked++, { kube: mgmt.api, openstack: rec.client }),
+          events: new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log }),
+          metrics: createFlightMetrics(new Registry()),
+          clock: systemClock,
+          log,
+          intervalMs: 300_000,
+          random: () => 0,
         });
         const key = `${NS}/${name}`;
         const signal = new AbortController().signal;
@@ -251,7 +300,10 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         assert.equal(rec.log.filter((c) => c.call === 'neutron.createSecurityGroupRule').length, 3);
         const after1 = await clusters.get(NS, name);
         const cond = (mc: ManagedCluster) => mc.status?.conditions?.find((c) => c.type === FLIGHT_CONDITION);
-        assert.deepEqual([cond(after1)?.status, cond(after1)?.reason, cond(after1)?.message], ['True', 'Repaired', 'repaired in the last round: create-rule ×3']);
+        assert.deepEqual(
+          [cond(after1)?.status, cond(after1)?.reason, cond(after1)?.message],
+          ['True', 'Repaired', 'repaired in the last round: create-rule ×3'],
+        );
         assert.equal(after1.metadata.generation, before.metadata.generation);
         assert.equal(isCycleTrigger(after1, before), false, 'the status write does not start a cycle early');
         const onMc = (await mgmt.api.events.list(NS)).items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
@@ -280,8 +332,14 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
           clock.advance(MIN);
         }
         assert.deepEqual(seen, ['10m SOFT reboot', '15m HARD reboot', '30m delete']);
-        assert.deepEqual(events.filter((e) => e.reason === 'FlightRepaired' && /reboot|delete instance/.test(e.message)).map((e) => e.message.split(' ')[0]), ['soft-reboot', 'hard-reboot', 'delete']);
-        const done = (action: string) => (metric('kubeward_flight_repairs_total')).then((v) => v.filter((x) => x.labels.action === action && x.labels.result === 'done').reduce((a, x) => a + x.value, 0));
+        assert.deepEqual(
+          events.filter((e) => e.reason === 'FlightRepaired' && /reboot|delete instance/.test(e.message)).map((e) => e.message.split(' ')[0]),
+          ['soft-reboot', 'hard-reboot', 'delete'],
+        );
+        const done = (action: string) =>
+          metric('kubeward_flight_repairs_total').then((v) =>
+            v.filter((x) => x.labels.action === action && x.labels.result === 'done').reduce((a, x) => a + x.value, 0),
+          );
         assert.deepEqual([await done('reboot'), await done('delete-instance')], [2, 1]);
       });
 
@@ -291,7 +349,10 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         const a = await server('kks-rc-small-aaaaa');
         const b = await server('kks-rc-small-bbbbb');
         await setNodes(mgmt.api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
-        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
+          { destination: '100.100.4.0/24', nexthop: a.ip },
+          { destination: '100.100.4.0/24', nexthop: b.ip },
+        ]);
         const { f } = flight('rc', { extra: { routerId: tenant.routerId } });
         await f.round();
         const conflict = await nodeCondition(mgmt.api, 'rc-node-b', 'kubeward.io/RouteConflict');

@@ -19,22 +19,53 @@ import { recordCalls } from '../routegc/kube-cluster-fixture.ts';
 import { FakeNodes, openCloud } from '../routegc/routegc-fixture.ts';
 import type { OpenStackClientHandle } from '../../src/clients/openstack/create-openstack-client.ts';
 
-const DESTRUCTIVE = ['nova.reboot', 'nova.deleteServer', 'nova.addTag', 'nova.mergeMetadata', 'nova.addSecurityGroup', 'neutron.createSecurityGroupRule', 'neutron.deleteSecurityGroupRule'];
+const DESTRUCTIVE = [
+  'nova.reboot',
+  'nova.deleteServer',
+  'nova.addTag',
+  'nova.mergeMetadata',
+  'nova.addSecurityGroup',
+  'neutron.createSecurityGroupRule',
+  'neutron.deleteSecurityGroupRule',
+];
 
 function flight(os: OpenStackClientHandle, nodes: FakeNodes, prefix: string, extra: Partial<FlightTarget> = {}) {
   const rec = recordCalls(os);
   const registry = new Registry();
   const events: ClusterEvent[] = [];
   const runner = new FlightRunner(
-    { cloud: openStackFlightCloud(rec.client), nodes, routes: new RouteWriter(rec.client.neutron), emit: async (e) => void events.push(e), metrics: createFlightMetrics(registry), log: createSilentLogger(), clock: systemClock },
     {
-      clusterName: 'k1', ownerId: 'uid-k1', clusterCidr: '100.100.0.0/16', securityGroupName: `${prefix}-k1-sg`, pools: [{ name: 'small', prefix: `${prefix}-kks-k1-small-` }],
-      ...DEFAULT_FLIGHT_TIMING, softRebootAfterMs: 0, rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: 30,
-      checkRoles: false, dryRun: false, ...extra,
+      cloud: openStackFlightCloud(rec.client),
+      nodes,
+      routes: new RouteWriter(rec.client.neutron),
+      emit: async (e) => void events.push(e),
+      metrics: createFlightMetrics(registry),
+      log: createSilentLogger(),
+      clock: systemClock,
+    },
+    {
+      clusterName: 'k1',
+      ownerId: 'uid-k1',
+      clusterCidr: '100.100.0.0/16',
+      securityGroupName: `${prefix}-k1-sg`,
+      pools: [{ name: 'small', prefix: `${prefix}-kks-k1-small-` }],
+      ...DEFAULT_FLIGHT_TIMING,
+      softRebootAfterMs: 0,
+      rebootBeforeDelete: true,
+      wantedRoles: [],
+      forceSecurityGroupResync: false,
+      repairMissingRoutes: false,
+      routeLimit: 30,
+      checkRoles: false,
+      dryRun: false,
+      ...extra,
     },
   );
   /** The destructive calls sent, as "call id" (the instance or group they targeted). */
-  const destructive = () => rec.log.filter((l) => DESTRUCTIVE.includes(l.call)).map((l) => `${l.call} ${typeof l.args[0] === 'string' ? l.args[0] : (l.args[0] as { security_group_id?: string }).security_group_id}`);
+  const destructive = () =>
+    rec.log
+      .filter((l) => DESTRUCTIVE.includes(l.call))
+      .map((l) => `${l.call} ${typeof l.args[0] === 'string' ? l.args[0] : (l.args[0] as { security_group_id?: string }).security_group_id}`);
   const metric = async (name: string) => ((await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []).reduce((n, v) => n + v.value, 0);
   return { runner, destructive, events, metric, rec };
 }
@@ -53,7 +84,15 @@ for (const target of contractTargets(process.env)) {
       if (!s.hasNova) return;
       // Ours by name (pool prefix + 5), a foreign one named like a Node, two sharing one name, and a
       // server of cluster k1-small (pool x) whose name starts with k1's pool prefix.
-      for (const name of ['kks-k1-small-anchr', 'kks-k1-small-unre1', 'kks-k1-small-unre2', 'worker-x', 'kks-k1-small-dupes', 'kks-k1-small-dupes', 'kks-k1-small-x-abcde']) {
+      for (const name of [
+        'kks-k1-small-anchr',
+        'kks-k1-small-unre1',
+        'kks-k1-small-unre2',
+        'worker-x',
+        'kks-k1-small-dupes',
+        'kks-k1-small-dupes',
+        'kks-k1-small-x-abcde',
+      ]) {
         const id = await fx.server(name, net.networkId);
         const key = servers.has(name) ? `${name}#2` : name;
         servers.set(key, { id, ip: Object.values((await s.admin.nova.getServer(id))!.addresses).flat()[0]!.addr });
@@ -86,17 +125,23 @@ for (const target of contractTargets(process.env)) {
       assert.ok(f.destructive().includes(`nova.reboot ${id('kks-k1-small-unre2')}`));
     });
 
-    test('harm 2: only proven servers are touched: not a foreign one named like a Node, not two sharing a name, not another cluster\'s behind a colliding prefix', async (t) => {
+    test("harm 2: only proven servers are touched: not a foreign one named like a Node, not two sharing a name, not another cluster's behind a colliding prefix", async (t) => {
       if (!s.hasNova) return t.skip('Nova is not in the catalog');
       const nodes = new FakeNodes();
-      const node = (name: string, byId: boolean) => ({ name: byId ? `n-${name}` : `${fx.prefix}-${name}`, addresses: [servers.get(name)!.ip], podCidrs: [], instanceId: byId ? id(name) : undefined });
+      const node = (name: string, byId: boolean) => ({
+        name: byId ? `n-${name}` : `${fx.prefix}-${name}`,
+        addresses: [servers.get(name)!.ip],
+        podCidrs: [],
+        instanceId: byId ? id(name) : undefined,
+      });
       // Nodes for every proven server but unre2; the foreign "worker-x" has a Node of its name only.
       nodes.nodes = [node('kks-k1-small-anchr', true), node('kks-k1-small-unre1', true), node('worker-x', false), node('kks-k1-small-dupes', false)];
       const f = flight(s.admin, nodes, fx.prefix, { maxMetadataWritesPerRound: 100, maxRuleChangesPerRound: 100 });
       const round = await f.runner.round();
       assert.equal(round.plan.refusal, undefined);
       const touched = new Set(f.destructive().map((x) => x.split(' ')[1]));
-      for (const name of ['worker-x', 'kks-k1-small-dupes', 'kks-k1-small-dupes#2', 'kks-k1-small-x-abcde']) assert.ok(!touched.has(id(name)), `${name} must not be touched`);
+      for (const name of ['worker-x', 'kks-k1-small-dupes', 'kks-k1-small-dupes#2', 'kks-k1-small-x-abcde'])
+        assert.ok(!touched.has(id(name)), `${name} must not be touched`);
       assert.ok(f.destructive().includes(`nova.reboot ${id('kks-k1-small-unre2')}`), 'the unregistered proven server starts its timeline');
       assert.ok(round.plan.findings.some((x) => x.reason === 'DuplicateInstanceName'));
       const foreign = (await s.admin.nova.getServer(id('worker-x')))!;
@@ -106,14 +151,18 @@ for (const target of contractTargets(process.env)) {
       }
     });
 
-    test('harm 5: no rule is created from 0.0.0.0/0, even forced, nor from a CIDR that does not hold the Nodes\' pod CIDRs', async (t) => {
+    test("harm 5: no rule is created from 0.0.0.0/0, even forced, nor from a CIDR that does not hold the Nodes' pod CIDRs", async (t) => {
       if (!s.hasNova) return t.skip('Nova is not in the catalog');
       const nodes = new FakeNodes();
       nodes.nodes = [{ name: 'n-anchor', addresses: [], podCidrs: ['10.9.0.0/24'], instanceId: id('kks-k1-small-anchr') }];
       for (const extra of [{ clusterCidr: '0.0.0.0/0', allowWide: true }, { clusterCidr: '100.100.0.0/16' }]) {
         const f = flight(s.admin, nodes, fx.prefix, { pools: [], ...extra });
         await f.runner.round();
-        assert.deepEqual(f.rec.calls.filter((c) => c === 'neutron.createSecurityGroupRule'), [], extra.clusterCidr);
+        assert.deepEqual(
+          f.rec.calls.filter((c) => c === 'neutron.createSecurityGroupRule'),
+          [],
+          extra.clusterCidr,
+        );
       }
     });
   });
@@ -125,7 +174,10 @@ test('a Nova cell that is down: an errored instance is not deleted while the lis
   const a = await c.server('kks-k1-small-aaaaa');
   const bad = await c.server('kks-k1-small-badvm');
   const down = await c.server('kks-k1-small-downn');
-  c.nodes.nodes = [{ name: 'n-a', addresses: [a.ip], podCidrs: [], instanceId: a.id }, { name: 'n-down', addresses: [down.ip], podCidrs: [], instanceId: down.id }];
+  c.nodes.nodes = [
+    { name: 'n-a', addresses: [a.ip], podCidrs: [], instanceId: a.id },
+    { name: 'n-down', addresses: [down.ip], podCidrs: [], instanceId: down.id },
+  ];
   c.emu.store.servers.get(bad.id)!.vm_state = 'error';
   c.emu.store.servers.get(down.id)!.cellDown = true;
   const f = flight(c.os, c.nodes, c.fx.prefix);

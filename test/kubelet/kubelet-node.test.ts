@@ -30,7 +30,10 @@ const kustomizeVersion = await run('kubectl', ['version', '--client', '-o', 'jso
   (r) => (JSON.parse(r.stdout) as { kustomizeVersion?: string }).kustomizeVersion ?? '',
   () => '',
 );
-const kustomizeOld = Number(/^v(\d+)/.exec(kustomizeVersion)?.[1] ?? 0) < 4 ? `kubectl's kustomize is ${kustomizeVersion || 'missing'}; deploy/operator needs v4+ (kubectl 1.21+)` : false;
+const kustomizeOld =
+  Number(/^v(\d+)/.exec(kustomizeVersion)?.[1] ?? 0) < 4
+    ? `kubectl's kustomize is ${kustomizeVersion || 'missing'}; deploy/operator needs v4+ (kubectl 1.21+)`
+    : false;
 
 interface NodeEnv {
   NETNS: string;
@@ -78,7 +81,9 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
   };
   /** Containers of one name in containerd's k8s.io namespace, with their task state. */
   const containers = async (name: string): Promise<{ id: string; running: boolean }[]> => {
-    const ids = (await sh('ctr', ['-n', 'k8s.io', 'containers', 'ls', '-q', `labels."io.kubernetes.container.name"==${name}`])).stdout.split('\n').filter(Boolean);
+    const ids = (await sh('ctr', ['-n', 'k8s.io', 'containers', 'ls', '-q', `labels."io.kubernetes.container.name"==${name}`])).stdout
+      .split('\n')
+      .filter(Boolean);
     const tasks = (await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout;
     return ids.map((id) => ({ id, running: new RegExp(`^${id}\\s+\\d+\\s+RUNNING`, 'm').test(tasks) }));
   };
@@ -91,15 +96,22 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
   }
   /** The proxy's /status (admin listener on the node's loopback): the apiserver frontend's upstreams. */
   const proxyUpstreams = async (): Promise<UpstreamView[]> => {
-    const out = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/status']).then((r) => r.stdout, () => '{"frontends":[]}');
+    const out = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/status']).then(
+      (r) => r.stdout,
+      () => '{"frontends":[]}',
+    );
     const status = JSON.parse(out) as { frontends: { upstreams: UpstreamView[] }[] };
     return status.frontends[0]?.upstreams ?? [];
   };
   /** Every upstream's connection total, from /metrics (kubeward_proxy_upstream_connections_total). */
   const connectionTotals = async (): Promise<Map<string, number>> => {
-    const out = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/metrics']).then((r) => r.stdout, () => '');
+    const out = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/metrics']).then(
+      (r) => r.stdout,
+      () => '',
+    );
     const totals = new Map<string, number>();
-    for (const m of out.matchAll(/^kubeward_proxy_upstream_connections_total\{[^}]*upstream="([^"]+)"[^}]*\} (\d+)/gm)) totals.set(m[1]!, (totals.get(m[1]!) ?? 0) + Number(m[2]));
+    for (const m of out.matchAll(/^kubeward_proxy_upstream_connections_total\{[^}]*upstream="([^"]+)"[^}]*\} (\d+)/gm))
+      totals.set(m[1]!, (totals.get(m[1]!) ?? 0) + Number(m[2]));
     return totals;
   };
   /** The command line of apiserver i (1-based), to start it again after a kill. */
@@ -120,7 +132,14 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     sh('bash', [join(SHARED, 'kubelet/kubelet.sh'), 'start'], 30_000).catch((err: unknown) => assert.fail(`kubelet.sh start: ${String(err)}`));
   // kubelet.sh reads its settings from the environment.
   const setKubeletEnv = () =>
-    Object.assign(process.env, { NETNS: env.NETNS, NODE_IP: env.NODE_IP, KUBELET_STATE: env.KUBELET_STATE, KUBELET_CA: env.CA, KUBELET_TOKEN: env.TOKEN, KUBE_TEST_HOME: process.env.KUBE_TEST_HOME ?? '/opt/kube-test' });
+    Object.assign(process.env, {
+      NETNS: env.NETNS,
+      NODE_IP: env.NODE_IP,
+      KUBELET_STATE: env.KUBELET_STATE,
+      KUBELET_CA: env.CA,
+      KUBELET_TOKEN: env.TOKEN,
+      KUBE_TEST_HOME: process.env.KUBE_TEST_HOME ?? '/opt/kube-test',
+    });
 
   /** deploy/proxy/static-pod.yaml with this run's host paths and image: the manifest users install. */
   const proxyManifest = async (revision: string): Promise<string> => {
@@ -147,94 +166,149 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     );
   };
 
-  before(async () => {
-    let t = performance.now();
-    const built = await sh('bash', [join(ROOT, 'deploy/image/build-image.sh'), '--no-load'], 10 * 60_000);
-    imageRef = built.stdout.trim().split('\n').pop()!;
-    figure('image build (s)', seconds(t));
-    const meta = JSON.parse(await readFile(join(ROOT, 'build/image', `kubeward-${imageRef.split(':')[1]}.json`), 'utf8')) as { archive: string; compressedBytes: number };
-    figure('image compressed (MB)', Math.round(meta.compressedBytes / 1e5) / 10);
-    t = performance.now();
-    const started = await run('bash', [join(import.meta.dirname, 'node-env.sh'), 'start'], {
-      env: { ...process.env, KUBEWARD_SHARED_DIR: SHARED, KW_NODE_STATE: join(tmpdir(), `kw-node-${process.pid}`), KW_NODE_IMAGE: meta.archive },
-      timeout: 5 * 60_000,
-    });
-    env = Object.fromEntries(started.stdout.split('\n').filter((l) => l.includes('=')).map((l) => [l.split('=')[0]!, l.slice(l.indexOf('=') + 1).replace(/^"|"$/g, '')])) as unknown as NodeEnv;
-    figure('apiservers + containerd + image import (s)', seconds(t));
-    dir = await mkdtemp(join(tmpdir(), 'kw-kubelet-'));
-    await mkdir(join(dir, 'etc-kubeward'));
-    await mkdir(join(dir, 'ssl'));
-    await mkdir(join(dir, 'var-lib-kubeward'));
-    await sh('chown', ['65532:65532', join(dir, 'var-lib-kubeward')]);
-    await writeFile(join(dir, 'ssl/ca.crt'), await readFile(env.CA));
-    setKubeletEnv();
-  }, { timeout: 12 * 60_000 });
+  before(
+    async () => {
+      let t = performance.now();
+      const built = await sh('bash', [join(ROOT, 'deploy/image/build-image.sh'), '--no-load'], 10 * 60_000);
+      imageRef = built.stdout.trim().split('\n').pop()!;
+      figure('image build (s)', seconds(t));
+      const meta = JSON.parse(await readFile(join(ROOT, 'build/image', `kubeward-${imageRef.split(':')[1]}.json`), 'utf8')) as {
+        archive: string;
+        compressedBytes: number;
+      };
+      figure('image compressed (MB)', Math.round(meta.compressedBytes / 1e5) / 10);
+      t = performance.now();
+      const started = await run('bash', [join(import.meta.dirname, 'node-env.sh'), 'start'], {
+        env: { ...process.env, KUBEWARD_SHARED_DIR: SHARED, KW_NODE_STATE: join(tmpdir(), `kw-node-${process.pid}`), KW_NODE_IMAGE: meta.archive },
+        timeout: 5 * 60_000,
+      });
+      env = Object.fromEntries(
+        started.stdout
+          .split('\n')
+          .filter((l) => l.includes('='))
+          .map((l) => [l.split('=')[0]!, l.slice(l.indexOf('=') + 1).replace(/^"|"$/g, '')]),
+      ) as unknown as NodeEnv;
+      figure('apiservers + containerd + image import (s)', seconds(t));
+      dir = await mkdtemp(join(tmpdir(), 'kw-kubelet-'));
+      await mkdir(join(dir, 'etc-kubeward'));
+      await mkdir(join(dir, 'ssl'));
+      await mkdir(join(dir, 'var-lib-kubeward'));
+      await sh('chown', ['65532:65532', join(dir, 'var-lib-kubeward')]);
+      await writeFile(join(dir, 'ssl/ca.crt'), await readFile(env.CA));
+      setKubeletEnv();
+    },
+    { timeout: 12 * 60_000 },
+  );
 
-  after(async () => {
-    for (const c of children) c.kill('SIGKILL');
-    if (env) await run('bash', [join(import.meta.dirname, 'node-env.sh'), 'stop'], { env: { ...process.env, KUBEWARD_SHARED_DIR: SHARED, KW_NODE_STATE: env.STATE }, timeout: 120_000 }).catch(() => undefined);
-    if (dir) await rm(dir, { recursive: true, force: true });
-    await rm('/etc/kubeward/proxy.yaml', { force: true }).catch(() => undefined);
-    if (createdEtcKubeward) await rmdir('/etc/kubeward').catch(() => undefined);
-    await writeFile(REPORT, JSON.stringify({ ranAt: new Date().toISOString(), image: imageRef, figures }, null, 2) + '\n');
-  }, { timeout: 3 * 60_000 });
+  after(
+    async () => {
+      for (const c of children) c.kill('SIGKILL');
+      if (env)
+        await run('bash', [join(import.meta.dirname, 'node-env.sh'), 'stop'], {
+          env: { ...process.env, KUBEWARD_SHARED_DIR: SHARED, KW_NODE_STATE: env.STATE },
+          timeout: 120_000,
+        }).catch(() => undefined);
+      if (dir) await rm(dir, { recursive: true, force: true });
+      await rm('/etc/kubeward/proxy.yaml', { force: true }).catch(() => undefined);
+      if (createdEtcKubeward) await rmdir('/etc/kubeward').catch(() => undefined);
+      await writeFile(REPORT, JSON.stringify({ ranAt: new Date().toISOString(), image: imageRef, figures }, null, 2) + '\n');
+    },
+    { timeout: 3 * 60_000 },
+  );
 
-  test('bootstrap: the kubelet reaches the API only through the proxy static pod, also after every container is killed and the kubelet restarted', { timeout: 5 * 60_000 }, async () => {
-    await writeProxyConfig(env.ADDRS.split(' '));
-    await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('1'));
-    let t = performance.now();
-    await kubeletStart();
-    await waitFor(apiThroughProxy, { timeoutMs: 120_000, intervalMs: 200, what: 'the API through 127.0.0.1:6443 (the proxy static pod)' });
-    figure('first start: kubelet start to API via proxy (s)', seconds(t));
-    await waitFor(() => nodeReady(), { timeoutMs: 120_000, intervalMs: 500, what: 'Node Ready' });
-    figure('first start: kubelet start to Node Ready (s)', seconds(t));
+  test(
+    'bootstrap: the kubelet reaches the API only through the proxy static pod, also after every container is killed and the kubelet restarted',
+    { timeout: 5 * 60_000 },
+    async () => {
+      await writeProxyConfig(env.ADDRS.split(' '));
+      await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('1'));
+      let t = performance.now();
+      await kubeletStart();
+      await waitFor(apiThroughProxy, { timeoutMs: 120_000, intervalMs: 200, what: 'the API through 127.0.0.1:6443 (the proxy static pod)' });
+      figure('first start: kubelet start to API via proxy (s)', seconds(t));
+      await waitFor(() => nodeReady(), { timeoutMs: 120_000, intervalMs: 500, what: 'Node Ready' });
+      figure('first start: kubelet start to Node Ready (s)', seconds(t));
 
-    // Power-cut: the kubelet and every container gone; nothing serves 127.0.0.1:6443.
-    const pid = Number(await readFile(join(env.KUBELET_STATE, 'kubelet.pid'), 'utf8'));
-    process.kill(pid, 'SIGKILL');
-    await waitFor(() => !existsSync(`/proc/${pid}`), { timeoutMs: 10_000, what: 'the kubelet gone' });
-    for (const id of (await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls', '-q'])).stdout.split('\n').filter(Boolean)) {
-      await sh('ctr', ['-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id]).catch(() => undefined);
-    }
-    await waitFor(async () => !(await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout.includes('RUNNING'), { timeoutMs: 20_000, what: 'every container stopped' });
-    assert.equal(await apiThroughProxy(), false, 'with the proxy killed the node has no API');
+      // Power-cut: the kubelet and every container gone; nothing serves 127.0.0.1:6443.
+      const pid = Number(await readFile(join(env.KUBELET_STATE, 'kubelet.pid'), 'utf8'));
+      process.kill(pid, 'SIGKILL');
+      await waitFor(() => !existsSync(`/proc/${pid}`), { timeoutMs: 10_000, what: 'the kubelet gone' });
+      for (const id of (await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls', '-q'])).stdout.split('\n').filter(Boolean)) {
+        await sh('ctr', ['-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id]).catch(() => undefined);
+      }
+      await waitFor(async () => !(await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout.includes('RUNNING'), {
+        timeoutMs: 20_000,
+        what: 'every container stopped',
+      });
+      assert.equal(await apiThroughProxy(), false, 'with the proxy killed the node has no API');
 
-    const restartedAt = Date.now();
-    t = performance.now();
-    await kubeletStart();
-    await waitFor(apiThroughProxy, { timeoutMs: 120_000, intervalMs: 200, what: 'the API through the proxy after the restart' });
-    figure('restart: kubelet start to API via proxy (s)', seconds(t));
-    await waitFor(() => nodeReady(restartedAt), { timeoutMs: 120_000, intervalMs: 500, what: 'Node Ready with a heartbeat after the restart' });
-    figure('restart: kubelet start to Node Ready (s)', seconds(t));
-  });
+      const restartedAt = Date.now();
+      t = performance.now();
+      await kubeletStart();
+      await waitFor(apiThroughProxy, { timeoutMs: 120_000, intervalMs: 200, what: 'the API through the proxy after the restart' });
+      figure('restart: kubelet start to API via proxy (s)', seconds(t));
+      await waitFor(() => nodeReady(restartedAt), { timeoutMs: 120_000, intervalMs: 500, what: 'Node Ready with a heartbeat after the restart' });
+      figure('restart: kubelet start to Node Ready (s)', seconds(t));
+    },
+  );
 
-  test('upgrade: a changed static pod takes over 127.0.0.1:6443 with zero failed requests from a client polling every 50 ms', { timeout: 5 * 60_000 }, async () => {
-    const before = (await containers('kubeward-proxy')).filter((c) => c.running).map((c) => c.id);
-    assert.equal(before.length, 1, 'one proxy container runs before the upgrade');
-    const poller = spawn('ip', ['netns', 'exec', env.NETNS, NODE, join(import.meta.dirname, 'poll-client.ts'), '--url', 'https://127.0.0.1:6443/readyz', '--ca', env.CA, '--every', '50', '--max-seconds', '240'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(poller);
-    let out = '';
-    poller.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await new Promise((r) => setTimeout(r, 2000)); // the poller's baseline before the change
-    const t = performance.now();
-    await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('2'));
-    await waitFor(async () => (await containers('kubeward-proxy')).some((c) => c.running && !before.includes(c.id)), { timeoutMs: 120_000, intervalMs: 100, what: 'the new proxy container running' });
-    figure('upgrade: manifest change to new container running (s)', seconds(t));
-    await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running && before.includes(c.id)), { timeoutMs: 120_000, intervalMs: 200, what: 'the old proxy container gone' });
-    figure('upgrade: manifest change to old container gone (s)', seconds(t));
-    await new Promise((r) => setTimeout(r, 1000));
-    poller.kill('SIGTERM');
-    await new Promise((r) => poller.once('exit', r));
-    const result = JSON.parse(out.trim()) as { sent: number; ok: number; failed: number; failures: unknown[]; longestGapMs: number };
-    figure('upgrade: requests sent', result.sent);
-    figure('upgrade: requests failed', result.failed);
-    figure('upgrade: longest gap between two answers (ms)', result.longestGapMs);
-    assert.ok(result.sent > 100, `the poller ran through the upgrade (${result.sent} requests)`);
-    assert.equal(result.failed, 0, `failed requests during the upgrade: ${JSON.stringify(result.failures)}`);
-    assert.ok(await nodeReady(), 'the Node is Ready after the upgrade');
-  });
+  test(
+    'upgrade: a changed static pod takes over 127.0.0.1:6443 with zero failed requests from a client polling every 50 ms',
+    { timeout: 5 * 60_000 },
+    async () => {
+      const before = (await containers('kubeward-proxy')).filter((c) => c.running).map((c) => c.id);
+      assert.equal(before.length, 1, 'one proxy container runs before the upgrade');
+      const poller = spawn(
+        'ip',
+        [
+          'netns',
+          'exec',
+          env.NETNS,
+          NODE,
+          join(import.meta.dirname, 'poll-client.ts'),
+          '--url',
+          'https://127.0.0.1:6443/readyz',
+          '--ca',
+          env.CA,
+          '--every',
+          '50',
+          '--max-seconds',
+          '240',
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      children.push(poller);
+      let out = '';
+      poller.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      await new Promise((r) => setTimeout(r, 2000)); // the poller's baseline before the change
+      const t = performance.now();
+      await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('2'));
+      await waitFor(async () => (await containers('kubeward-proxy')).some((c) => c.running && !before.includes(c.id)), {
+        timeoutMs: 120_000,
+        intervalMs: 100,
+        what: 'the new proxy container running',
+      });
+      figure('upgrade: manifest change to new container running (s)', seconds(t));
+      await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running && before.includes(c.id)), {
+        timeoutMs: 120_000,
+        intervalMs: 200,
+        what: 'the old proxy container gone',
+      });
+      figure('upgrade: manifest change to old container gone (s)', seconds(t));
+      await new Promise((r) => setTimeout(r, 1000));
+      poller.kill('SIGTERM');
+      await new Promise((r) => poller.once('exit', r));
+      const result = JSON.parse(out.trim()) as { sent: number; ok: number; failed: number; failures: unknown[]; longestGapMs: number };
+      figure('upgrade: requests sent', result.sent);
+      figure('upgrade: requests failed', result.failed);
+      figure('upgrade: longest gap between two answers (ms)', result.longestGapMs);
+      assert.ok(result.sent > 100, `the poller ran through the upgrade (${result.sent} requests)`);
+      assert.equal(result.failed, 0, `failed requests during the upgrade: ${JSON.stringify(result.failures)}`);
+      assert.ok(await nodeReady(), 'the Node is Ready after the upgrade');
+    },
+  );
 
   test('what plan renders runs: the worker static pod from `kubeward plan render` is started unchanged and serves', { timeout: 5 * 60_000 }, async () => {
     const planDir = join(dir, 'plan');
@@ -266,7 +340,11 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     assert.match(manifest, new RegExp(`image: "${imageRef.replace(/[.]/g, '\\.')}"`), 'plan quotes every scalar it writes');
     // A fresh start of the rendered pod (not an upgrade): take the previous proxy out first.
     await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
-    await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), { timeoutMs: 120_000, intervalMs: 200, what: 'the previous proxy gone' });
+    await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: 'the previous proxy gone',
+    });
     assert.ok(!existsSync('/etc/kubeward/proxy.yaml'), '/etc/kubeward/proxy.yaml exists on this machine; the test does not overwrite it');
     createdEtcKubeward = !existsSync('/etc/kubeward');
     await mkdir('/etc/kubeward', { recursive: true });
@@ -279,86 +357,135 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     assert.match(admin.stdout, /^ready/);
     await waitFor(() => nodeReady(Date.now() - 1000), { timeoutMs: 60_000, intervalMs: 500, what: 'Node Ready through the rendered pod' });
   });
-  test('discovery and failover: seeded with one apiserver, the proxy finds all three; two killed, the node keeps its lease and Ready, watches come back, the killed ones get connections again', { timeout: 6 * 60_000 }, async () => {
-    const addrs = env.ADDRS.split(' ');
-    // From the plan-rendered pod (no SO_REUSEPORT) back to deploy/proxy, now with discovery.
-    await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
-    await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), { timeoutMs: 120_000, intervalMs: 200, what: 'the plan-rendered proxy gone' });
-    await rm('/etc/kubeward/proxy.yaml', { force: true });
-    // Discovery reads default/kubernetes through the proxy's own frontend with this kubeconfig.
-    await writeFile(join(dir, 'etc-kubeward/kubeconfig'), await readFile(env.KUBECONFIG), { mode: 0o644 });
-    await writeProxyConfig([addrs[0]!], '    discovery: kubernetes\n    kubeconfig: /etc/kubeward/kubeconfig\n    discoveryDebounce: 500ms');
-    let t = performance.now();
-    await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('3'));
-    const discoveredUp = (us: UpstreamView[], a: string) => us.some((u) => u.upstream === `${a}:6443` && u.state === 'up' && !u.backup);
-    await waitFor(async () => {
-      const us = await proxyUpstreams();
-      return addrs.every((a) => discoveredUp(us, a));
-    }, { timeoutMs: 120_000, intervalMs: 500, what: 'all three apiservers discovered and up' });
-    figure('discovery: manifest to three discovered upstreams up (s)', seconds(t));
-    const cache = JSON.parse(await readFile(join(dir, 'var-lib-kubeward/proxy-upstreams.json'), 'utf8')) as unknown;
-    assert.match(JSON.stringify(cache), new RegExp(addrs[2]!.replace(/\./g, '\\.')), 'the discovered list is cached on the host');
+  test(
+    'discovery and failover: seeded with one apiserver, the proxy finds all three; two killed, the node keeps its lease and Ready, watches come back, the killed ones get connections again',
+    { timeout: 6 * 60_000 },
+    async () => {
+      const addrs = env.ADDRS.split(' ');
+      // From the plan-rendered pod (no SO_REUSEPORT) back to deploy/proxy, now with discovery.
+      await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
+      await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), {
+        timeoutMs: 120_000,
+        intervalMs: 200,
+        what: 'the plan-rendered proxy gone',
+      });
+      await rm('/etc/kubeward/proxy.yaml', { force: true });
+      // Discovery reads default/kubernetes through the proxy's own frontend with this kubeconfig.
+      await writeFile(join(dir, 'etc-kubeward/kubeconfig'), await readFile(env.KUBECONFIG), { mode: 0o644 });
+      await writeProxyConfig([addrs[0]!], '    discovery: kubernetes\n    kubeconfig: /etc/kubeward/kubeconfig\n    discoveryDebounce: 500ms');
+      let t = performance.now();
+      await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('3'));
+      const discoveredUp = (us: UpstreamView[], a: string) => us.some((u) => u.upstream === `${a}:6443` && u.state === 'up' && !u.backup);
+      await waitFor(
+        async () => {
+          const us = await proxyUpstreams();
+          return addrs.every((a) => discoveredUp(us, a));
+        },
+        { timeoutMs: 120_000, intervalMs: 500, what: 'all three apiservers discovered and up' },
+      );
+      figure('discovery: manifest to three discovered upstreams up (s)', seconds(t));
+      const cache = JSON.parse(await readFile(join(dir, 'var-lib-kubeward/proxy-upstreams.json'), 'utf8')) as unknown;
+      assert.match(JSON.stringify(cache), new RegExp(addrs[2]!.replace(/\./g, '\\.')), 'the discovered list is cached on the host');
 
-    const watcher = spawn('ip', ['netns', 'exec', env.NETNS, NODE, join(import.meta.dirname, 'watch-client.ts'), '--server', 'https://127.0.0.1:6443', '--ca', env.CA, '--token-file', env.TOKEN, '--namespace', 'default', '--count', '6', '--max-seconds', '300'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(watcher);
-    const events: { w: number; ev: string; name?: string }[] = [];
-    let partial = '';
-    watcher.stdout.on('data', (d: Buffer) => {
-      const lines = (partial + d.toString()).split('\n');
-      partial = lines.pop()!;
-      for (const l of lines) if (l) events.push(JSON.parse(l) as { w: number; ev: string; name?: string });
-    });
-    await waitFor(() => new Set(events.filter((e) => e.ev === 'established').map((e) => e.w)).size === 6, { timeoutMs: 30_000, intervalMs: 100, what: 'six watches through the proxy' });
+      const watcher = spawn(
+        'ip',
+        [
+          'netns',
+          'exec',
+          env.NETNS,
+          NODE,
+          join(import.meta.dirname, 'watch-client.ts'),
+          '--server',
+          'https://127.0.0.1:6443',
+          '--ca',
+          env.CA,
+          '--token-file',
+          env.TOKEN,
+          '--namespace',
+          'default',
+          '--count',
+          '6',
+          '--max-seconds',
+          '300',
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      children.push(watcher);
+      const events: { w: number; ev: string; name?: string }[] = [];
+      let partial = '';
+      watcher.stdout.on('data', (d: Buffer) => {
+        const lines = (partial + d.toString()).split('\n');
+        partial = lines.pop()!;
+        for (const l of lines) if (l) events.push(JSON.parse(l) as { w: number; ev: string; name?: string });
+      });
+      await waitFor(() => new Set(events.filter((e) => e.ev === 'established').map((e) => e.w)).size === 6, {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        what: 'six watches through the proxy',
+      });
 
-    // Two of three apiservers killed, the seed among them.
-    const killed = [await apiserverArgv(1), await apiserverArgv(2)];
-    const node = await nodeName();
-    const killedAt = Date.now();
-    t = performance.now();
-    for (const k of killed) process.kill(k.pid, 'SIGKILL');
-    await waitFor(async () => {
-      const us = await proxyUpstreams();
-      return [addrs[0], addrs[1]].every((a) => us.find((u) => u.upstream === `${a}:6443`)?.state === 'down');
-    }, { timeoutMs: 30_000, intervalMs: 200, what: 'the killed apiservers marked down' });
-    figure('failover: kill to both marked down (s)', seconds(t));
-    await waitFor(async () => Date.parse((await kubectl(['-n', 'kube-node-lease', 'get', 'lease', node, '-o', 'jsonpath={.spec.renewTime}'])).trim()) > killedAt, {
-      timeoutMs: 60_000,
-      intervalMs: 500,
-      what: 'the node lease renewed after the kill',
-    });
-    figure('failover: kill to node lease renewed (s)', seconds(t));
-    await waitFor(() => nodeReady(killedAt), { timeoutMs: 60_000, intervalMs: 500, what: 'Node Ready with a heartbeat after the kill' });
-    figure('failover: kill to Ready heartbeat (s)', seconds(t));
-    await kubectl(['-n', 'default', 'create', 'configmap', 'kw-after-failover', '--from-literal=k=v']);
-    await waitFor(() => new Set(events.filter((e) => e.ev === 'object' && e.name === 'kw-after-failover').map((e) => e.w)).size === 6, {
-      timeoutMs: 60_000,
-      intervalMs: 200,
-      what: 'every watch delivers the ConfigMap created after the kill',
-    });
-    const cut = new Set(events.filter((e) => e.ev === 'closed').map((e) => e.w));
-    assert.ok(cut.size >= 1, 'at least one watch ran through a killed apiserver and was cut');
-    figure('failover: watches cut and re-established', cut.size);
-    figure('failover: kill to every watch delivering a new object (s)', seconds(t));
+      // Two of three apiservers killed, the seed among them.
+      const killed = [await apiserverArgv(1), await apiserverArgv(2)];
+      const node = await nodeName();
+      const killedAt = Date.now();
+      t = performance.now();
+      for (const k of killed) process.kill(k.pid, 'SIGKILL');
+      await waitFor(
+        async () => {
+          const us = await proxyUpstreams();
+          return [addrs[0], addrs[1]].every((a) => us.find((u) => u.upstream === `${a}:6443`)?.state === 'down');
+        },
+        { timeoutMs: 30_000, intervalMs: 200, what: 'the killed apiservers marked down' },
+      );
+      figure('failover: kill to both marked down (s)', seconds(t));
+      await waitFor(
+        async () => Date.parse((await kubectl(['-n', 'kube-node-lease', 'get', 'lease', node, '-o', 'jsonpath={.spec.renewTime}'])).trim()) > killedAt,
+        {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          what: 'the node lease renewed after the kill',
+        },
+      );
+      figure('failover: kill to node lease renewed (s)', seconds(t));
+      await waitFor(() => nodeReady(killedAt), { timeoutMs: 60_000, intervalMs: 500, what: 'Node Ready with a heartbeat after the kill' });
+      figure('failover: kill to Ready heartbeat (s)', seconds(t));
+      await kubectl(['-n', 'default', 'create', 'configmap', 'kw-after-failover', '--from-literal=k=v']);
+      await waitFor(() => new Set(events.filter((e) => e.ev === 'object' && e.name === 'kw-after-failover').map((e) => e.w)).size === 6, {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        what: 'every watch delivers the ConfigMap created after the kill',
+      });
+      const cut = new Set(events.filter((e) => e.ev === 'closed').map((e) => e.w));
+      assert.ok(cut.size >= 1, 'at least one watch ran through a killed apiserver and was cut');
+      figure('failover: watches cut and re-established', cut.size);
+      figure('failover: kill to every watch delivering a new object (s)', seconds(t));
 
-    // The killed apiservers come back and get connections again.
-    const before = await connectionTotals();
-    t = performance.now();
-    for (const [i, k] of killed.entries()) await respawnApiserver(i + 1, k.argv);
-    await waitFor(async () => {
-      const us = await proxyUpstreams();
-      return [addrs[0], addrs[1]].every((a) => us.find((u) => u.upstream === `${a}:6443`)?.state === 'up');
-    }, { timeoutMs: 120_000, intervalMs: 500, what: 'the restarted apiservers up again' });
-    figure('recovery: restart to both up (s)', seconds(t));
-    await waitFor(async () => {
-      await apiThroughProxy(); // new connections (slow start lets the returning ones take a growing share)
-      const now = await connectionTotals();
-      return [addrs[0], addrs[1]].every((a) => (now.get(`${a}:6443`) ?? 0) > (before.get(`${a}:6443`) ?? 0));
-    }, { timeoutMs: 90_000, intervalMs: 300, what: 'new connections to both restarted apiservers' });
-    figure('recovery: restart to new connections on both (s)', seconds(t));
-    watcher.kill('SIGTERM');
-  });
+      // The killed apiservers come back and get connections again.
+      const before = await connectionTotals();
+      t = performance.now();
+      for (const [i, k] of killed.entries()) await respawnApiserver(i + 1, k.argv);
+      await waitFor(
+        async () => {
+          const us = await proxyUpstreams();
+          return [addrs[0], addrs[1]].every((a) => us.find((u) => u.upstream === `${a}:6443`)?.state === 'up');
+        },
+        { timeoutMs: 120_000, intervalMs: 500, what: 'the restarted apiservers up again' },
+      );
+      figure('recovery: restart to both up (s)', seconds(t));
+      await waitFor(
+        async () => {
+          await apiThroughProxy(); // new connections (slow start lets the returning ones take a growing share)
+          const now = await connectionTotals();
+          return [addrs[0], addrs[1]].every((a) => (now.get(`${a}:6443`) ?? 0) > (before.get(`${a}:6443`) ?? 0));
+        },
+        { timeoutMs: 90_000, intervalMs: 300, what: 'new connections to both restarted apiservers' },
+      );
+      figure('recovery: restart to new connections on both (s)', seconds(t));
+      watcher.kill('SIGTERM');
+    },
+  );
 
   test('the node agents: watch and routes as static pods, routes programming nftables in the node namespace', { timeout: 5 * 60_000 }, async () => {
     const vip = '198.51.100.100';
@@ -373,7 +500,10 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     const routesPod = image(await readFile(join(ROOT, 'deploy/routes/static-pod.yaml'), 'utf8'))
       .replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`)
       .replace('path: /run/cloud-routes-heartbeat,', `path: ${dir}/cloud-routes-heartbeat,`);
-    assert.ok(watchPod.includes(`--vip=${vip}`) && !/path: \/run\/cloud-routes/.test(watchPod + routesPod), "the manifests were adapted: no state or heartbeat directory under the host /run");
+    assert.ok(
+      watchPod.includes(`--vip=${vip}`) && !/path: \/run\/cloud-routes/.test(watchPod + routesPod),
+      'the manifests were adapted: no state or heartbeat directory under the host /run',
+    );
     const t = performance.now();
     await writeFile(join(env.MANIFESTS, 'kubeward-watch.yaml'), watchPod);
     await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), routesPod);
@@ -398,46 +528,81 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     // azure-routes never removes them); `kubeward routes --clean-up` removes them for good.
     await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
     await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
-    await waitFor(async () => !(await containers('routes')).some((c) => c.running), { timeoutMs: 90_000, intervalMs: 300, what: 'the routes container stopped' });
+    await waitFor(async () => !(await containers('routes')).some((c) => c.running), {
+      timeoutMs: 90_000,
+      intervalMs: 300,
+      what: 'the routes container stopped',
+    });
     // The watcher published .down on its way out, so what stays is our table without the redirect.
     assert.ok((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), 'the rules outlive the routes pod');
-    await inNs([NODE, join(ROOT, 'src/cli/main.ts'), 'routes', '--provider', 'azure', '--state-dir', join(dir, 'cloud-routes'), '--admin-address', 'off', '--clean-up']);
+    await inNs([
+      NODE,
+      join(ROOT, 'src/cli/main.ts'),
+      'routes',
+      '--provider',
+      'azure',
+      '--state-dir',
+      join(dir, 'cloud-routes'),
+      '--admin-address',
+      'off',
+      '--clean-up',
+    ]);
     assert.equal((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), false, 'the table removed by --clean-up');
   });
 
-  test('the operator from the image against the real apiservers: the example overlay applied server-side, its pod template run by the kubelet', { timeout: 5 * 60_000, skip: kustomizeOld }, async () => {
-    const file = join(dir, 'operator-overlay.yaml');
-    await writeFile(file, (await sh('kubectl', ['kustomize', join(ROOT, 'deploy/operator/overlays/example')])).stdout);
-    const apply = () => kubectl(['apply', '--server-side', '--field-manager=kubeward-kubelet-it', '-f', file]);
-    await apply().catch(() => undefined); // the ManagedCluster waits for its CRD
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/managedclusters.kubeward.io']);
-    await waitFor(() => apply().then(() => true), { timeoutMs: 60_000, intervalMs: 1000, what: 'the example overlay applied' });
+  test(
+    'the operator from the image against the real apiservers: the example overlay applied server-side, its pod template run by the kubelet',
+    { timeout: 5 * 60_000, skip: kustomizeOld },
+    async () => {
+      const file = join(dir, 'operator-overlay.yaml');
+      await writeFile(file, (await sh('kubectl', ['kustomize', join(ROOT, 'deploy/operator/overlays/example')])).stdout);
+      const apply = () => kubectl(['apply', '--server-side', '--field-manager=kubeward-kubelet-it', '-f', file]);
+      await apply().catch(() => undefined); // the ManagedCluster waits for its CRD
+      await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/managedclusters.kubeward.io']);
+      await waitFor(() => apply().then(() => true), { timeoutMs: 60_000, intervalMs: 1000, what: 'the example overlay applied' });
 
-    // No scheduler here: the kubelet runs the Deployment's pod template as a static pod, unchanged
-    // but for the host network (the node has no pod network) and a kubeconfig (no token controller).
-    const dep = JSON.parse(await kubectl(['-n', 'kubeward-system', 'get', 'deployment', 'kubeward-operator', '-o', 'json'])) as {
-      spec: { template: { metadata: { labels: Record<string, string> }; spec: { serviceAccountName?: string; volumes?: unknown[]; containers: { image: string; args: string[]; volumeMounts?: unknown[] }[] } } };
-    };
-    const tpl = dep.spec.template;
-    assert.equal(tpl.spec.containers[0]!.image, 'localhost/kubeward:0.1.0', 'the overlay names the image npm run image tags');
-    const kubeconfig = (await readFile(env.KUBECONFIG, 'utf8')).replace(/server: "https:\/\/[^"]+"/, 'server: "https://127.0.0.1:6443"');
-    await writeFile(join(dir, 'operator-kubeconfig'), kubeconfig, { mode: 0o644 });
-    delete tpl.spec.serviceAccountName;
-    const c = tpl.spec.containers[0]!;
-    c.args = [...c.args, '--kubeconfig=/etc/kubeward/kubeconfig'];
-    c.volumeMounts = [...(c.volumeMounts ?? []), { name: 'kubeconfig', mountPath: '/etc/kubeward/kubeconfig', readOnly: true }];
-    const pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'kubeward-operator', namespace: 'kubeward-system', labels: tpl.metadata.labels },
-      spec: { ...tpl.spec, hostNetwork: true, volumes: [...(tpl.spec.volumes ?? []), { name: 'kubeconfig', hostPath: { path: join(dir, 'operator-kubeconfig'), type: 'File' } }] },
-    };
-    const t = performance.now();
-    await writeFile(join(env.MANIFESTS, 'kubeward-operator.json'), JSON.stringify(pod, null, 2));
-    await waitFor(() => inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9453/readyz']).then(() => true, () => false), { timeoutMs: 120_000, intervalMs: 500, what: 'the operator ready (leader)' });
-    figure('operator: manifest to ready leader (s)', seconds(t));
-    const holder = (await kubectl(['-n', 'kubeward-system', 'get', 'lease', 'kubeward-operator', '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
-    assert.match(holder, /^kubeward-operator-/, 'the replica in the image holds the leader Lease under its pod name');
-    await rm(join(env.MANIFESTS, 'kubeward-operator.json'));
-  });
+      // No scheduler here: the kubelet runs the Deployment's pod template as a static pod, unchanged
+      // but for the host network (the node has no pod network) and a kubeconfig (no token controller).
+      const dep = JSON.parse(await kubectl(['-n', 'kubeward-system', 'get', 'deployment', 'kubeward-operator', '-o', 'json'])) as {
+        spec: {
+          template: {
+            metadata: { labels: Record<string, string> };
+            spec: { serviceAccountName?: string; volumes?: unknown[]; containers: { image: string; args: string[]; volumeMounts?: unknown[] }[] };
+          };
+        };
+      };
+      const tpl = dep.spec.template;
+      assert.equal(tpl.spec.containers[0]!.image, 'localhost/kubeward:0.1.0', 'the overlay names the image npm run image tags');
+      const kubeconfig = (await readFile(env.KUBECONFIG, 'utf8')).replace(/server: "https:\/\/[^"]+"/, 'server: "https://127.0.0.1:6443"');
+      await writeFile(join(dir, 'operator-kubeconfig'), kubeconfig, { mode: 0o644 });
+      delete tpl.spec.serviceAccountName;
+      const c = tpl.spec.containers[0]!;
+      c.args = [...c.args, '--kubeconfig=/etc/kubeward/kubeconfig'];
+      c.volumeMounts = [...(c.volumeMounts ?? []), { name: 'kubeconfig', mountPath: '/etc/kubeward/kubeconfig', readOnly: true }];
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'kubeward-operator', namespace: 'kubeward-system', labels: tpl.metadata.labels },
+        spec: {
+          ...tpl.spec,
+          hostNetwork: true,
+          volumes: [...(tpl.spec.volumes ?? []), { name: 'kubeconfig', hostPath: { path: join(dir, 'operator-kubeconfig'), type: 'File' } }],
+        },
+      };
+      const t = performance.now();
+      await writeFile(join(env.MANIFESTS, 'kubeward-operator.json'), JSON.stringify(pod, null, 2));
+      await waitFor(
+        () =>
+          inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9453/readyz']).then(
+            () => true,
+            () => false,
+          ),
+        { timeoutMs: 120_000, intervalMs: 500, what: 'the operator ready (leader)' },
+      );
+      figure('operator: manifest to ready leader (s)', seconds(t));
+      const holder = (await kubectl(['-n', 'kubeward-system', 'get', 'lease', 'kubeward-operator', '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
+      assert.match(holder, /^kubeward-operator-/, 'the replica in the image holds the leader Lease under its pod name');
+      await rm(join(env.MANIFESTS, 'kubeward-operator.json'));
+    },
+  );
 });

@@ -33,7 +33,20 @@ export type Standin = Awaited<ReturnType<typeof startStandin>>;
 
 /** Starts testkit/apiserver-standin-main.ts on [::]:6443 in ns; `command` writes to its stdin ("readyz fail"). */
 export async function startStandin(net: LabNet, ns: string, name: string, certFile: string, keyFile: string) {
-  const child = net.spawn(ns, [NODE, join(REPO, 'testkit', 'apiserver-standin-main.ts'), '--cert', certFile, '--key', keyFile, '--host', '::', '--port', '6443', '--name', name]);
+  const child = net.spawn(ns, [
+    NODE,
+    join(REPO, 'testkit', 'apiserver-standin-main.ts'),
+    '--cert',
+    certFile,
+    '--key',
+    keyFile,
+    '--host',
+    '::',
+    '--port',
+    '6443',
+    '--name',
+    name,
+  ]);
   child.stderr!.resume();
   const lines = createInterface({ input: child.stdout! });
   await new Promise<void>((resolve, reject) => {

@@ -77,7 +77,10 @@ export class CloudLab {
       cl: {},
       hc: {},
     });
-    await net.batch(undefined, links.map((l) => net.vethLine('lb', l.lbIf, l.ns, 'eth0')));
+    await net.batch(
+      undefined,
+      links.map((l) => net.vethLine('lb', l.lbIf, l.ns, 'eth0')),
+    );
     const lbLines = ['link set lo up', `addr add ${METADATA_IP}/32 dev lo`];
     for (const l of links) {
       lbLines.push(`link set ${l.lbIf} up`, `addr add ${l.lb[0]} dev ${l.lbIf}`, `addr add ${l.lb[1]} dev ${l.lbIf} nodad`);
@@ -117,7 +120,11 @@ export class CloudLab {
   async setBackends(names: string[]): Promise<void> {
     const ms = names.map((n) => this.master(n));
     if (this.style === 'azure') return this.#azureBackends(ms);
-    for (const [vip, family] of [[VIP4, 4], [INGRESS_VIP, 4], [VIP6, 6]] as const) {
+    for (const [vip, family] of [
+      [VIP4, 4],
+      [INGRESS_VIP, 4],
+      [VIP6, 6],
+    ] as const) {
       const hops = ms.flatMap((m) => ['nexthop', 'via', family === 4 ? m.ip4 : m.ip6]);
       const route = ms.length ? hops : ['unreachable'];
       await this.net.ip('lb', `-${family}`, 'route', 'replace', ...(ms.length ? [vip, ...route] : [...route, vip]));
@@ -131,7 +138,10 @@ export class CloudLab {
       return `numgen inc mod ${ips.length} map { ${ips.map((ip, i) => `${i} : ${ip}`).join(', ')} }`;
     };
     const rules = ms.length
-      ? [`ip daddr ${VIP4} tcp dport { ${LB_PORTS.join(', ')} } dnat ip to ${target(4)}`, `ip6 daddr ${VIP6} tcp dport { ${LB_PORTS.join(', ')} } dnat ip6 to ${target(6)}`]
+      ? [
+          `ip daddr ${VIP4} tcp dport { ${LB_PORTS.join(', ')} } dnat ip to ${target(4)}`,
+          `ip6 daddr ${VIP6} tcp dport { ${LB_PORTS.join(', ')} } dnat ip6 to ${target(6)}`,
+        ]
       : [`ip daddr ${VIP4} drop`, `ip6 daddr ${VIP6} drop`];
     await this.net.nft(
       'lb',
@@ -146,7 +156,11 @@ export class CloudLab {
   async setSelfRoute(name: string, on: boolean): Promise<void> {
     const m = this.master(name);
     const table = String(100 + this.masters.indexOf(m) + 1);
-    for (const [vip, family, src] of [[VIP4, 4, m.ip4], [INGRESS_VIP, 4, m.ip4], [VIP6, 6, m.ip6]] as const) {
+    for (const [vip, family, src] of [
+      [VIP4, 4, m.ip4],
+      [INGRESS_VIP, 4, m.ip4],
+      [VIP6, 6, m.ip6],
+    ] as const) {
       const rule = ['rule', on ? 'add' : 'del', 'from', src, 'to', vip, 'lookup', table, 'priority', '100'];
       if (on) await this.net.ip('lb', `-${family}`, 'route', 'replace', vip, 'via', src, 'table', table);
       await this.net.ip('lb', `-${family}`, ...rule);

@@ -43,7 +43,11 @@ export interface MetadataControl {
 }
 
 /** Starts the metadata stand-in in lb; returns the URL for --metadata-url and a setter. */
-export async function startMetadata(lab: CloudLab, stateDir: string, control: MetadataControl): Promise<{ url: string; set: (c: MetadataControl) => Promise<void> }> {
+export async function startMetadata(
+  lab: CloudLab,
+  stateDir: string,
+  control: MetadataControl,
+): Promise<{ url: string; set: (c: MetadataControl) => Promise<void> }> {
   // Kept in the state directory: kubeward routes must ignore files that are not VIP state files.
   const file = join(stateDir, 'metadata-control.json');
   const set = (c: MetadataControl) => writeFile(file, JSON.stringify(c));

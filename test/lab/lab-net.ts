@@ -12,7 +12,11 @@ export const NODE = join(REPO, 'node_modules', '.bin', 'node');
 /** Why lab tests cannot run here, or undefined when they can. */
 export async function labSkipReason(): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return 'network-namespace lab tests need root (run the tests as root, as CI does)';
-  for (const tool of [['ip', 'netns', 'list'], ['nft', '--version'], ['sysctl', '--version']]) {
+  for (const tool of [
+    ['ip', 'netns', 'list'],
+    ['nft', '--version'],
+    ['sysctl', '--version'],
+  ]) {
     try {
       await execCommand(tool, { timeoutMs: 5000 });
     } catch {
@@ -49,7 +53,10 @@ export class LabNet {
   async addNamespaces(specs: Record<string, Record<string, string>>): Promise<void> {
     const names = Object.keys(specs);
     this.#namespaces.push(...names.map((n) => this.ns(n)));
-    await this.batch(undefined, names.map((n) => `netns add ${this.ns(n)}`));
+    await this.batch(
+      undefined,
+      names.map((n) => `netns add ${this.ns(n)}`),
+    );
     for (const [name, sysctls] of Object.entries(specs)) {
       const all = { 'net.ipv4.conf.all.rp_filter': '0', 'net.ipv4.conf.default.rp_filter': '0', ...sysctls };
       await this.exec(name, ['sysctl', '-qw', ...Object.entries(all).map(([k, v]) => `${k}=${v}`)]);

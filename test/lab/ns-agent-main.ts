@@ -71,7 +71,9 @@ function openConn(host: string, port: number, timeoutMs: number, localPort?: num
 function track(id: string, socket: Socket): void {
   const c = { socket, lines: [] as string[], waiters: [] as ((l: string | Error) => void)[] };
   const push = (l: string | Error) => (c.waiters.length ? c.waiters.shift()!(l) : typeof l === 'string' && c.lines.push(l));
-  createInterface({ input: socket }).on('line', push).on('error', () => {}); // the socket's own 'error' handler reports it
+  createInterface({ input: socket })
+    .on('line', push)
+    .on('error', () => {}); // the socket's own 'error' handler reports it
   socket.on('error', (e: NodeJS.ErrnoException) => push(new Error(e.code ?? e.message)));
   socket.on('close', () => push(new Error('EOF')));
   conns.set(id, c);

@@ -56,10 +56,14 @@ export class RoutesProcess {
       p.child.once('exit', (code) => reject(new Error(`kubeward routes ${args.join(' ')} exited ${code}: ${p.logs.slice(-3).join(' | ')}`))),
     );
     exited.catch(() => {});
-    const ready = waitFor(async () => (await p.status())?.lastSync?.ok, { timeoutMs: 15_000, intervalMs: 100, what: `kubeward routes in ${ns} ready` }).catch((err: Error) => {
-      // The daemon's own words say why it never became ready (a sync that keeps failing, a listener that never bound).
-      throw new Error(`${err.message}; last /status answer: ${p.lastStatusAnswer || '(none)'}; its last log lines: ${p.logs.slice(-5).join(' | ') || '(none)'}`);
-    });
+    const ready = waitFor(async () => (await p.status())?.lastSync?.ok, { timeoutMs: 15_000, intervalMs: 100, what: `kubeward routes in ${ns} ready` }).catch(
+      (err: Error) => {
+        // The daemon's own words say why it never became ready (a sync that keeps failing, a listener that never bound).
+        throw new Error(
+          `${err.message}; last /status answer: ${p.lastStatusAnswer || '(none)'}; its last log lines: ${p.logs.slice(-5).join(' | ') || '(none)'}`,
+        );
+      },
+    );
     ready.catch(() => {}); // when the process exits first, the race has already failed the test
     await Promise.race([ready, exited]);
     return p;

@@ -21,11 +21,17 @@ interface Setup {
   count(pathPart: string, method?: string): number;
 }
 
-async function setup(t: { after(fn: () => Promise<void>): void }, emuOpts: EmulatorOptions = {}, clientOpts: Partial<OpenStackClientOptions> = {}): Promise<Setup> {
+async function setup(
+  t: { after(fn: () => Promise<void>): void },
+  emuOpts: EmulatorOptions = {},
+  clientOpts: Partial<OpenStackClientOptions> = {},
+): Promise<Setup> {
   const emu = new OpenStackEmulator(emuOpts);
   await emu.start();
   t.after(() => emu.close());
-  const config = resolveCloudConfig({ env: { OS_AUTH_URL: emu.authUrl, OS_USERNAME: 'admin', OS_PASSWORD: 'admin', OS_PROJECT_NAME: 'admin', OS_USER_DOMAIN_NAME: 'Default' } });
+  const config = resolveCloudConfig({
+    env: { OS_AUTH_URL: emu.authUrl, OS_USERNAME: 'admin', OS_PASSWORD: 'admin', OS_PROJECT_NAME: 'admin', OS_USER_DOMAIN_NAME: 'Default' },
+  });
   const logs: string[] = [];
   const log = createLogger({ format: 'json', level: 'trace', write: (l) => void logs.push(l) });
   const client = createOpenStackClient({ config, log, clock: emuOpts.clock, retry: { baseDelayMs: 5, maxDelayMs: 20, attemptTimeoutMs: 2000 }, ...clientOpts });
@@ -73,8 +79,14 @@ test('a 401 that persists after re-authentication is reported, not looped on', a
 
 test('wrong credentials fail at once with 401 and are not retried', async (t) => {
   const s = await setup(t);
-  const bad = createOpenStackClient({ config: { ...s.config, auth: { ...s.config.auth, password: 'nope' } as CloudConfig['auth'] }, log: createSilentLogger() });
-  await assert.rejects(bad.nova.listServers(), (err: OpenStackError) => err.status === 401 && err.faultType === 'Unauthorized' && /authentication as cloud "envvars" failed/.test(err.message));
+  const bad = createOpenStackClient({
+    config: { ...s.config, auth: { ...s.config.auth, password: 'nope' } as CloudConfig['auth'] },
+    log: createSilentLogger(),
+  });
+  await assert.rejects(
+    bad.nova.listServers(),
+    (err: OpenStackError) => err.status === 401 && err.faultType === 'Unauthorized' && /authentication as cloud "envvars" failed/.test(err.message),
+  );
   assert.equal(s.count('/auth/tokens', 'POST'), 1);
 });
 
@@ -83,8 +95,16 @@ test('5xx answers are retried with backoff until one succeeds; warnings name the
   s.emu.addFault({ service: 'compute', path: '^/servers/detail', status: 503, times: 2 });
   assert.deepEqual(await s.client.nova.listServers(), []);
   assert.equal(s.count('/servers/detail'), 3);
-  const warnings = s.logs.map((l) => JSON.parse(l) as { msg: string; attempt?: number; status?: number }).filter((l) => l.msg === 'openstack request failed, retrying');
-  assert.deepEqual(warnings.map((w) => [w.attempt, w.status]), [[1, 503], [2, 503]]);
+  const warnings = s.logs
+    .map((l) => JSON.parse(l) as { msg: string; attempt?: number; status?: number })
+    .filter((l) => l.msg === 'openstack request failed, retrying');
+  assert.deepEqual(
+    warnings.map((w) => [w.attempt, w.status]),
+    [
+      [1, 503],
+      [2, 503],
+    ],
+  );
 });
 
 test('when every attempt fails the error carries the last status, fault, request ID and attempt count', async (t) => {
@@ -132,10 +152,13 @@ test('a hung service times out per attempt and the retry gets through', async (t
 test('a service that always hangs gives E_TIMEOUT after the attempts are used up', async (t) => {
   const s = await setup(t, {}, { retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20, attemptTimeoutMs: 200 } });
   s.emu.addFault({ service: 'volume', hang: true });
-  await assert.rejects(s.client.cinder.listVolumes(), (err: OpenStackError) => err.code === 'E_TIMEOUT' && err.details.attempts === 2 && /no answer within 200 ms/.test(err.message));
+  await assert.rejects(
+    s.client.cinder.listVolumes(),
+    (err: OpenStackError) => err.code === 'E_TIMEOUT' && err.details.attempts === 2 && /no answer within 200 ms/.test(err.message),
+  );
 });
 
-test('aborting the caller\'s signal stops waiting and retrying at once', async (t) => {
+test("aborting the caller's signal stops waiting and retrying at once", async (t) => {
   const s = await setup(t, {}, { retry: { maxAttempts: 10, baseDelayMs: 5_000, maxDelayMs: 5_000, attemptTimeoutMs: 5_000 } });
   s.emu.addFault({ service: 'compute', status: 503 });
   const ac = new AbortController();
@@ -152,10 +175,21 @@ test('aborting the caller\'s signal stops waiting and retrying at once', async (
 test('paged lists are followed to the end: Nova servers, Cinder volumes, Octavia load balancers', async (t) => {
   const s = await setup(t, { maxPageSize: 4, timings: { serverBuildMs: 0, lbCreateMs: 0 } });
   const fx = s.client.http;
-  const net = (await fx.request<{ network: { id: string } }>('network', { method: 'POST', path: '/networks', body: { network: { name: 'n' } } })).body.network.id;
-  const sub = (await fx.request<{ subnet: { id: string } }>('network', { method: 'POST', path: '/subnets', body: { subnet: { network_id: net, cidr: '10.5.0.0/24', ip_version: 4 } } })).body.subnet.id;
+  const net = (await fx.request<{ network: { id: string } }>('network', { method: 'POST', path: '/networks', body: { network: { name: 'n' } } })).body.network
+    .id;
+  const sub = (
+    await fx.request<{ subnet: { id: string } }>('network', {
+      method: 'POST',
+      path: '/subnets',
+      body: { subnet: { network_id: net, cidr: '10.5.0.0/24', ip_version: 4 } },
+    })
+  ).body.subnet.id;
   for (let i = 0; i < 10; i++) {
-    await fx.request('compute', { method: 'POST', path: '/servers', body: { server: { name: `s${i}`, flavorRef: '1', imageRef: '00000000-0000-4000-8000-000000000001', networks: [{ uuid: net }] } } });
+    await fx.request('compute', {
+      method: 'POST',
+      path: '/servers',
+      body: { server: { name: `s${i}`, flavorRef: '1', imageRef: '00000000-0000-4000-8000-000000000001', networks: [{ uuid: net }] } },
+    });
     await fx.request('block-storage', { method: 'POST', path: '/volumes', body: { volume: { size: 1, name: `v${i}` } } });
     await fx.request('load-balancer', { method: 'POST', path: '/lbaas/loadbalancers', body: { loadbalancer: { name: `lb${i}`, vip_subnet_id: sub } } });
   }
@@ -179,7 +213,10 @@ test('errors of every service carry the request ID the service sent', async (t) 
     const err = await call().catch((e: unknown) => e);
     assert.ok(err instanceof OpenStackError, service);
     assert.equal(err.status, 404, service);
-    assert.ok(s.emu.requests.some((r) => r.requestId === err.requestId && r.status === 404), `${service}: ${err.message}`);
+    assert.ok(
+      s.emu.requests.some((r) => r.requestId === err.requestId && r.status === 404),
+      `${service}: ${err.message}`,
+    );
     assert.ok(err.message.includes(err.requestId!), service);
   }
 });
@@ -193,19 +230,30 @@ test('passwords, application credential secrets and tokens never reach the logs'
   const admin = createOpenStackClient({ config: adminConfig, log: log('json') });
   await admin.nova.listServers();
   const created = await admin.http.request<{ application_credential: { id: string; secret: string } }>('identity', {
-    method: 'POST', path: '/users/user-admin/application_credentials', body: { application_credential: { name: 'kw', secret: 'app-cred-s3cret-value' } },
+    method: 'POST',
+    path: '/users/user-admin/application_credentials',
+    body: { application_credential: { name: 'kw', secret: 'app-cred-s3cret-value' } },
   });
   const cred = created.body.application_credential;
   const app = createOpenStackClient({ config: { ...s.config, auth: { type: 'applicationCredential', id: cred.id, secret: cred.secret } }, log: log('text') });
   assert.equal((await app.keystone.tokenInfo()).projectName, 'admin', 'application credential auth works');
   await app.neutron.listExtensions();
-  const wrong = createOpenStackClient({ config: { ...s.config, auth: { ...s.config.auth, password: 'wrong-password-xyz' } as CloudConfig['auth'] }, log: log('json') });
+  const wrong = createOpenStackClient({
+    config: { ...s.config, auth: { ...s.config.auth, password: 'wrong-password-xyz' } as CloudConfig['auth'] },
+    log: log('json'),
+  });
   const err = await wrong.neutron.listExtensions().catch((e: unknown) => e);
   s.emu.addFault({ service: 'network', status: 500, times: 1 });
   await admin.neutron.listExtensions();
   const all = lines.join('\n');
-  assert.ok(lines.some((l) => l.includes('openstack request')), 'requests are logged at debug');
-  assert.ok(lines.some((l) => l.includes('retrying')), 'retries are logged');
+  assert.ok(
+    lines.some((l) => l.includes('openstack request')),
+    'requests are logged at debug',
+  );
+  assert.ok(
+    lines.some((l) => l.includes('retrying')),
+    'retries are logged',
+  );
   const secrets = ['Adm1n-Secret-Pw', 'app-cred-s3cret-value', 'wrong-password-xyz', (await admin.session.token()).value, (await app.session.token()).value];
   for (const secret of secrets) {
     assert.ok(!all.includes(secret), `found ${secret.slice(0, 10)}… in the logs`);
@@ -239,7 +287,8 @@ test('emulated delays: a volume that takes 30 s to delete, one stuck forever, an
   const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
   const s = await setup(t, { clock, timings: { volumeCreateMs: 0, lbCreateMs: 1000, lbUpdateMs: 0, lbDeleteMs: 5000 } });
   const http = s.client.http;
-  const mk = async (name: string) => (await http.request<{ volume: { id: string } }>('block-storage', { method: 'POST', path: '/volumes', body: { volume: { size: 1, name } } })).body.volume.id;
+  const mk = async (name: string) =>
+    (await http.request<{ volume: { id: string } }>('block-storage', { method: 'POST', path: '/volumes', body: { volume: { size: 1, name } } })).body.volume.id;
   const slow = await mk('slow');
   const stuck = await mk('stuck');
   s.emu.addDelay({ kind: 'volume-delete', id: slow, delayMs: 30_000 });
@@ -254,13 +303,30 @@ test('emulated delays: a volume that takes 30 s to delete, one stuck forever, an
   assert.equal((await s.client.cinder.getVolume(stuck))?.status, 'deleting');
   await assert.rejects(s.client.cinder.deleteVolume(stuck), (err: OpenStackError) => err.status === 400 && err.faultType === 'badRequest');
 
-  const net = (await http.request<{ network: { id: string } }>('network', { method: 'POST', path: '/networks', body: { network: { name: 'n' } } })).body.network.id;
-  const sub = (await http.request<{ subnet: { id: string } }>('network', { method: 'POST', path: '/subnets', body: { subnet: { network_id: net, cidr: '10.6.0.0/24', ip_version: 4 } } })).body.subnet.id;
-  const lb = (await http.request<{ loadbalancer: { id: string } }>('load-balancer', { method: 'POST', path: '/lbaas/loadbalancers', body: { loadbalancer: { name: 'kube_service_c1_ns_svc', vip_subnet_id: sub } } })).body.loadbalancer.id;
+  const net = (await http.request<{ network: { id: string } }>('network', { method: 'POST', path: '/networks', body: { network: { name: 'n' } } })).body.network
+    .id;
+  const sub = (
+    await http.request<{ subnet: { id: string } }>('network', {
+      method: 'POST',
+      path: '/subnets',
+      body: { subnet: { network_id: net, cidr: '10.6.0.0/24', ip_version: 4 } },
+    })
+  ).body.subnet.id;
+  const lb = (
+    await http.request<{ loadbalancer: { id: string } }>('load-balancer', {
+      method: 'POST',
+      path: '/lbaas/loadbalancers',
+      body: { loadbalancer: { name: 'kube_service_c1_ns_svc', vip_subnet_id: sub } },
+    })
+  ).body.loadbalancer.id;
   assert.equal((await s.client.octavia.getLoadBalancer(lb))?.provisioning_status, 'PENDING_CREATE');
   await assert.rejects(s.client.octavia.deleteLoadBalancer(lb), (err: OpenStackError) => err.status === 409 && /immutable/.test(err.message));
   clock.advance(1000);
-  await http.request('load-balancer', { method: 'POST', path: '/lbaas/listeners', body: { listener: { loadbalancer_id: lb, protocol: 'TCP', protocol_port: 80 } } });
+  await http.request('load-balancer', {
+    method: 'POST',
+    path: '/lbaas/listeners',
+    body: { listener: { loadbalancer_id: lb, protocol: 'TCP', protocol_port: 80 } },
+  });
   await assert.rejects(s.client.octavia.deleteLoadBalancer(lb), (err: OpenStackError) => err.status === 400 && /it has children/.test(err.message));
   assert.equal(await s.client.octavia.deleteLoadBalancer(lb, { cascade: true }), 'deleted');
   assert.equal((await s.client.octavia.getLoadBalancer(lb))?.provisioning_status, 'PENDING_DELETE');
@@ -272,7 +338,8 @@ test('emulated delays: a volume that takes 30 s to delete, one stuck forever, an
 
 test('the admin API drives faults and delays over HTTP too', async (t) => {
   const s = await setup(t);
-  const admin = (path: string, method: string, body?: unknown) => fetch(`${s.emu.url}/_admin${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+  const admin = (path: string, method: string, body?: unknown) =>
+    fetch(`${s.emu.url}/_admin${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
   assert.equal((await admin('/faults', 'POST', { service: 'network', path: '^/extensions$', status: 503, times: 1 })).status, 201);
   await s.client.neutron.listExtensions();
   assert.equal(s.count('/network/v2.0/extensions'), 2);
@@ -286,26 +353,42 @@ test('the admin API drives faults and delays over HTTP too', async (t) => {
   assert.equal(s.count('/auth/tokens', 'POST'), 2);
 });
 
-
 test('floating IPs: found by port, shown as floating addresses on the server, released with the LB or deleted', async (t) => {
   const s = await setup(t, { timings: { serverBuildMs: 0, lbCreateMs: 0, lbDeleteMs: 0 } });
   const http = s.client.http;
-  const post = async <T>(service: 'network' | 'compute' | 'load-balancer', path: string, body: unknown) => (await http.request<T>(service, { method: 'POST', path, body })).body;
+  const post = async <T>(service: 'network' | 'compute' | 'load-balancer', path: string, body: unknown) =>
+    (await http.request<T>(service, { method: 'POST', path, body })).body;
   const ext = (await post<{ network: { id: string } }>('network', '/networks', { network: { name: 'public', 'router:external': true } })).network.id;
   await post('network', '/subnets', { subnet: { network_id: ext, cidr: '203.0.113.0/24', ip_version: 4 } });
   const net = (await post<{ network: { id: string } }>('network', '/networks', { network: { name: 'nodes' } })).network.id;
   const sub = (await post<{ subnet: { id: string } }>('network', '/subnets', { subnet: { network_id: net, cidr: '10.7.0.0/24', ip_version: 4 } })).subnet.id;
-  const server = (await post<{ server: { id: string } }>('compute', '/servers', { server: { name: 'n1', flavorRef: '1', imageRef: '00000000-0000-4000-8000-000000000001', networks: [{ uuid: net }] } })).server.id;
+  const server = (
+    await post<{ server: { id: string } }>('compute', '/servers', {
+      server: { name: 'n1', flavorRef: '1', imageRef: '00000000-0000-4000-8000-000000000001', networks: [{ uuid: net }] },
+    })
+  ).server.id;
   const [port] = await s.client.neutron.listPorts({ deviceId: server });
-  const fip = (await post<{ floatingip: { id: string; floating_ip_address: string } }>('network', '/floatingips', { floatingip: { floating_network_id: ext, port_id: port!.id } })).floatingip;
-  assert.deepEqual((await s.client.neutron.listFloatingIps({ portId: port!.id })).map((f) => f.id), [fip.id]);
+  const fip = (
+    await post<{ floatingip: { id: string; floating_ip_address: string } }>('network', '/floatingips', {
+      floatingip: { floating_network_id: ext, port_id: port!.id },
+    })
+  ).floatingip;
+  assert.deepEqual(
+    (await s.client.neutron.listFloatingIps({ portId: port!.id })).map((f) => f.id),
+    [fip.id],
+  );
   const addrs = Object.values((await s.client.nova.getServer(server))!.addresses).flat();
   assert.deepEqual(addrs.map((a) => a['OS-EXT-IPS:type']).sort(), ['fixed', 'floating']);
   assert.equal(await s.client.neutron.deleteFloatingIp(fip.id), 'deleted');
   assert.equal(await s.client.neutron.deleteFloatingIp(fip.id), 'absent');
 
-  const lb = (await post<{ loadbalancer: { id: string; vip_port_id: string } }>('load-balancer', '/lbaas/loadbalancers', { loadbalancer: { name: 'svc', vip_subnet_id: sub } })).loadbalancer;
-  const lbFip = (await post<{ floatingip: { id: string } }>('network', '/floatingips', { floatingip: { floating_network_id: ext, port_id: lb.vip_port_id } })).floatingip;
+  const lb = (
+    await post<{ loadbalancer: { id: string; vip_port_id: string } }>('load-balancer', '/lbaas/loadbalancers', {
+      loadbalancer: { name: 'svc', vip_subnet_id: sub },
+    })
+  ).loadbalancer;
+  const lbFip = (await post<{ floatingip: { id: string } }>('network', '/floatingips', { floatingip: { floating_network_id: ext, port_id: lb.vip_port_id } }))
+    .floatingip;
   assert.equal(await s.client.octavia.deleteLoadBalancer(lb.id, { cascade: true }), 'deleted');
   await s.client.octavia.getLoadBalancer(lb.id);
   const [left] = await s.client.neutron.listFloatingIps({ projectId: 'project-admin' });
@@ -329,10 +412,17 @@ test('a caller that gives up during a shared authentication does not fail the ot
 test('the session keeps only the catalog fields it reads: every type, and per endpoint its interface, region and URL', async (t) => {
   const s = await setup(t);
   const info = await s.client.keystone.tokenInfo();
-  assert.ok(info.catalog.some((e) => e.type === 'network'), 'the catalog still has its services');
+  assert.ok(
+    info.catalog.some((e) => e.type === 'network'),
+    'the catalog still has its services',
+  );
   for (const e of info.catalog) {
     assert.deepEqual(Object.keys(e).sort(), ['endpoints', 'type']);
-    for (const ep of e.endpoints) assert.deepEqual(Object.keys(ep).filter((k) => !['interface', 'url', 'region', 'region_id'].includes(k)), []);
+    for (const ep of e.endpoints)
+      assert.deepEqual(
+        Object.keys(ep).filter((k) => !['interface', 'url', 'region', 'region_id'].includes(k)),
+        [],
+      );
   }
   await s.client.neutron.listExtensions();
 });

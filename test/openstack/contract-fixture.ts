@@ -31,10 +31,16 @@ export class ContractFixture {
   }
 
   async network(cidr = '10.0.0.0/24'): Promise<TestNet> {
-    const net = await this.call<{ network: { id: string } }>('network', { method: 'POST', path: '/networks', body: { network: { name: `${this.prefix}-net` } } });
+    const net = await this.call<{ network: { id: string } }>('network', {
+      method: 'POST',
+      path: '/networks',
+      body: { network: { name: `${this.prefix}-net` } },
+    });
     this.#undo.push(() => this.#ignore404('network', `/networks/${net.network.id}`));
     const sub = await this.call<{ subnet: { id: string; gateway_ip: string } }>('network', {
-      method: 'POST', path: '/subnets', body: { subnet: { name: `${this.prefix}-sub`, network_id: net.network.id, cidr, ip_version: 4 } },
+      method: 'POST',
+      path: '/subnets',
+      body: { subnet: { name: `${this.prefix}-sub`, network_id: net.network.id, cidr, ip_version: 4 } },
     });
     return { networkId: net.network.id, subnetId: sub.subnet.id, cidr, gateway: sub.subnet.gateway_ip };
   }
@@ -53,13 +59,21 @@ export class ContractFixture {
   }
 
   async port(networkId: string, extra: Obj = {}): Promise<Obj & { id: string; mac_address: string }> {
-    const p = await this.call<{ port: Obj & { id: string; mac_address: string } }>('network', { method: 'POST', path: '/ports', body: { port: { name: `${this.prefix}-port`, network_id: networkId, ...extra } } });
+    const p = await this.call<{ port: Obj & { id: string; mac_address: string } }>('network', {
+      method: 'POST',
+      path: '/ports',
+      body: { port: { name: `${this.prefix}-port`, network_id: networkId, ...extra } },
+    });
     this.#undo.push(() => this.#ignore404('network', `/ports/${p.port.id}`));
     return p.port;
   }
 
   async securityGroup(suffix = 'sg'): Promise<Obj & { id: string; name: string }> {
-    const g = await this.call<{ security_group: Obj & { id: string; name: string } }>('network', { method: 'POST', path: '/security-groups', body: { security_group: { name: `${this.prefix}-${suffix}` } } });
+    const g = await this.call<{ security_group: Obj & { id: string; name: string } }>('network', {
+      method: 'POST',
+      path: '/security-groups',
+      body: { security_group: { name: `${this.prefix}-${suffix}` } },
+    });
     this.#undo.push(() => this.#ignore404('network', `/security-groups/${g.security_group.id}`));
     return g.security_group;
   }
@@ -71,7 +85,9 @@ export class ContractFixture {
     const flavor = flavors.flavors.find((f) => f.name === 'it.tiny');
     if (!flavor || !images.images[0]) throw new Error('flavor it.tiny or image it-image missing (setup.sh creates them)');
     const s = await this.call<{ server: { id: string } }>('compute', {
-      method: 'POST', path: '/servers', body: { server: { name: `${this.prefix}-${name}`, flavorRef: flavor.id, imageRef: images.images[0].id, networks: [{ uuid: networkId }] } },
+      method: 'POST',
+      path: '/servers',
+      body: { server: { name: `${this.prefix}-${name}`, flavorRef: flavor.id, imageRef: images.images[0].id, networks: [{ uuid: networkId }] } },
     });
     const id = s.server.id;
     this.#undo.push(async () => {
@@ -150,5 +166,9 @@ export async function openRoutedNetwork(target: ContractTarget, cidr = '10.0.0.0
 
 /** Inside a describe: openRoutedNetwork for the whole suite (see suiteFixture). */
 export function useRoutedNetwork(target: ContractTarget, cidr?: string): Omit<RoutedNetwork, 'close'> {
-  return suiteFixture(`the OpenStack fixture on ${target.name}`, () => openRoutedNetwork(target, cidr), (env) => env.close());
+  return suiteFixture(
+    `the OpenStack fixture on ${target.name}`,
+    () => openRoutedNetwork(target, cidr),
+    (env) => env.close(),
+  );
 }

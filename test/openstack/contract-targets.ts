@@ -64,16 +64,25 @@ export function contractTargets(env: Readonly<Record<string, string | undefined>
         const emu = new OpenStackEmulator({ maxRoutes: 30 });
         await emu.start();
         const config = resolveCloudConfig({
-          env: { OS_AUTH_URL: emu.authUrl, OS_USERNAME: 'admin', OS_PASSWORD: 'admin', OS_PROJECT_NAME: 'admin', OS_USER_DOMAIN_NAME: 'Default', OS_PROJECT_DOMAIN_NAME: 'Default', OS_REGION_NAME: 'RegionOne' },
+          env: {
+            OS_AUTH_URL: emu.authUrl,
+            OS_USERNAME: 'admin',
+            OS_PASSWORD: 'admin',
+            OS_PROJECT_NAME: 'admin',
+            OS_USER_DOMAIN_NAME: 'Default',
+            OS_PROJECT_DOMAIN_NAME: 'Default',
+            OS_REGION_NAME: 'RegionOne',
+          },
         });
         return session(config, 30, emu);
       },
     },
     {
       name: 'real',
-      skip: realOn && env.OS_AUTH_URL
-        ? false
-        : 'real OpenStack is off: run `sudo OS_IT_NOVA=1 bash ../shared/openstack/setup.sh`, then `. /tmp/openstack-it/openrc` and set KUBEWARD_OPENSTACK_REAL=1 (.ci/run does this)',
+      skip:
+        realOn && env.OS_AUTH_URL
+          ? false
+          : 'real OpenStack is off: run `sudo OS_IT_NOVA=1 bash ../shared/openstack/setup.sh`, then `. /tmp/openstack-it/openrc` and set KUBEWARD_OPENSTACK_REAL=1 (.ci/run does this)',
       open: async () => {
         const s = await session(resolveCloudConfig({ env: { ...env, OS_CLOUD: undefined } }), Number(env.KUBEWARD_OPENSTACK_REAL_MAX_ROUTES ?? 30), null);
         tierRan('openstack-real'); // Keystone answered: the real tier is running

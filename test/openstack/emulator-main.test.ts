@@ -31,7 +31,12 @@ test('the standalone emulator serves Keystone on the given port and exits 0 on S
   const res = await fetch(`http://127.0.0.1:${port}/identity/v3/auth/tokens`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'demo', domain: { name: 'Default' }, password: 'demo' } } }, scope: { project: { name: 'demo', domain: { name: 'Default' } } } } }),
+    body: JSON.stringify({
+      auth: {
+        identity: { methods: ['password'], password: { user: { name: 'demo', domain: { name: 'Default' }, password: 'demo' } } },
+        scope: { project: { name: 'demo', domain: { name: 'Default' } } },
+      },
+    }),
   });
   assert.equal(res.status, 201);
   assert.ok(res.headers.get('x-subject-token'));

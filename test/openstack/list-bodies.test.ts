@@ -15,8 +15,15 @@ async function setup(t: { after(fn: () => Promise<void>): void }, opts: { pageSi
   const emu = new OpenStackEmulator();
   await emu.start();
   t.after(() => emu.close());
-  const config = resolveCloudConfig({ env: { OS_AUTH_URL: emu.authUrl, OS_USERNAME: 'admin', OS_PASSWORD: 'admin', OS_PROJECT_NAME: 'admin', OS_USER_DOMAIN_NAME: 'Default' } });
-  const client = createOpenStackClient({ config, log: createSilentLogger(), retry: { baseDelayMs: 5, maxDelayMs: 20, attemptTimeoutMs: 2000 }, pageSize: opts.pageSize });
+  const config = resolveCloudConfig({
+    env: { OS_AUTH_URL: emu.authUrl, OS_USERNAME: 'admin', OS_PASSWORD: 'admin', OS_PROJECT_NAME: 'admin', OS_USER_DOMAIN_NAME: 'Default' },
+  });
+  const client = createOpenStackClient({
+    config,
+    log: createSilentLogger(),
+    retry: { baseDelayMs: 5, maxDelayMs: 20, attemptTimeoutMs: 2000 },
+    pageSize: opts.pageSize,
+  });
   return { emu, client };
 }
 
@@ -70,7 +77,10 @@ test('a next link whose marker repeats, or a service that ignores the marker, is
   const { emu, client } = await setup(t);
   const vol = (id: string) => ({ id, name: id, status: 'available', size: 1 });
   // Every page (whatever marker) answers the same volumes and links to marker=v2 again.
-  const stuck = JSON.stringify({ volumes: [vol('v1'), vol('v2')], volumes_links: [{ rel: 'next', href: 'http://cinder.internal/v3/p/volumes/detail?marker=v2&limit=2' }] });
+  const stuck = JSON.stringify({
+    volumes: [vol('v1'), vol('v2')],
+    volumes_links: [{ rel: 'next', href: 'http://cinder.internal/v3/p/volumes/detail?marker=v2&limit=2' }],
+  });
   emu.addFault({ service: 'volume', method: 'GET', path: '/volumes/detail', body: stuck });
   const err = await bodyError(client.cinder.listVolumes());
   assert.equal(err.problem, 'PagingLoop');

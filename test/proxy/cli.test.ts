@@ -41,12 +41,32 @@ const badConfigs: { name: string; args?: string[]; yaml?: string; stderr: RegExp
     yaml: 'frontends:\n  - {name: api, listen: ["127.0.0.1:16443"], upstreams: ["127.0.0.1:1"]}\n  - {name: etcd, listen: ["127.0.0.1:16443"], upstreams: ["127.0.0.1:2"]}\n',
     stderr: /frontends\[1\]\.listen: 127\.0\.0\.1:16443 is also the listen address of frontend "api"/,
   },
-  { name: 'a listen address given twice on the command line', args: ['--listen', '127.0.0.1:16443', '--listen', '127.0.0.1:16443', '--upstream', '127.0.0.1:1'], stderr: /--listen: 127\.0\.0\.1:16443 is also the listen address/ },
-  { name: 'an empty upstream list', yaml: 'frontends:\n  - {name: api, listen: ["127.0.0.1:16443"], upstreams: []}\n', stderr: /key "frontends\.0\.upstreams": list at least one upstream/ },
+  {
+    name: 'a listen address given twice on the command line',
+    args: ['--listen', '127.0.0.1:16443', '--listen', '127.0.0.1:16443', '--upstream', '127.0.0.1:1'],
+    stderr: /--listen: 127\.0\.0\.1:16443 is also the listen address/,
+  },
+  {
+    name: 'an empty upstream list',
+    yaml: 'frontends:\n  - {name: api, listen: ["127.0.0.1:16443"], upstreams: []}\n',
+    stderr: /key "frontends\.0\.upstreams": list at least one upstream/,
+  },
   { name: 'no upstream at all', args: [], stderr: /nothing to proxy: give --upstream/ },
-  { name: 'an unknown check type on the command line', args: ['--upstream', '127.0.0.1:1', '--health-check', 'http'], stderr: /--health-check: expected readyz, tls or tcp/ },
-  { name: 'an unknown check type in the file', yaml: 'frontends:\n  - name: api\n    listen: ["127.0.0.1:16443"]\n    upstreams: ["127.0.0.1:1"]\n    healthCheck: {type: http}\n', stderr: /key "frontends\.0\.healthCheck\.type": expected readyz, tls or tcp/ },
-  { name: 'an unreadable CA file', args: ['--upstream', '127.0.0.1:1', '--listen', '127.0.0.1:0', '--ca-file', '/nonexistent/ca.crt', '--admin-address', 'off'], stderr: /--ca-file \/nonexistent\/ca\.crt: cannot read/ },
+  {
+    name: 'an unknown check type on the command line',
+    args: ['--upstream', '127.0.0.1:1', '--health-check', 'http'],
+    stderr: /--health-check: expected readyz, tls or tcp/,
+  },
+  {
+    name: 'an unknown check type in the file',
+    yaml: 'frontends:\n  - name: api\n    listen: ["127.0.0.1:16443"]\n    upstreams: ["127.0.0.1:1"]\n    healthCheck: {type: http}\n',
+    stderr: /key "frontends\.0\.healthCheck\.type": expected readyz, tls or tcp/,
+  },
+  {
+    name: 'an unreadable CA file',
+    args: ['--upstream', '127.0.0.1:1', '--listen', '127.0.0.1:0', '--ca-file', '/nonexistent/ca.crt', '--admin-address', 'off'],
+    stderr: /--ca-file \/nonexistent\/ca\.crt: cannot read/,
+  },
 ];
 
 for (const c of badConfigs) {
@@ -62,15 +82,31 @@ for (const c of badConfigs) {
 test('the admin API drains and undrains an upstream; SIGTERM shuts down within the grace', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
   const { child, out, exited } = runCli(t, [
-    '--listen', '127.0.0.1:0', ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
-    '--health-check', 'tcp', '--interval', '200ms', '--drain-spread', '300ms', '--shutdown-grace', '1s',
-    '--admin-address', '127.0.0.1:0', '--log-format', 'json',
+    '--listen',
+    '127.0.0.1:0',
+    ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
+    '--health-check',
+    'tcp',
+    '--interval',
+    '200ms',
+    '--drain-spread',
+    '300ms',
+    '--shutdown-grace',
+    '1s',
+    '--admin-address',
+    '127.0.0.1:0',
+    '--log-format',
+    'json',
     // Undraining starts a slow start; off here so the undrained upstream is picked deterministically.
-    '--slow-start', '0s',
+    '--slow-start',
+    '0s',
   ]);
   const { listen: port, admin } = await boundPortsInLog(() => out.stderr);
   const base = `http://127.0.0.1:${admin}`;
-  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `proxy ready; stderr: ${out.stderr.slice(-500)}` });
+  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, {
+    timeoutMs: 15_000,
+    what: `proxy ready; stderr: ${out.stderr.slice(-500)}`,
+  });
   const conns = await Promise.all(Array.from({ length: 10 }, () => openGreeted(port)));
   t.after(() => conns.forEach((c) => c.socket.destroy()));
   const onB = conns.filter((c) => c.upstream === 'b');
@@ -83,7 +119,11 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
   await waitFor(() => onB.every((c) => c.socket.destroyed), { timeoutMs: 2000, what: 'connections to the drained upstream closed' });
   const more = await Promise.all(Array.from({ length: 4 }, () => openGreeted(port)));
   t.after(() => more.forEach((c) => c.socket.destroy()));
-  assert.deepEqual(more.map((c) => c.upstream), ['a', 'a', 'a', 'a'], 'a drained upstream gets nothing, even with fewer connections');
+  assert.deepEqual(
+    more.map((c) => c.upstream),
+    ['a', 'a', 'a', 'a'],
+    'a drained upstream gets nothing, even with fewer connections',
+  );
   const status = (await (await fetch(`${base}/status`)).json()) as { frontends: { upstreams: { upstream: string; drained: boolean }[] }[] };
   assert.equal(status.frontends[0]!.upstreams.find((u) => u.upstream === b)!.drained, true);
   const metrics = await (await fetch(`${base}/metrics`)).text();
@@ -96,7 +136,10 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
   const after = await openGreeted(port);
   t.after(() => after.socket.destroy());
   assert.equal(after.upstream, 'b', 'undrained, the emptiest upstream is picked again');
-  const logs = out.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; upstream?: string });
+  const logs = out.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { msg: string; upstream?: string });
   assert.ok(logs.some((l) => l.msg === 'upstream drained by operator' && l.upstream === b));
 
   const started = performance.now();
@@ -112,25 +155,57 @@ test('with --workers 2 two processes serve the listen address, both fail over, a
   // port 0 would give each process a port of its own.
   const [port, admin] = [await freePort(), await freePort()];
   const { child, out, exited } = runCli(t, [
-    '--listen', `127.0.0.1:${port}`, ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
-    '--health-check', 'tcp', '--interval', '200ms', '--drain-spread', '200ms', '--shutdown-grace', '500ms',
-    '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json', '--slow-start', '0s', '--workers', '2',
+    '--listen',
+    `127.0.0.1:${port}`,
+    ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
+    '--health-check',
+    'tcp',
+    '--interval',
+    '200ms',
+    '--drain-spread',
+    '200ms',
+    '--shutdown-grace',
+    '500ms',
+    '--admin-address',
+    `127.0.0.1:${admin}`,
+    '--log-format',
+    'json',
+    '--slow-start',
+    '0s',
+    '--workers',
+    '2',
   ]);
-  const logs = () => out.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; upstream?: string; pids?: number[] });
+  const logs = () =>
+    out.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg: string; upstream?: string; pids?: number[] });
   const count = (msg: string, upstream?: string) => logs().filter((l) => l.msg === msg && (upstream === undefined || l.upstream === upstream)).length;
   const base = `http://127.0.0.1:${admin}`;
-  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `proxy ready; stderr: ${out.stderr.slice(-500)}` });
+  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, {
+    timeoutMs: 15_000,
+    what: `proxy ready; stderr: ${out.stderr.slice(-500)}`,
+  });
   assert.equal(count('frontend listening'), 2, 'the primary is ready only once its worker listens too');
   const workerPids = logs().find((l) => l.msg === 'proxy workers started')!.pids!;
   assert.equal(workerPids.length, 1);
-  t.after(() => workerPids.forEach((pid) => { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }));
+  t.after(() =>
+    workerPids.forEach((pid) => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }),
+  );
 
   // The kernel spreads connections over both processes by their addresses: the primary (whose
   // /status this is) sees only its share.
   const first: Greeted[] = [];
   for (let i = 0; i < 40; i++) first.push(await openGreeted(port));
   t.after(() => first.forEach((c) => c.socket.destroy()));
-  const accepted = async () => ((await (await fetch(`${base}/status`)).json()) as { frontends: { counters: { accepted: number } }[] }).frontends[0]!.counters.accepted;
+  const accepted = async () =>
+    ((await (await fetch(`${base}/status`)).json()) as { frontends: { counters: { accepted: number } }[] }).frontends[0]!.counters.accepted;
   const byPrimary = await accepted();
   assert.ok(byPrimary > 0 && byPrimary < 40, `the primary accepted ${byPrimary} of 40 connections; the worker the rest`);
   first.forEach((c) => c.socket.destroy());

@@ -80,7 +80,18 @@ function apiFrontend(seedPort: number): FrontendConfig {
     listen: [{ host: '127.0.0.1', port: 0 }],
     upstreams: [{ host: '127.0.0.1', port: seedPort }],
     // The serving certificate names 127.0.0.1 and localhost: checks of 127.0.0.2-4 verify "localhost".
-    healthCheck: { type: 'readyz', path: '/readyz', ca, tokenFile: api.tokenFile, serverName: 'localhost', insecureSkipTlsVerify: false, intervalMs: 200, timeoutMs: 1000, rise: 1, fall: 2 },
+    healthCheck: {
+      type: 'readyz',
+      path: '/readyz',
+      ca,
+      tokenFile: api.tokenFile,
+      serverName: 'localhost',
+      insecureSkipTlsVerify: false,
+      intervalMs: 200,
+      timeoutMs: 1000,
+      rise: 1,
+      fall: 2,
+    },
     connectTimeoutMs: 1000,
     idleTimeoutMs: 600_000,
     drainSpreadMs: 200,
@@ -108,19 +119,34 @@ async function setSlice(hosts: string[]): Promise<void> {
   else await slices.create(body);
 }
 
-const primaries = (p: ProxyHandle) => p.status().frontends[0]!.upstreams.filter((u) => !u.backup).map((u) => u.upstream).join(',');
+const primaries = (p: ProxyHandle) =>
+  p
+    .status()
+    .frontends[0]!.upstreams.filter((u) => !u.backup)
+    .map((u) => u.upstream)
+    .join(',');
 const keyOf = (h: string) => `${h}:${fwdPort}`;
 
 /** A watch through the proxy: a long-lived HTTPS request, as client-go keeps them. */
 function openWatch(port: number): Promise<{ closed: () => boolean; destroy: () => void }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=300', ca, agent: false, headers: { authorization: `Bearer ${token}` } }, (res) => {
-      let closed = false;
-      res.on('close', () => (closed = true));
-      res.on('error', () => {});
-      res.resume();
-      resolve({ closed: () => closed, destroy: () => res.destroy() });
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=300',
+        ca,
+        agent: false,
+        headers: { authorization: `Bearer ${token}` },
+      },
+      (res) => {
+        let closed = false;
+        res.on('close', () => (closed = true));
+        res.on('error', () => {});
+        res.resume();
+        resolve({ closed: () => closed, destroy: () => res.destroy() });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -129,11 +155,21 @@ function openWatch(port: number): Promise<{ closed: () => boolean; destroy: () =
 test('upstreams follow the kubernetes EndpointSlice; surviving upstreams keep their state and connections; the list is cached', { skip }, async (t) => {
   await setSlice(['127.0.0.2', '127.0.0.3']);
   const proxy = await start(t, apiFrontend(api.port));
-  await waitFor(() => primaries(proxy) === `${keyOf('127.0.0.2')},${keyOf('127.0.0.3')}`, { timeoutMs: 15_000, what: `discovered list (${JSON.stringify(proxy.status().frontends[0]!.discovery)})` });
+  await waitFor(() => primaries(proxy) === `${keyOf('127.0.0.2')},${keyOf('127.0.0.3')}`, {
+    timeoutMs: 15_000,
+    what: `discovered list (${JSON.stringify(proxy.status().frontends[0]!.discovery)})`,
+  });
   const st = proxy.status().frontends[0]!;
   assert.equal((st.discovery as { source: string }).source, 'endpointslices.discovery.k8s.io/v1beta1', 'v1 is not served by 1.20: fell back to v1beta1');
-  assert.deepEqual(st.upstreams.filter((u) => u.backup).map((u) => u.upstream), [`127.0.0.1:${api.port}`], 'the seed stays, as a backup');
-  for (const h of ['127.0.0.2', '127.0.0.3']) await waitFor(() => proxy.status().frontends[0]!.upstreams.find((u) => u.upstream === keyOf(h))?.state === 'up', { what: `${h} up: ${JSON.stringify(proxy.status().frontends[0]!.upstreams.map((u) => u.reason))}` });
+  assert.deepEqual(
+    st.upstreams.filter((u) => u.backup).map((u) => u.upstream),
+    [`127.0.0.1:${api.port}`],
+    'the seed stays, as a backup',
+  );
+  for (const h of ['127.0.0.2', '127.0.0.3'])
+    await waitFor(() => proxy.status().frontends[0]!.upstreams.find((u) => u.upstream === keyOf(h))?.state === 'up', {
+      what: `${h} up: ${JSON.stringify(proxy.status().frontends[0]!.upstreams.map((u) => u.reason))}`,
+    });
   const port = proxy.addresses.get('api')![0]!.port;
   const watches = await Promise.all(Array.from({ length: 4 }, () => openWatch(port)));
   t.after(() => watches.forEach((w) => w.destroy()));
@@ -158,7 +194,10 @@ test('an EndpointSlice without endpoints is ignored: the list and the cache stay
   await waitFor(() => (proxy.status().frontends[0]!.discovery as { synced: boolean }).synced, { what: 'discovery synced' });
   const cacheBefore = await readFile(cacheFile(), 'utf8');
   await setSlice([]);
-  await waitFor(() => (proxy.status().frontends[0]!.discovery as { ignoredEmpty: number }).ignoredEmpty >= 1, { timeoutMs: 5000, what: 'the empty list seen and ignored' });
+  await waitFor(() => (proxy.status().frontends[0]!.discovery as { ignoredEmpty: number }).ignoredEmpty >= 1, {
+    timeoutMs: 5000,
+    what: 'the empty list seen and ignored',
+  });
   assert.equal(primaries(proxy), `${keyOf('127.0.0.3')},${keyOf('127.0.0.4')}`);
   assert.equal(await readFile(cacheFile(), 'utf8'), cacheBefore);
   await setSlice(['127.0.0.3', '127.0.0.4']);
@@ -169,13 +208,29 @@ test('a restart with the seed apiserver down starts from the cache file and find
   const deadSeed = await freePort();
   const proxy = await start(t, apiFrontend(deadSeed));
   const st = proxy.status().frontends[0]!;
-  assert.deepEqual(st.upstreams.map((u) => [u.upstream, u.backup]), [[keyOf('127.0.0.3'), false], [keyOf('127.0.0.4'), false], [`127.0.0.1:${deadSeed}`, true]], 'from the cache, before discovery ran');
+  assert.deepEqual(
+    st.upstreams.map((u) => [u.upstream, u.backup]),
+    [
+      [keyOf('127.0.0.3'), false],
+      [keyOf('127.0.0.4'), false],
+      [`127.0.0.1:${deadSeed}`, true],
+    ],
+    'from the cache, before discovery ran',
+  );
   const port = proxy.addresses.get('api')![0]!.port;
   const r = await new Promise<number>((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path: '/version', ca, agent: false, headers: { authorization: `Bearer ${token}` } }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject).end();
+    request(
+      { host: '127.0.0.1', port, path: '/version', ca, agent: false, headers: { authorization: `Bearer ${token}` } },
+      (res) => (res.resume(), resolve(res.statusCode ?? 0)),
+    )
+      .on('error', reject)
+      .end();
   });
   assert.equal(r, 200, 'clients reach the apiserver through the cached upstreams');
-  await waitFor(() => (proxy.status().frontends[0]!.discovery as { synced: boolean }).synced, { timeoutMs: 10_000, what: 'discovery through the cached upstreams' });
+  await waitFor(() => (proxy.status().frontends[0]!.discovery as { synced: boolean }).synced, {
+    timeoutMs: 10_000,
+    what: 'discovery through the cached upstreams',
+  });
 });
 
 test('a corrupt cache file is reported and ignored: the seeds are used', { skip }, async (t) => {
@@ -183,7 +238,10 @@ test('a corrupt cache file is reported and ignored: the seeds are used', { skip 
   await writeFile(bad, '{"kind":"KubewardProxyUpst');
   const fc = { ...apiFrontend(api.port), discovery: { type: 'kubernetes' as const, kubeconfig: api.kubeconfig, debounceMs: 200, cacheFile: bad } };
   const proxy = await start(t, fc);
-  assert.deepEqual(proxy.status().frontends[0]!.upstreams.map((u) => u.upstream), [`127.0.0.1:${api.port}`]);
+  assert.deepEqual(
+    proxy.status().frontends[0]!.upstreams.map((u) => u.upstream),
+    [`127.0.0.1:${api.port}`],
+  );
   await waitFor(() => primaries(proxy) === `${keyOf('127.0.0.3')},${keyOf('127.0.0.4')}`, { timeoutMs: 15_000, what: 'discovery then fills the list' });
   await waitFor(async () => JSON.parse(await readFile(bad, 'utf8')).kind === 'KubewardProxyUpstreams', { what: 'the cache rewritten whole' });
 });

@@ -17,7 +17,14 @@ const ETCD = '/usr/bin/etcd';
 const ETCDCTL = '/usr/bin/etcdctl';
 const run = promisify(execFile);
 
-const missing = await Promise.all([ETCD, ETCDCTL].map((f) => access(f).then(() => undefined, () => f)));
+const missing = await Promise.all(
+  [ETCD, ETCDCTL].map((f) =>
+    access(f).then(
+      () => undefined,
+      () => f,
+    ),
+  ),
+);
 const skip = missing.some(Boolean) ? `needs ${missing.filter(Boolean).join(' and ')}: apt-get install etcd-server etcd-client` : false;
 
 interface Member {
@@ -43,13 +50,40 @@ class EtcdCluster {
   start(m: Member): void {
     const initial = this.members.map((x) => `${x.name}=http://127.0.0.1:${x.peerPort}`).join(',');
     const args = [
-      '--name', m.name, '--data-dir', m.dataDir,
-      '--listen-client-urls', `https://127.0.0.1:${m.clientPort}`, '--advertise-client-urls', `https://127.0.0.1:${m.clientPort}`,
-      '--listen-peer-urls', `http://127.0.0.1:${m.peerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${m.peerPort}`,
-      '--initial-cluster', initial, '--initial-cluster-token', 'kubeward-proxy-test', '--initial-cluster-state', 'new',
-      '--cert-file', this.#server.certFile, '--key-file', this.#server.keyFile, '--client-cert-auth', '--trusted-ca-file', this.#ca.certFile,
+      '--name',
+      m.name,
+      '--data-dir',
+      m.dataDir,
+      '--listen-client-urls',
+      `https://127.0.0.1:${m.clientPort}`,
+      '--advertise-client-urls',
+      `https://127.0.0.1:${m.clientPort}`,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${m.peerPort}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${m.peerPort}`,
+      '--initial-cluster',
+      initial,
+      '--initial-cluster-token',
+      'kubeward-proxy-test',
+      '--initial-cluster-state',
+      'new',
+      '--cert-file',
+      this.#server.certFile,
+      '--key-file',
+      this.#server.keyFile,
+      '--client-cert-auth',
+      '--trusted-ca-file',
+      this.#ca.certFile,
       // Fast elections so a stopped leader is replaced in well under a second.
-      '--heartbeat-interval', '50', '--election-timeout', '500', '--log-level', 'warn', '--logger', 'zap',
+      '--heartbeat-interval',
+      '50',
+      '--election-timeout',
+      '500',
+      '--log-level',
+      'warn',
+      '--logger',
+      'zap',
     ];
     m.log = '';
     m.child = spawn(ETCD, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -73,10 +107,25 @@ class EtcdCluster {
 }
 
 async function etcdctl(ca: TestCa, client: CertPair, port: number, ...args: string[]): Promise<string> {
-  const { stdout } = await run(ETCDCTL, [
-    '--endpoints', `https://127.0.0.1:${port}`, '--cacert', ca.certFile, '--cert', client.certFile, '--key', client.keyFile,
-    '--dial-timeout', '3s', '--command-timeout', '5s', ...args,
-  ], { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 });
+  const { stdout } = await run(
+    ETCDCTL,
+    [
+      '--endpoints',
+      `https://127.0.0.1:${port}`,
+      '--cacert',
+      ca.certFile,
+      '--cert',
+      client.certFile,
+      '--key',
+      client.keyFile,
+      '--dial-timeout',
+      '3s',
+      '--command-timeout',
+      '5s',
+      ...args,
+    ],
+    { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 },
+  );
   return stdout.trim();
 }
 
@@ -103,10 +152,21 @@ test('etcdctl through the proxy keeps working while etcd members are stopped and
   const cluster = await startCluster(t, ca, server);
   const upstreams = cluster.members.map((m) => ({ host: '127.0.0.1', port: m.clientPort }));
   const proxy = await startTestProxy(t, [
-    frontendConfig(upstreams, { name: 'etcd', connectTimeoutMs: 500 }, {
-      type: 'readyz', path: '/health', caFile: ca.certFile, clientCert: client.certFile, clientKey: client.keyFile,
-      intervalMs: 250, timeoutMs: 1000, rise: 2, fall: 2,
-    }),
+    frontendConfig(
+      upstreams,
+      { name: 'etcd', connectTimeoutMs: 500 },
+      {
+        type: 'readyz',
+        path: '/health',
+        caFile: ca.certFile,
+        clientCert: client.certFile,
+        clientKey: client.keyFile,
+        intervalMs: 250,
+        timeoutMs: 1000,
+        rise: 2,
+        fall: 2,
+      },
+    ),
   ]);
   const port = listenPort(proxy, 'etcd');
   const stateOf = (i: number) => upstreamState(proxy, upstreams[i]!, 'etcd').state;

@@ -96,7 +96,10 @@ test('a hung upstream (accepts, never answers /readyz) is out within interval ×
   const onHung = watches.filter((w) => w.server === hung.name);
   assert.equal(onHung.length, 2, 'least connections put two watches on each upstream');
   await waitFor(() => onHung.every((w) => w.closed()), { timeoutMs: 2000, what: 'watches on the hung upstream closed' });
-  assert.ok(watches.filter((w) => w.server !== hung.name).every((w) => !w.closed()), 'the other watches stay');
+  assert.ok(
+    watches.filter((w) => w.server !== hung.name).every((w) => !w.closed()),
+    'the other watches stay',
+  );
   const before = upstreamState(proxy, addr(hung)).total;
   for (let i = 0; i < 10; i++) assert.equal((await httpsGet(listenPort(proxy), '/version', ca.cert)).status, 200);
   assert.equal(upstreamState(proxy, addr(hung)).total, before, 'no new connection went to the hung upstream');
@@ -115,9 +118,11 @@ test('an upstream that accepts but never sends a byte is marked down by the firs
   // TCP checks every 10 s pass for both: only the data path can notice the silence in this test.
   const proxy = await startTestProxy(t, [frontendConfig([goodAddr, silentAddr], { firstByteTimeoutMs: 300 }, { intervalMs: 10_000 })]);
   await waitForState(proxy, silentAddr, 'up');
-  const clients = Array.from({ length: 4 }, () => connect(listenPort(proxy), '127.0.0.1', function (this: Socket) {
-    this.write('hello');
-  }));
+  const clients = Array.from({ length: 4 }, () =>
+    connect(listenPort(proxy), '127.0.0.1', function (this: Socket) {
+      this.write('hello');
+    }),
+  );
   t.after(() => clients.forEach((c) => c.destroy()));
   clients.forEach((c) => c.on('error', () => {}));
   const started = performance.now();
@@ -146,9 +151,14 @@ test('an upstream in graceful shutdown (/readyz 503, still serving) is drained w
   const watch = watches.find((w) => w.server === leaving.name)!;
   const linesAtDown = watch.lines();
   const sentAtDown = load.result.sent;
-  await waitFor(() => load.result.sent > sentAtDown + 40 && watch.lines() >= linesAtDown + 2, { timeoutMs: 4000, what: 'more load and watch lines after the drain' });
+  await waitFor(() => load.result.sent > sentAtDown + 40 && watch.lines() >= linesAtDown + 2, {
+    timeoutMs: 4000,
+    what: 'more load and watch lines after the drain',
+  });
   const r = await load.stop();
-  t.diagnostic(`${r.sent} requests, ${r.failed} failed; drained upstream got ${upstreamState(proxy, addr(leaving)).total - totalAtDown} connections after down`);
+  t.diagnostic(
+    `${r.sent} requests, ${r.failed} failed; drained upstream got ${upstreamState(proxy, addr(leaving)).total - totalAtDown} connections after down`,
+  );
   assert.deepEqual([r.failed, r.errors], [0, []], `${r.sent} requests`);
   // Requests already being connected when the check flipped may still land there: allow the concurrency.
   assert.ok(upstreamState(proxy, addr(leaving)).total <= totalAtDown + 4, 'new connections stopped going to the leaving upstream');
@@ -173,7 +183,11 @@ test('when every upstream fails /readyz the proxy fails open, and one that recov
   const before = list.map((s) => upstreamState(proxy, addr(s)).total);
   for (let i = 0; i < 10; i++) assert.equal((await httpsGet(listenPort(proxy), '/version', ca.cert)).status, 200);
   const after = list.map((s) => upstreamState(proxy, addr(s)).total);
-  assert.deepEqual(after.map((n, i) => n - before[i]!), [0, 10, 0], 'all new connections go to the recovered upstream');
+  assert.deepEqual(
+    after.map((n, i) => n - before[i]!),
+    [0, 10, 0],
+    'all new connections go to the recovered upstream',
+  );
 });
 
 test('when every upstream is gone, the first one back is used at once, before its checks pass', async (t) => {
@@ -191,7 +205,12 @@ test('when every upstream is gone, the first one back is used at once, before it
 test('the connections of a dead upstream are closed spread with jitter over drainSpread', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
   const spread = 1000;
-  const proxy = await startTestProxy(t, [frontendConfig(ups.map((u) => u.address), { drainSpreadMs: spread })]);
+  const proxy = await startTestProxy(t, [
+    frontendConfig(
+      ups.map((u) => u.address),
+      { drainSpreadMs: spread },
+    ),
+  ]);
   for (const u of ups) await waitForState(proxy, u.address, 'up');
   const conns = await Promise.all(Array.from({ length: 20 }, () => openGreeted(listenPort(proxy))));
   t.after(() => conns.forEach((c) => c.socket.destroy()));
@@ -202,9 +221,16 @@ test('the connections of a dead upstream are closed spread with jitter over drai
   const downAt = performance.now();
   await waitFor(() => closedAt.size >= 10, { timeoutMs: spread + 2000, what: 'ten connections closed' });
   const times = [...closedAt.values()].sort((x, y) => x - y);
-  const onB = conns.map((c, i) => [c.upstream, i] as const).filter(([u]) => u === 'b').map(([, i]) => i);
+  const onB = conns
+    .map((c, i) => [c.upstream, i] as const)
+    .filter(([u]) => u === 'b')
+    .map(([, i]) => i);
   assert.equal(onB.length, 10);
-  assert.deepEqual([...closedAt.keys()].sort((x, y) => x - y), onB, 'exactly the connections of the dead upstream');
+  assert.deepEqual(
+    [...closedAt.keys()].sort((x, y) => x - y),
+    onB,
+    'exactly the connections of the dead upstream',
+  );
   const width = times.at(-1)! - times[0]!;
   t.diagnostic(`10 closes from ${Math.round(times[0]! - downAt)} to ${Math.round(times.at(-1)! - downAt)} ms after down`);
   assert.ok(width > spread * 0.5, `closes spread over ${Math.round(width)} ms`);

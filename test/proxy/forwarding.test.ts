@@ -8,7 +8,10 @@ import { waitFor } from '../../testkit/wait-for.ts';
 import { startProxy } from '../../src/proxy/start-proxy.ts';
 import { frontendConfig, listenPort, openGreeted, startTestProxy, startUpstreams, upstreamState, waitForState } from './proxy-fixtures.ts';
 
-const sha = (b: Buffer | Buffer[]) => createHash('sha256').update(Array.isArray(b) ? Buffer.concat(b) : b).digest('hex');
+const sha = (b: Buffer | Buffer[]) =>
+  createHash('sha256')
+    .update(Array.isArray(b) ? Buffer.concat(b) : b)
+    .digest('hex');
 
 function readAll(s: Socket, first?: Buffer): Promise<Buffer> {
   const chunks: Buffer[] = first ? [first] : [];
@@ -52,7 +55,10 @@ test('a client that half-closes still receives the answer sent after its FIN', a
   up!.greet = false;
   up!.onConnection = (s) => {
     // readAll resolves on the client's FIN: the answer is written only after it arrived.
-    readAll(s).then((req) => s.end(`answer to ${req.toString()}`), () => {});
+    readAll(s).then(
+      (req) => s.end(`answer to ${req.toString()}`),
+      () => {},
+    );
   };
   const proxy = await startTestProxy(t, [frontendConfig([up!.address])]);
   const client = connect({ host: '127.0.0.1', port: listenPort(proxy), allowHalfOpen: true });
@@ -112,7 +118,10 @@ test('connections spread by least connections and new ones fill the emptiest ups
   await waitFor(() => upstreamState(proxy, ups[0]!.address).active === 4, { what: 'a down to 4 connections' });
   const more = await Promise.all(Array.from({ length: 6 }, () => openGreeted(listenPort(proxy))));
   t.after(() => more.forEach((c) => c.socket.destroy()));
-  assert.deepEqual(more.map((c) => c.upstream), ['a', 'a', 'a', 'a', 'a', 'a']);
+  assert.deepEqual(
+    more.map((c) => c.upstream),
+    ['a', 'a', 'a', 'a', 'a', 'a'],
+  );
 });
 
 test('the proxy listens and forwards on IPv6 loopback', async (t) => {

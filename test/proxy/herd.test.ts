@@ -25,7 +25,14 @@ const fast = { intervalMs: 100, timeoutMs: 200, rise: 1, fall: 1 };
 test('a recovered upstream gets only its slow-start share of new connections, then its full share', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b', 'c']);
   const slowStartMs = 3000;
-  const proxy = await start(t, frontendConfig(ups.map((u) => u.address), { slowStartMs, rebalance: { enabled: false, thresholdConnections: 2, intervalMs: 1000, minAgeMs: 0 } }, fast));
+  const proxy = await start(
+    t,
+    frontendConfig(
+      ups.map((u) => u.address),
+      { slowStartMs, rebalance: { enabled: false, thresholdConnections: 2, intervalMs: 1000, minAgeMs: 0 } },
+      fast,
+    ),
+  );
   for (const u of ups) await waitForState(proxy, u.address, 'up');
   const c = ups[2]!;
   await c.close();
@@ -83,7 +90,15 @@ test('rebalancing moves long-lived connections onto a recovered upstream at a bo
   const ups = await startUpstreams(t, ['a', 'b', 'c']);
   const registry = new Registry();
   const intervalMs = 100;
-  const proxy = await start(t, frontendConfig(ups.map((u) => u.address), { slowStartMs: 300, rebalance: { enabled: true, thresholdConnections: 2, intervalMs, minAgeMs: 0 } }, fast), registry);
+  const proxy = await start(
+    t,
+    frontendConfig(
+      ups.map((u) => u.address),
+      { slowStartMs: 300, rebalance: { enabled: true, thresholdConnections: 2, intervalMs, minAgeMs: 0 } },
+      fast,
+    ),
+    registry,
+  );
   for (const u of ups) await waitForState(proxy, u.address, 'up');
   const c = ups[2]!;
   await c.close();
@@ -110,11 +125,23 @@ test('rebalancing moves long-lived connections onto a recovered upstream at a bo
   // of a run on the same 100 ms interval as the rebalance rounds, so ten more of them take about
   // ten rounds whatever the machine's speed.
   const before = proxy.stats()[0]!.rebalanced;
-  const checksOfA = async () => Number(new RegExp(`kubeward_proxy_checks_total\\{[^}]*upstream="127\\.0\\.0\\.1:${ups[0]!.address.port}"[^}]*result="ok"[^}]*\\} (\\d+)`).exec(await registry.metrics())?.[1] ?? 0);
+  const checksOfA = async () =>
+    Number(
+      new RegExp(`kubeward_proxy_checks_total\\{[^}]*upstream="127\\.0\\.0\\.1:${ups[0]!.address.port}"[^}]*result="ok"[^}]*\\} (\\d+)`).exec(
+        await registry.metrics(),
+      )?.[1] ?? 0,
+    );
   const checksBefore = await checksOfA();
   await waitFor(async () => (await checksOfA()) >= checksBefore + 10, { timeoutMs: 10_000, what: `ten more check rounds (interval ${intervalMs} ms)` });
   assert.equal(proxy.stats()[0]!.rebalanced, before, 'no churn once balanced');
-  assert.equal(clients.reduce((n, cl) => n + cl.state.errors, 0), 0, 'every client reconnected through the proxy');
+  assert.equal(
+    clients.reduce((n, cl) => n + cl.state.errors, 0),
+    0,
+    'every client reconnected through the proxy',
+  );
   assert.equal(upstreamState(proxy, c.address).active, on('c'));
-  assert.match(await registry.metrics(), new RegExp(`kubeward_proxy_closed_connections_total\\{frontend="test",upstream="127\\.0\\.0\\.1:\\d+",why="rebalance"\\} \\d+`));
+  assert.match(
+    await registry.metrics(),
+    new RegExp(`kubeward_proxy_closed_connections_total\\{frontend="test",upstream="127\\.0\\.0\\.1:\\d+",why="rebalance"\\} \\d+`),
+  );
 });

@@ -95,7 +95,24 @@ test('a token file that vanishes or goes bad is a local fault: upstreams stay up
 test('at a low fd limit a flood of clients meets the connection cap: 28 healthy connections and the checks survive', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
   const p = new KubewardProcess(
-    ['proxy', '--listen', '127.0.0.1:0', ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]), '--health-check', 'tcp', '--interval', '100ms', '--fall', '2', '--admin-address', '127.0.0.1:0', '--slow-start', '0s', '--shutdown-grace', '300ms'],
+    [
+      'proxy',
+      '--listen',
+      '127.0.0.1:0',
+      ...ups.flatMap((u) => ['--upstream', `127.0.0.1:${u.address.port}`]),
+      '--health-check',
+      'tcp',
+      '--interval',
+      '100ms',
+      '--fall',
+      '2',
+      '--admin-address',
+      '127.0.0.1:0',
+      '--slow-start',
+      '0s',
+      '--shutdown-grace',
+      '300ms',
+    ],
     { prefix: ['prlimit', '--nofile=200:200', '--'] },
   );
   t.after(() => p.stop());
@@ -121,7 +138,8 @@ test('at a low fd limit a flood of clients meets the connection cap: 28 healthy 
   await p.waitForLog(/^connection cap reached/);
   await waitFor(() => flood.filter((s) => s.destroyed).length >= 250 - (cap - 28), { timeoutMs: 10_000, what: 'connections over the cap closed at accept' });
   // Checks go on through the flood: more results come in, all ok.
-  const okChecks = async () => Number(/kubeward_proxy_checks_total\{[^}]*result="ok"[^}]*\} (\d+)/.exec(await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text())?.[1] ?? 0);
+  const okChecks = async () =>
+    Number(/kubeward_proxy_checks_total\{[^}]*result="ok"[^}]*\} (\d+)/.exec(await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text())?.[1] ?? 0);
   const before = await okChecks();
   await waitFor(async () => (await okChecks()) >= before + 5, { timeoutMs: 10_000, what: 'checks running during the flood' });
   const metrics = await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text();
@@ -151,7 +169,8 @@ test('a SIGHUP reload with a client key that is not a key is rejected; the runni
   await writeFile(keyFile, client.key);
   await writeFile(badKey, 'not a key\n');
   const file = join(dir, 'reload.yaml');
-  const yaml = (key: string) => `frontends:\n  - name: api\n    listen: ["127.0.0.1:0"]\n    upstreams: ["127.0.0.1:${ups[0]!.address.port}"]\n    healthCheck: {type: tls, caFile: "${ca.certFile}", clientCert: "${certFile}", clientKey: "${key}", interval: 100ms}\n`;
+  const yaml = (key: string) =>
+    `frontends:\n  - name: api\n    listen: ["127.0.0.1:0"]\n    upstreams: ["127.0.0.1:${ups[0]!.address.port}"]\n    healthCheck: {type: tls, caFile: "${ca.certFile}", clientCert: "${certFile}", clientKey: "${key}", interval: 100ms}\n`;
   await writeFile(file, yaml(keyFile));
   // The upstream speaks plain TCP: its TLS checks fail, so the proxy fails open; what matters is that it lives.
   const p = new KubewardProcess(['proxy', '--config', file, '--admin-address', 'off']);
@@ -173,16 +192,31 @@ test('a SIGHUP reload with a client key that is not a key is rejected; the runni
 test('real EMFILE (the fd limit lowered under the running proxy): checks fail local, the upstream stays up, established connections keep carrying bytes', async (t) => {
   const ups = await startUpstreams(t, ['a']);
   ups[0]!.onConnection = (s) => s.pipe(s);
-  const p = new KubewardProcess(['proxy', '--listen', '127.0.0.1:0', '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--interval', '100ms', '--fall', '2', '--admin-address', '127.0.0.1:0']);
+  const p = new KubewardProcess([
+    'proxy',
+    '--listen',
+    '127.0.0.1:0',
+    '--upstream',
+    `127.0.0.1:${ups[0]!.address.port}`,
+    '--health-check',
+    'tcp',
+    '--interval',
+    '100ms',
+    '--fall',
+    '2',
+    '--admin-address',
+    '127.0.0.1:0',
+  ]);
   t.after(() => p.stop());
   const [listen, admin] = [await p.listenPort(), await p.adminPort()];
   await waitFor(async () => (await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: 'ready' });
   const held = await Promise.all(Array.from({ length: 5 }, () => openGreeted(listen)));
   t.after(() => held.forEach((h) => h.socket.destroy()));
-  const echo = (s: Socket) => new Promise<string>((resolve) => {
-    s.once('data', (d: Buffer) => resolve(d.toString()));
-    s.write('ping');
-  });
+  const echo = (s: Socket) =>
+    new Promise<string>((resolve) => {
+      s.once('data', (d: Buffer) => resolve(d.toString()));
+      s.write('ping');
+    });
   for (const h of held) assert.equal(await echo(h.socket), 'ping');
 
   // A limit below what the process holds (the kernel allows that): every new socket is EMFILE, even
@@ -197,10 +231,16 @@ test('real EMFILE (the fd limit lowered under the running proxy): checks fail lo
   assert.match(String(fault.detail), /EMFILE/);
   // New clients meet EMFILE at accept too; keep trying for many check intervals (fall is 2).
   const started = performance.now();
-  await waitFor(async () => {
-    await openGreeted(listen).then((g) => g.socket.destroy(), () => undefined);
-    return performance.now() - started > 2000;
-  }, { timeoutMs: 20_000, intervalMs: 50, what: 'twenty check intervals under EMFILE' });
+  await waitFor(
+    async () => {
+      await openGreeted(listen).then(
+        (g) => g.socket.destroy(),
+        () => undefined,
+      );
+      return performance.now() - started > 2000;
+    },
+    { timeoutMs: 20_000, intervalMs: 50, what: 'twenty check intervals under EMFILE' },
+  );
   for (const h of held) assert.equal(await echo(h.socket), 'ping', 'an established connection still carries bytes');
   assert.equal(p.logs.filter((l) => l.msg === 'upstream down').length, 0, 'the upstream was never blamed');
   assert.equal(p.logs.filter((l) => /^closing connections/.test(l.msg)).length, 0, 'nothing was evicted');

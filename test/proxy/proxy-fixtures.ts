@@ -92,9 +92,16 @@ export function listenPort(proxy: ProxyHandle, frontend = 'test'): number {
   return proxy.addresses.get(frontend)![0]!.port;
 }
 
-export function upstreamState(proxy: ProxyHandle, upstream: HostPort | string, frontend = 'test'): { state: UpstreamState; drained: boolean; total: number; active: number } {
+export function upstreamState(
+  proxy: ProxyHandle,
+  upstream: HostPort | string,
+  frontend = 'test',
+): { state: UpstreamState; drained: boolean; total: number; active: number } {
   const key = typeof upstream === 'string' ? upstream : `${upstream.host.includes(':') ? `[${upstream.host}]` : upstream.host}:${upstream.port}`;
-  const u = proxy.stats().find((f) => f.name === frontend)!.upstreams.find((x) => x.upstream === key)!;
+  const u = proxy
+    .stats()
+    .find((f) => f.name === frontend)!
+    .upstreams.find((x) => x.upstream === key)!;
   return u;
 }
 

@@ -111,7 +111,10 @@ test('a reload that cannot be applied is rejected whole and the running config s
   const busyPort = (busy.address() as { port: number }).port;
   const bad: ProxyConfig[] = [
     // an unreadable CA file
-    { frontends: [{ ...base, upstreams: [ups[1]!.address], healthCheck: { ...base.healthCheck, type: 'readyz', caFile: '/nonexistent/ca.crt' } }], shutdownGraceMs: 1000 },
+    {
+      frontends: [{ ...base, upstreams: [ups[1]!.address], healthCheck: { ...base.healthCheck, type: 'readyz', caFile: '/nonexistent/ca.crt' } }],
+      shutdownGraceMs: 1000,
+    },
     // a new listen address that is taken, next to a new frontend that could start
     {
       frontends: [
@@ -124,7 +127,10 @@ test('a reload that cannot be applied is rejected whole and the running config s
   await assert.rejects(proxy.reload(bad[0]!), /caFile \/nonexistent\/ca\.crt: cannot read/);
   await assert.rejects(proxy.reload(bad[1]!), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${busyPort}`));
   const status = proxy.status();
-  assert.deepEqual(status.frontends.map((f) => [f.name, f.upstreams.map((u) => u.upstream)]), [['test', [`127.0.0.1:${ups[0]!.address.port}`]]]);
+  assert.deepEqual(
+    status.frontends.map((f) => [f.name, f.upstreams.map((u) => u.upstream)]),
+    [['test', [`127.0.0.1:${ups[0]!.address.port}`]]],
+  );
   assert.equal(proxy.addresses.size, 1, 'the new frontend of the rejected reload is not running');
   const again = await openGreeted(listenPort(proxy));
   again.socket.destroy();
@@ -154,7 +160,10 @@ test('the CLI reloads on SIGHUP and on a file change with --watch-config, and ke
   const yaml = (upstreams: TcpUpstream[], extra = '') =>
     `healthCheck: tcp\ninterval: 100ms\nfrontends:\n  - name: api\n    listen: ["127.0.0.1:0"]\n    upstreams: [${upstreams.map((u) => `"127.0.0.1:${u.address.port}"`).join(', ')}]\n${extra}`;
   await writeFile(file, yaml([ups[0]!]));
-  const child = spawn(NODE, [MAIN, 'proxy', '--config', file, '--watch-config', '--admin-address', '127.0.0.1:0', '--log-format', 'json'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(NODE, [MAIN, 'proxy', '--config', file, '--watch-config', '--admin-address', '127.0.0.1:0', '--log-format', 'json'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   t.after(() => {
@@ -166,7 +175,10 @@ test('the CLI reloads on SIGHUP and on a file change with --watch-config, and ke
     return s.frontends[0]!.upstreams.map((u) => u.upstream).join(',');
   };
   const key = (u: TcpUpstream) => `127.0.0.1:${u.address.port}`;
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: `ready; ${stderr.slice(-300)}` });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined))?.status === 200, {
+    timeoutMs: 15_000,
+    what: `ready; ${stderr.slice(-300)}`,
+  });
   const held = await new Promise<Socket>((resolve, reject) => {
     const s = connect({ host: '127.0.0.1', port }, () => resolve(s));
     s.once('error', reject);
@@ -186,7 +198,10 @@ test('the CLI reloads on SIGHUP and on a file change with --watch-config, and ke
   await writeFile(file, yaml([ups[1]!]));
   child.kill('SIGHUP');
   await waitFor(async () => (await upstreams()) === key(ups[1]!), { timeoutMs: 5000, what: 'SIGHUP applied' });
-  await waitFor(() => /"trigger":"SIGHUP"[^\n]*"msg":"config reloaded; established connections kept"/.test(stderr), { timeoutMs: 3000, what: 'a reload triggered by SIGHUP' });
+  await waitFor(() => /"trigger":"SIGHUP"[^\n]*"msg":"config reloaded; established connections kept"/.test(stderr), {
+    timeoutMs: 3000,
+    what: 'a reload triggered by SIGHUP',
+  });
   assert.equal(child.exitCode, null, 'SIGHUP does not end the process');
   assert.equal(heldClosed, false, 'a client connection held across three reloads stays open');
   assert.ok((await fetch(`http://127.0.0.1:${admin}/readyz`)).ok);

@@ -39,15 +39,32 @@ export async function openCliCloud(): Promise<CliCloud> {
   await emu.start();
   const cloudsFile = join(dir, 'clouds.yaml');
   await writeFile(cloudsFile, emu.cloudsYaml('emulator'));
-  const config = resolveCloudConfig({ env: { OS_AUTH_URL: emu.authUrl, OS_USERNAME: 'admin', OS_PASSWORD: 'admin', OS_PROJECT_NAME: 'admin', OS_USER_DOMAIN_NAME: 'Default', OS_PROJECT_DOMAIN_NAME: 'Default' } });
+  const config = resolveCloudConfig({
+    env: {
+      OS_AUTH_URL: emu.authUrl,
+      OS_USERNAME: 'admin',
+      OS_PASSWORD: 'admin',
+      OS_PROJECT_NAME: 'admin',
+      OS_USER_DOMAIN_NAME: 'Default',
+      OS_PROJECT_DOMAIN_NAME: 'Default',
+    },
+  });
   const os = createOpenStackClient({ config, log: createSilentLogger() });
   const fx = new ContractFixture(os);
   const net = await fx.network('10.0.0.0/24');
   const routerId = await fx.router(net);
   return {
-    kube, api: createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath })), emu, os, fx, net, routerId,
+    kube,
+    api: createKubeApi(loadKubeConfig({ kind: 'file', path: kube.kubeconfigPath })),
+    emu,
+    os,
+    fx,
+    net,
+    routerId,
     run: async (mode, args, timeoutMs = 60_000) => {
-      const p = new KubewardProcess([mode, '--kubeconfig', kube.kubeconfigPath, '--os-cloud', 'emulator', '--admin-address', 'off', ...args], { env: envWithoutOpenStack({ OS_CLIENT_CONFIG_FILE: cloudsFile }) });
+      const p = new KubewardProcess([mode, '--kubeconfig', kube.kubeconfigPath, '--os-cloud', 'emulator', '--admin-address', 'off', ...args], {
+        env: envWithoutOpenStack({ OS_CLIENT_CONFIG_FILE: cloudsFile }),
+      });
       const timer = setTimeout(() => p.child.kill('SIGKILL'), timeoutMs);
       const { code } = await p.exited;
       clearTimeout(timer);
@@ -55,7 +72,9 @@ export async function openCliCloud(): Promise<CliCloud> {
     },
     server: async (name) => {
       const created = await os.http.request<{ server: { id: string } }>('compute', {
-        method: 'POST', path: '/servers', body: { server: { name, flavorRef: '1', imageRef: '00000000-0000-4000-8000-000000000001', networks: [{ uuid: net.networkId }] } },
+        method: 'POST',
+        path: '/servers',
+        body: { server: { name, flavorRef: '1', imageRef: '00000000-0000-4000-8000-000000000001', networks: [{ uuid: net.networkId }] } },
       });
       const id = created.body.server.id;
       await waitFor(async () => (await os.nova.getServer(id))?.status === 'ACTIVE', { timeoutMs: 10_000, intervalMs: 50, what: `server ${name} ACTIVE` });

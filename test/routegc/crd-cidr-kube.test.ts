@@ -19,7 +19,21 @@ describe('the ManagedCluster CRD validates clusterCIDR and pool names', { skip: 
 
   test('harm 5: the apiserver accepts exactly the CIDRs kubeward accepts without force', async () => {
     const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
-    const cases = ['100.100.0.0/16', '10.0.0.0/8', '10.1.2.0/32', 'fd00:100::/48', 'fd00::/32', '0.0.0.0/0', '::/0', '10.0.0.0/7', 'fd00::/31', '300.1.2.0/24', '10.0.0.0/33', '10.0.0.0', 'x'];
+    const cases = [
+      '100.100.0.0/16',
+      '10.0.0.0/8',
+      '10.1.2.0/32',
+      'fd00:100::/48',
+      'fd00::/32',
+      '0.0.0.0/0',
+      '::/0',
+      '10.0.0.0/7',
+      'fd00::/31',
+      '300.1.2.0/24',
+      '10.0.0.0/33',
+      '10.0.0.0',
+      'x',
+    ];
     for (const [i, cidr] of cases.entries()) {
       const create = clusters.create({
         metadata: { name: `c${i}`, namespace: NS },
@@ -35,7 +49,10 @@ describe('the ManagedCluster CRD validates clusterCIDR and pool names', { skip: 
     const fixed = ['small', 'gpu2', '0', 'small-x', 'k1-small', '-', 'Small', 'small_x', 'small.x', ' small', ''];
     // Random names over the characters that matter (letters of both cases, digits, "-", "_", "."), seeded: the same run each time.
     const chars = fc.constantFrom(...'abz09AZ-_.'.split(''));
-    const random = fc.sample(fc.array(chars, { minLength: 1, maxLength: 8 }).map((cs) => cs.join('')), { numRuns: 40, seed: 11 });
+    const random = fc.sample(
+      fc.array(chars, { minLength: 1, maxLength: 8 }).map((cs) => cs.join('')),
+      { numRuns: 40, seed: 11 },
+    );
     const accepted: string[] = [];
     for (const [i, pool] of [...new Set([...fixed, ...random])].entries()) {
       const create = clusters.create({

@@ -24,7 +24,15 @@ export async function setNodes(api: KubeApi, nodes: NodeSpec[]): Promise<void> {
   for (const n of nodes) {
     const spec = { podCIDR: n.podCIDR, podCIDRs: n.podCIDR ? [n.podCIDR] : undefined, providerID: n.instanceId ? `openstack:///${n.instanceId}` : undefined };
     const created = await api.nodes.create({ metadata: { name: n.name }, spec } as Node);
-    await api.nodes.replaceStatus({ ...created, status: { addresses: [{ type: 'InternalIP', address: n.ip }, { type: 'Hostname', address: n.name }] } });
+    await api.nodes.replaceStatus({
+      ...created,
+      status: {
+        addresses: [
+          { type: 'InternalIP', address: n.ip },
+          { type: 'Hostname', address: n.name },
+        ],
+      },
+    });
   }
 }
 

@@ -30,23 +30,55 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
     const c = await openCloud(t);
     const s1 = await c.server('a');
     for (const n of (await mgmt.api.nodes.list()).items) await mgmt.api.nodes.delete(undefined, n.metadata.name);
-    const node = await mgmt.api.nodes.create({ metadata: { name: 'node-a' }, spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` } } as Node);
+    const node = await mgmt.api.nodes.create({
+      metadata: { name: 'node-a' },
+      spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` },
+    } as Node);
     await mgmt.api.nodes.replaceStatus({ ...node, status: { addresses: [{ type: 'InternalIP', address: s1.ip }] } });
-    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+    await c.os.neutron.updateRoutes(c.routerId, [
+      { destination: '100.100.1.0/24', nexthop: s1.ip },
+      { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+      { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
+    ]);
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     await mgmt.api.secrets.create({ metadata: { name: 'k1-kubeconfig', namespace: NS }, data: { kubeconfig: b64(mgmt.kubeconfigText) } });
     await mgmt.api.secrets.create({ metadata: { name: 'k1-cloud', namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
     const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
     const mc = await clusters.create({
       metadata: { name: 'k1', namespace: NS, finalizers: ['test.kubeward.io/keep'] },
-      spec: { kubeconfigSecretRef: { name: 'k1-kubeconfig' }, cloudCredentialsSecretRef: { name: 'k1-cloud', cloud: 'emu' }, clusterCIDR: '100.100.0.0/16', openstack: { routerID: c.routerId, securityGroupName: 'default' }, nodePools: [{ name: 'small' }] },
+      spec: {
+        kubeconfigSecretRef: { name: 'k1-kubeconfig' },
+        cloudCredentialsSecretRef: { name: 'k1-cloud', cloud: 'emu' },
+        clusterCIDR: '100.100.0.0/16',
+        openstack: { routerID: c.routerId, securityGroupName: 'default' },
+        nodePools: [{ name: 'small' }],
+      },
     });
     const log = createSilentLogger();
     const events = new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log });
     const clients = secretClusterClients({ secrets: mgmt.api.secrets, log, clock: systemClock });
     const registry = new Registry();
-    const gc = routeGcReconciler({ clusters, clients, events, metrics: createRouteGcMetrics(registry), clock: systemClock, log, intervalMs: 300_000, random: () => 0, cleanupPollMs: 100 });
-    const fl = flightReconciler({ clusters, clients, events, metrics: createFlightMetrics(registry), clock: systemClock, log, intervalMs: 300_000, random: () => 0 });
+    const gc = routeGcReconciler({
+      clusters,
+      clients,
+      events,
+      metrics: createRouteGcMetrics(registry),
+      clock: systemClock,
+      log,
+      intervalMs: 300_000,
+      random: () => 0,
+      cleanupPollMs: 100,
+    });
+    const fl = flightReconciler({
+      clusters,
+      clients,
+      events,
+      metrics: createFlightMetrics(registry),
+      clock: systemClock,
+      log,
+      intervalMs: 300_000,
+      random: () => 0,
+    });
     const signal = new AbortController().signal;
     const key = `${NS}/k1`;
 
@@ -62,7 +94,9 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
     const flight = await fl(key, signal);
     assert.deepEqual(flight, { requeueAfterMs: 300_000 });
     assert.equal((await c.os.nova.getServer(s1.id))!.metadata['kubeward:node'], 'node-a', 'flight marked the registered instance');
-    const onMc = (await mgmt.api.events.list(NS)).items.filter((e) => e.involvedObject.name === 'k1' && e.involvedObject.uid === mc.metadata.uid).map((e) => e.reason);
+    const onMc = (await mgmt.api.events.list(NS)).items
+      .filter((e) => e.involvedObject.name === 'k1' && e.involvedObject.uid === mc.metadata.uid)
+      .map((e) => e.reason);
     assert.ok(onMc.includes('RemovedOrphanedRoute'), onMc.join(','));
     assert.ok(onMc.includes('FlightRepaired'), onMc.join(','));
 

@@ -40,7 +40,10 @@ describe('kubeward routegc --once as a process', { skip: missing }, () => {
   test('harm 4: an empty Node list and no --pool/--instance-prefix is refused with the reason (exit 1), nothing written', async () => {
     await setNodes(c.api, []);
     const live = await c.server('kks-k1-small-aaaaa');
-    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: live.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+    await c.os.neutron.updateRoutes(c.routerId, [
+      { destination: '100.100.1.0/24', nexthop: live.ip },
+      { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+    ]);
     c.emu.requests = [];
     for (const dry of [[], ['--dry-run']]) {
       const r = await c.run('routegc', [...base(), ...dry]);
@@ -53,7 +56,10 @@ describe('kubeward routegc --once as a process', { skip: missing }, () => {
   test('--dry-run says what it would remove and writes nothing; the real run then removes exactly that', async () => {
     const live = await c.server('kks-k1-small-bbbbb');
     await setNodes(c.api, [{ name: 'n1', ip: live.ip, podCIDR: '100.100.1.0/24', instanceId: live.id }]);
-    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: live.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+    await c.os.neutron.updateRoutes(c.routerId, [
+      { destination: '100.100.1.0/24', nexthop: live.ip },
+      { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+    ]);
     c.emu.requests = [];
     const dry = await c.run('routegc', [...base(), '--dry-run']);
     assert.equal(dry.code, 0, dry.stderr);
@@ -63,6 +69,9 @@ describe('kubeward routegc --once as a process', { skip: missing }, () => {
     const real = await c.run('routegc', base());
     assert.equal(real.code, 0, real.stderr);
     assert.equal(/look 2: .*removed: ([^;]*);/.exec(real.stdout)?.[1], would, 'the same decision');
-    assert.deepEqual((await c.os.neutron.getRouter(c.routerId))!.routes.map((r) => r.destination), ['100.100.1.0/24']);
+    assert.deepEqual(
+      (await c.os.neutron.getRouter(c.routerId))!.routes.map((r) => r.destination),
+      ['100.100.1.0/24'],
+    );
   });
 });

@@ -21,14 +21,25 @@ function runner(c: Cloud, opts: { mode?: RouteWriteMode; neutron?: NeutronApi; t
       metrics: createRouteGcMetrics(c.registry),
       log: createSilentLogger(),
     },
-    { cluster: 'k1', routerId: c.routerId, clusterCidr: '100.100.0.0/16', identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: 30, dryRun: false, ...opts.target },
+    {
+      cluster: 'k1',
+      routerId: c.routerId,
+      clusterCidr: '100.100.0.0/16',
+      identity: { ownerId: 'name:k1', poolPrefixes: [] },
+      routeLimit: 30,
+      dryRun: false,
+      ...opts.target,
+    },
   );
 }
 
 async function r1(c: Cloud) {
   const s1 = await c.server('kks-k1-a');
   const s2 = await c.server('kks-k1-b');
-  c.nodes.nodes = [{ name: 'n1', addresses: [s1.ip], podCidrs: ['100.100.1.0/24'], instanceId: s1.id }, { name: 'n2', addresses: [s2.ip], podCidrs: ['100.100.3.0/24'], instanceId: s2.id }];
+  c.nodes.nodes = [
+    { name: 'n1', addresses: [s1.ip], podCidrs: ['100.100.1.0/24'], instanceId: s1.id },
+    { name: 'n2', addresses: [s2.ip], podCidrs: ['100.100.3.0/24'], instanceId: s2.id },
+  ];
   await c.os.neutron.updateRoutes(c.routerId, [
     { destination: '100.100.1.0/24', nexthop: s1.ip },
     { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
@@ -90,15 +101,24 @@ test('Neutron failing on the write: the router is unchanged and the next cycle r
   assert.equal((await c.routes()).length, 5, 'nothing half-done');
   c.emu.faults.remove(fault.id);
   const result = await gc.cycle();
-  assert.deepEqual(result.removed.map((f) => f.route.destination), ['100.100.2.0/24']);
+  assert.deepEqual(
+    result.removed.map((f) => f.route.destination),
+    ['100.100.2.0/24'],
+  );
 });
 
 test('R5: of a duplicate pair the route to the Node owning the pod CIDR stays, the other goes after two cycles', async (t) => {
   const c = await openCloud(t);
   const s1 = await c.server('kks-k1-a');
   const s2 = await c.server('kks-k1-b');
-  c.nodes.nodes = [{ name: 'n1', addresses: [s1.ip], podCidrs: ['100.100.1.0/24'], instanceId: s1.id }, { name: 'n2', addresses: [s2.ip], podCidrs: ['100.100.4.0/24'], instanceId: s2.id }];
-  await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.4.0/24', nexthop: s1.ip }, { destination: '100.100.4.0/24', nexthop: s2.ip }]);
+  c.nodes.nodes = [
+    { name: 'n1', addresses: [s1.ip], podCidrs: ['100.100.1.0/24'], instanceId: s1.id },
+    { name: 'n2', addresses: [s2.ip], podCidrs: ['100.100.4.0/24'], instanceId: s2.id },
+  ];
+  await c.os.neutron.updateRoutes(c.routerId, [
+    { destination: '100.100.4.0/24', nexthop: s1.ip },
+    { destination: '100.100.4.0/24', nexthop: s2.ip },
+  ]);
   const gc = runner(c);
   await gc.cycle();
   assert.equal((await c.routes()).length, 2);
@@ -161,12 +181,20 @@ test('the route limit: a warning once the router nears max_routes, and the limit
   const c = await openCloud(t, { maxRoutes: 10 });
   const s1 = await c.server('kks-k1-a');
   c.nodes.nodes = [{ name: 'n1', addresses: [s1.ip], podCidrs: [], instanceId: s1.id }];
-  await c.os.neutron.updateRoutes(c.routerId, Array.from({ length: 8 }, (_, i) => ({ destination: `100.100.${i}.0/24`, nexthop: s1.ip })));
+  await c.os.neutron.updateRoutes(
+    c.routerId,
+    Array.from({ length: 8 }, (_, i) => ({ destination: `100.100.${i}.0/24`, nexthop: s1.ip })),
+  );
   const gc = runner(c, { target: { routeLimit: 10 } });
   await gc.cycle();
   await gc.cycle();
   assert.equal(c.events.filter((e) => e.reason === 'RouteLimitApproaching').length, 1, 'one warning, not one per cycle');
-  const err = await new RouteWriter(c.os.neutron).add(c.routerId, [10, 11, 12].map((i) => ({ destination: `100.100.${i}.0/24`, nexthop: s1.ip }))).catch((e: unknown) => e);
+  const err = await new RouteWriter(c.os.neutron)
+    .add(
+      c.routerId,
+      [10, 11, 12].map((i) => ({ destination: `100.100.${i}.0/24`, nexthop: s1.ip })),
+    )
+    .catch((e: unknown) => e);
   assert.equal(routeLimitOf(err), 10);
 });
 

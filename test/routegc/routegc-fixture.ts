@@ -16,7 +16,7 @@ export class FakeNodes implements ClusterNodes {
   failing = false;
   conditions: { node: string; condition: Omit<Condition, 'lastTransitionTime'> }[] = [];
   async list(): Promise<ClusterNode[]> {
-    if (this.failing) throw new Error('the cluster\'s API is down');
+    if (this.failing) throw new Error("the cluster's API is down");
     return this.nodes.map((n) => ({ ...n }));
   }
   async setCondition(node: string, condition: Omit<Condition, 'lastTransitionTime'>): Promise<boolean> {
@@ -46,7 +46,16 @@ export async function openCloud(t: { after(fn: () => Promise<void>): void }, emu
   const emu = new OpenStackEmulator({ maxRoutes: 30, ...emuOpts });
   await emu.start();
   t.after(() => emu.close());
-  const config = resolveCloudConfig({ env: { OS_AUTH_URL: emu.authUrl, OS_USERNAME: 'admin', OS_PASSWORD: 'admin', OS_PROJECT_NAME: 'admin', OS_USER_DOMAIN_NAME: 'Default', OS_PROJECT_DOMAIN_NAME: 'Default' } });
+  const config = resolveCloudConfig({
+    env: {
+      OS_AUTH_URL: emu.authUrl,
+      OS_USERNAME: 'admin',
+      OS_PASSWORD: 'admin',
+      OS_PROJECT_NAME: 'admin',
+      OS_USER_DOMAIN_NAME: 'Default',
+      OS_PROJECT_DOMAIN_NAME: 'Default',
+    },
+  });
   const logs: string[] = [];
   const log = createLogger({ format: 'json', level: 'debug', write: (l) => void logs.push(l) });
   // The client keeps the real clock: its retry backoff must not wait on a clock the test moves by hand.
@@ -55,14 +64,22 @@ export async function openCloud(t: { after(fn: () => Promise<void>): void }, emu
   const net = await fx.network('10.0.0.0/24');
   const routerId = await fx.router(net);
   const cloud: Cloud = {
-    emu, os, fx, net, routerId, nodes: new FakeNodes(), events: [], registry: new Registry(), logs,
+    emu,
+    os,
+    fx,
+    net,
+    routerId,
+    nodes: new FakeNodes(),
+    events: [],
+    registry: new Registry(),
+    logs,
     server: async (name) => {
       const id = await fx.server(name, net.networkId);
       const s = await os.nova.getServer(id);
       const ip = Object.values(s!.addresses).flat()[0]!.addr;
       return { id, ip };
     },
-    routes: async () => ((await os.neutron.getRouter(routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`)).sort(),
+    routes: async () => (await os.neutron.getRouter(routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`).sort(),
     count: (method, part) => emu.requests.filter((r) => r.method === method && r.path.includes(part)).length,
     metric: async (name) => {
       const m = (await cloud.registry.getMetricsAsJSON()).find((x) => x.name === name);

@@ -33,15 +33,28 @@ describe('routegc and flight against a real kube-apiserver and the OpenStack emu
   async function setNodes(nodes: { name: string; ip: string; podCIDR?: string; instanceId?: string }[]): Promise<void> {
     for (const n of (await api.nodes.list()).items) await api.nodes.delete(undefined, n.metadata.name);
     for (const n of nodes) {
-      const created = await api.nodes.create({ metadata: { name: n.name }, spec: { podCIDR: n.podCIDR, podCIDRs: n.podCIDR ? [n.podCIDR] : undefined, providerID: n.instanceId ? `openstack:///${n.instanceId}` : undefined } } as Node);
-      await api.nodes.replaceStatus({ ...created, status: { addresses: [{ type: 'InternalIP', address: n.ip }, { type: 'Hostname', address: n.name }] } });
+      const created = await api.nodes.create({
+        metadata: { name: n.name },
+        spec: { podCIDR: n.podCIDR, podCIDRs: n.podCIDR ? [n.podCIDR] : undefined, providerID: n.instanceId ? `openstack:///${n.instanceId}` : undefined },
+      } as Node);
+      await api.nodes.replaceStatus({
+        ...created,
+        status: {
+          addresses: [
+            { type: 'InternalIP', address: n.ip },
+            { type: 'Hostname', address: n.name },
+          ],
+        },
+      });
     }
   }
 
   async function kubeward(c: Cloud, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const clouds = join(dir, `clouds-${c.emu.port}.yaml`);
     await writeFile(clouds, c.emu.cloudsYaml('emu'));
-    const p = new KubewardProcess([...args, '--kubeconfig', kube.kubeconfigPath, '--os-cloud', 'emu', '--log-level', 'warn'], { env: envWithoutOpenStack({ OS_CLIENT_CONFIG_FILE: clouds }) });
+    const p = new KubewardProcess([...args, '--kubeconfig', kube.kubeconfigPath, '--os-cloud', 'emu', '--log-level', 'warn'], {
+      env: envWithoutOpenStack({ OS_CLIENT_CONFIG_FILE: clouds }),
+    });
     const timer = setTimeout(() => p.child.kill('SIGKILL'), 30_000);
     const { code } = await p.exited;
     clearTimeout(timer);
@@ -51,7 +64,10 @@ describe('routegc and flight against a real kube-apiserver and the OpenStack emu
   async function r1(c: Cloud) {
     const s1 = await c.server('a');
     const s2 = await c.server('b');
-    await setNodes([{ name: 'node-a', ip: s1.ip, podCIDR: '100.100.1.0/24', instanceId: s1.id }, { name: 'node-b', ip: s2.ip, podCIDR: '100.100.4.0/24', instanceId: s2.id }]);
+    await setNodes([
+      { name: 'node-a', ip: s1.ip, podCIDR: '100.100.1.0/24', instanceId: s1.id },
+      { name: 'node-b', ip: s2.ip, podCIDR: '100.100.4.0/24', instanceId: s2.id },
+    ]);
     await c.os.neutron.updateRoutes(c.routerId, [
       { destination: '100.100.1.0/24', nexthop: s1.ip },
       { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
@@ -99,7 +115,19 @@ describe('routegc and flight against a real kube-apiserver and the OpenStack emu
     const c = await openCloud(t);
     const s1 = await c.server('a');
     await setNodes([{ name: 'node-a', ip: s1.ip, podCIDR: '100.100.1.0/24', instanceId: s1.id }]);
-    const args = ['flight', '--cluster-name', 'k1', '--cluster-cidr', '100.100.0.0/16', '--security-group', 'default', '--router', c.routerId, '--once', '--no-check-roles'];
+    const args = [
+      'flight',
+      '--cluster-name',
+      'k1',
+      '--cluster-cidr',
+      '100.100.0.0/16',
+      '--security-group',
+      'default',
+      '--router',
+      c.routerId,
+      '--once',
+      '--no-check-roles',
+    ];
     const detect = await kubeward(c, args);
     assert.equal(detect.code, 0, detect.stderr + detect.stdout);
     const node = await api.nodes.get(undefined, 'node-a');
@@ -107,7 +135,10 @@ describe('routegc and flight against a real kube-apiserver and the OpenStack emu
     assert.equal(cond?.status, 'True');
     assert.equal(cond?.reason, 'RouteMissing');
     const events = (await api.events.list()).items.filter((e) => e.involvedObject.kind === 'Node' && e.involvedObject.name === 'node-a');
-    assert.ok(events.some((e) => e.reason === 'RouteMissing' && e.type === 'Warning'), JSON.stringify(events.map((e) => e.reason)));
+    assert.ok(
+      events.some((e) => e.reason === 'RouteMissing' && e.type === 'Warning'),
+      JSON.stringify(events.map((e) => e.reason)),
+    );
     const repair = await kubeward(c, [...args, '--repair-missing-routes']);
     assert.equal(repair.code, 0, repair.stderr + repair.stdout);
     assert.deepEqual(await c.routes(), [`100.100.1.0/24>${s1.ip}`]);

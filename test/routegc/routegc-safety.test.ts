@@ -23,7 +23,13 @@ import { FakeNodes, openCloud } from './routegc-fixture.ts';
 const CIDR = '100.100.0.0/16';
 
 /** A runner on a client, with its writes counted, its events and its metrics kept. */
-function gc(os: OpenStackClient, routerId: string, nodes: FakeNodes, target: Partial<RouteGcTarget> = {}, writer?: { mode?: RouteWriteMode; neutron?: NeutronApi }) {
+function gc(
+  os: OpenStackClient,
+  routerId: string,
+  nodes: FakeNodes,
+  target: Partial<RouteGcTarget> = {},
+  writer?: { mode?: RouteWriteMode; neutron?: NeutronApi },
+) {
   const writes: string[] = [];
   const inner = writer?.neutron ?? os.neutron;
   const neutron = new Proxy(inner, {
@@ -39,11 +45,21 @@ function gc(os: OpenStackClient, routerId: string, nodes: FakeNodes, target: Par
   const registry = new Registry();
   const events: ClusterEvent[] = [];
   const runner = new RouteGcRunner(
-    { cloud: openStackRouteGcCloud(os), writer: new RouteWriter(neutron, { mode: writer?.mode ?? 'auto' }), nodes, emit: async (e) => void events.push(e), metrics: createRouteGcMetrics(registry), log: createSilentLogger(), clock: systemClock },
+    {
+      cloud: openStackRouteGcCloud(os),
+      writer: new RouteWriter(neutron, { mode: writer?.mode ?? 'auto' }),
+      nodes,
+      emit: async (e) => void events.push(e),
+      metrics: createRouteGcMetrics(registry),
+      log: createSilentLogger(),
+      clock: systemClock,
+    },
     { cluster: 'k1', routerId, clusterCidr: CIDR, identity: { ownerId: 'uid-k1', poolPrefixes: [] }, routeLimit: 30, dryRun: false, ...target },
   );
   const metric = async (name: string, labels: Record<string, string> = {}) =>
-    ((await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []).filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((n, v) => n + v.value, 0);
+    ((await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? [])
+      .filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
+      .reduce((n, v) => n + v.value, 0);
   return { runner, writes, events, metric };
 }
 
@@ -61,7 +77,10 @@ for (const target of contractTargets(process.env)) {
 
     test('harm 4: with an empty Node list and no instance prefix nothing is removed, however many cycles; the refusal is an event and a metric', async (t) => {
       if (!tenant.s.hasNova) return t.skip('Nova is not in the catalog');
-      await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: live.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+      await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
+        { destination: '100.100.1.0/24', nexthop: live.ip },
+        { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+      ]);
       const g = gc(tenant.s.admin, tenant.routerId, new FakeNodes());
       for (let i = 0; i < 3; i++) assert.match((await g.runner.cycle()).skipped ?? '', /Node list is empty.*no instance prefix/);
       assert.deepEqual(g.writes, []);
@@ -72,7 +91,10 @@ for (const target of contractTargets(process.env)) {
 
     test('harm 5: a /0 or too wide cluster CIDR removes nothing, not even at termination', async (t) => {
       if (!tenant.s.hasNova) return t.skip('Nova is not in the catalog');
-      await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+      await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
+        { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+        { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
+      ]);
       const nodes = new FakeNodes();
       nodes.nodes = [{ name: 'n', addresses: [live.ip], podCidrs: [], instanceId: live.id }];
       for (const clusterCidr of ['0.0.0.0/0', '10.0.0.0/6']) {
@@ -111,12 +133,19 @@ for (const target of contractTargets(process.env)) {
 }
 
 describe('routegc safety with injected faults (emulator)', () => {
-  test('harm 3: a server in a down Nova cell is listed as UNKNOWN (microversion 2.69) and the cycle refuses: its Node\'s route stays', async (t) => {
+  test("harm 3: a server in a down Nova cell is listed as UNKNOWN (microversion 2.69) and the cycle refuses: its Node's route stays", async (t) => {
     const c = await openCloud(t);
     const down = await c.server('down');
     const up = await c.server('up');
-    c.nodes.nodes = [{ name: 'n-down', addresses: [down.ip], podCidrs: ['100.100.1.0/24'], instanceId: down.id }, { name: 'n-up', addresses: [up.ip], podCidrs: ['100.100.2.0/24'], instanceId: up.id }];
-    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: down.ip }, { destination: '100.100.2.0/24', nexthop: up.ip }, { destination: '100.100.3.0/24', nexthop: '10.0.0.99' }]);
+    c.nodes.nodes = [
+      { name: 'n-down', addresses: [down.ip], podCidrs: ['100.100.1.0/24'], instanceId: down.id },
+      { name: 'n-up', addresses: [up.ip], podCidrs: ['100.100.2.0/24'], instanceId: up.id },
+    ];
+    await c.os.neutron.updateRoutes(c.routerId, [
+      { destination: '100.100.1.0/24', nexthop: down.ip },
+      { destination: '100.100.2.0/24', nexthop: up.ip },
+      { destination: '100.100.3.0/24', nexthop: '10.0.0.99' },
+    ]);
     c.emu.store.servers.get(down.id)!.cellDown = true;
     const listed = await c.os.nova.listServers();
     assert.equal(listed.find((x) => x.id === down.id)?.status, 'UNKNOWN', 'kubeward asks for 2.69, which lists down-cell servers');
@@ -156,7 +185,11 @@ describe('routegc safety with injected faults (emulator)', () => {
     c.emu.requests = [];
     await g.runner.cycle();
     const r = await g.runner.cycle();
-    assert.deepEqual(c.emu.requests.filter((x) => x.ifMatch !== undefined), [], 'If-Match is never sent to a Neutron that would ignore it');
+    assert.deepEqual(
+      c.emu.requests.filter((x) => x.ifMatch !== undefined),
+      [],
+      'If-Match is never sent to a Neutron that would ignore it',
+    );
     assert.equal(r.decision?.remove.length, 1);
     assert.deepEqual(await c.routes(), [`100.100.1.0/24>${a.ip}`], 'the live route the racing write dropped is back, the orphan gone');
     assert.ok(r.conflicts >= 1, 'the race is counted');

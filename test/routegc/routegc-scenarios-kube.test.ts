@@ -54,17 +54,35 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         const { emit, events } = recordingEmitter(mgmt.api, log);
         const nodes = countingNodes(kubeClusterNodes(mgmt.api));
         const gc = new RouteGcRunner(
-          { cloud: openStackRouteGcCloud(opts.os ?? tenant.s.admin), writer: new RouteWriter(opts.neutron ?? tenant.s.admin.neutron, { mode: opts.mode ?? 'auto' }), nodes, emit, metrics: createRouteGcMetrics(registry), log },
-          { cluster: 'k1', routerId: tenant.routerId, clusterCidr: CIDR, identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: tenant.s.maxRoutes, dryRun: false },
+          {
+            cloud: openStackRouteGcCloud(opts.os ?? tenant.s.admin),
+            writer: new RouteWriter(opts.neutron ?? tenant.s.admin.neutron, { mode: opts.mode ?? 'auto' }),
+            nodes,
+            emit,
+            metrics: createRouteGcMetrics(registry),
+            log,
+          },
+          {
+            cluster: 'k1',
+            routerId: tenant.routerId,
+            clusterCidr: CIDR,
+            identity: { ownerId: 'name:k1', poolPrefixes: [] },
+            routeLimit: tenant.s.maxRoutes,
+            dryRun: false,
+          },
         );
-        const metric = async (name: string) => ((await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []).reduce((n, v) => n + v.value, 0);
+        const metric = async (name: string) =>
+          ((await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []).reduce((n, v) => n + v.value, 0);
         return { gc, events, nodes, metric };
       }
       const routes = async () => (await tenant.s.admin.neutron.getRouter(tenant.routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`);
 
       test('R1: of five routes only the in-CIDR one with no instance behind it goes, after two cycles, in one write', async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(mgmt.api, [{ name: 'r1-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r1-b', ip: b.ip, podCIDR: '100.100.3.0/24', instanceId: b.id }]);
+        await setNodes(mgmt.api, [
+          { name: 'r1-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id },
+          { name: 'r1-b', ip: b.ip, podCIDR: '100.100.3.0/24', instanceId: b.id },
+        ]);
         // The reference puts b's floating IP behind 100.100.3.0/24; real Neutron takes only next hops on
         // the router's subnets, so b's fixed address stands in for it.
         const initial = [
@@ -78,10 +96,20 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         const { client, calls } = recordCalls(tenant.s.admin);
         const { gc, events, metric } = runner({ os: client, neutron: client.neutron });
         await gc.cycle();
-        assert.deepEqual(calls.filter((c) => c.includes('Routes')), [], 'first sighting: no write');
+        assert.deepEqual(
+          calls.filter((c) => c.includes('Routes')),
+          [],
+          'first sighting: no write',
+        );
         await gc.cycle();
         assert.equal(calls.filter((c) => /removeExtraRoutes|updateRoutes/.test(c)).length, 1, 'one write');
-        assert.deepEqual((await routes()).sort(), initial.filter((r) => r.destination !== '100.100.2.0/24').map((r) => `${r.destination}>${r.nexthop}`).sort());
+        assert.deepEqual(
+          (await routes()).sort(),
+          initial
+            .filter((r) => r.destination !== '100.100.2.0/24')
+            .map((r) => `${r.destination}>${r.nexthop}`)
+            .sort(),
+        );
         assert.equal(await metric('kubeward_routegc_routes_removed_total'), 1);
         assert.ok(events.some((e) => e.reason === 'RemovedOrphanedRoute' && e.message.includes('100.100.2.0/24')));
       });
@@ -100,7 +128,10 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         if (!tenant.s.emulator) return t.skip('needs a Nova fault: emulator only');
         const emu = tenant.s.emulator;
         await setNodes(mgmt.api, [{ name: 'r3-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
-        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
+          { destination: '100.100.1.0/24', nexthop: a.ip },
+          { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+        ]);
         const { gc, metric } = runner();
         const manual = new ManualClock(0);
         let sleeping = false;
@@ -109,20 +140,23 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         const ac = new AbortController();
         t.after(() => ac.abort());
         const attempts: { atMs: number; ok: boolean }[] = [];
-        const loop = runPeriodically(async (signal) => {
-          const atMs = clock.now();
-          // Attempt 2 meets Nova failing; attempts 1 and 3 find it healthy.
-          const fault = attempts.length === 1 ? emu.addFault({ service: 'compute', path: '^/servers/detail', status: 500 }) : undefined;
-          try {
-            await gc.cycle(signal);
-            attempts.push({ atMs, ok: true });
-          } catch (err) {
-            attempts.push({ atMs, ok: false });
-            throw err;
-          } finally {
-            if (fault) emu.faults.remove(fault.id);
-          }
-        }, { name: 'routegc', intervalMs: 300_000, clock, log: createSilentLogger(), signal: ac.signal });
+        const loop = runPeriodically(
+          async (signal) => {
+            const atMs = clock.now();
+            // Attempt 2 meets Nova failing; attempts 1 and 3 find it healthy.
+            const fault = attempts.length === 1 ? emu.addFault({ service: 'compute', path: '^/servers/detail', status: 500 }) : undefined;
+            try {
+              await gc.cycle(signal);
+              attempts.push({ atMs, ok: true });
+            } catch (err) {
+              attempts.push({ atMs, ok: false });
+              throw err;
+            } finally {
+              if (fault) emu.faults.remove(fault.id);
+            }
+          },
+          { name: 'routegc', intervalMs: 300_000, clock, log: createSilentLogger(), signal: ac.signal },
+        );
         // Time moves in 10 s steps, only while the loop sleeps: at most 10 s late for each attempt.
         while (attempts.length < 3) {
           await waitFor(() => sleeping, { timeoutMs: 10_000, intervalMs: 2, what: 'the loop waiting for its next cycle' });
@@ -131,8 +165,14 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
         }
         ac.abort();
         await loop;
-        assert.deepEqual(attempts.map((x) => x.ok), [true, false, true]);
-        for (const [i, gap] of [[1, attempts[1]!.atMs - attempts[0]!.atMs], [2, attempts[2]!.atMs - attempts[1]!.atMs]] as const) {
+        assert.deepEqual(
+          attempts.map((x) => x.ok),
+          [true, false, true],
+        );
+        for (const [i, gap] of [
+          [1, attempts[1]!.atMs - attempts[0]!.atMs],
+          [2, attempts[2]!.atMs - attempts[1]!.atMs],
+        ] as const) {
           assert.ok(gap >= 300_000 && gap <= 450_000 + 10_000, `attempt ${i + 1} came ${gap / 1000} s after the one before`);
         }
         assert.equal(await metric('kubeward_routegc_failed_cycles_total'), 1);
@@ -142,20 +182,37 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       test('R4 and the conditions: Upgrading and noCloud clusters cost zero OpenStack calls; a Running one gets RouteLimitApproaching and RouteGCHealthy without a cycle of its own', async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         await setNodes(mgmt.api, [{ name: 'r4-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
-        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }, { destination: '10.200.0.0/16', nexthop: '10.0.0.99' }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
+          { destination: '100.100.1.0/24', nexthop: a.ip },
+          { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+          { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
+        ]);
         const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
         const name = `r4-${target.name}`;
         await clusters.create({
           metadata: { name, namespace: NS },
-          spec: { kubeconfigSecretRef: { name: 'unused' }, cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' }, clusterCIDR: CIDR, openstack: { routerID: tenant.routerId } },
+          spec: {
+            kubeconfigSecretRef: { name: 'unused' },
+            cloudCredentialsSecretRef: { name: 'unused', cloud: 'x' },
+            clusterCIDR: CIDR,
+            openstack: { routerID: tenant.routerId },
+          },
         });
         const { client, calls } = recordCalls(tenant.s.admin);
         let asked = 0;
         const log = createSilentLogger();
         const registry = new Registry();
         const gc = routeGcReconciler({
-          clusters, clients: async () => (asked++, { kube: mgmt.api, openstack: client }), events: new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log }),
-          metrics: createRouteGcMetrics(registry), clock: systemClock, log, intervalMs: 300_000, random: () => 0, routeLimit: 6, routeLimitHeadroom: 3,
+          clusters,
+          clients: async () => (asked++, { kube: mgmt.api, openstack: client }),
+          events: new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log }),
+          metrics: createRouteGcMetrics(registry),
+          clock: systemClock,
+          log,
+          intervalMs: 300_000,
+          random: () => 0,
+          routeLimit: 6,
+          routeLimitHeadroom: 3,
         });
         const key = `${NS}/${name}`;
         const signal = new AbortController().signal;
@@ -197,8 +254,14 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
       test('R5: of a duplicate pair the route to the Node owning the pod CIDR stays, the other goes on the second cycle', async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
-        await setNodes(mgmt.api, [{ name: 'r5-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }, { name: 'r5-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
-        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.4.0/24', nexthop: a.ip }, { destination: '100.100.4.0/24', nexthop: b.ip }]);
+        await setNodes(mgmt.api, [
+          { name: 'r5-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id },
+          { name: 'r5-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id },
+        ]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
+          { destination: '100.100.4.0/24', nexthop: a.ip },
+          { destination: '100.100.4.0/24', nexthop: b.ip },
+        ]);
         const { gc, events } = runner();
         await gc.cycle();
         assert.equal((await routes()).length, 2);
@@ -210,7 +273,10 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
       test('R6: a route the cloud controller adds between our read and our guarded write is kept (412, read again, retry)', async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         await setNodes(mgmt.api, [{ name: 'r6-a', ip: a.ip, podCIDR: '100.100.1.0/24', instanceId: a.id }]);
-        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: a.ip }, { destination: '100.100.2.0/24', nexthop: '10.0.0.99' }]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
+          { destination: '100.100.1.0/24', nexthop: a.ip },
+          { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+        ]);
         let raced = false;
         // Another client (the cloud controller) adds a route just before our first full-list PUT.
         const racing = new Proxy(tenant.s.admin.neutron, {
@@ -236,8 +302,14 @@ describe('routegc scenarios R1-R7 against a real kube-apiserver', { skip: missin
 
       test('R7: Nodes exist but none of their instances does: routegc refuses every cycle, says so, removes nothing', async () => {
         // providerIDs of servers that do not exist: the cluster's instance list is empty.
-        await setNodes(mgmt.api, [{ name: 'r7-a', ip: '10.0.0.11', podCIDR: '100.100.1.0/24', instanceId: '00000000-0000-4000-8000-000000000001' }, { name: 'r7-b', ip: '10.0.0.12', podCIDR: '100.100.2.0/24', instanceId: '00000000-0000-4000-8000-000000000002' }]);
-        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [{ destination: '100.100.1.0/24', nexthop: '10.0.0.11' }, { destination: '100.100.2.0/24', nexthop: '10.0.0.12' }]);
+        await setNodes(mgmt.api, [
+          { name: 'r7-a', ip: '10.0.0.11', podCIDR: '100.100.1.0/24', instanceId: '00000000-0000-4000-8000-000000000001' },
+          { name: 'r7-b', ip: '10.0.0.12', podCIDR: '100.100.2.0/24', instanceId: '00000000-0000-4000-8000-000000000002' },
+        ]);
+        await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
+          { destination: '100.100.1.0/24', nexthop: '10.0.0.11' },
+          { destination: '100.100.2.0/24', nexthop: '10.0.0.12' },
+        ]);
         const { client, calls } = recordCalls(tenant.s.admin);
         const { gc, events, metric } = runner({ os: client, neutron: client.neutron });
         for (let i = 0; i < 3; i++) assert.match((await gc.cycle()).skipped ?? '', /instance list is empty while 2 Node\(s\) exist/);

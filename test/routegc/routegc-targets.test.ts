@@ -54,7 +54,10 @@ for (const target of contractTargets(process.env)) {
 
     async function scenario(mode: RouteWriteMode, race?: boolean, dryRun = false) {
       const nodes = new FakeNodes();
-      nodes.nodes = [{ name: 'na', addresses: [a.ip], podCidrs: ['100.100.1.0/24'], instanceId: a.id }, { name: 'nb', addresses: [b.ip], podCidrs: ['100.100.4.0/24'], instanceId: b.id }];
+      nodes.nodes = [
+        { name: 'na', addresses: [a.ip], podCidrs: ['100.100.1.0/24'], instanceId: a.id },
+        { name: 'nb', addresses: [b.ip], podCidrs: ['100.100.4.0/24'], instanceId: b.id },
+      ];
       await tenant.s.admin.neutron.updateRoutes(tenant.routerId, [
         { destination: '100.100.1.0/24', nexthop: a.ip },
         { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
@@ -62,12 +65,29 @@ for (const target of contractTargets(process.env)) {
         { destination: '100.100.4.0/24', nexthop: b.ip },
         { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
       ]);
-      const w = watched(tenant.s.admin.neutron, race ? () => tenant.s.admin.neutron.addExtraRoutes(tenant.routerId, [{ destination: '100.100.5.0/24', nexthop: '10.0.0.55' }]) : undefined);
-      const gc = new RouteGcRunner(
-        { cloud: openStackRouteGcCloud(tenant.s.admin), writer: new RouteWriter(w.neutron, { mode }), nodes, emit: async () => {}, metrics: createRouteGcMetrics(new Registry()), log: createSilentLogger() },
-        { cluster: 'k1', routerId: tenant.routerId, clusterCidr: '100.100.0.0/16', identity: { ownerId: 'name:k1', poolPrefixes: [] }, routeLimit: tenant.s.maxRoutes, dryRun },
+      const w = watched(
+        tenant.s.admin.neutron,
+        race ? () => tenant.s.admin.neutron.addExtraRoutes(tenant.routerId, [{ destination: '100.100.5.0/24', nexthop: '10.0.0.55' }]) : undefined,
       );
-      const routes = async () => ((await tenant.s.admin.neutron.getRouter(tenant.routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`)).sort();
+      const gc = new RouteGcRunner(
+        {
+          cloud: openStackRouteGcCloud(tenant.s.admin),
+          writer: new RouteWriter(w.neutron, { mode }),
+          nodes,
+          emit: async () => {},
+          metrics: createRouteGcMetrics(new Registry()),
+          log: createSilentLogger(),
+        },
+        {
+          cluster: 'k1',
+          routerId: tenant.routerId,
+          clusterCidr: '100.100.0.0/16',
+          identity: { ownerId: 'name:k1', poolPrefixes: [] },
+          routeLimit: tenant.s.maxRoutes,
+          dryRun,
+        },
+      );
+      const routes = async () => (await tenant.s.admin.neutron.getRouter(tenant.routerId))!.routes.map((r) => `${r.destination}>${r.nexthop}`).sort();
       return { gc, w, routes, routerId: tenant.routerId };
     }
 
@@ -111,8 +131,29 @@ for (const target of contractTargets(process.env)) {
       const nodes = new FakeNodes();
       nodes.nodes = [{ name: 'na', addresses: [a.ip], podCidrs: [], instanceId: a.id }];
       const f = new FlightRunner(
-        { cloud: openStackFlightCloud(tenant.s.admin), nodes, routes: new RouteWriter(tenant.s.admin.neutron), emit: async () => {}, metrics: createFlightMetrics(new Registry()), log: createSilentLogger(), clock: systemClock },
-        { clusterName: 'k1', clusterCidr: '100.100.0.0/16', securityGroupName: sg.name, pools: [], ...DEFAULT_FLIGHT_TIMING, rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: tenant.s.maxRoutes, checkRoles: false, dryRun: false },
+        {
+          cloud: openStackFlightCloud(tenant.s.admin),
+          nodes,
+          routes: new RouteWriter(tenant.s.admin.neutron),
+          emit: async () => {},
+          metrics: createFlightMetrics(new Registry()),
+          log: createSilentLogger(),
+          clock: systemClock,
+        },
+        {
+          clusterName: 'k1',
+          clusterCidr: '100.100.0.0/16',
+          securityGroupName: sg.name,
+          pools: [],
+          ...DEFAULT_FLIGHT_TIMING,
+          rebootBeforeDelete: true,
+          wantedRoles: [],
+          forceSecurityGroupResync: false,
+          repairMissingRoutes: false,
+          routeLimit: tenant.s.maxRoutes,
+          checkRoles: false,
+          dryRun: false,
+        },
       );
       const first = await f.round();
       assert.deepEqual(first.failed, []);

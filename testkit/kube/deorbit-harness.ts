@@ -72,13 +72,23 @@ export async function startHarness(): Promise<Harness> {
 export function emulatorClient(emu: OpenStackEmulator, cloud = 'k1'): OpenStackClientHandle {
   const doc = parse(emu.cloudsYaml(cloud, 'demo')) as Record<string, unknown>;
   const config = resolveCloudConfig({ cloudName: cloud, env: {}, clouds: { path: 'emulator', doc } });
-  return createOpenStackClient({ config, log: createSilentLogger(), clock: systemClock, retry: { maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50, attemptTimeoutMs: 1500 } });
+  return createOpenStackClient({
+    config,
+    log: createSilentLogger(),
+    clock: systemClock,
+    retry: { maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50, attemptTimeoutMs: 1500 },
+  });
 }
 
 export const emulatorCloudFactory: CloudFactory = (doc, cloudName, source) => {
   const config = resolveCloudConfig({ cloudName, env: {}, clouds: { path: source, doc } });
   return openStackDeorbitCloud(
-    createOpenStackClient({ config, log: createSilentLogger(), clock: systemClock, retry: { maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50, attemptTimeoutMs: 1500 } }),
+    createOpenStackClient({
+      config,
+      log: createSilentLogger(),
+      clock: systemClock,
+      retry: { maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50, attemptTimeoutMs: 1500 },
+    }),
   );
 };
 
@@ -143,7 +153,14 @@ export class Scenario {
       },
     };
     this.csi = new FakeCsi({ api: h.sat, cinder: this.os.cinder, clock: this.clock, delayMs: o.csiDelayMs ?? 30_000 });
-    this.ccm = new FakeCcm({ api: h.sat, octavia: this.os.octavia, clock: this.clock, clusterName: this.name, delayMs: o.ccmDelayMs ?? 60_000, removeFinalizer: o.ccmRemovesFinalizer });
+    this.ccm = new FakeCcm({
+      api: h.sat,
+      octavia: this.os.octavia,
+      clock: this.clock,
+      clusterName: this.name,
+      delayMs: o.ccmDelayMs ?? 60_000,
+      removeFinalizer: o.ccmRemovesFinalizer,
+    });
     this.reconcile = deorbitReconciler({
       clusters: this.clusters,
       connector: secretConnector({ secrets: h.mgmt.secrets, cloudFactory: emulatorCloudFactory, kubeTimeoutMs: 2000 }),
@@ -208,8 +225,18 @@ export class Scenario {
   volume(id: string, status = 'available'): string {
     const now = this.clock.now();
     this.emu.store.volumes.set(id, {
-      id, name: id, project_id: this.projectId, user_id: 'user-demo', size: 1, status, created_at: now, updated_at: now,
-      description: null, metadata: {}, attachments: [], volume_type: '__DEFAULT__',
+      id,
+      name: id,
+      project_id: this.projectId,
+      user_id: 'user-demo',
+      size: 1,
+      status,
+      created_at: now,
+      updated_at: now,
+      description: null,
+      metadata: {},
+      attachments: [],
+      volume_type: '__DEFAULT__',
     });
     return id;
   }
@@ -218,13 +245,33 @@ export class Scenario {
   loadBalancer(id: string, name: string, opts: { status?: string; fip?: string } = {}): void {
     const now = this.clock.now();
     this.emu.store.loadBalancers.set(id, {
-      id, name, description: '', project_id: this.projectId, provisioning_status: opts.status ?? 'ACTIVE', operating_status: 'ONLINE',
-      vip_address: '10.0.0.50', vip_port_id: `port-${id}`, vip_subnet_id: 'subnet-x', vip_network_id: 'net-x', created_at: now, updated_at: now, tags: [],
+      id,
+      name,
+      description: '',
+      project_id: this.projectId,
+      provisioning_status: opts.status ?? 'ACTIVE',
+      operating_status: 'ONLINE',
+      vip_address: '10.0.0.50',
+      vip_port_id: `port-${id}`,
+      vip_subnet_id: 'subnet-x',
+      vip_network_id: 'net-x',
+      created_at: now,
+      updated_at: now,
+      tags: [],
     });
     if (opts.fip) {
       this.emu.store.floatingIps.set(opts.fip, {
-        id: opts.fip, project_id: this.projectId, created_at: now, updated_at: now, revision_number: 1, floating_ip_address: '172.24.4.50',
-        floating_network_id: 'ext', port_id: `port-${id}`, fixed_ip_address: '10.0.0.50', router_id: null, description: '',
+        id: opts.fip,
+        project_id: this.projectId,
+        created_at: now,
+        updated_at: now,
+        revision_number: 1,
+        floating_ip_address: '172.24.4.50',
+        floating_network_id: 'ext',
+        port_id: `port-${id}`,
+        fixed_ip_address: '10.0.0.50',
+        router_id: null,
+        description: '',
       });
     }
   }
@@ -248,7 +295,8 @@ export class Scenario {
       }
       if (this.clock.now() >= this.#nextAt) await this.#tick();
       if (await until()) return this.clock.now();
-      if (this.clock.now() - start >= opts.maxVirtualMs) throw new Error(`not reached within ${opts.maxVirtualMs} ms of controller time; errors: ${this.errors.slice(-3).join(' | ')}`);
+      if (this.clock.now() - start >= opts.maxVirtualMs)
+        throw new Error(`not reached within ${opts.maxVirtualMs} ms of controller time; errors: ${this.errors.slice(-3).join(' | ')}`);
       this.clock.advance(Math.max(1, Math.min(opts.maxStepMs ?? 5000, this.#nextAt - this.clock.now())));
     }
   }

@@ -34,5 +34,9 @@ export async function startKubeCluster(opts: { namespace?: string } = {}): Promi
 
 /** Inside a describe: the cluster of startKubeCluster for the whole suite (see suiteFixture). */
 export function useKubeCluster(opts: { namespace?: string } = {}): KubeCluster {
-  return suiteFixture('the kube-apiserver fixture', () => startKubeCluster(opts), (c) => c.kube.stop());
+  return suiteFixture(
+    'the kube-apiserver fixture',
+    () => startKubeCluster(opts),
+    (c) => c.kube.stop(),
+  );
 }

@@ -70,10 +70,21 @@ function fail(mode: ProxyMode, res: ServerResponse): void {
       res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream connect error or disconnect/reset before headers');
       return;
     case 'status-timeout':
-      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServerTimeout', code: 500, message: 'the server cannot complete the requested operation at this time' }));
+      res.writeHead(500, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'ServerTimeout',
+          code: 500,
+          message: 'the server cannot complete the requested operation at this time',
+        }),
+      );
       return;
     case 'unavailable-503':
-      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', code: 503, message: 'unavailable' }));
+      res
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', code: 503, message: 'unavailable' }));
       return;
     case 'hang':
     case 'pass':

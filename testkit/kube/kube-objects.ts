@@ -38,7 +38,10 @@ export const VOLUME_SNAPSHOT_CLASS_CRD = snapshotterCrd('VolumeSnapshotClass', '
 export async function createSnapshotClasses(api: KubeApi): Promise<void> {
   const kind = { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses', kind: 'VolumeSnapshotClass', namespaced: false };
   const classes = api.resource<KubeObject & { driver: string; deletionPolicy: string }>(kind);
-  for (const [name, driver] of [['cinder', 'cinder.csi.openstack.org'], ['backup', 'backup.example.com']] as const) {
+  for (const [name, driver] of [
+    ['cinder', 'cinder.csi.openstack.org'],
+    ['backup', 'backup.example.com'],
+  ] as const) {
     await classes.create({ metadata: { name }, driver, deletionPolicy: 'Delete' }).catch((err: unknown) => {
       if (!isConflict(err)) throw err;
     });
@@ -61,11 +64,18 @@ export async function removeCrd(api: KubeApi, name: string, group: string): Prom
   await api.client.request('DELETE', `${CRD_PATH}/${name}`).catch((err: unknown) => {
     if (!isNotFound(err)) throw err;
   });
-  await waitFor(() => api.client.request('GET', `/apis/${group}`).then(() => false, (err: unknown) => isNotFound(err)), {
-    timeoutMs: 30_000,
-    intervalMs: 200,
-    what: `${group} gone from discovery`,
-  });
+  await waitFor(
+    () =>
+      api.client.request('GET', `/apis/${group}`).then(
+        () => false,
+        (err: unknown) => isNotFound(err),
+      ),
+    {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: `${group} gone from discovery`,
+    },
+  );
 }
 
 export async function ensureNamespace(api: KubeApi, name: string): Promise<void> {
@@ -106,10 +116,19 @@ export async function createBoundClaim(api: KubeApi, c: ClaimSpec): Promise<void
 }
 
 export async function createPendingClaim(api: KubeApi, namespace: string, name: string): Promise<void> {
-  await api.pvcs.create({ metadata: { name, namespace }, spec: { ...({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } as object) } });
+  await api.pvcs.create({
+    metadata: { name, namespace },
+    spec: { ...({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } as object) },
+  });
 }
 
-export async function createService(api: KubeApi, namespace: string, name: string, type: 'LoadBalancer' | 'ClusterIP', opts: { finalizer?: boolean; lbId?: string } = {}): Promise<Service> {
+export async function createService(
+  api: KubeApi,
+  namespace: string,
+  name: string,
+  type: 'LoadBalancer' | 'ClusterIP',
+  opts: { finalizer?: boolean; lbId?: string } = {},
+): Promise<Service> {
   return api.services.create({
     metadata: {
       name,

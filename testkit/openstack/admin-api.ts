@@ -91,12 +91,13 @@ export function adminRoutes(emu: AdminTarget): RouteTable {
     emu.requests = [];
     return noContent();
   });
-  const patch = (path: string, map: Map<string, object>, times: string[]) => t.add('PATCH', `/${path}/:id`, (ctx: Ctx) => {
-    const rec = map.get(ctx.params.id!);
-    if (!rec) throw new ApiFault(404, 'NotFound', `no ${path} ${ctx.params.id}`);
-    Object.assign(rec, patchTimes((ctx.body ?? {}) as Obj, times));
-    return ok(rec);
-  });
+  const patch = (path: string, map: Map<string, object>, times: string[]) =>
+    t.add('PATCH', `/${path}/:id`, (ctx: Ctx) => {
+      const rec = map.get(ctx.params.id!);
+      if (!rec) throw new ApiFault(404, 'NotFound', `no ${path} ${ctx.params.id}`);
+      Object.assign(rec, patchTimes((ctx.body ?? {}) as Obj, times));
+      return ok(rec);
+    });
   patch('servers', store.servers, ['created', 'updated']);
   patch('volumes', store.volumes, ['created_at', 'updated_at']);
   patch('loadbalancers', store.loadBalancers, ['created_at', 'updated_at']);
@@ -108,8 +109,18 @@ export function adminRoutes(emu: AdminTarget): RouteTable {
     const id = typeof b.id === 'string' ? b.id : store.newId();
     const project = String(b.project_id ?? 'project-admin');
     const v = {
-      id, name: typeof b.name === 'string' ? b.name : null, project_id: project, user_id: 'user-admin', size: Number(b.size ?? 1),
-      status: String(b.status ?? 'available'), created_at: now, updated_at: now, description: null, metadata: {}, attachments: [], volume_type: '__DEFAULT__',
+      id,
+      name: typeof b.name === 'string' ? b.name : null,
+      project_id: project,
+      user_id: 'user-admin',
+      size: Number(b.size ?? 1),
+      status: String(b.status ?? 'available'),
+      created_at: now,
+      updated_at: now,
+      description: null,
+      metadata: {},
+      attachments: [],
+      volume_type: '__DEFAULT__',
     };
     store.volumes.set(id, v);
     return ok(v, 201);

@@ -32,7 +32,11 @@ export interface BulkProjectsSpec {
   orphanRoutes?: number;
 }
 
-export interface BulkServer { id: string; name: string; ip: string }
+export interface BulkServer {
+  id: string;
+  name: string;
+  ip: string;
+}
 export interface BulkProject {
   index: number;
   projectId: string;
@@ -62,7 +66,8 @@ export function parseBulkSpec(body: unknown): Required<BulkProjectsSpec> {
     return v;
   };
   const count = int('count', 1, MAX_COUNT);
-  if (typeof b.prefix !== 'string' || !NAME.test(b.prefix)) throw bad('prefix must be 1-40 characters of a-z, 0-9 and "-", starting and ending with a letter or digit');
+  if (typeof b.prefix !== 'string' || !NAME.test(b.prefix))
+    throw bad('prefix must be 1-40 characters of a-z, 0-9 and "-", starting and ending with a letter or digit');
   const start = int('start', 0, 65_535 - count + 1, 0);
   const servers = int('servers', 0, 50, 3);
   const orphanRoutes = int('orphanRoutes', 0, 20, 0);
@@ -71,14 +76,27 @@ export function parseBulkSpec(body: unknown): Required<BulkProjectsSpec> {
     throw bad('serverName must contain {n} and only letters, digits, ".", "_", "-", {project} and {n}');
   }
   const meta = b.serverMetadata ?? {};
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta) || Object.values(meta).some((v) => typeof v !== 'string')) throw bad('serverMetadata must map names to strings');
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta) || Object.values(meta).some((v) => typeof v !== 'string'))
+    throw bad('serverMetadata must map names to strings');
   const tags = b.serverTags ?? [];
-  if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string' || t === '' || t.length > 60)) throw bad('serverTags must be a list of 1-60 character strings');
+  if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string' || t === '' || t.length > 60))
+    throw bad('serverTags must be a list of 1-60 character strings');
   const clusterCidr = b.clusterCidr ?? '100.100.0.0/16';
   const c = typeof clusterCidr === 'string' ? parseCidr(clusterCidr) : undefined;
-  if (!c || c.family !== 4 || c.prefix < 8 || c.prefix > 22 || formatCidr(c) !== clusterCidr) throw bad('clusterCidr must be an IPv4 network from /8 to /22 written in canonical form, e.g. 100.100.0.0/16');
+  if (!c || c.family !== 4 || c.prefix < 8 || c.prefix > 22 || formatCidr(c) !== clusterCidr)
+    throw bad('clusterCidr must be an IPv4 network from /8 to /22 written in canonical form, e.g. 100.100.0.0/16');
   if (servers + orphanRoutes > 2 ** (24 - c.prefix)) throw bad(`clusterCidr ${clusterCidr} has fewer /24s than servers + orphanRoutes`);
-  return { count, prefix: b.prefix, start, servers, serverName, serverMetadata: meta as Record<string, string>, serverTags: tags as string[], clusterCidr, orphanRoutes };
+  return {
+    count,
+    prefix: b.prefix,
+    start,
+    servers,
+    serverName,
+    serverMetadata: meta as Record<string, string>,
+    serverTags: tags as string[],
+    clusterCidr,
+    orphanRoutes,
+  };
 }
 
 /** Creates the projects of a validated spec; refuses (409) when a project name is taken. */
@@ -107,15 +125,31 @@ function createOne(store: EmulatorStore, spec: Required<BulkProjectsSpec>, i: nu
   const subnetCidr = `10.${i >> 8}.${i & 255}.0/24`;
   const net = { ...stamps(store, projectId), name: `${name}-net`, external: false, port_security_enabled: true, mtu: 1450 };
   store.networks.set(net.id, net);
-  const subnet = { ...stamps(store, projectId), name: `${name}-subnet`, network_id: net.id, cidr: subnetCidr, ip_version: 4 as const, gateway_ip: `10.${i >> 8}.${i & 255}.1` };
+  const subnet = {
+    ...stamps(store, projectId),
+    name: `${name}-subnet`,
+    network_id: net.id,
+    cidr: subnetCidr,
+    ip_version: 4 as const,
+    gateway_ip: `10.${i >> 8}.${i & 255}.1`,
+  };
   store.subnets.set(subnet.id, subnet);
 
   const sg: SgRec = { ...stamps(store, projectId), name: `${name}-sg`, description: 'bulk', stateful: true };
   store.securityGroups.set(sg.id, sg);
   for (const protocol of ['tcp', 'udp', 'icmp']) {
     const rule: RuleRec = {
-      ...stamps(store, projectId), security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol, port_range_min: null, port_range_max: null,
-      remote_ip_prefix: spec.clusterCidr, normalized_cidr: spec.clusterCidr, remote_group_id: null, description: 'bulk: pod traffic',
+      ...stamps(store, projectId),
+      security_group_id: sg.id,
+      direction: 'ingress',
+      ethertype: 'IPv4',
+      protocol,
+      port_range_min: null,
+      port_range_max: null,
+      remote_ip_prefix: spec.clusterCidr,
+      normalized_cidr: spec.clusterCidr,
+      remote_group_id: null,
+      description: 'bulk: pod traffic',
     };
     store.rules.set(rule.id, rule);
   }
@@ -130,22 +164,66 @@ function createOne(store: EmulatorStore, spec: Required<BulkProjectsSpec>, i: nu
     const ip = `10.${i >> 8}.${i & 255}.${10 + n}`;
     const id = store.newId();
     store.servers.set(id, {
-      id, name: fill(spec.serverName, n), project_id: projectId, user_id: userId, flavorId: '1', imageId: [...store.images.keys()][0] ?? '',
-      status: 'ACTIVE', vm_state: 'active', task_state: null, power_state: 1, created: now, updated: now,
-      metadata: Object.fromEntries(Object.entries(spec.serverMetadata).map(([k, v]) => [k, fill(v)])), tags: spec.serverTags.map((t) => fill(t)),
-      host: 'emu-compute', key_name: null,
+      id,
+      name: fill(spec.serverName, n),
+      project_id: projectId,
+      user_id: userId,
+      flavorId: '1',
+      imageId: [...store.images.keys()][0] ?? '',
+      status: 'ACTIVE',
+      vm_state: 'active',
+      task_state: null,
+      power_state: 1,
+      created: now,
+      updated: now,
+      metadata: Object.fromEntries(Object.entries(spec.serverMetadata).map(([k, v]) => [k, fill(v)])),
+      tags: spec.serverTags.map((t) => fill(t)),
+      host: 'emu-compute',
+      key_name: null,
     });
-    createPortRec(store, { projectId, networkId: net.id, fixedIps: [{ subnet_id: subnet.id, ip_address: ip }], deviceId: id, deviceOwner: 'compute:nova', host: 'emu-compute', securityGroups: [sg.id] });
+    createPortRec(store, {
+      projectId,
+      networkId: net.id,
+      fixedIps: [{ subnet_id: subnet.id, ip_address: ip }],
+      deviceId: id,
+      deviceOwner: 'compute:nova',
+      host: 'emu-compute',
+      securityGroups: [sg.id],
+    });
     servers.push({ id, name: fill(spec.serverName, n), ip });
     routes.push({ destination: podCidr(n), nexthop: ip });
   }
   for (let k = 0; k < spec.orphanRoutes; k++) routes.push({ destination: podCidr(spec.servers + k), nexthop: `10.${i >> 8}.${i & 255}.${250 - k}` });
-  const router = { ...stamps(store, projectId), name: `${name}-router`, routes: routes.map((r) => ({ ...r })), admin_state_up: true, external_gateway_info: null, description: 'bulk' };
+  const router = {
+    ...stamps(store, projectId),
+    name: `${name}-router`,
+    routes: routes.map((r) => ({ ...r })),
+    admin_state_up: true,
+    external_gateway_info: null,
+    description: 'bulk',
+  };
   store.routers.set(router.id, router);
-  createPortRec(store, { projectId, networkId: net.id, fixedIps: [{ subnet_id: subnet.id, ip_address: subnet.gateway_ip }], deviceId: router.id, deviceOwner: 'network:router_interface' });
+  createPortRec(store, {
+    projectId,
+    networkId: net.id,
+    fixedIps: [{ subnet_id: subnet.id, ip_address: subnet.gateway_ip }],
+    deviceId: router.id,
+    deviceOwner: 'network:router_interface',
+  });
 
   return {
-    index: i, projectId, projectName: name, userName: name, password, networkId: net.id, subnetId: subnet.id, subnetCidr, routerId: router.id,
-    securityGroupId: sg.id, securityGroupName: sg.name, servers, routes,
+    index: i,
+    projectId,
+    projectName: name,
+    userName: name,
+    password,
+    networkId: net.id,
+    subnetId: subnet.id,
+    subnetCidr,
+    routerId: router.id,
+    securityGroupId: sg.id,
+    securityGroupName: sg.name,
+    servers,
+    routes,
   };
 }

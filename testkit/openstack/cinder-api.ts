@@ -11,10 +11,27 @@ function view(v: VolumeRec, ctx: Ctx, detail: boolean): Obj {
   const links = [{ rel: 'self', href: `${ctx.baseUrl}/volume/v3/${v.project_id}/volumes/${v.id}` }];
   if (!detail) return { id: v.id, name: v.name, links };
   return {
-    id: v.id, name: v.name, status: v.status, size: v.size, description: v.description, volume_type: v.volume_type, metadata: v.metadata,
-    attachments: v.attachments, availability_zone: 'nova', bootable: 'false', encrypted: false, multiattach: false, links,
-    created_at: isoMicros(v.created_at), updated_at: isoMicros(v.updated_at), user_id: v.user_id,
-    'os-vol-tenant-attr:tenant_id': v.project_id, snapshot_id: null, source_volid: null, replication_status: null, consistencygroup_id: null,
+    id: v.id,
+    name: v.name,
+    status: v.status,
+    size: v.size,
+    description: v.description,
+    volume_type: v.volume_type,
+    metadata: v.metadata,
+    attachments: v.attachments,
+    availability_zone: 'nova',
+    bootable: 'false',
+    encrypted: false,
+    multiattach: false,
+    links,
+    created_at: isoMicros(v.created_at),
+    updated_at: isoMicros(v.updated_at),
+    user_id: v.user_id,
+    'os-vol-tenant-attr:tenant_id': v.project_id,
+    snapshot_id: null,
+    source_volid: null,
+    replication_status: null,
+    consistencygroup_id: null,
   };
 }
 
@@ -43,9 +60,18 @@ export function cinderRoutes(store: EmulatorStore): RouteTable {
     if (!Number.isInteger(size) || size < 1) throw new ApiFault(400, 'badRequest', `Invalid input for field/attribute size. Value: ${String(b.size)}.`);
     const now = store.clock.now();
     const v: VolumeRec = {
-      id: store.newId(), name: typeof b.name === 'string' ? b.name : null, project_id: ctx.projectId, user_id: ctx.userId, size, status: 'creating',
-      created_at: now, updated_at: now, description: typeof b.description === 'string' ? b.description : null,
-      metadata: (b.metadata ?? {}) as Record<string, string>, attachments: [], volume_type: '__DEFAULT__',
+      id: store.newId(),
+      name: typeof b.name === 'string' ? b.name : null,
+      project_id: ctx.projectId,
+      user_id: ctx.userId,
+      size,
+      status: 'creating',
+      created_at: now,
+      updated_at: now,
+      description: typeof b.description === 'string' ? b.description : null,
+      metadata: (b.metadata ?? {}) as Record<string, string>,
+      attachments: [],
+      volume_type: '__DEFAULT__',
     };
     store.volumes.set(v.id, v);
     store.schedule('volume-create', v.id, store.timings.volumeCreateMs, () => Object.assign(v, { status: 'available', updated_at: store.clock.now() }));
@@ -55,7 +81,11 @@ export function cinderRoutes(store: EmulatorStore): RouteTable {
   t.add('DELETE', '/:project/volumes/:id', (ctx) => {
     const v = get(ctx);
     if (!DELETABLE.has(v.status) || v.attachments.length) {
-      throw new ApiFault(400, 'badRequest', 'Invalid volume: Volume status must be available or error or error_restoring or error_extending or error_managing and must not be migrating, attached, belong to a group, have snapshots, awaiting a transfer, or be disassociated from snapshots after volume transfer.');
+      throw new ApiFault(
+        400,
+        'badRequest',
+        'Invalid volume: Volume status must be available or error or error_restoring or error_extending or error_managing and must not be migrating, attached, belong to a group, have snapshots, awaiting a transfer, or be disassociated from snapshots after volume transfer.',
+      );
     }
     Object.assign(v, { status: 'deleting', updated_at: store.clock.now() });
     store.schedule('volume-delete', v.id, store.timings.volumeDeleteMs, () => store.volumes.delete(v.id));

@@ -3,48 +3,186 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../src/base/clock.ts';
 
-export interface ProjectRec { id: string; name: string; domain_id: string; description: string; enabled: boolean }
-export interface UserRec { id: string; name: string; domain_id: string; password: string; default_project_id?: string; enabled: boolean }
-export interface RoleRec { id: string; name: string }
-export interface AssignmentRec { userId: string; projectId: string; roleId: string }
-export interface AppCredRec { id: string; name: string; secret: string; userId: string; projectId: string; roleIds: string[] }
-export interface TokenRec { value: string; userId: string; projectId: string; roleIds: string[]; methods: string[]; issuedAtMs: number; expiresAtMs: number }
+export interface ProjectRec {
+  id: string;
+  name: string;
+  domain_id: string;
+  description: string;
+  enabled: boolean;
+}
+export interface UserRec {
+  id: string;
+  name: string;
+  domain_id: string;
+  password: string;
+  default_project_id?: string;
+  enabled: boolean;
+}
+export interface RoleRec {
+  id: string;
+  name: string;
+}
+export interface AssignmentRec {
+  userId: string;
+  projectId: string;
+  roleId: string;
+}
+export interface AppCredRec {
+  id: string;
+  name: string;
+  secret: string;
+  userId: string;
+  projectId: string;
+  roleIds: string[];
+}
+export interface TokenRec {
+  value: string;
+  userId: string;
+  projectId: string;
+  roleIds: string[];
+  methods: string[];
+  issuedAtMs: number;
+  expiresAtMs: number;
+}
 
-interface Stamped { id: string; project_id: string; created_at: number; updated_at: number; revision_number: number }
-export interface NetworkRec extends Stamped { name: string; external: boolean; port_security_enabled: boolean; mtu: number }
-export interface SubnetRec extends Stamped { name: string; network_id: string; cidr: string; ip_version: 4 | 6; gateway_ip: string | null }
+interface Stamped {
+  id: string;
+  project_id: string;
+  created_at: number;
+  updated_at: number;
+  revision_number: number;
+}
+export interface NetworkRec extends Stamped {
+  name: string;
+  external: boolean;
+  port_security_enabled: boolean;
+  mtu: number;
+}
+export interface SubnetRec extends Stamped {
+  name: string;
+  network_id: string;
+  cidr: string;
+  ip_version: 4 | 6;
+  gateway_ip: string | null;
+}
 export interface PortRec extends Stamped {
-  name: string; network_id: string; mac_address: string; fixed_ips: { subnet_id: string; ip_address: string }[];
-  allowed_address_pairs: { ip_address: string; mac_address: string }[]; security_groups: string[];
-  port_security_enabled: boolean; device_id: string; device_owner: string; status: string; host: string;
+  name: string;
+  network_id: string;
+  mac_address: string;
+  fixed_ips: { subnet_id: string; ip_address: string }[];
+  allowed_address_pairs: { ip_address: string; mac_address: string }[];
+  security_groups: string[];
+  port_security_enabled: boolean;
+  device_id: string;
+  device_owner: string;
+  status: string;
+  host: string;
 }
-export interface RouteRec { destination: string; nexthop: string }
-export interface RouterRec extends Stamped { name: string; routes: RouteRec[]; admin_state_up: boolean; external_gateway_info: unknown; description: string }
-export interface SgRec extends Stamped { name: string; description: string; stateful: boolean }
+export interface RouteRec {
+  destination: string;
+  nexthop: string;
+}
+export interface RouterRec extends Stamped {
+  name: string;
+  routes: RouteRec[];
+  admin_state_up: boolean;
+  external_gateway_info: unknown;
+  description: string;
+}
+export interface SgRec extends Stamped {
+  name: string;
+  description: string;
+  stateful: boolean;
+}
 export interface RuleRec extends Stamped {
-  security_group_id: string; direction: 'ingress' | 'egress'; ethertype: 'IPv4' | 'IPv6'; protocol: string | null;
-  port_range_min: number | null; port_range_max: number | null; remote_ip_prefix: string | null;
-  normalized_cidr: string | null; remote_group_id: string | null; description: string;
+  security_group_id: string;
+  direction: 'ingress' | 'egress';
+  ethertype: 'IPv4' | 'IPv6';
+  protocol: string | null;
+  port_range_min: number | null;
+  port_range_max: number | null;
+  remote_ip_prefix: string | null;
+  normalized_cidr: string | null;
+  remote_group_id: string | null;
+  description: string;
 }
-export interface FipRec extends Stamped { floating_ip_address: string; floating_network_id: string; port_id: string | null; fixed_ip_address: string | null; router_id: string | null; description: string }
+export interface FipRec extends Stamped {
+  floating_ip_address: string;
+  floating_network_id: string;
+  port_id: string | null;
+  fixed_ip_address: string | null;
+  router_id: string | null;
+  description: string;
+}
 export interface ServerRec {
-  id: string; name: string; project_id: string; user_id: string; flavorId: string; imageId: string;
-  status: string; vm_state: string; task_state: string | null; power_state: number;
-  created: number; updated: number; metadata: Record<string, string>; tags: string[]; host: string; key_name: string | null;
+  id: string;
+  name: string;
+  project_id: string;
+  user_id: string;
+  flavorId: string;
+  imageId: string;
+  status: string;
+  vm_state: string;
+  task_state: string | null;
+  power_state: number;
+  created: number;
+  updated: number;
+  metadata: Record<string, string>;
+  tags: string[];
+  host: string;
+  key_name: string | null;
   /** The server's cell is down: from microversion 2.69 Nova lists it as UNKNOWN with a few fields, before that it leaves it out. */
   cellDown?: boolean;
 }
 export interface VolumeRec {
-  id: string; name: string | null; project_id: string; user_id: string; size: number; status: string; created_at: number; updated_at: number;
-  description: string | null; metadata: Record<string, string>; attachments: { server_id: string; attachment_id: string; device: string }[]; volume_type: string;
+  id: string;
+  name: string | null;
+  project_id: string;
+  user_id: string;
+  size: number;
+  status: string;
+  created_at: number;
+  updated_at: number;
+  description: string | null;
+  metadata: Record<string, string>;
+  attachments: { server_id: string; attachment_id: string; device: string }[];
+  volume_type: string;
 }
-export interface ListenerRec { id: string; name: string; project_id: string; loadbalancer_id: string; protocol: string; protocol_port: number }
+export interface ListenerRec {
+  id: string;
+  name: string;
+  project_id: string;
+  loadbalancer_id: string;
+  protocol: string;
+  protocol_port: number;
+}
 export interface LbRec {
-  id: string; name: string; description: string; project_id: string; provisioning_status: string; operating_status: string;
-  vip_address: string; vip_port_id: string; vip_subnet_id: string; vip_network_id: string; created_at: number; updated_at: number; tags: string[];
+  id: string;
+  name: string;
+  description: string;
+  project_id: string;
+  provisioning_status: string;
+  operating_status: string;
+  vip_address: string;
+  vip_port_id: string;
+  vip_subnet_id: string;
+  vip_network_id: string;
+  created_at: number;
+  updated_at: number;
+  tags: string[];
 }
-export interface FlavorRec { id: string; name: string; vcpus: number; ram: number; disk: number }
-export interface ImageRec { id: string; name: string; status: string }
+export interface FlavorRec {
+  id: string;
+  name: string;
+  vcpus: number;
+  ram: number;
+  disk: number;
+}
+export interface ImageRec {
+  id: string;
+  name: string;
+  status: string;
+}
 
 /** Kinds of delayed state change that a DelayRule can slow down or block. */
 export type DelayKind = 'server-build' | 'server-reboot' | 'server-delete' | 'volume-create' | 'volume-delete' | 'lb-create' | 'lb-update' | 'lb-delete';
@@ -83,7 +221,12 @@ export const DEFAULT_TIMINGS: EmulatorTimings = {
   tokenLifetimeMs: 3_600_000,
 };
 
-interface Pending { atMs: number; kind: DelayKind; id: string; apply: () => void }
+interface Pending {
+  atMs: number;
+  kind: DelayKind;
+  id: string;
+  apply: () => void;
+}
 
 export interface StoreLimits {
   /** Neutron max_routes (30 upstream). */

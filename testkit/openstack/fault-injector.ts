@@ -63,9 +63,12 @@ export class FaultInjector {
 
   /** The first rule matching the request (consuming one of its `times`), or undefined. */
   take(service: ServiceName, method: string, path: string): FaultRule | undefined {
-    const rule = this.#rules.find((r) => (r.service === undefined || r.service === service)
-      && (r.method === undefined || r.method.toUpperCase() === method)
-      && (r.path === undefined || new RegExp(r.path).test(path)));
+    const rule = this.#rules.find(
+      (r) =>
+        (r.service === undefined || r.service === service) &&
+        (r.method === undefined || r.method.toUpperCase() === method) &&
+        (r.path === undefined || new RegExp(r.path).test(path)),
+    );
     if (!rule) return undefined;
     rule.hits++;
     if (rule.times !== undefined && rule.hits >= rule.times) this.remove(rule.id);

@@ -83,9 +83,31 @@ export class ApiFault extends Error {
   }
 }
 
-const NOVA_FAULTS: Record<number, string> = { 400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound', 409: 'conflictingRequest', 413: 'overLimit', 500: 'computeFault', 503: 'serviceUnavailable' };
-const KEYSTONE_TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 500: 'Internal Server Error', 503: 'Service Unavailable' };
-const NEUTRON_TYPES: Record<number, string> = { 400: 'HTTPBadRequest', 404: 'HTTPNotFound', 409: 'HTTPConflict', 500: 'HTTPInternalServerError', 503: 'HTTPServiceUnavailable' };
+const NOVA_FAULTS: Record<number, string> = {
+  400: 'badRequest',
+  403: 'forbidden',
+  404: 'itemNotFound',
+  409: 'conflictingRequest',
+  413: 'overLimit',
+  500: 'computeFault',
+  503: 'serviceUnavailable',
+};
+const KEYSTONE_TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+const NEUTRON_TYPES: Record<number, string> = {
+  400: 'HTTPBadRequest',
+  404: 'HTTPNotFound',
+  409: 'HTTPConflict',
+  500: 'HTTPInternalServerError',
+  503: 'HTTPServiceUnavailable',
+};
 
 /** The body a service sends for an error; type falls back to the service's name for the status. */
 export function errorBody(service: ServiceName, status: number, message: string, type?: string): unknown {

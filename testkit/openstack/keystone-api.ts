@@ -12,7 +12,13 @@ export function catalogFor(baseUrl: string, projectId: string): unknown[] {
     type,
     name,
     id: `${name}-service`,
-    endpoints: (['public', 'internal', 'admin'] as const).map((iface) => ({ id: `${name}-${iface}`, interface: iface, region: 'RegionOne', region_id: 'RegionOne', url })),
+    endpoints: (['public', 'internal', 'admin'] as const).map((iface) => ({
+      id: `${name}-${iface}`,
+      interface: iface,
+      region: 'RegionOne',
+      region_id: 'RegionOne',
+      url,
+    })),
   });
   return [
     entry('identity', 'keystone', `${baseUrl}/identity/v3`),
@@ -63,13 +69,25 @@ export function issueToken(store: EmulatorStore, body: unknown): TokenRec {
     userId = user.id;
     projectId = findProjectId(store, auth.scope as Obj | undefined) ?? user.default_project_id;
   } else {
-    throw new ApiFault(400, 'Bad Request', 'Expecting to find identity in auth. The server could not comply with the request since it is either malformed or otherwise incorrect.');
+    throw new ApiFault(
+      400,
+      'Bad Request',
+      'Expecting to find identity in auth. The server could not comply with the request since it is either malformed or otherwise incorrect.',
+    );
   }
   if (projectId === '') throw authFailed();
   roleIds ??= projectId ? store.projectRoleIds(userId, projectId) : [];
   if (projectId && roleIds.length === 0) throw new ApiFault(401, 'Unauthorized', `User ${userId} has no access to project ${projectId}`);
   const now = store.clock.now();
-  const tok: TokenRec = { value: `gAAAAA${store.newSecret()}`, userId, projectId: projectId ?? '', roleIds, methods, issuedAtMs: now, expiresAtMs: now + store.timings.tokenLifetimeMs };
+  const tok: TokenRec = {
+    value: `gAAAAA${store.newSecret()}`,
+    userId,
+    projectId: projectId ?? '',
+    roleIds,
+    methods,
+    issuedAtMs: now,
+    expiresAtMs: now + store.timings.tokenLifetimeMs,
+  };
   store.tokens.set(tok.value, tok);
   return tok;
 }
@@ -79,7 +97,12 @@ export function tokenBody(store: EmulatorStore, tok: TokenRec, baseUrl: string):
   const project = store.projects.get(tok.projectId);
   const token: Obj = {
     methods: tok.methods,
-    user: { domain: { id: user.domain_id, name: user.domain_id === 'default' ? 'Default' : user.domain_id }, id: user.id, name: user.name, password_expires_at: null },
+    user: {
+      domain: { id: user.domain_id, name: user.domain_id === 'default' ? 'Default' : user.domain_id },
+      id: user.id,
+      name: user.name,
+      password_expires_at: null,
+    },
     audit_ids: [tok.value.slice(-22)],
     expires_at: isoMicros(tok.expiresAtMs) + 'Z',
     issued_at: isoMicros(tok.issuedAtMs) + 'Z',
@@ -160,7 +183,10 @@ export function keystoneRoutes(store: EmulatorStore): RouteTable {
     const secret = typeof c.secret === 'string' ? c.secret : store.newSecret();
     const roleIds = store.projectRoleIds(ctx.userId, ctx.projectId);
     store.appCreds.set(id, { id, name: String(c.name ?? id), secret, userId: ctx.params.u!, projectId: ctx.projectId, roleIds });
-    return ok({ application_credential: { id, name: c.name, secret, project_id: ctx.projectId, roles: roleIds.map((r) => store.roles.get(r)), unrestricted: false } }, 201);
+    return ok(
+      { application_credential: { id, name: c.name, secret, project_id: ctx.projectId, roles: roleIds.map((r) => store.roles.get(r)), unrestricted: false } },
+      201,
+    );
   });
   t.add('DELETE', '/users/:u/application_credentials/:id', (ctx) => {
     if (ctx.params.u !== ctx.userId) requireAdmin(ctx);
@@ -181,7 +207,8 @@ function assertProjectUser(store: EmulatorStore, ctx: Ctx): void {
 /** Seeds what setup.sh's bootstrap creates: domain Default, projects admin/service/demo, users admin and demo. */
 export function seedIdentity(store: EmulatorStore): void {
   for (const name of ['admin', 'member', 'reader', 'service']) store.roles.set(`role-${name}`, { id: `role-${name}`, name });
-  for (const name of ['admin', 'service', 'demo']) store.projects.set(`project-${name}`, { id: `project-${name}`, name, domain_id: 'default', description: '', enabled: true });
+  for (const name of ['admin', 'service', 'demo'])
+    store.projects.set(`project-${name}`, { id: `project-${name}`, name, domain_id: 'default', description: '', enabled: true });
   const user = (name: string, password: string, project: string, roles: string[]) => {
     store.users.set(`user-${name}`, { id: `user-${name}`, name, domain_id: 'default', password, default_project_id: `project-${project}`, enabled: true });
     for (const r of roles) store.assignments.push({ userId: `user-${name}`, projectId: `project-${project}`, roleId: `role-${r}` });

@@ -46,9 +46,11 @@ function main(): void {
   });
   emu.start().then(
     () => {
-      process.stdout.write(`openstack-emulator listening on ${emu.url}\n\n# openrc\nexport OS_AUTH_URL=${emu.authUrl} OS_USERNAME=admin OS_PASSWORD=admin `
-        + `OS_PROJECT_NAME=admin OS_USER_DOMAIN_NAME=Default OS_PROJECT_DOMAIN_NAME=Default OS_REGION_NAME=RegionOne OS_IDENTITY_API_VERSION=3\n\n`
-        + `# clouds.yaml\n${emu.cloudsYaml()}`);
+      process.stdout.write(
+        `openstack-emulator listening on ${emu.url}\n\n# openrc\nexport OS_AUTH_URL=${emu.authUrl} OS_USERNAME=admin OS_PASSWORD=admin ` +
+          `OS_PROJECT_NAME=admin OS_USER_DOMAIN_NAME=Default OS_PROJECT_DOMAIN_NAME=Default OS_REGION_NAME=RegionOne OS_IDENTITY_API_VERSION=3\n\n` +
+          `# clouds.yaml\n${emu.cloudsYaml()}`,
+      );
     },
     (err: Error) => {
       process.stderr.write(`openstack-emulator: cannot listen on ${values.host}:${values.port}: ${err.message}\n`);

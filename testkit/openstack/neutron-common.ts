@@ -17,7 +17,10 @@ export function mustGet<T extends { project_id: string }>(ctx: Ctx, map: Map<str
   return rec;
 }
 
-export function stamps(store: EmulatorStore, projectId: string): { id: string; project_id: string; created_at: number; updated_at: number; revision_number: number } {
+export function stamps(
+  store: EmulatorStore,
+  projectId: string,
+): { id: string; project_id: string; created_at: number; updated_at: number; revision_number: number } {
   const now = store.clock.now();
   return { id: store.newId(), project_id: projectId, created_at: now, updated_at: now, revision_number: 1 };
 }
@@ -45,11 +48,13 @@ const NON_FILTERS = new Set(['limit', 'marker', 'fields', 'sort_key', 'sort_dir'
 /** Neutron list semantics: field filters (repeatable), `fields=` selection, limit/marker paging with links. */
 export function listReply(ctx: Ctx, key: string, items: Obj[], path: string): Obj {
   let out = items.filter((item) =>
-    [...new Set(ctx.query.keys())].filter((k) => !NON_FILTERS.has(k)).every((k) => {
-      const wanted = ctx.query.getAll(k);
-      if (k === 'fixed_ips') return wanted.every((w) => matchesFixedIp(item, w));
-      return k in item && wanted.includes(String(item[k]));
-    }),
+    [...new Set(ctx.query.keys())]
+      .filter((k) => !NON_FILTERS.has(k))
+      .every((k) => {
+        const wanted = ctx.query.getAll(k);
+        if (k === 'fixed_ips') return wanted.every((w) => matchesFixedIp(item, w));
+        return k in item && wanted.includes(String(item[k]));
+      }),
   );
   const limit = Number(ctx.query.get('limit') ?? 0);
   const body: Obj = {};
@@ -94,14 +99,26 @@ export function ensureDefaultGroup(store: EmulatorStore, projectId: string): SgR
 export function addRule(store: EmulatorStore, sg: SgRec, r: { direction: 'ingress' | 'egress'; ethertype: 'IPv4' | 'IPv6'; remote_group_id?: string }): void {
   const rule = {
     ...stamps(store, sg.project_id),
-    security_group_id: sg.id, direction: r.direction, ethertype: r.ethertype, protocol: null, port_range_min: null, port_range_max: null,
-    remote_ip_prefix: null, normalized_cidr: null, remote_group_id: r.remote_group_id ?? null, description: '', revision_number: 0,
+    security_group_id: sg.id,
+    direction: r.direction,
+    ethertype: r.ethertype,
+    protocol: null,
+    port_range_min: null,
+    port_range_max: null,
+    remote_ip_prefix: null,
+    normalized_cidr: null,
+    remote_group_id: r.remote_group_id ?? null,
+    description: '',
+    revision_number: 0,
   };
   store.rules.set(rule.id, rule);
 }
 
 export function randomMac(): string {
-  const b = () => Math.floor(Math.random() * 256).toString(16).padStart(2, '0');
+  const b = () =>
+    Math.floor(Math.random() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return `fa:16:3e:${b()}:${b()}:${b()}`;
 }
 
@@ -130,16 +147,29 @@ export function createPortRec(store: EmulatorStore, p: NewPort): PortRec {
   const subnets = [...store.subnets.values()].filter((s) => s.network_id === p.networkId);
   const fixed = (p.fixedIps ?? (subnets[0] ? [{ subnet_id: subnets[0].id }] : [])).map((f) => {
     const subnet = f.subnet_id ? store.subnets.get(f.subnet_id) : subnets.find((s) => f.ip_address && cidrContains(parseCidr(s.cidr)!, f.ip_address));
-    if (!subnet || subnet.network_id !== p.networkId) throw new ApiFault(400, 'InvalidInput', `Invalid input for operation: Failed to create port on network ${p.networkId}, because fixed_ips included invalid subnet ${f.subnet_id ?? ''}.`);
+    if (!subnet || subnet.network_id !== p.networkId)
+      throw new ApiFault(
+        400,
+        'InvalidInput',
+        `Invalid input for operation: Failed to create port on network ${p.networkId}, because fixed_ips included invalid subnet ${f.subnet_id ?? ''}.`,
+      );
     return { subnet_id: subnet.id, ip_address: f.ip_address ?? allocateIp(store, subnet.id) };
   });
   const secured = net.port_security_enabled;
   const isDevicePort = (p.deviceOwner ?? '').startsWith('network:');
   const port: PortRec = {
     ...stamps(store, p.projectId),
-    name: p.name ?? '', network_id: p.networkId, mac_address: randomMac(), fixed_ips: fixed, allowed_address_pairs: [],
+    name: p.name ?? '',
+    network_id: p.networkId,
+    mac_address: randomMac(),
+    fixed_ips: fixed,
+    allowed_address_pairs: [],
     security_groups: isDevicePort || !secured ? [] : (p.securityGroups ?? [ensureDefaultGroup(store, p.projectId).id]),
-    port_security_enabled: secured, device_id: p.deviceId ?? '', device_owner: p.deviceOwner ?? '', status: 'DOWN', host: p.host ?? '',
+    port_security_enabled: secured,
+    device_id: p.deviceId ?? '',
+    device_owner: p.deviceOwner ?? '',
+    status: 'DOWN',
+    host: p.host ?? '',
   };
   store.ports.set(port.id, port);
   return port;
@@ -148,10 +178,21 @@ export function createPortRec(store: EmulatorStore, p: NewPort): PortRec {
 export function portView(p: PortRec): Obj {
   return {
     ...standardView(p),
-    name: p.name, network_id: p.network_id, admin_state_up: true, mac_address: p.mac_address, fixed_ips: p.fixed_ips,
+    name: p.name,
+    network_id: p.network_id,
+    admin_state_up: true,
+    mac_address: p.mac_address,
+    fixed_ips: p.fixed_ips,
     allowed_address_pairs: [...p.allowed_address_pairs].sort((a, b) => a.ip_address.localeCompare(b.ip_address)),
-    security_groups: p.security_groups, port_security_enabled: p.port_security_enabled, device_id: p.device_id,
-    device_owner: p.device_owner, status: p.status, description: '', extra_dhcp_opts: [],
-    'binding:host_id': p.host, 'binding:vif_type': p.host ? 'ovs' : 'unbound', 'binding:vnic_type': 'normal',
+    security_groups: p.security_groups,
+    port_security_enabled: p.port_security_enabled,
+    device_id: p.device_id,
+    device_owner: p.device_owner,
+    status: p.status,
+    description: '',
+    extra_dhcp_opts: [],
+    'binding:host_id': p.host,
+    'binding:vif_type': p.host ? 'ovs' : 'unbound',
+    'binding:vnic_type': 'normal',
   };
 }

@@ -19,7 +19,9 @@ export function parseRoutes(raw: unknown): RouteRec[] {
   for (const item of raw as Obj[]) {
     const keys = Object.keys(item ?? {});
     if (keys.length !== 2 || !keys.includes('destination') || !keys.includes('nexthop')) {
-      throw badRoutes(`Validation of dictionary's keys failed. Expected keys: {'nexthop', 'destination'} Provided keys: {${keys.map((k) => `'${k}'`).join(', ')}}.`);
+      throw badRoutes(
+        `Validation of dictionary's keys failed. Expected keys: {'nexthop', 'destination'} Provided keys: {${keys.map((k) => `'${k}'`).join(', ')}}.`,
+      );
     }
     const destination = String(item.destination);
     const c = parseCidr(destination);
@@ -37,7 +39,11 @@ export function parseRoutes(raw: unknown): RouteRec[] {
 /** Plugin-layer validation (neutron/db/extraroute_db.py): the limit first, then each next hop. */
 export function checkRoutes(store: EmulatorStore, router: RouterRec, routes: RouteRec[]): void {
   if (routes.length > store.limits.maxRoutes) {
-    throw new ApiFault(400, 'RoutesExhausted', `Unable to complete operation for ${router.id}. The number of routes exceeds the maximum ${store.limits.maxRoutes}.`);
+    throw new ApiFault(
+      400,
+      'RoutesExhausted',
+      `Unable to complete operation for ${router.id}. The number of routes exceeds the maximum ${store.limits.maxRoutes}.`,
+    );
   }
   const ports = [...store.ports.values()].filter((p) => p.device_id === router.id);
   const fixed = ports.flatMap((p) => p.fixed_ips);
@@ -45,7 +51,8 @@ export function checkRoutes(store: EmulatorStore, router: RouterRec, routes: Rou
   const ips = new Set(fixed.map((f) => f.ip_address));
   const list = `[${routes.map(pyRoute).join(', ')}]`;
   for (const r of routes) {
-    if (!cidrs.some((c) => cidrContains(c, r.nexthop))) throw new ApiFault(400, 'InvalidRoutes', `Invalid format for routes: ${list}, the nexthop is not connected with router`);
+    if (!cidrs.some((c) => cidrContains(c, r.nexthop)))
+      throw new ApiFault(400, 'InvalidRoutes', `Invalid format for routes: ${list}, the nexthop is not connected with router`);
     if (ips.has(r.nexthop)) throw new ApiFault(400, 'InvalidRoutes', `Invalid format for routes: ${list}, the nexthop is used by router`);
   }
 }
@@ -56,9 +63,17 @@ const sameRoute = (a: RouteRec, b: RouteRec) => a.destination === b.destination 
 export function routerView(r: RouterRec): Obj {
   return {
     ...standardView(r),
-    name: r.name, admin_state_up: r.admin_state_up, status: 'ACTIVE', external_gateway_info: r.external_gateway_info,
-    routes: sortRoutes(r.routes), distributed: false, ha: false, availability_zone_hints: [], availability_zones: [],
-    flavor_id: null, description: r.description,
+    name: r.name,
+    admin_state_up: r.admin_state_up,
+    status: 'ACTIVE',
+    external_gateway_info: r.external_gateway_info,
+    routes: sortRoutes(r.routes),
+    distributed: false,
+    ha: false,
+    availability_zone_hints: [],
+    availability_zones: [],
+    flavor_id: null,
+    description: r.description,
   };
 }
 
@@ -96,7 +111,14 @@ export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
   t.add('GET', '/routers', (ctx) => ok(listReply(ctx, 'routers', [...store.routers.values()].filter((r) => visible(ctx, r)).map(routerView), '/routers')));
   t.add('POST', '/routers', (ctx) => {
     const b = wrapped(ctx, 'router');
-    const r: RouterRec = { ...stamps(store, String(b.project_id ?? ctx.projectId)), name: String(b.name ?? ''), routes: [], admin_state_up: b.admin_state_up !== false, external_gateway_info: b.external_gateway_info ?? null, description: String(b.description ?? '') };
+    const r: RouterRec = {
+      ...stamps(store, String(b.project_id ?? ctx.projectId)),
+      name: String(b.name ?? ''),
+      routes: [],
+      admin_state_up: b.admin_state_up !== false,
+      external_gateway_info: b.external_gateway_info ?? null,
+      description: String(b.description ?? ''),
+    };
     store.routers.set(r.id, r);
     return ok({ router: routerView(r) }, 201);
   });
@@ -127,9 +149,10 @@ export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
       if (!store.neutronExtensions.has('extraroute-atomic')) throw new ApiFault(404, 'HTTPNotFound', 'The resource could not be found.');
       const router = get(ctx);
       const given = atomicRoutes(ctx, action);
-      const next = action === 'add_extraroutes'
-        ? [...router.routes, ...given.filter((g) => !router.routes.some((o) => sameRoute(o, g)))]
-        : router.routes.filter((o) => !given.some((g) => sameRoute(o, g)));
+      const next =
+        action === 'add_extraroutes'
+          ? [...router.routes, ...given.filter((g) => !router.routes.some((o) => sameRoute(o, g)))]
+          : router.routes.filter((o) => !given.some((g) => sameRoute(o, g)));
       setRoutes(store, router, next);
       return ok({ router: { ...routerView(router), gw_port_id: null, ha_vr_id: 0 } });
     });
@@ -141,7 +164,13 @@ export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
     const attached = [...store.ports.values()].some((p) => p.device_id === router.id && p.fixed_ips.some((f) => f.subnet_id === subnetId));
     if (attached) throw new ApiFault(400, 'BadRequest', `Bad router request: Router already has a port on subnet ${subnetId}.`);
     if (!subnet.gateway_ip) throw new ApiFault(400, 'BadRequest', `Bad router request: Subnet for router interface must have a gateway IP.`);
-    const port = createPortRec(store, { projectId: router.project_id, networkId: subnet.network_id, fixedIps: [{ subnet_id: subnetId, ip_address: subnet.gateway_ip }], deviceId: router.id, deviceOwner: 'network:router_interface' });
+    const port = createPortRec(store, {
+      projectId: router.project_id,
+      networkId: subnet.network_id,
+      fixedIps: [{ subnet_id: subnetId, ip_address: subnet.gateway_ip }],
+      deviceId: router.id,
+      deviceOwner: 'network:router_interface',
+    });
     bump(store, router);
     return ok(interfaceInfo(router, port.id, subnet.network_id, subnetId));
   });
@@ -152,7 +181,11 @@ export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
     if (!port) throw new ApiFault(404, 'RouterInterfaceNotFoundForSubnet', `Router ${router.id} has no interface on subnet ${subnetId}`);
     const cidr = parseCidr(store.subnets.get(subnetId)!.cidr)!;
     if (router.routes.some((r) => cidrContains(cidr, r.nexthop))) {
-      throw new ApiFault(409, 'RouterInterfaceInUseByRoute', `Router interface for subnet ${subnetId} on router ${router.id} cannot be deleted, as it is required by one or more routes.`);
+      throw new ApiFault(
+        409,
+        'RouterInterfaceInUseByRoute',
+        `Router interface for subnet ${subnetId} on router ${router.id} cannot be deleted, as it is required by one or more routes.`,
+      );
     }
     store.ports.delete(port.id);
     bump(store, router);
@@ -161,5 +194,13 @@ export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
 }
 
 function interfaceInfo(router: RouterRec, portId: string, networkId: string, subnetId: string): Obj {
-  return { id: router.id, tenant_id: router.project_id, project_id: router.project_id, port_id: portId, network_id: networkId, subnet_id: subnetId, subnet_ids: [subnetId] };
+  return {
+    id: router.id,
+    tenant_id: router.project_id,
+    project_id: router.project_id,
+    port_id: portId,
+    network_id: networkId,
+    subnet_id: subnetId,
+    subnet_ids: [subnetId],
+  };
 }

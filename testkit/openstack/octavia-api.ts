@@ -9,15 +9,40 @@ type Obj = Record<string, unknown>;
 function view(store: EmulatorStore, lb: LbRec): Obj {
   const listeners = [...store.listeners.values()].filter((l) => l.loadbalancer_id === lb.id).map((l) => ({ id: l.id }));
   return {
-    id: lb.id, name: lb.name, description: lb.description, project_id: lb.project_id, tenant_id: lb.project_id,
-    provisioning_status: lb.provisioning_status, operating_status: lb.operating_status, admin_state_up: true,
-    vip_address: lb.vip_address, vip_port_id: lb.vip_port_id, vip_subnet_id: lb.vip_subnet_id, vip_network_id: lb.vip_network_id,
-    vip_qos_policy_id: null, listeners, pools: [], provider: 'amphora', flavor_id: null, availability_zone: null,
-    created_at: isoSeconds(lb.created_at), updated_at: isoSeconds(lb.updated_at), tags: lb.tags,
+    id: lb.id,
+    name: lb.name,
+    description: lb.description,
+    project_id: lb.project_id,
+    tenant_id: lb.project_id,
+    provisioning_status: lb.provisioning_status,
+    operating_status: lb.operating_status,
+    admin_state_up: true,
+    vip_address: lb.vip_address,
+    vip_port_id: lb.vip_port_id,
+    vip_subnet_id: lb.vip_subnet_id,
+    vip_network_id: lb.vip_network_id,
+    vip_qos_policy_id: null,
+    listeners,
+    pools: [],
+    provider: 'amphora',
+    flavor_id: null,
+    availability_zone: null,
+    created_at: isoSeconds(lb.created_at),
+    updated_at: isoSeconds(lb.updated_at),
+    tags: lb.tags,
   };
 }
 
-const listenerView = (l: ListenerRec): Obj => ({ id: l.id, name: l.name, project_id: l.project_id, protocol: l.protocol, protocol_port: l.protocol_port, loadbalancers: [{ id: l.loadbalancer_id }], provisioning_status: 'ACTIVE', operating_status: 'ONLINE' });
+const listenerView = (l: ListenerRec): Obj => ({
+  id: l.id,
+  name: l.name,
+  project_id: l.project_id,
+  protocol: l.protocol,
+  protocol_port: l.protocol_port,
+  loadbalancers: [{ id: l.loadbalancer_id }],
+  provisioning_status: 'ACTIVE',
+  operating_status: 'ONLINE',
+});
 
 export function octaviaRoutes(store: EmulatorStore): RouteTable {
   const t = new RouteTable();
@@ -37,14 +62,32 @@ export function octaviaRoutes(store: EmulatorStore): RouteTable {
     if (!subnet) throw new ApiFault(400, 'Client', `Validation failure: Subnet ${String(b.vip_subnet_id)} not found.`);
     const now = store.clock.now();
     const id = store.newId();
-    const port = createPortRec(store, { projectId: ctx.projectId, networkId: subnet.network_id, name: `octavia-lb-${id}`, deviceId: `lb-${id}`, deviceOwner: 'Octavia' });
+    const port = createPortRec(store, {
+      projectId: ctx.projectId,
+      networkId: subnet.network_id,
+      name: `octavia-lb-${id}`,
+      deviceId: `lb-${id}`,
+      deviceOwner: 'Octavia',
+    });
     const lb: LbRec = {
-      id, name: String(b.name ?? ''), description: String(b.description ?? ''), project_id: ctx.projectId, provisioning_status: 'PENDING_CREATE',
-      operating_status: 'OFFLINE', vip_address: port.fixed_ips[0]!.ip_address, vip_port_id: port.id, vip_subnet_id: subnet.id,
-      vip_network_id: subnet.network_id, created_at: now, updated_at: now, tags: Array.isArray(b.tags) ? (b.tags as string[]) : [],
+      id,
+      name: String(b.name ?? ''),
+      description: String(b.description ?? ''),
+      project_id: ctx.projectId,
+      provisioning_status: 'PENDING_CREATE',
+      operating_status: 'OFFLINE',
+      vip_address: port.fixed_ips[0]!.ip_address,
+      vip_port_id: port.id,
+      vip_subnet_id: subnet.id,
+      vip_network_id: subnet.network_id,
+      created_at: now,
+      updated_at: now,
+      tags: Array.isArray(b.tags) ? (b.tags as string[]) : [],
     };
     store.loadBalancers.set(id, lb);
-    store.schedule('lb-create', id, store.timings.lbCreateMs, () => Object.assign(lb, { provisioning_status: 'ACTIVE', operating_status: 'ONLINE', updated_at: store.clock.now() }));
+    store.schedule('lb-create', id, store.timings.lbCreateMs, () =>
+      Object.assign(lb, { provisioning_status: 'ACTIVE', operating_status: 'ONLINE', updated_at: store.clock.now() }),
+    );
     return ok({ loadbalancer: view(store, lb) }, 201);
   });
   t.add('DELETE', '/lbaas/loadbalancers/:id', (ctx) => {
@@ -57,12 +100,21 @@ export function octaviaRoutes(store: EmulatorStore): RouteTable {
     store.schedule('lb-delete', lb.id, store.timings.lbDeleteMs, () => removeLb(store, lb));
     return noContent();
   });
-  t.add('GET', '/lbaas/listeners', (ctx) => ok({ listeners: [...store.listeners.values()].filter((l) => ctx.isAdmin || l.project_id === ctx.projectId).map(listenerView) }));
+  t.add('GET', '/lbaas/listeners', (ctx) =>
+    ok({ listeners: [...store.listeners.values()].filter((l) => ctx.isAdmin || l.project_id === ctx.projectId).map(listenerView) }),
+  );
   t.add('POST', '/lbaas/listeners', (ctx) => {
     const b = wrapped(ctx, 'listener');
     const lb = get(ctx, String(b.loadbalancer_id));
     mutable(lb);
-    const l: ListenerRec = { id: store.newId(), name: String(b.name ?? ''), project_id: lb.project_id, loadbalancer_id: lb.id, protocol: String(b.protocol ?? 'TCP'), protocol_port: Number(b.protocol_port ?? 80) };
+    const l: ListenerRec = {
+      id: store.newId(),
+      name: String(b.name ?? ''),
+      project_id: lb.project_id,
+      loadbalancer_id: lb.id,
+      protocol: String(b.protocol ?? 'TCP'),
+      protocol_port: Number(b.protocol_port ?? 80),
+    };
     store.listeners.set(l.id, l);
     Object.assign(lb, { provisioning_status: 'PENDING_UPDATE', updated_at: store.clock.now() });
     store.schedule('lb-update', lb.id, store.timings.lbUpdateMs, () => Object.assign(lb, { provisioning_status: 'ACTIVE', updated_at: store.clock.now() }));

@@ -62,16 +62,22 @@ export class OpenStackEmulator {
 
   constructor(opts: EmulatorOptions = {}) {
     this.#opts = opts;
-    this.store = new EmulatorStore(opts.clock ?? systemClock, { ...DEFAULT_TIMINGS, ...opts.timings }, {
-      maxRoutes: opts.maxRoutes ?? 30,
-      maxAddressPairs: opts.maxAddressPairs ?? 10,
-      maxPageSize: opts.maxPageSize ?? 1000,
-    });
+    this.store = new EmulatorStore(
+      opts.clock ?? systemClock,
+      { ...DEFAULT_TIMINGS, ...opts.timings },
+      {
+        maxRoutes: opts.maxRoutes ?? 30,
+        maxAddressPairs: opts.maxAddressPairs ?? 10,
+        maxPageSize: opts.maxPageSize ?? 1000,
+      },
+    );
     for (const alias of opts.neutronExtensions ?? NEUTRON_EXTENSIONS) this.store.neutronExtensions.add(alias);
     seedIdentity(this.store);
     this.store.flavors.set('1', { id: '1', name: 'it.tiny', vcpus: 1, ram: 64, disk: 1 });
     this.store.images.set('00000000-0000-4000-8000-000000000001', { id: '00000000-0000-4000-8000-000000000001', name: 'it-image', status: 'active' });
-    const glance = new RouteTable().add('GET', '/images', (ctx) => ok({ images: [...this.store.images.values()].filter((i) => !ctx.query.get('name') || i.name === ctx.query.get('name')) }));
+    const glance = new RouteTable().add('GET', '/images', (ctx) =>
+      ok({ images: [...this.store.images.values()].filter((i) => !ctx.query.get('name') || i.name === ctx.query.get('name')) }),
+    );
     this.#tables = {
       identity: keystoneRoutes(this.store),
       compute: novaRoutes(this.store),
@@ -171,10 +177,17 @@ export class OpenStackEmulator {
     try {
       body = await readJson(req);
     } catch {
-      return this.#send(res, service ?? 'network', req.method ?? 'GET', url.pathname, requestId, { status: 400, body: errorBody(service ?? 'network', 400, 'Malformed JSON in request body.') });
+      return this.#send(res, service ?? 'network', req.method ?? 'GET', url.pathname, requestId, {
+        status: 400,
+        body: errorBody(service ?? 'network', 400, 'Malformed JSON in request body.'),
+      });
     }
     if (first === '_admin') {
-      const reply = await this.#route(this.#admin, { ...baseCtx(req, url, this.url), service: 'network', path: '/' + segs.slice(1).join('/'), body }, 'network');
+      const reply = await this.#route(
+        this.#admin,
+        { ...baseCtx(req, url, this.url), service: 'network', path: '/' + segs.slice(1).join('/'), body },
+        'network',
+      );
       return this.#send(res, 'admin', req.method ?? 'GET', url.pathname, requestId, reply, false);
     }
     if (!service) return this.#send(res, 'unknown', req.method ?? 'GET', url.pathname, requestId, { status: 404, body: { error: 'no such service' } });
@@ -189,13 +202,27 @@ export class OpenStackEmulator {
       return;
     }
     if (fault?.body !== undefined) {
-      res.writeHead(fault.status ?? 200, { 'x-openstack-request-id': requestId, 'content-type': fault.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(fault.body)) });
+      res.writeHead(fault.status ?? 200, {
+        'x-openstack-request-id': requestId,
+        'content-type': fault.contentType ?? 'application/json',
+        'content-length': String(Buffer.byteLength(fault.body)),
+      });
       res.end(fault.body);
       this.#log({ service, method, path: url.pathname + url.search, status: fault.status ?? 200, requestId });
       return;
     }
     if (fault?.status) {
-      return this.#send(res, service, method, url.pathname + url.search, requestId, { status: fault.status, body: errorBody(service, fault.status, fault.message ?? `Injected fault (${fault.id})`, fault.type) }, true, undefined, projectId);
+      return this.#send(
+        res,
+        service,
+        method,
+        url.pathname + url.search,
+        requestId,
+        { status: fault.status, body: errorBody(service, fault.status, fault.message ?? `Injected fault (${fault.id})`, fault.type) },
+        true,
+        undefined,
+        projectId,
+      );
     }
     const reply = await this.#serviceReply(req, url, service, hasVersion, rest, body);
     const ifMatch = typeof req.headers['if-match'] === 'string' ? req.headers['if-match'] : undefined;
@@ -219,7 +246,15 @@ export class OpenStackEmulator {
       const mv = parseMicroversion(req);
       if (mv === 'invalid') return { status: 400, body: errorBody(service, 400, 'Invalid format for API version.') };
       if (mv[0] !== 2 || mv[1] > NOVA_MAX_MICROVERSION[1]) {
-        return { status: 406, body: errorBody(service, 406, `Version ${mv.join('.')} is not supported by the API. Minimum is 2.1 and maximum is ${NOVA_MAX_MICROVERSION.join('.')}.`, 'computeFault') };
+        return {
+          status: 406,
+          body: errorBody(
+            service,
+            406,
+            `Version ${mv.join('.')} is not supported by the API. Minimum is 2.1 and maximum is ${NOVA_MAX_MICROVERSION.join('.')}.`,
+            'computeFault',
+          ),
+        };
       }
       ctx.microversion = mv;
     }
@@ -227,7 +262,12 @@ export class OpenStackEmulator {
     const reply = await this.#route(this.#tables[service], ctx, service);
     if (service === 'compute') {
       const v = ctx.microversion.join('.');
-      reply.headers = { ...reply.headers, 'openstack-api-version': `compute ${v}`, 'x-openstack-nova-api-version': v, vary: 'OpenStack-API-Version, X-OpenStack-Nova-API-Version' };
+      reply.headers = {
+        ...reply.headers,
+        'openstack-api-version': `compute ${v}`,
+        'x-openstack-nova-api-version': v,
+        vary: 'OpenStack-API-Version, X-OpenStack-Nova-API-Version',
+      };
     }
     return reply;
   }
@@ -244,7 +284,17 @@ export class OpenStackEmulator {
     }
   }
 
-  #send(res: ServerResponse, service: string, method: string, path: string, requestId: string, reply: Reply, logIt = true, ifMatch?: string, projectId?: string): void {
+  #send(
+    res: ServerResponse,
+    service: string,
+    method: string,
+    path: string,
+    requestId: string,
+    reply: Reply,
+    logIt = true,
+    ifMatch?: string,
+    projectId?: string,
+  ): void {
     const headers: Record<string, string> = { 'x-openstack-request-id': requestId, ...reply.headers };
     if (service === 'compute') headers['x-compute-request-id'] = requestId;
     const text = reply.body === undefined ? '' : JSON.stringify(reply.body);
@@ -267,7 +317,17 @@ function method(req: IncomingMessage): string {
 }
 
 function baseCtx(req: IncomingMessage, url: URL, baseUrl: string): Omit<Ctx, 'service' | 'path' | 'body'> {
-  return { method: method(req), params: {}, query: url.searchParams, headers: req.headers, baseUrl, projectId: '', userId: '', isAdmin: false, microversion: [2, 1] };
+  return {
+    method: method(req),
+    params: {},
+    query: url.searchParams,
+    headers: req.headers,
+    baseUrl,
+    projectId: '',
+    userId: '',
+    isAdmin: false,
+    microversion: [2, 1],
+  };
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {

@@ -6,7 +6,14 @@ import { NOVA_MAX_MICROVERSION } from './nova-api.ts';
 export function versionDoc(service: ServiceName, base: string, version: string | undefined): unknown {
   const self = (p: string) => [{ rel: 'self', href: `${base}/${p}` }];
   const media = [{ base: 'application/json', type: 'application/vnd.openstack.identity-v3+json' }];
-  const nova = { id: 'v2.1', status: 'CURRENT', version: NOVA_MAX_MICROVERSION.join('.'), min_version: '2.1', updated: '2013-07-23T11:33:21Z', links: self('compute/v2.1/') };
+  const nova = {
+    id: 'v2.1',
+    status: 'CURRENT',
+    version: NOVA_MAX_MICROVERSION.join('.'),
+    min_version: '2.1',
+    updated: '2013-07-23T11:33:21Z',
+    links: self('compute/v2.1/'),
+  };
   switch (service) {
     case 'identity': {
       const v3 = { id: 'v3.14', status: 'stable', updated: '2020-04-07T00:00:00Z', links: self('identity/v3/'), 'media-types': media };
@@ -16,12 +23,23 @@ export function versionDoc(service: ServiceName, base: string, version: string |
       return version ? { version: nova } : { versions: [nova] };
     case 'network':
       return version
-        ? { resources: ['networks', 'subnets', 'ports', 'routers', 'security-groups', 'security-group-rules', 'floatingips'].map((r) => ({ name: r, collection: r, links: self(`network/v2.0/${r}`) })) }
+        ? {
+            resources: ['networks', 'subnets', 'ports', 'routers', 'security-groups', 'security-group-rules', 'floatingips'].map((r) => ({
+              name: r,
+              collection: r,
+              links: self(`network/v2.0/${r}`),
+            })),
+          }
         : { versions: [{ id: 'v2.0', status: 'CURRENT', links: self('network/v2.0/') }] };
     case 'volume':
       return { versions: [{ id: 'v3.0', status: 'CURRENT', version: '3.70', min_version: '3.0', updated: '2022-08-31T00:00:00Z', links: self('volume/v3/') }] };
     case 'load-balancer':
-      return { versions: [{ id: 'v2.0', status: 'SUPPORTED', updated: '2016-12-11T00:00:00Z', links: self('load-balancer/v2.0') }, { id: 'v2', status: 'CURRENT', updated: '2022-08-19T00:00:00Z', links: self('load-balancer/v2') }] };
+      return {
+        versions: [
+          { id: 'v2.0', status: 'SUPPORTED', updated: '2016-12-11T00:00:00Z', links: self('load-balancer/v2.0') },
+          { id: 'v2', status: 'CURRENT', updated: '2022-08-19T00:00:00Z', links: self('load-balancer/v2') },
+        ],
+      };
     case 'image':
       return { versions: [{ id: 'v2.9', status: 'CURRENT', links: self('image/v2/') }] };
   }

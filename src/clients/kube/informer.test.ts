@@ -59,14 +59,21 @@ test('an informer lists, applies watch events and re-lists after a watch failure
   await waitFor(() => calls.filter((c) => c === 'list').length === 2, { what: 'the re-list' });
   await waitFor(() => seen.includes('delete b'), { what: 'deletions found by the re-list' });
   assert.deepEqual(seen, ['add a', 'add b', 'update a', 'add c', 'update a', 'delete b', 'delete c']);
-  assert.deepEqual(inf.list().map((o) => o.metadata.name), ['a']);
+  assert.deepEqual(
+    inf.list().map((o) => o.metadata.name),
+    ['a'],
+  );
 });
 
 test('410 Gone re-lists at once without a backoff, and list failures back off exponentially', async (t) => {
   const clock = new ManualClock(0);
   const { src, calls } = scripted(
     [[obj('a', '1')]],
-    [async () => { throw new KubeApiError({ method: 'WATCH', path: '/x', status: 410, reason: 'Expired', message: 'too old' }); }],
+    [
+      async () => {
+        throw new KubeApiError({ method: 'WATCH', path: '/x', status: 410, reason: 'Expired', message: 'too old' });
+      },
+    ],
   );
   const inf = new Informer({ name: 't', source: src, clock, log: createSilentLogger(), initialBackoffMs: 100 });
   inf.start();
@@ -100,11 +107,22 @@ test('close() is idempotent: a second caller joins the first close', async () =>
 
 test('a transform decides what the cache keeps, from the list and from watch events alike', async (t) => {
   const secret = (name: string, rv: string) => ({ ...obj(name, rv), data: { key: 'c2VjcmV0' } }) as KubeObject;
-  const { src } = scripted([[secret('a', '1')]], [async (emit, signal) => {
-    emit({ type: 'MODIFIED', object: secret('a', '2') });
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-  }]);
-  const inf = new Informer({ name: 't', source: src, clock: new ManualClock(0), log: createSilentLogger(), transform: (o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion } }) });
+  const { src } = scripted(
+    [[secret('a', '1')]],
+    [
+      async (emit, signal) => {
+        emit({ type: 'MODIFIED', object: secret('a', '2') });
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+    ],
+  );
+  const inf = new Informer({
+    name: 't',
+    source: src,
+    clock: new ManualClock(0),
+    log: createSilentLogger(),
+    transform: (o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion } }),
+  });
   inf.start();
   t.after(() => inf.close());
   await waitFor(() => inf.get('ns/a')?.metadata.resourceVersion === '2', { what: 'the watch event' });

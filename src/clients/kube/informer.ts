@@ -67,7 +67,6 @@ export class Informer<T extends KubeObject> {
     })());
   }
 
-
   hasSynced(): boolean {
     return this.#synced;
   }
@@ -107,10 +106,14 @@ export class Informer<T extends KubeObject> {
         while (!signal.aborted) {
           const started = this.#opts.clock.now();
           let events = 0;
-          await this.#opts.source.watch(rv, (ev) => {
-            events++;
-            rv = this.#apply(ev) ?? rv;
-          }, signal);
+          await this.#opts.source.watch(
+            rv,
+            (ev) => {
+              events++;
+              rv = this.#apply(ev) ?? rv;
+            },
+            signal,
+          );
           // A stream that ends at once with nothing in it, again and again, would spin: back off instead.
           if (!signal.aborted && events === 0 && this.#opts.clock.now() - started < 1000) throw new Error('watch ended at once');
         }

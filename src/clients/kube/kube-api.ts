@@ -1,7 +1,18 @@
 // One API server's typed resource clients, built from a KubeConfig: what the controllers are given.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type KubeClientOptions } from './kube-client.ts';
-import type { KubeEvent, KubeObject, Lease, NamespaceObject, Node, PersistentVolume, PersistentVolumeClaim, Secret, Service, VolumeSnapshot } from './kube-types.ts';
+import type {
+  KubeEvent,
+  KubeObject,
+  Lease,
+  NamespaceObject,
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Secret,
+  Service,
+  VolumeSnapshot,
+} from './kube-types.ts';
 import { ResourceClient, type ResourceKind } from './resource-client.ts';
 import { KINDS, volumeSnapshotKind } from './resource-kinds.ts';
 

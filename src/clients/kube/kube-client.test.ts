@@ -12,7 +12,13 @@ import type { Service } from './kube-types.ts';
 async function serve(t: import('node:test').TestContext, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<KubeClient> {
   const srv = createServer(handler);
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  );
   const port = (srv.address() as AddressInfo).port;
   const text = `apiVersion: v1
 kind: Config

@@ -76,7 +76,12 @@ export class KubeClient {
    * (rejects; an ERROR event such as 410 Gone rejects with that status). `idleMs` bounds the
    * silence between lines, so a half-dead connection is noticed.
    */
-  async watch<T>(path: string, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number; accept?: string }): Promise<void> {
+  async watch<T>(
+    path: string,
+    query: Query,
+    onEvent: (ev: WatchEvent<T>) => void,
+    opts: { signal?: AbortSignal; idleMs: number; accept?: string },
+  ): Promise<void> {
     const res = await this.#send('GET', path, { query: { ...query, watch: true }, signal: opts.signal, accept: opts.accept }, opts.idleMs);
     if ((res.statusCode ?? 0) >= 300) throw errorFromResponse('GET', path, res.statusCode ?? 0, await readBody(res, 'GET', path));
     // The request's socket timeout (idleMs) keeps running while the stream is open: silence ends it.

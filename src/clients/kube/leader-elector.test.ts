@@ -25,8 +25,10 @@ class FakeLeases {
       return structuredClone(this.lease);
     });
 
-  create = (obj: Lease, call: CallOptions = {}) => this.#call('create', call, () => (this.lease = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.#rv) } }));
-  replace = (obj: Lease, call: CallOptions = {}) => this.#call('replace', call, () => (this.lease = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.#rv) } }));
+  create = (obj: Lease, call: CallOptions = {}) =>
+    this.#call('create', call, () => (this.lease = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.#rv) } }));
+  replace = (obj: Lease, call: CallOptions = {}) =>
+    this.#call('replace', call, () => (this.lease = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.#rv) } }));
 }
 
 const flush = () => new Promise((r) => setImmediate(r));
@@ -37,8 +39,14 @@ test('a leader whose lease calls hang steps down at the renew deadline, the fenc
   const log: string[] = [];
   const el = new LeaderElector({
     leases: leases as unknown as ResourceClient<Lease>,
-    namespace: 'ns', name: 'op', identity: 'a', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000,
-    clock, log: createSilentLogger(),
+    namespace: 'ns',
+    name: 'op',
+    identity: 'a',
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+    clock,
+    log: createSilentLogger(),
     onStartedLeading: () => log.push(`start@${clock.now()}`),
     onStoppedLeading: () => log.push(`stop@${clock.now()}`),
   });
@@ -80,8 +88,14 @@ test('close() drops the fence before it releases the lease', async () => {
   leases.lease = { metadata: { name: 'op', namespace: 'ns', resourceVersion: '1' }, spec: { holderIdentity: null } } as Lease;
   let fenceAtRelease: boolean | undefined;
   const el = new LeaderElector({
-    leases: leases as unknown as ResourceClient<Lease>, namespace: 'ns', name: 'op', identity: 'a', clock, log: createSilentLogger(),
-    onStartedLeading: () => undefined, onStoppedLeading: () => undefined,
+    leases: leases as unknown as ResourceClient<Lease>,
+    namespace: 'ns',
+    name: 'op',
+    identity: 'a',
+    clock,
+    log: createSilentLogger(),
+    onStartedLeading: () => undefined,
+    onStoppedLeading: () => undefined,
   });
   el.start();
   for (let i = 0; i < 20 && !el.isLeader; i++) await flush();

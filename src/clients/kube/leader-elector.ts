@@ -81,7 +81,6 @@ export class LeaderElector {
     return (this.#closing ??= this.#close(opts));
   }
 
-
   async #close(opts: { release?: boolean }): Promise<void> {
     this.#abort.abort(new Error('leader election stopped'));
     await this.#running;
@@ -120,7 +119,10 @@ export class LeaderElector {
     this.#watchdog?.abort();
     const watchdog = (this.#watchdog = new AbortController());
     const due = sentMs + o.renewDeadlineMs - o.clock.now();
-    o.clock.sleep(due, watchdog.signal).then(() => this.#stepDown('could not renew the lease in time'), () => undefined);
+    o.clock.sleep(due, watchdog.signal).then(
+      () => this.#stepDown('could not renew the lease in time'),
+      () => undefined,
+    );
   }
 
   /** Ends the term at once: the fence aborts (in-flight destructive calls with it), then the callback. */
@@ -169,9 +171,10 @@ export class LeaderElector {
       leaseTransitions: (lease?.spec.leaseTransitions ?? 0) + (d.kind === 'take-over' ? 1 : 0),
     };
     try {
-      const written = d.kind === 'create'
-        ? await leases.create({ metadata: { name, namespace }, spec }, this.#callBounds())
-        : await leases.replace({ ...lease!, spec }, this.#callBounds());
+      const written =
+        d.kind === 'create'
+          ? await leases.create({ metadata: { name, namespace }, spec }, this.#callBounds())
+          : await leases.replace({ ...lease!, spec }, this.#callBounds());
       this.#observed = observeLease(undefined, written, now);
       this.#holder = identity;
       return true;

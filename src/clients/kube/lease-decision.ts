@@ -4,10 +4,7 @@
 import type { Lease } from './kube-types.ts';
 
 export type LeaseDecision =
-  | { kind: 'create' }
-  | { kind: 'renew' }
-  | { kind: 'take-over'; previousHolder: string | undefined }
-  | { kind: 'wait'; holder: string; expiresInMs: number };
+  { kind: 'create' } | { kind: 'renew' } | { kind: 'take-over'; previousHolder: string | undefined } | { kind: 'wait'; holder: string; expiresInMs: number };
 
 export interface ObservedRecord {
   /** holderIdentity + renewTime as last seen: a change means the holder is alive. */

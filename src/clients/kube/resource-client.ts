@@ -113,8 +113,17 @@ export class ResourceClient<T extends KubeObject> {
     return this.#kube.request('DELETE', this.path(namespace, name), { body, signal: opts.signal, timeoutMs: opts.timeoutMs });
   }
 
-  watch(namespace: string | undefined, query: Query, onEvent: (ev: WatchEvent<T>) => void, opts: { signal?: AbortSignal; idleMs: number; metadataOnly?: boolean }): Promise<void> {
-    return this.#kube.watch<T>(this.path(namespace), { allowWatchBookmarks: true, ...query }, onEvent, { signal: opts.signal, idleMs: opts.idleMs, accept: opts.metadataOnly ? METADATA_ONE : undefined });
+  watch(
+    namespace: string | undefined,
+    query: Query,
+    onEvent: (ev: WatchEvent<T>) => void,
+    opts: { signal?: AbortSignal; idleMs: number; metadataOnly?: boolean },
+  ): Promise<void> {
+    return this.#kube.watch<T>(this.path(namespace), { allowWatchBookmarks: true, ...query }, onEvent, {
+      signal: opts.signal,
+      idleMs: opts.idleMs,
+      accept: opts.metadataOnly ? METADATA_ONE : undefined,
+    });
   }
 
   #withType(obj: T): T {

@@ -55,8 +55,18 @@ test('a named cloud merges secure.yaml and is overlaid by OS_* variables, as the
   assert.equal(cfg.interface, 'internal');
   assert.equal(cfg.regionName, 'RegionEnv');
   assert.deepEqual(cfg.auth, {
-    type: 'password', username: 'svc', userId: undefined, userDomainName: 'Default', userDomainId: undefined, password: 'from-secure',
-    projectId: undefined, projectName: 'k8s', projectDomainId: undefined, projectDomainName: 'Default', domainId: undefined, domainName: undefined,
+    type: 'password',
+    username: 'svc',
+    userId: undefined,
+    userDomainName: 'Default',
+    userDomainId: undefined,
+    password: 'from-secure',
+    projectId: undefined,
+    projectName: 'k8s',
+    projectDomainId: undefined,
+    projectDomainName: 'Default',
+    domainId: undefined,
+    domainName: undefined,
   });
 });
 
@@ -64,11 +74,29 @@ test('--os-cloud wins over OS_CLOUD', async () => {
   const files = { '/work/dir/clouds.yaml': CLOUDS };
   const cfg = await loadCloudConfig({ cloudName: 'appcred', where: where({ OS_CLOUD: 'prod' }), read: reader(files) });
   assert.equal(cfg.cloudName, 'appcred');
-  assert.deepEqual(cfg.auth, { type: 'applicationCredential', id: 'ac-1', name: undefined, secret: 's3cret', username: undefined, userId: undefined, userDomainName: undefined, userDomainId: undefined });
+  assert.deepEqual(cfg.auth, {
+    type: 'applicationCredential',
+    id: 'ac-1',
+    name: undefined,
+    secret: 's3cret',
+    username: undefined,
+    userId: undefined,
+    userDomainName: undefined,
+    userDomainId: undefined,
+  });
 });
 
 test('OS_* variables alone describe a cloud when none is named', () => {
-  const cfg = resolveCloudConfig({ env: { OS_AUTH_URL: 'http://k:5000/v3', OS_USERNAME: 'a', OS_PASSWORD: 'b', OS_PROJECT_ID: 'p1', OS_USER_DOMAIN_ID: 'default', OS_ENDPOINT_TYPE: 'publicURL' } });
+  const cfg = resolveCloudConfig({
+    env: {
+      OS_AUTH_URL: 'http://k:5000/v3',
+      OS_USERNAME: 'a',
+      OS_PASSWORD: 'b',
+      OS_PROJECT_ID: 'p1',
+      OS_USER_DOMAIN_ID: 'default',
+      OS_ENDPOINT_TYPE: 'publicURL',
+    },
+  });
   assert.equal(cfg.cloudName, 'envvars');
   assert.equal(cfg.interface, 'public');
   assert.equal(cfg.auth.type === 'password' && cfg.auth.projectId, 'p1');
@@ -77,9 +105,17 @@ test('OS_* variables alone describe a cloud when none is named', () => {
 const BAD: [string, () => unknown, RegExp][] = [
   ['no cloud and no OS_AUTH_URL', () => resolveCloudConfig({ env: {} }), /pass --os-cloud NAME/],
   ['an unknown cloud name', () => resolveCloudConfig({ cloudName: 'nope', env: {} }), /cloud "nope" is not defined because no clouds.yaml was found/],
-  ['a missing password', () => resolveCloudConfig({ env: { OS_AUTH_URL: 'http://k', OS_USERNAME: 'a', OS_USER_DOMAIN_NAME: 'D' } }), /auth.password is missing.*OS_PASSWORD/],
+  [
+    'a missing password',
+    () => resolveCloudConfig({ env: { OS_AUTH_URL: 'http://k', OS_USERNAME: 'a', OS_USER_DOMAIN_NAME: 'D' } }),
+    /auth.password is missing.*OS_PASSWORD/,
+  ],
   ['a user name without a domain', () => resolveCloudConfig({ env: { OS_AUTH_URL: 'http://k', OS_USERNAME: 'a', OS_PASSWORD: 'b' } }), /user_domain_name/],
-  ['an application credential without secret', () => resolveCloudConfig({ env: { OS_AUTH_URL: 'http://k', OS_AUTH_TYPE: 'v3applicationcredential', OS_APPLICATION_CREDENTIAL_ID: 'x' } }), /application_credential_secret is missing/],
+  [
+    'an application credential without secret',
+    () => resolveCloudConfig({ env: { OS_AUTH_URL: 'http://k', OS_AUTH_TYPE: 'v3applicationcredential', OS_APPLICATION_CREDENTIAL_ID: 'x' } }),
+    /application_credential_secret is missing/,
+  ],
   ['an unsupported auth type', () => resolveCloudConfig({ env: { OS_AUTH_URL: 'http://k', OS_AUTH_TYPE: 'token' } }), /auth_type "token" is not supported/],
   ['a bad interface', () => resolveCloudConfig({ env: { OS_AUTH_URL: 'http://k', OS_INTERFACE: 'private' } }), /interface "private"/],
   ['a cacert', () => resolveCloudConfig({ env: { OS_AUTH_URL: 'http://k', OS_CACERT: '/ca.pem' } }), /NODE_EXTRA_CA_CERTS=\/ca.pem/],
@@ -91,5 +127,8 @@ for (const [what, fn, message] of BAD) {
 }
 
 test('a clouds.yaml that is not YAML is reported with its path', async () => {
-  await assert.rejects(loadCloudConfig({ cloudName: 'x', where: where(), read: reader({ '/work/dir/clouds.yaml': 'clouds: [' }) }), /\/work\/dir\/clouds.yaml is not valid YAML/);
+  await assert.rejects(
+    loadCloudConfig({ cloudName: 'x', where: where(), read: reader({ '/work/dir/clouds.yaml': 'clouds: [' }) }),
+    /\/work\/dir\/clouds.yaml is not valid YAML/,
+  );
 });

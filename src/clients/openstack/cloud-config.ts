@@ -121,7 +121,9 @@ export function resolveCloudConfig(input: ResolveInput): CloudConfig {
   if (name !== undefined) {
     const entry = cloudEntry(input.clouds, name);
     if (!entry) {
-      const where = input.clouds ? `in ${input.clouds.path}` : 'because no clouds.yaml was found (looked in OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack/, /etc/openstack/)';
+      const where = input.clouds
+        ? `in ${input.clouds.path}`
+        : 'because no clouds.yaml was found (looked in OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack/, /etc/openstack/)';
       throw new UsageError(`--os-cloud: cloud "${name}" is not defined ${where}`);
     }
     const secret = cloudEntry(input.secure, name) ?? {};
@@ -159,14 +161,21 @@ function buildConfig(cloudName: string, source: string, top: Flat, a: Flat): Clo
 function buildAuth(where: string, type: string, a: Flat): CloudAuth {
   const user = { username: a.username, userId: a.user_id, userDomainName: a.user_domain_name, userDomainId: a.user_domain_id };
   if (type === 'v3applicationcredential' || type === 'applicationcredential') {
-    if (!a.application_credential_secret) throw new UsageError(`${where}: auth.application_credential_secret is missing; add it or set OS_APPLICATION_CREDENTIAL_SECRET`);
+    if (!a.application_credential_secret)
+      throw new UsageError(`${where}: auth.application_credential_secret is missing; add it or set OS_APPLICATION_CREDENTIAL_SECRET`);
     if (!a.application_credential_id && !a.application_credential_name) {
       throw new UsageError(`${where}: name the application credential with auth.application_credential_id (or OS_APPLICATION_CREDENTIAL_ID)`);
     }
     if (!a.application_credential_id && !a.username && !a.user_id) {
       throw new UsageError(`${where}: an application credential given by name needs auth.username or auth.user_id`);
     }
-    return { type: 'applicationCredential', id: a.application_credential_id, name: a.application_credential_name, secret: a.application_credential_secret, ...user };
+    return {
+      type: 'applicationCredential',
+      id: a.application_credential_id,
+      name: a.application_credential_name,
+      secret: a.application_credential_secret,
+      ...user,
+    };
   }
   if (type !== 'password' && type !== 'v3password') {
     throw new UsageError(`${where}: auth_type "${type}" is not supported; use password or v3applicationcredential`);

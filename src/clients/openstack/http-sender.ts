@@ -63,7 +63,15 @@ export async function sendWithRetries(deps: SenderDeps, req: SendRequest): Promi
     const a = await attemptOnce(deps, req);
     const ms = Math.round(performance.now() - started);
     const outcome: AttemptOutcome = a.ok ? { kind: 'status', status: a.result.status } : a.outcome;
-    const fields = { service: req.service, method: req.method, path, attempt, ms, status: a.ok ? a.result.status : outcome.kind, requestId: a.ok ? a.result.requestId : undefined };
+    const fields = {
+      service: req.service,
+      method: req.method,
+      path,
+      attempt,
+      ms,
+      status: a.ok ? a.result.status : outcome.kind,
+      requestId: a.ok ? a.result.requestId : undefined,
+    };
     const again = attempt < deps.policy.maxAttempts && isRetryable(outcome, req.method, req.idempotent ?? false);
     if (a.ok && (a.result.status < 500 || !again)) {
       deps.log.debug(fields, 'openstack request');

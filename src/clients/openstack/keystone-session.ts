@@ -31,7 +31,11 @@ export function buildAuthBody(auth: CloudAuth): unknown {
 }
 
 /** Renew once less than renewBeforeMs (at most half the token's lifetime) is left. Pure. */
-export function needsRenewal(nowMs: number, token: Pick<SessionToken, 'issuedAtMs'> & { info: Pick<TokenInfo, 'expiresAtMs'> }, renewBeforeMs: number): boolean {
+export function needsRenewal(
+  nowMs: number,
+  token: Pick<SessionToken, 'issuedAtMs'> & { info: Pick<TokenInfo, 'expiresAtMs'> },
+  renewBeforeMs: number,
+): boolean {
   const lifetime = token.info.expiresAtMs - token.issuedAtMs;
   return nowMs >= token.info.expiresAtMs - Math.min(renewBeforeMs, lifetime / 2);
 }

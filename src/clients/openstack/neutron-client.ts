@@ -74,7 +74,13 @@ export class NeutronClient implements NeutronApi {
   }
 
   listSecurityGroups(f: { name?: string; projectId?: string } = {}, opts: CallOptions = {}): Promise<SecurityGroup[]> {
-    return this.#http.listAll<SecurityGroup>('network', '/security-groups', 'security_groups', { name: f.name, project_id: f.projectId }, { signal: opts.signal });
+    return this.#http.listAll<SecurityGroup>(
+      'network',
+      '/security-groups',
+      'security_groups',
+      { name: f.name, project_id: f.projectId },
+      { signal: opts.signal },
+    );
   }
 
   async getSecurityGroup(id: string, opts: CallOptions = {}): Promise<SecurityGroup | undefined> {

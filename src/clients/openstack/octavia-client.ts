@@ -18,7 +18,11 @@ export class OctaviaClient implements OctaviaApi {
   }
 
   async getLoadBalancer(id: string, opts: CallOptions = {}): Promise<LoadBalancer | undefined> {
-    return this.#http.objectOrAbsent<LoadBalancer>('load-balancer', { method: 'GET', path: `/lbaas/loadbalancers/${enc(id)}`, signal: opts.signal }, 'loadbalancer');
+    return this.#http.objectOrAbsent<LoadBalancer>(
+      'load-balancer',
+      { method: 'GET', path: `/lbaas/loadbalancers/${enc(id)}`, signal: opts.signal },
+      'loadbalancer',
+    );
   }
 
   async deleteLoadBalancer(id: string, opts: CallOptions & { cascade?: boolean } = {}): Promise<DeleteOutcome> {

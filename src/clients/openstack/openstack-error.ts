@@ -62,7 +62,10 @@ export function parseFault(body: string): Fault {
   try {
     doc = JSON.parse(body);
   } catch {
-    const text = body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+    const text = body
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
     return text ? { message: text.slice(0, 300) } : {};
   }
   if (!doc || typeof doc !== 'object') return {};

@@ -132,7 +132,8 @@ export class OpenStackHttp {
       const { items, links } = readListPage<T>(res.body, key, src);
       for (const item of items) {
         if (typeof item.id !== 'string') continue;
-        if (seenIds.has(item.id)) throw new OpenStackBodyError('PagingLoop', src, `item ${item.id} came again on page ${page + 1}: the marker does not advance`);
+        if (seenIds.has(item.id))
+          throw new OpenStackBodyError('PagingLoop', src, `item ${item.id} came again on page ${page + 1}: the marker does not advance`);
         seenIds.add(item.id);
       }
       out.push(...items);
@@ -182,10 +183,21 @@ export function buildUrl(base: string, path: string, query: Query = {}): URL {
 
 /** The marker, or the whole query when the service pages by something else. */
 function pageKey(q: Query): string {
-  return q.marker !== undefined ? `marker=${String(q.marker)}` : JSON.stringify(Object.entries(q).filter(([, v]) => v !== undefined).sort());
+  return q.marker !== undefined
+    ? `marker=${String(q.marker)}`
+    : JSON.stringify(
+        Object.entries(q)
+          .filter(([, v]) => v !== undefined)
+          .sort(),
+      );
 }
 
-function nextQuery(links: { rel?: unknown; href?: unknown }[] | undefined, current: Query, items: { id?: string }[], pageSize: number | undefined): Query | 'unreadable' | undefined {
+function nextQuery(
+  links: { rel?: unknown; href?: unknown }[] | undefined,
+  current: Query,
+  items: { id?: string }[],
+  pageSize: number | undefined,
+): Query | 'unreadable' | undefined {
   const next = links?.find((l) => typeof l === 'object' && l !== null && l.rel === 'next' && typeof l.href === 'string' && l.href !== '');
   if (next) {
     // An unreadable next link is not the end of the list: the caller treats 'unreadable' as an error.

@@ -39,7 +39,11 @@ test('bodies that are not a list of volumes are errors that say what came', () =
 
 test('a real empty list and a real page are read as such', () => {
   assert.deepEqual(readListPage(parseResponseText('{"volumes": []}'), 'volumes', SRC).items, []);
-  const page = readListPage<{ id: string }>(parseResponseText('{"volumes": [{"id": "a"}], "volumes_links": [{"rel": "next", "href": "x?marker=a"}]}'), 'volumes', SRC);
+  const page = readListPage<{ id: string }>(
+    parseResponseText('{"volumes": [{"id": "a"}], "volumes_links": [{"rel": "next", "href": "x?marker=a"}]}'),
+    'volumes',
+    SRC,
+  );
   assert.deepEqual(page.items, [{ id: 'a' }]);
   assert.equal(page.links?.length, 1);
   assert.deepEqual(readObjectBody(parseResponseText('{"router": {"id": "r"}}'), 'router', SRC), { id: 'r' });

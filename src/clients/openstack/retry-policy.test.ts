@@ -26,6 +26,12 @@ for (const [outcome, method, idempotent, want] of CASES) {
 
 test('backoff doubles per retry, stays within [ceiling/2, ceiling] and is capped', () => {
   const policy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 300, attemptTimeoutMs: 1000 };
-  assert.deepEqual([1, 2, 3, 4].map((n) => retryDelayMs(n, policy, () => 0)), [50, 100, 150, 150]);
-  assert.deepEqual([1, 2, 3, 4].map((n) => retryDelayMs(n, policy, () => 1)), [100, 200, 300, 300]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map((n) => retryDelayMs(n, policy, () => 0)),
+    [50, 100, 150, 150],
+  );
+  assert.deepEqual(
+    [1, 2, 3, 4].map((n) => retryDelayMs(n, policy, () => 1)),
+    [100, 200, 300, 300],
+  );
 });

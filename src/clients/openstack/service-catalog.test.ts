@@ -22,6 +22,9 @@ const CASES: [string, Parameters<typeof findEndpoint>[1], string][] = [
 for (const [name, q, url] of CASES) test(`catalog lookup: ${name}`, () => assert.equal(findEndpoint(CATALOG, q), url));
 
 test('a missing endpoint is E_NOT_FOUND listing what the catalog offers', () => {
-  assert.throws(() => findEndpoint(CATALOG, { service: 'network', interface: 'admin', region: 'R1' }), (err: Error & { code?: string }) =>
-    err.code === 'E_NOT_FOUND' && /no network endpoint with interface admin in region R1/.test(err.message) && /network\/internal\/R1/.test(err.message));
+  assert.throws(
+    () => findEndpoint(CATALOG, { service: 'network', interface: 'admin', region: 'R1' }),
+    (err: Error & { code?: string }) =>
+      err.code === 'E_NOT_FOUND' && /no network endpoint with interface admin in region R1/.test(err.message) && /network\/internal\/R1/.test(err.message),
+  );
 });

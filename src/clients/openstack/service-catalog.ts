@@ -34,9 +34,7 @@ export function findEndpoint(catalog: CatalogEntry[], q: EndpointQuery): string 
     const ep = entry.endpoints.find((e) => e.interface === q.interface && (q.region === undefined || (e.region_id ?? e.region) === q.region));
     if (ep) return withVersion(q.service, ep.url.replace(/\/+$/, ''));
   }
-  const offered = catalog
-    .flatMap((e) => e.endpoints.map((ep) => `${e.type}/${ep.interface}/${ep.region_id ?? ep.region ?? '-'}`))
-    .join(', ');
+  const offered = catalog.flatMap((e) => e.endpoints.map((ep) => `${e.type}/${ep.interface}/${ep.region_id ?? ep.region ?? '-'}`)).join(', ');
   throw new KubewardError(
     'E_NOT_FOUND',
     `no ${q.service} endpoint with interface ${q.interface}${q.region ? ` in region ${q.region}` : ''} in the service catalog (it has: ${offered || 'nothing'})`,

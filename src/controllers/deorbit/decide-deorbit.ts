@@ -6,17 +6,42 @@
 // snapshots, LoadBalancer Services, load balancers by exact identity); at most maxDeletesPerPass
 // deletions per pass; an answer that cannot be read holds the pass and says why.
 import {
-  annotatedLoadBalancerIds, floatingIpsOf, isClusterNameDistinct, isLegacyVersion, isLoadBalancerService, matchLoadBalancers, seenLoadBalancerServices,
+  annotatedLoadBalancerIds,
+  floatingIpsOf,
+  isClusterNameDistinct,
+  isLegacyVersion,
+  isLoadBalancerService,
+  matchLoadBalancers,
+  seenLoadBalancerServices,
   servicesToDelete,
 } from './load-balancer-rules.ts';
 import { applyBudget } from '../managed-cluster/blast-budget.ts';
 import { judgeSnapshots } from './snapshot-rules.ts';
 import { claimsToDelete, judgeVolumes } from './volume-rules.ts';
 import {
-  AMBIGUOUS_LB_REASON, heldEvent, UNPROVEN_LB_NAMES_REASON, listText, RETAINED_VOLUMES_REASON, SELF_DESTRUCT_REASON, stepDoneEvent, stepFailedEvent, waitingEvent, type WaitStep,
+  AMBIGUOUS_LB_REASON,
+  heldEvent,
+  UNPROVEN_LB_NAMES_REASON,
+  listText,
+  RETAINED_VOLUMES_REASON,
+  SELF_DESTRUCT_REASON,
+  stepDoneEvent,
+  stepFailedEvent,
+  waitingEvent,
+  type WaitStep,
 } from './deorbit-events.ts';
 import type {
-  CloudView, DeleteAction, DeorbitDecision, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget, Observation, SatelliteView, SeenService, SelfDestructReason,
+  CloudView,
+  DeleteAction,
+  DeorbitDecision,
+  DeorbitEvent,
+  DeorbitProgress,
+  DeorbitSettings,
+  DeorbitTarget,
+  Observation,
+  SatelliteView,
+  SeenService,
+  SelfDestructReason,
 } from './deorbit-types.ts';
 
 export interface DeorbitInput {
@@ -66,7 +91,9 @@ function decideWithView(nowMs: number, s: DeorbitSettings, target: DeorbitTarget
   p.trackedLoadBalancers = [...new Set([...p.trackedLoadBalancers, ...annotatedLoadBalancerIds(sat.services)])].sort();
   p.seenServices = mergeSeen(p.seenServices, seenLoadBalancerServices(sat.services));
   const vols = judgeVolumes(sat.pvs, cloud.volumes, s.csiDrivers);
-  const match = cloud.loadBalancers ? matchLoadBalancers(cloud.loadBalancers, target.loadBalancerClusterName, p.seenServices, p.trackedLoadBalancers) : { ours: [], ambiguous: [] };
+  const match = cloud.loadBalancers
+    ? matchLoadBalancers(cloud.loadBalancers, target.loadBalancerClusterName, p.seenServices, p.trackedLoadBalancers)
+    : { ours: [], ambiguous: [] };
   const lbs = match.ours;
   const lbServices = sat.services.filter(isLoadBalancerService);
   const cinderSnapshots = judgeSnapshots(sat.snapshots ?? [], sat.snapshotClasses, s.csiDrivers).cinder;
@@ -87,13 +114,20 @@ function decideWithView(nowMs: number, s: DeorbitSettings, target: DeorbitTarget
   };
   p.leftovers = { volumes: vols.waitingFor, loadBalancers: lbs.map((lb) => lb.id).sort(), floatingIps: fips };
   const detail: Record<WaitStep, string> = {
-    snapshots: sat.snapshots === undefined ? 'no VolumeSnapshot API in the cluster' : `Cinder VolumeSnapshots left ${listText(cinderSnapshots.map((x) => `${x.metadata.namespace}/${x.metadata.name}`))}`,
+    snapshots:
+      sat.snapshots === undefined
+        ? 'no VolumeSnapshot API in the cluster'
+        : `Cinder VolumeSnapshots left ${listText(cinderSnapshots.map((x) => `${x.metadata.namespace}/${x.metadata.name}`))}`,
     volumes: `Cinder volumes left ${listText(vols.waitingFor)}`,
     loadbalancers: `LoadBalancer Services left ${listText(lbServices.map((x) => `${x.metadata.namespace}/${x.metadata.name}`))}; Octavia load balancers left ${listText(p.leftovers.loadBalancers)}`,
   };
   const events = advanceSteps(p, finished, detail);
   if (match.ambiguous.length > 0) {
-    events.push({ type: 'Warning', reason: AMBIGUOUS_LB_REASON, message: `load balancer names carried by more than one load balancer prove nothing and are left alone: ${listText(match.ambiguous)}` });
+    events.push({
+      type: 'Warning',
+      reason: AMBIGUOUS_LB_REASON,
+      message: `load balancer names carried by more than one load balancer prove nothing and are left alone: ${listText(match.ambiguous)}`,
+    });
   }
   if (!isClusterNameDistinct(target.loadBalancerClusterName) && p.attempt === 1 && events.some((e) => e.reason === 'WaitingForDeorbitSnapshots')) {
     events.push({
@@ -103,7 +137,11 @@ function decideWithView(nowMs: number, s: DeorbitSettings, target: DeorbitTarget
     });
   }
   if (vols.retained.length > 0 && vols.retained.join() !== p.retainedVolumes.join()) {
-    events.push({ type: 'Warning', reason: RETAINED_VOLUMES_REASON, message: `not waiting for Cinder volumes that stay by design (Retain policy or unclaimed PV) ${listText(vols.retained)}` });
+    events.push({
+      type: 'Warning',
+      reason: RETAINED_VOLUMES_REASON,
+      message: `not waiting for Cinder volumes that stay by design (Retain policy or unclaimed PV) ${listText(vols.retained)}`,
+    });
   }
   p.retainedVolumes = vols.retained;
   const heldBack = deferred.length;
@@ -149,14 +187,18 @@ function advanceSteps(p: DeorbitProgress, finished: Record<WaitStep, boolean>, d
 }
 
 export function plannedDeletes(sat: SatelliteView, csiDrivers: readonly string[]): DeleteAction[] {
-  const ref = (kind: DeleteAction['kind']) => (o: { metadata: { namespace?: string; name: string; uid?: string } }): DeleteAction => ({
-    kind,
-    namespace: o.metadata.namespace ?? '',
-    name: o.metadata.name,
-    uid: o.metadata.uid,
-  });
+  const ref =
+    (kind: DeleteAction['kind']) =>
+    (o: { metadata: { namespace?: string; name: string; uid?: string } }): DeleteAction => ({
+      kind,
+      namespace: o.metadata.namespace ?? '',
+      name: o.metadata.name,
+      uid: o.metadata.uid,
+    });
   return [
-    ...judgeSnapshots(sat.snapshots ?? [], sat.snapshotClasses, csiDrivers).cinder.filter((x) => !x.metadata.deletionTimestamp).map(ref('VolumeSnapshot')),
+    ...judgeSnapshots(sat.snapshots ?? [], sat.snapshotClasses, csiDrivers)
+      .cinder.filter((x) => !x.metadata.deletionTimestamp)
+      .map(ref('VolumeSnapshot')),
     ...claimsToDelete(sat.pvcs, sat.pvs, csiDrivers).map(ref('PersistentVolumeClaim')),
     ...servicesToDelete(sat.services).map(ref('Service')),
   ];
@@ -170,5 +212,12 @@ function selfDestruct(p: DeorbitProgress, reason: SelfDestructReason, nowMs: num
   const message =
     `failed to terminate gracefully (${reason}); left behind: volumes ${listText(l.volumes)}; load balancers ${listText(l.loadBalancers)}; ` +
     `floating IPs ${listText(l.floatingIps)}; retained volumes ${listText(p.retainedVolumes)}`;
-  return { deletes: [], events: [{ type: 'Warning', reason: SELF_DESTRUCT_REASON, message }], progress: p, outcome: 'self-destruct', heldBack: 0, deferred: [] };
+  return {
+    deletes: [],
+    events: [{ type: 'Warning', reason: SELF_DESTRUCT_REASON, message }],
+    progress: p,
+    outcome: 'self-destruct',
+    heldBack: 0,
+    deferred: [],
+  };
 }

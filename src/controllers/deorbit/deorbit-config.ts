@@ -28,16 +28,47 @@ export const deorbitTuningFields = {
 };
 
 export const deorbitTuningFlags: ModeFlag[] = [
-  { key: 'pollInterval', value: '<duration>', help: 'time between looks while waiting for volumes and load balancers to go', defaultText: DEFAULTS.pollInterval },
-  { key: 'attemptTimeout', value: '<duration>', help: 'one attempt waits at most this long, then starts over (re-issuing deletes)', defaultText: DEFAULTS.attemptTimeout },
-  { key: 'apiUnavailableTimeout', value: '<duration>', help: "give up when the cluster's API fails without a single success for this long", defaultText: DEFAULTS.apiUnavailableTimeout },
-  { key: 'legacyServiceGrace', value: '<duration>', help: 'clusters before 1.17: LB Services count as gone this long after deletion', defaultText: DEFAULTS.legacyServiceGrace },
-  { key: 'csiDriver', value: '<name>', help: 'CSI driver whose volumes and snapshot classes are Cinder\'s', defaultText: DEFAULT_DEORBIT_SETTINGS.csiDrivers.join(', '), repeatable: true },
-  { key: 'maxDeletesPerPass', value: '<n>', help: 'blast-radius budget: at most this many deletions per pass, the rest in later passes', defaultText: String(DEFAULT_DEORBIT_SETTINGS.maxDeletesPerPass) },
+  {
+    key: 'pollInterval',
+    value: '<duration>',
+    help: 'time between looks while waiting for volumes and load balancers to go',
+    defaultText: DEFAULTS.pollInterval,
+  },
+  {
+    key: 'attemptTimeout',
+    value: '<duration>',
+    help: 'one attempt waits at most this long, then starts over (re-issuing deletes)',
+    defaultText: DEFAULTS.attemptTimeout,
+  },
+  {
+    key: 'apiUnavailableTimeout',
+    value: '<duration>',
+    help: "give up when the cluster's API fails without a single success for this long",
+    defaultText: DEFAULTS.apiUnavailableTimeout,
+  },
+  {
+    key: 'legacyServiceGrace',
+    value: '<duration>',
+    help: 'clusters before 1.17: LB Services count as gone this long after deletion',
+    defaultText: DEFAULTS.legacyServiceGrace,
+  },
+  {
+    key: 'csiDriver',
+    value: '<name>',
+    help: "CSI driver whose volumes and snapshot classes are Cinder's",
+    defaultText: DEFAULT_DEORBIT_SETTINGS.csiDrivers.join(', '),
+    repeatable: true,
+  },
+  {
+    key: 'maxDeletesPerPass',
+    value: '<n>',
+    help: 'blast-radius budget: at most this many deletions per pass, the rest in later passes',
+    defaultText: String(DEFAULT_DEORBIT_SETTINGS.maxDeletesPerPass),
+  },
 ];
 
 export const deorbitFields = {
-  kubeconfig: z.string().check(z.minLength(1, 'give the path of the cluster\'s kubeconfig')),
+  kubeconfig: z.string().check(z.minLength(1, "give the path of the cluster's kubeconfig")),
   context: z.optional(z.string().check(z.minLength(1))),
   dryRun: z.prefault(boolean, false),
   osCloud: z.optional(z.string().check(z.minLength(1))),
@@ -50,7 +81,7 @@ export const deorbitFields = {
 /** The deorbit mode's settings: flags, help, fields, admin port and the checks across keys. */
 export const deorbitDeclaration: ModeDeclaration<typeof deorbitFields> = {
   name: 'deorbit',
-  summary: 'clean up one cluster\'s load balancers and Cinder volumes before it is deleted, then exit',
+  summary: "clean up one cluster's load balancers and Cinder volumes before it is deleted, then exit",
   helpAfter: `Deletes every VolumeSnapshot of a Cinder snapshot class, every Bound claim on a Cinder volume
 (in-tree or the CSI drivers given) and every LoadBalancer Service, at most --max-deletes-per-pass per
 pass, then waits until those snapshots are gone, Cinder no longer has the volumes, and Octavia no

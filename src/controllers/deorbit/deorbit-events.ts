@@ -48,7 +48,11 @@ const REFUSAL_TEXT: Record<RefusalReason, string> = {
 
 /** A pass that holds: nothing is deleted and nothing counts as gone until the answers can be read. */
 export function heldEvent(reason: RefusalReason, detail: string): DeorbitEvent {
-  return { type: 'Warning', reason: DEORBIT_HELD_REASON, message: `holding (${reason}): ${REFUSAL_TEXT[reason]}; nothing counts as gone until it can be read: ${detail}` };
+  return {
+    type: 'Warning',
+    reason: DEORBIT_HELD_REASON,
+    message: `holding (${reason}): ${REFUSAL_TEXT[reason]}; nothing counts as gone until it can be read: ${detail}`,
+  };
 }
 
 /** "3: a, b, c", shortened past 10 names. */

@@ -2,7 +2,12 @@
 import type { PersistentVolume, PersistentVolumeClaim, Service, VolumeSnapshot } from '../../clients/kube/kube-types.ts';
 import type { CloudView, Observation, SatelliteView } from './deorbit-types.ts';
 
-export function pvc(name: string, volumeName: string | undefined, phase: 'Bound' | 'Pending' = 'Bound', extra: { deleting?: boolean } = {}): PersistentVolumeClaim {
+export function pvc(
+  name: string,
+  volumeName: string | undefined,
+  phase: 'Bound' | 'Pending' = 'Bound',
+  extra: { deleting?: boolean } = {},
+): PersistentVolumeClaim {
   return {
     metadata: { name, namespace: 'apps', uid: `uid-${name}`, deletionTimestamp: extra.deleting ? '2024-01-01T00:00:00Z' : undefined },
     spec: { volumeName },
@@ -11,7 +16,11 @@ export function pvc(name: string, volumeName: string | undefined, phase: 'Bound'
 }
 
 type PvSource = { csi: string; handle: string } | { cinder: string } | { nfs: true };
-export function pv(name: string, source: PvSource, opts: { phase?: NonNullable<PersistentVolume['status']>['phase']; policy?: 'Retain' | 'Delete' } = {}): PersistentVolume {
+export function pv(
+  name: string,
+  source: PvSource,
+  opts: { phase?: NonNullable<PersistentVolume['status']>['phase']; policy?: 'Retain' | 'Delete' } = {},
+): PersistentVolume {
   const spec: PersistentVolume['spec'] = { persistentVolumeReclaimPolicy: opts.policy ?? 'Delete' };
   if ('csi' in source) spec.csi = { driver: source.csi, volumeHandle: source.handle };
   else if ('cinder' in source) spec.cinder = { volumeID: source.cinder };

@@ -11,7 +11,11 @@ export function createDeorbitMetrics(registry: Registry): DeorbitMetrics {
     labelNames: ['reason'],
     registers,
   });
-  const held = new Counter({ name: 'kubeward_deorbit_deletions_held_back_total', help: 'Deletions the per-pass budget (maxDeletesPerPass) moved to a later pass.', registers });
+  const held = new Counter({
+    name: 'kubeward_deorbit_deletions_held_back_total',
+    help: 'Deletions the per-pass budget (maxDeletesPerPass) moved to a later pass.',
+    registers,
+  });
   return {
     refused: (reason) => refusals.inc({ reason }),
     heldBack: (count) => {

@@ -56,7 +56,10 @@ test('the one-shot loop prints progress and exits 0 once the volume is gone', as
   const { result, lines } = await run(30_000);
   assert.equal(result.code, 0);
   assert.ok(lines.some((l) => l.includes('SuccessfulDeorbitPVC: deleted PersistentVolumeClaim apps/data')));
-  assert.ok(lines.some((l) => /volumes 1/.test(l)), 'the waiting state is printed');
+  assert.ok(
+    lines.some((l) => /volumes 1/.test(l)),
+    'the waiting state is printed',
+  );
   assert.match(lines.at(-1)!, /done: /);
 });
 

@@ -37,7 +37,9 @@ export async function runDeorbitOnce(o: DeorbitOnceOptions): Promise<DeorbitOnce
     if (summary !== lastSummary && decision.outcome === 'waiting') o.print(`${stamp()} ${summary}`);
     lastSummary = summary;
     if (decision.outcome === 'done') {
-      o.print(`${stamp()} done: the cluster's volumes and load balancers are gone${progress.retainedVolumes.length ? `; retained volumes ${listText(progress.retainedVolumes)}` : ''}`);
+      o.print(
+        `${stamp()} done: the cluster's volumes and load balancers are gone${progress.retainedVolumes.length ? `; retained volumes ${listText(progress.retainedVolumes)}` : ''}`,
+      );
       return { code: 0, progress };
     }
     if (decision.outcome === 'self-destruct') {
@@ -70,7 +72,15 @@ const actionText = (a: DeleteAction): string => `${a.kind} ${a.namespace}/${a.na
  * (whatever it would delete), 1 when it could not (the reason is printed; the real run would hold).
  */
 export async function runDeorbitDryRun(o: DeorbitOnceOptions): Promise<DeorbitOnceResult> {
-  const { decision, wouldDelete } = await runDeorbitPass({ nowMs: o.clock.now(), settings: o.settings, target: o.target, progress: structuredClone(INITIAL_PROGRESS), ports: o.ports, dryRun: true, signal: o.signal });
+  const { decision, wouldDelete } = await runDeorbitPass({
+    nowMs: o.clock.now(),
+    settings: o.settings,
+    target: o.target,
+    progress: structuredClone(INITIAL_PROGRESS),
+    ports: o.ports,
+    dryRun: true,
+    signal: o.signal,
+  });
   const p = decision.progress;
   o.print('dry run: nothing is deleted; this is what `kubeward deorbit` would do with the same flags');
   if (decision.outcome === 'failed') {
@@ -84,7 +94,9 @@ export async function runDeorbitDryRun(o: DeorbitOnceOptions): Promise<DeorbitOn
     for (const a of decision.deferred) o.print(`  delete ${actionText(a)}`);
   }
   const l = p.leftovers;
-  o.print(`would wait for: Cinder volumes ${listText(l.volumes)}; load balancers ${listText(l.loadBalancers)}; floating IPs on them ${listText(l.floatingIps)}`);
+  o.print(
+    `would wait for: Cinder volumes ${listText(l.volumes)}; load balancers ${listText(l.loadBalancers)}; floating IPs on them ${listText(l.floatingIps)}`,
+  );
   if (p.retainedVolumes.length) o.print(`would leave (Retain or unclaimed): volumes ${listText(p.retainedVolumes)}`);
   for (const ev of decision.events.filter((e) => e.type === 'Warning')) o.print(`note ${ev.reason}: ${ev.message}`);
   return { code: 0, progress: p };

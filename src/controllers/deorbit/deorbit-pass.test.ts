@@ -12,7 +12,10 @@ function fakes(opts: { failOn?: string; absent?: string; listFails?: KubeApiErro
   const ports: DeorbitPorts = {
     satellite: {
       listSnapshots: async () => [snap('s1'), snap('s2'), snap('backup', 'velero-class')],
-      listSnapshotClasses: async () => [{ name: 'cinder', driver: CSI }, { name: 'velero-class', driver: 'backup.example.com' }],
+      listSnapshotClasses: async () => [
+        { name: 'cinder', driver: CSI },
+        { name: 'velero-class', driver: 'backup.example.com' },
+      ],
       listPvcs: async () => [pvc('c1', 'pv1')],
       listPvs: async () => {
         if (opts.listFails) throw opts.listFails;
@@ -48,7 +51,10 @@ test('a pass deletes in order and reports each deletion before the wait events',
   const { ports, deleted } = fakes({ absent: 's2' });
   const r = await runDeorbitPass({ ...base, ports });
   assert.deepEqual(deleted, ['VolumeSnapshot/s1', 'PersistentVolumeClaim/c1', 'Service/web']);
-  assert.deepEqual(r.events.map((e) => e.reason), ['SuccessfulDeorbitSnapshot', 'SuccessfulDeorbitPVC', 'SuccessfulDeorbitService', 'WaitingForDeorbitSnapshots']);
+  assert.deepEqual(
+    r.events.map((e) => e.reason),
+    ['SuccessfulDeorbitSnapshot', 'SuccessfulDeorbitPVC', 'SuccessfulDeorbitService', 'WaitingForDeorbitSnapshots'],
+  );
   assert.equal(r.deleted, 3, 'an object already gone is not counted');
   assert.equal(r.decision.outcome, 'waiting');
 });
@@ -69,16 +75,19 @@ test('a cluster API failure is classified, and a credentials failure needs no po
   const r = await runDeorbitPass({ ...base, ports });
   assert.equal(r.decision.outcome, 'failed');
   assert.equal(r.decision.progress.apiFailingSinceMs, 1000);
-  const c = await runDeorbitPass({ ...base, ports: { failure: { ok: false, source: 'credentials', kind: 'other', message: 'secret k1-kubeconfig not found' } } });
+  const c = await runDeorbitPass({
+    ...base,
+    ports: { failure: { ok: false, source: 'credentials', kind: 'other', message: 'secret k1-kubeconfig not found' } },
+  });
   assert.equal(c.decision.outcome, 'failed');
   assert.equal(c.decision.progress.apiFailingSinceMs, undefined);
   assert.match(c.decision.progress.lastError!, /credentials: secret k1-kubeconfig/);
 });
 
-test('a snapshot of another driver\'s class is never deleted', async () => {
+test("a snapshot of another driver's class is never deleted", async () => {
   const { ports, deleted } = fakes();
   await runDeorbitPass({ ...base, ports });
-  assert.ok(!deleted.includes('VolumeSnapshot/backup'), 'the backup tool\'s snapshot stays');
+  assert.ok(!deleted.includes('VolumeSnapshot/backup'), "the backup tool's snapshot stays");
 });
 
 test('the budget holds deletions back to later passes, and the metric counts them', async () => {
@@ -87,7 +96,10 @@ test('the budget holds deletions back to later passes, and the metric counts the
   const settings = { ...DEFAULT_DEORBIT_SETTINGS, maxDeletesPerPass: 2, metrics: { refused: () => undefined, heldBack: (n: number) => void (held += n) } };
   const r = await runDeorbitPass({ ...base, settings, ports });
   assert.deepEqual(deleted, ['VolumeSnapshot/s1', 'VolumeSnapshot/s2']);
-  assert.deepEqual(r.decision.deferred.map((a) => a.name), ['c1', 'web']);
+  assert.deepEqual(
+    r.decision.deferred.map((a) => a.name),
+    ['c1', 'web'],
+  );
   assert.equal(held, 2);
 });
 
@@ -97,7 +109,10 @@ test('a dry run decides exactly as the real run and sends nothing', async () => 
   const d = await runDeorbitPass({ ...base, ports: dry.ports, dryRun: true });
   const r = await runDeorbitPass({ ...base, ports: real.ports });
   assert.deepEqual(dry.deleted, []);
-  assert.deepEqual(d.wouldDelete.map((a) => `${a.kind}/${a.name}`), real.deleted);
+  assert.deepEqual(
+    d.wouldDelete.map((a) => `${a.kind}/${a.name}`),
+    real.deleted,
+  );
   assert.deepEqual(d.decision.progress, r.decision.progress);
 });
 
@@ -115,14 +130,21 @@ test('once the fence falls no further deletion is sent and the pass throws', asy
 });
 
 test('an unreadable cloud answer holds the pass, names the reason once, and is counted', async () => {
-  const err = new OpenStackBodyError('UnexpectedBody', { service: 'cinder', method: 'GET', path: '/volumes/detail', status: 200 }, 'expected "volumes" in the answer, got an empty object');
+  const err = new OpenStackBodyError(
+    'UnexpectedBody',
+    { service: 'cinder', method: 'GET', path: '/volumes/detail', status: 200 },
+    'expected "volumes" in the answer, got an empty object',
+  );
   const { ports } = fakes({ cloudFails: err });
   const refused: DeorbitRefusal[] = [];
   const settings = { ...DEFAULT_DEORBIT_SETTINGS, metrics: { refused: (r: DeorbitRefusal) => void refused.push(r), heldBack: () => undefined } };
   const r = await runDeorbitPass({ ...base, settings, ports });
   assert.equal(r.decision.outcome, 'failed', 'held, not done');
   assert.equal(r.decision.progress.heldReason, 'CloudAnswerUnreadable');
-  assert.deepEqual(r.events.map((e) => e.reason), ['DeorbitHeld']);
+  assert.deepEqual(
+    r.events.map((e) => e.reason),
+    ['DeorbitHeld'],
+  );
   assert.match(r.events[0]!.message, /CloudAnswerUnreadable.*empty object/);
   const again = await runDeorbitPass({ ...base, settings, ports, progress: r.decision.progress });
   assert.deepEqual(again.events, [], 'the same reason is not announced again');

@@ -13,7 +13,17 @@ import { cinderVolumeId } from './volume-rules.ts';
 import type { DeorbitCloud } from './deorbit-cloud.ts';
 import { deletedEvent, deleteFailedEvent } from './deorbit-events.ts';
 import type { DeorbitSatellite } from './deorbit-satellite.ts';
-import type { DeleteAction, DeorbitDecision, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget, FailureKind, Observation, RefusalReason } from './deorbit-types.ts';
+import type {
+  DeleteAction,
+  DeorbitDecision,
+  DeorbitEvent,
+  DeorbitProgress,
+  DeorbitSettings,
+  DeorbitTarget,
+  FailureKind,
+  Observation,
+  RefusalReason,
+} from './deorbit-types.ts';
 
 export interface DeorbitPorts {
   satellite: DeorbitSatellite;
@@ -43,9 +53,10 @@ export interface DeorbitPassResult {
 }
 
 export async function runDeorbitPass(input: DeorbitPassInput): Promise<DeorbitPassResult> {
-  const observation = 'failure' in input.ports
-    ? input.ports.failure
-    : await observeDeorbit(input.ports, { csiDrivers: input.settings.csiDrivers, knownLoadBalancers: input.progress.trackedLoadBalancers });
+  const observation =
+    'failure' in input.ports
+      ? input.ports.failure
+      : await observeDeorbit(input.ports, { csiDrivers: input.settings.csiDrivers, knownLoadBalancers: input.progress.trackedLoadBalancers });
   const decision = decideDeorbit({ ...input, observation });
   const metrics = input.settings.metrics;
   if (!observation.ok && observation.refusal) metrics?.refused(observation.refusal);
@@ -125,7 +136,11 @@ export function refusalOf(err: unknown): RefusalReason | undefined {
   return undefined;
 }
 
-async function executeDeletes(satellite: DeorbitSatellite, decision: DeorbitDecision, fence?: AbortSignal): Promise<{ events: DeorbitEvent[]; deleted: number; error?: string }> {
+async function executeDeletes(
+  satellite: DeorbitSatellite,
+  decision: DeorbitDecision,
+  fence?: AbortSignal,
+): Promise<{ events: DeorbitEvent[]; deleted: number; error?: string }> {
   const events: DeorbitEvent[] = [];
   let deleted = 0;
   for (const action of decision.deletes) {

@@ -115,8 +115,7 @@ export type FailureKind = 'unavailable' | 'unauthorized' | 'other';
 export type RefusalReason = 'CloudAnswerUnreadable' | 'ClusterAnswerUnreadable';
 
 export type Observation =
-  | { ok: true; satellite: SatelliteView; cloud: CloudView }
-  | { ok: false; source: FailureSource; kind: FailureKind; message: string; refusal?: RefusalReason };
+  { ok: true; satellite: SatelliteView; cloud: CloudView } | { ok: false; source: FailureSource; kind: FailureKind; message: string; refusal?: RefusalReason };
 
 export type DeorbitStep = 'deleting' | 'snapshots' | 'volumes' | 'loadbalancers' | 'done' | 'self-destructed';
 export type SelfDestructReason = 'DeorbitHanging' | 'APIUnavailable';

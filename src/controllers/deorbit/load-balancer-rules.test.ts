@@ -1,11 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { annotatedLoadBalancerIds, floatingIpsOf, isClusterNameDistinct, isLegacyVersion, loadBalancerName, matchLoadBalancers, servicesToDelete } from './load-balancer-rules.ts';
+import {
+  annotatedLoadBalancerIds,
+  floatingIpsOf,
+  isClusterNameDistinct,
+  isLegacyVersion,
+  loadBalancerName,
+  matchLoadBalancers,
+  servicesToDelete,
+} from './load-balancer-rules.ts';
 import { lb, svc } from './deorbit-fixtures.test-helpers.ts';
 
 test('only LoadBalancer Services not already being deleted are deleted', () => {
   const out = servicesToDelete([svc('a'), svc('b', 'ClusterIP'), svc('c', 'LoadBalancer', { deleting: true })]);
-  assert.deepEqual(out.map((s) => s.metadata.name), ['a']);
+  assert.deepEqual(
+    out.map((s) => s.metadata.name),
+    ['a'],
+  );
 });
 
 test("the cluster's load balancers: exact names of Services seen, annotated IDs and legacy UID names; never a prefix", () => {
@@ -22,14 +33,20 @@ test("the cluster's load balancers: exact names of Services seen, annotated IDs 
     lb('6', 'a1234abcd00004000800000000000caf'), // legacy name of apps/web (a + UID without dashes, 32 chars)
     lb('7', 'kube_service_k10_apps_web'),
   ];
-  assert.deepEqual(matchLoadBalancers(lbs, 'k1', seen, ['3']).ours.map((l) => l.id), ['1', '3', '6']);
+  assert.deepEqual(
+    matchLoadBalancers(lbs, 'k1', seen, ['3']).ours.map((l) => l.id),
+    ['1', '3', '6'],
+  );
   assert.deepEqual(annotatedLoadBalancerIds([svc('a', 'LoadBalancer', { lbId: '3' }), svc('b')]), ['3']);
 });
 
 test('with the shared default cluster name "kubernetes" names prove nothing; annotated IDs and UID names still do', () => {
   const seen = [{ namespace: 'default', name: 'nginx', uid: 'u-1' }];
   const lbs = [lb('1', 'kube_service_kubernetes_default_nginx'), lb('2', 'other'), lb('3', 'au1')];
-  assert.deepEqual(matchLoadBalancers(lbs, 'kubernetes', seen, ['2']).ours.map((l) => l.id), ['2', '3']);
+  assert.deepEqual(
+    matchLoadBalancers(lbs, 'kubernetes', seen, ['2']).ours.map((l) => l.id),
+    ['2', '3'],
+  );
   assert.equal(isClusterNameDistinct('kubernetes'), false);
   assert.equal(loadBalancerName('k1', { namespace: 'n', name: 'x'.repeat(300) }).length, 255, 'cut at 255 as OCCM does');
 });
@@ -41,11 +58,23 @@ test('a name two load balancers carry is reported and left alone', () => {
 });
 
 test('floating IPs on the VIP ports of remaining load balancers are reported', () => {
-  const fips = [{ id: 'f1', portId: 'p1' }, { id: 'f2', portId: 'p9' }, { id: 'f3', portId: null }];
+  const fips = [
+    { id: 'f1', portId: 'p1' },
+    { id: 'f2', portId: 'p9' },
+    { id: 'f3', portId: null },
+  ];
   assert.deepEqual(floatingIpsOf([lb('1', 'x', 'ERROR', 'p1')], fips), ['f1']);
 });
 
 test('versions before 1.17 are legacy; unknown or unparsable versions are not', () => {
-  const cases: [string | undefined, boolean][] = [['1.16.15', true], ['v1.16.0', true], ['1.17.0', false], ['1.30.2', false], ['2.0', false], [undefined, false], ['garbage', false]];
+  const cases: [string | undefined, boolean][] = [
+    ['1.16.15', true],
+    ['v1.16.0', true],
+    ['1.17.0', false],
+    ['1.30.2', false],
+    ['2.0', false],
+    [undefined, false],
+    ['garbage', false],
+  ];
   for (const [v, want] of cases) assert.equal(isLegacyVersion(v), want, String(v));
 });

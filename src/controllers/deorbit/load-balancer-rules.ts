@@ -63,7 +63,12 @@ export interface LoadBalancerMatch {
  * only when the cluster name is distinct; by legacy (UID) name always. A name two load balancers
  * carry proves nothing and is reported instead.
  */
-export function matchLoadBalancers(lbs: CloudLoadBalancer[], clusterName: string, seen: readonly SeenService[], knownIds: readonly string[]): LoadBalancerMatch {
+export function matchLoadBalancers(
+  lbs: CloudLoadBalancer[],
+  clusterName: string,
+  seen: readonly SeenService[],
+  knownIds: readonly string[],
+): LoadBalancerMatch {
   const live = lbs.filter((lb) => lb.provisioningStatus !== 'DELETED');
   const names = new Set<string>();
   for (const s of seen) {
@@ -82,7 +87,10 @@ export function matchLoadBalancers(lbs: CloudLoadBalancer[], clusterName: string
 /** Floating IPs on the VIP ports of the given load balancers: they outlive a half-deleted LB. */
 export function floatingIpsOf(lbs: CloudLoadBalancer[], fips: CloudFloatingIp[]): string[] {
   const ports = new Set(lbs.map((lb) => lb.vipPortId).filter((p): p is string => !!p));
-  return fips.filter((f) => f.portId !== null && ports.has(f.portId)).map((f) => f.id).sort();
+  return fips
+    .filter((f) => f.portId !== null && ports.has(f.portId))
+    .map((f) => f.id)
+    .sort();
 }
 
 /** Kubernetes before 1.17 has no Service load-balancer finalizer, so the Service says nothing. */

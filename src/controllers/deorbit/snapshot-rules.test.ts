@@ -3,8 +3,11 @@ import assert from 'node:assert/strict';
 import { judgeSnapshots } from './snapshot-rules.ts';
 import { CSI, snap } from './deorbit-fixtures.test-helpers.ts';
 
-test('only snapshots of a class whose driver is a Cinder CSI driver are Cinder\'s', () => {
-  const classes = [{ name: 'cinder', driver: CSI }, { name: 'backup', driver: 'backup.example.com' }];
+test("only snapshots of a class whose driver is a Cinder CSI driver are Cinder's", () => {
+  const classes = [
+    { name: 'cinder', driver: CSI },
+    { name: 'backup', driver: 'backup.example.com' },
+  ];
   const cases: [string, ReturnType<typeof snap>, boolean][] = [
     ['class with the Cinder driver', snap('a', 'cinder'), true],
     ['class of another driver (a backup tool)', snap('b', 'backup'), false],

@@ -16,7 +16,11 @@ export interface SnapshotJudgement {
  * that does not exist, is not proven to be Cinder's (the snapshot controller fills in the default
  * class on creation, so an empty name means it never did).
  */
-export function judgeSnapshots(snapshots: readonly VolumeSnapshot[], classes: readonly SnapshotClass[] | undefined, csiDrivers: readonly string[]): SnapshotJudgement {
+export function judgeSnapshots(
+  snapshots: readonly VolumeSnapshot[],
+  classes: readonly SnapshotClass[] | undefined,
+  csiDrivers: readonly string[],
+): SnapshotJudgement {
   const driverOf = new Map((classes ?? []).map((c) => [c.name, c.driver]));
   const out: SnapshotJudgement = { cinder: [], other: [] };
   for (const s of snapshots) {

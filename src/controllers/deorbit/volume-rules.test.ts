@@ -45,7 +45,11 @@ test('each PV gets a verdict: only deletable volumes that still exist are waited
 test('the volume wait lists what blocks and what is retained, sorted', () => {
   const w = judgeVolumes(
     [pv('a', { csi: CSI, handle: 'vol-2' }), pv('b', { csi: CSI, handle: 'vol-1' }), pv('c', { cinder: 'vol-3' }, { policy: 'Retain' })],
-    [{ id: 'vol-1', status: 'available' }, { id: 'vol-2', status: 'deleting' }, { id: 'vol-3', status: 'in-use' }],
+    [
+      { id: 'vol-1', status: 'available' },
+      { id: 'vol-2', status: 'deleting' },
+      { id: 'vol-3', status: 'in-use' },
+    ],
     [CSI],
   );
   assert.deepEqual(w, { waitingFor: ['vol-1', 'vol-2'], retained: ['vol-3'] });

@@ -34,8 +34,15 @@ const world = fc.record({
     }),
     { maxLength: 12 },
   ),
-  nodeRefs: fc.array(fc.record({ server: fc.nat(20), byId: fc.boolean(), name: fc.option(fc.constantFrom('worker-1', 'worker-2'), { nil: undefined }) }), { maxLength: 8 }),
-  budgets: fc.record({ delete: fc.integer({ min: 0, max: 3 }), reboot: fc.integer({ min: 0, max: 3 }), metadata: fc.integer({ min: 0, max: 5 }), rule: fc.integer({ min: 0, max: 5 }) }),
+  nodeRefs: fc.array(fc.record({ server: fc.nat(20), byId: fc.boolean(), name: fc.option(fc.constantFrom('worker-1', 'worker-2'), { nil: undefined }) }), {
+    maxLength: 8,
+  }),
+  budgets: fc.record({
+    delete: fc.integer({ min: 0, max: 3 }),
+    reboot: fc.integer({ min: 0, max: 3 }),
+    metadata: fc.integer({ min: 0, max: 5 }),
+    rule: fc.integer({ min: 0, max: 5 }),
+  }),
   lastNodes: fc.option(fc.integer({ min: 0, max: 10 }), { nil: undefined }),
 });
 
@@ -60,9 +67,21 @@ function build(w: World) {
     return { name: r.name ?? target?.name ?? `node-${i}`, instanceId: r.byId ? target?.id : undefined, addresses: [], podCidrs: [] };
   });
   const o: FlightOptions = {
-    clusterName: w.cluster, ownerId: 'uid-k1', clusterCidr: '100.100.0.0/16', securityGroupName: 'sg', pools: w.pools.map((p) => ({ name: p, prefix: `kks-${w.cluster}-${p}-` })),
-    ...DEFAULT_FLIGHT_TIMING, rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: 30,
-    maxDeletionsPerRound: w.budgets.delete, maxRebootsPerRound: w.budgets.reboot, maxMetadataWritesPerRound: w.budgets.metadata, maxRuleChangesPerRound: w.budgets.rule,
+    clusterName: w.cluster,
+    ownerId: 'uid-k1',
+    clusterCidr: '100.100.0.0/16',
+    securityGroupName: 'sg',
+    pools: w.pools.map((p) => ({ name: p, prefix: `kks-${w.cluster}-${p}-` })),
+    ...DEFAULT_FLIGHT_TIMING,
+    rebootBeforeDelete: true,
+    wantedRoles: [],
+    forceSecurityGroupResync: false,
+    repairMissingRoutes: false,
+    routeLimit: 30,
+    maxDeletionsPerRound: w.budgets.delete,
+    maxRebootsPerRound: w.budgets.reboot,
+    maxMetadataWritesPerRound: w.budgets.metadata,
+    maxRuleChangesPerRound: w.budgets.rule,
   };
   return { servers, nodes, o };
 }
@@ -76,7 +95,14 @@ function provable(s: ClusterInstance, all: ClusterInstance[], nodes: ClusterNode
   const byName = o.pools.some((p) => new RegExp(`^kks-${o.clusterName.replace(/-/g, '\\-')}-${p.name}-[a-z0-9]{5}$`).test(s.name));
   if (!byId && owner !== 'uid-k1' && !byName) return false;
   // A name several candidate servers carry proves nothing for any of them.
-  const sameName = all.filter((x) => x.name === s.name && x.name !== '' && (nodes.some((n) => n.instanceId === x.id || n.name === x.name) || x.metadata[OWNER_METADATA_KEY] === 'uid-k1' || o.pools.some((p) => x.name.startsWith(p.prefix) && /^[a-z0-9]{5}$/.test(x.name.slice(p.prefix.length)))));
+  const sameName = all.filter(
+    (x) =>
+      x.name === s.name &&
+      x.name !== '' &&
+      (nodes.some((n) => n.instanceId === x.id || n.name === x.name) ||
+        x.metadata[OWNER_METADATA_KEY] === 'uid-k1' ||
+        o.pools.some((p) => x.name.startsWith(p.prefix) && /^[a-z0-9]{5}$/.test(x.name.slice(p.prefix.length)))),
+  );
   return sameName.length <= 1;
 }
 
@@ -91,7 +117,18 @@ test('flight never acts on a server outside the proven set, never exceeds a budg
       for (const s of proven) assert.ok(provable(s, servers, nodes, o), `proven without proof: ${s.name}`);
       const unknown = servers.filter((s) => s.status === 'UNKNOWN').length;
       const plan = decideFlight(
-        { nowMs: NOW, instances: proven, candidates: ownership.candidates, unknownServers: unknown, duplicateNames: ownership.duplicateNames, nodes, groups: [], serviceUserRoles: undefined, routes: undefined, memory: { ...emptyFlightMemory(), lastNodeCount: w.lastNodes } },
+        {
+          nowMs: NOW,
+          instances: proven,
+          candidates: ownership.candidates,
+          unknownServers: unknown,
+          duplicateNames: ownership.duplicateNames,
+          nodes,
+          groups: [],
+          serviceUserRoles: undefined,
+          routes: undefined,
+          memory: { ...emptyFlightMemory(), lastNodeCount: w.lastNodes },
+        },
         o,
       );
       const ids = new Set(proven.map((s) => s.id));

@@ -33,7 +33,16 @@ export function budgetKindOf(a: FlightAction): BudgetKind | undefined {
 }
 
 /** Actions that change an instance or what reaches it: none of them while the view is in doubt. */
-const HELD_ON_DOUBT = new Set<FlightAction['kind']>(['reboot', 'delete-instance', 'add-tags', 'merge-metadata', 'add-security-group', 'create-rule', 'resync-security-group', 'add-route']);
+const HELD_ON_DOUBT = new Set<FlightAction['kind']>([
+  'reboot',
+  'delete-instance',
+  'add-tags',
+  'merge-metadata',
+  'add-security-group',
+  'create-rule',
+  'resync-security-group',
+  'add-route',
+]);
 
 export function budgetsOf(o: FlightOptions): Budgets {
   return {
@@ -73,7 +82,11 @@ export function decideFlight(obs: FlightObservation, o: FlightOptions): FlightPl
     plan.findings.push(...health.findings);
   }
   for (const name of obs.duplicateNames ?? []) {
-    plan.findings.push({ repair: 'unregistered-instances', reason: 'DuplicateInstanceName', message: `several servers are named ${name}: a name cannot tell them apart, so none of them is touched` });
+    plan.findings.push({
+      repair: 'unregistered-instances',
+      reason: 'DuplicateInstanceName',
+      message: `several servers are named ${name}: a name cannot tell them apart, so none of them is touched`,
+    });
   }
   const doubt = viewDoubt(obs, o, plan.actions);
   if (doubt) return refuse(plan, obs, doubt);
@@ -86,21 +99,39 @@ function scopeFinding(obs: FlightObservation, o: FlightOptions): FlightFinding |
   const problem = clusterCidrProblem(o.clusterCidr, o);
   if (problem) return { repair: 'security-group-rules', reason: 'ClusterCIDRInvalid', message: `no rule or route is changed: ${problem}` };
   const outside = obs.nodes ? podCidrsOutside(parseCidr(o.clusterCidr)!, obs.nodes) : [];
-  if (outside.length) return { repair: 'security-group-rules', reason: 'PodCIDROutsideClusterCIDR', message: `no rule or route is changed: Node pod CIDRs lie outside ${o.clusterCidr} (${outside.slice(0, 5).join(', ')})` };
+  if (outside.length)
+    return {
+      repair: 'security-group-rules',
+      reason: 'PodCIDROutsideClusterCIDR',
+      message: `no rule or route is changed: Node pod CIDRs lie outside ${o.clusterCidr} (${outside.slice(0, 5).join(', ')})`,
+    };
   return undefined;
 }
 
 function viewDoubt(obs: FlightObservation, o: FlightOptions, actions: readonly FlightAction[]): Doubt | undefined {
   if (obs.nodes === undefined) return undefined; // decideUnregistered already held everything back
   const doubt = doubtAboutView(
-    { nodes: obs.nodes.length, instances: obs.instances.length, unknownServers: obs.unknownServers ?? 0, lastNodes: obs.memory.lastNodeCount, lastInstances: obs.memory.lastInstanceCount },
+    {
+      nodes: obs.nodes.length,
+      instances: obs.instances.length,
+      unknownServers: obs.unknownServers ?? 0,
+      lastNodes: obs.memory.lastNodeCount,
+      lastInstances: obs.memory.lastInstanceCount,
+    },
     { maxShrinkFraction: o.maxShrinkFraction },
   );
   if (doubt) return doubt;
   // A Node list that hides most of the cluster makes most instances look unregistered at once.
-  const due = new Set(actions.filter((a) => a.kind === 'reboot' || (a.kind === 'delete-instance' && a.why === 'unregistered')).map((a) => ('instanceId' in a ? a.instanceId : '')));
+  const due = new Set(
+    actions
+      .filter((a) => a.kind === 'reboot' || (a.kind === 'delete-instance' && a.why === 'unregistered'))
+      .map((a) => ('instanceId' in a ? a.instanceId : '')),
+  );
   if (due.size >= 2 && due.size * 2 > obs.instances.length) {
-    return { code: 'NodeListShrunk', message: `${due.size} of the cluster's ${obs.instances.length} instances have no Node and are due for a reboot or deletion at once: the Node list is more likely wrong than the instances` };
+    return {
+      code: 'NodeListShrunk',
+      message: `${due.size} of the cluster's ${obs.instances.length} instances have no Node and are due for a reboot or deletion at once: the Node list is more likely wrong than the instances`,
+    };
   }
   return undefined;
 }
@@ -111,7 +142,14 @@ function refuse(plan: FlightPlan, obs: FlightObservation, doubt: Doubt): FlightP
     ...plan,
     refusal: doubt,
     actions: plan.actions.filter((a) => !HELD_ON_DOUBT.has(a.kind)),
-    findings: [...plan.findings, { repair: 'unregistered-instances', reason: doubt.code, message: `no reboot, deletion, label or rule change this round${held.length ? ` (${held.length} held back)` : ''}: ${doubt.message}` }],
+    findings: [
+      ...plan.findings,
+      {
+        repair: 'unregistered-instances',
+        reason: doubt.code,
+        message: `no reboot, deletion, label or rule change this round${held.length ? ` (${held.length} held back)` : ''}: ${doubt.message}`,
+      },
+    ],
     // The reboot timeline does not move on a view that is not trusted; the counts do, so a lasting
     // change is judged against itself next round (an empty list stays refused).
     memory: { ...obs.memory, lastNodeCount: obs.nodes?.length, lastInstanceCount: obs.instances.length },

@@ -21,17 +21,30 @@ export function poolOf(name: string, pools: FlightOptions['pools']): string | un
  * The labels of a proven instance: the cluster's name and pool for people, and the owner metadata
  * and tag (the cluster's UID) that prove ownership to kubeward later, even after a rename or restart.
  */
-export function wantedLabels(inst: ClusterInstance, o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId'>, node: ClusterNode | undefined): { tags: string[]; metadata: Record<string, string> } {
+export function wantedLabels(
+  inst: ClusterInstance,
+  o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId'>,
+  node: ClusterNode | undefined,
+): { tags: string[]; metadata: Record<string, string> } {
   const pool = poolOf(inst.name, o.pools);
   const owner = o.ownerId;
   const tags = ['kubeward', `kubeward:cluster=${o.clusterName}`, ...(pool ? [`kubeward:nodepool=${pool}`] : []), ...(owner ? [ownerTag(owner)] : [])];
-  const metadata: Record<string, string> = { provisioner: 'kubeward', 'kubeward:cluster': o.clusterName, ...(pool ? { 'kubeward:nodepool': pool } : {}), ...(owner ? { [OWNER_METADATA_KEY]: owner } : {}) };
+  const metadata: Record<string, string> = {
+    provisioner: 'kubeward',
+    'kubeward:cluster': o.clusterName,
+    ...(pool ? { 'kubeward:nodepool': pool } : {}),
+    ...(owner ? { [OWNER_METADATA_KEY]: owner } : {}),
+  };
   if (node) metadata[REGISTERED_METADATA_KEY] = node.name;
   return { tags, metadata };
 }
 
 /** One tag call per instance with the missing tags and one metadata merge with only the differing keys. */
-export function decideLabels(instances: readonly ClusterInstance[], nodes: readonly ClusterNode[] | undefined, o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId'>): FlightAction[] {
+export function decideLabels(
+  instances: readonly ClusterInstance[],
+  nodes: readonly ClusterNode[] | undefined,
+  o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId'>,
+): FlightAction[] {
   const map = mapInstancesToNodes(instances, nodes ?? []);
   const actions: FlightAction[] = [];
   for (const i of instances.filter(isRunning)) {

@@ -17,7 +17,12 @@ export interface RouteHealthOptions {
   routeLimit: number;
 }
 
-export function decideRouteHealth(routes: readonly ExtraRoute[], instances: readonly ClusterInstance[], nodes: readonly ClusterNode[], o: RouteHealthOptions): RouteHealth {
+export function decideRouteHealth(
+  routes: readonly ExtraRoute[],
+  instances: readonly ClusterInstance[],
+  nodes: readonly ClusterNode[],
+  o: RouteHealthOptions,
+): RouteHealth {
   const map = mapInstancesToNodes(instances, nodes);
   const valid = validNextHops(instances, nodes);
   const out: RouteHealth = { actions: [], conditions: [], findings: [] };
@@ -40,13 +45,26 @@ export function decideRouteHealth(routes: readonly ExtraRoute[], instances: read
       if (stale.length) conflicts.push(`${pod} routed to ${stale.map((r) => r.nexthop).join(', ')}, which is no live instance`);
     }
     out.conditions.push(condition(n.name, 'kubeward.io/RouteMissing', missing, 'RouteMissing', 'RoutePresent'));
-    out.conditions.push(condition(n.name, 'kubeward.io/RouteConflict', conflicts, conflicts.some((c) => c.includes('no live')) ? 'StaleNextHop' : 'DuplicateRoutes', 'NoConflict'));
+    out.conditions.push(
+      condition(
+        n.name,
+        'kubeward.io/RouteConflict',
+        conflicts,
+        conflicts.some((c) => c.includes('no live')) ? 'StaleNextHop' : 'DuplicateRoutes',
+        'NoConflict',
+      ),
+    );
     if (missing.length && o.repairMissingRoutes && target) {
       if (room > 0) {
         out.actions.push({ kind: 'add-route', route: target, node: n.name });
         room--;
       } else {
-        out.findings.push({ repair: 'routes', reason: 'RouteLimitReached', node: n.name, message: `cannot add ${target.destination} via ${target.nexthop}: the router holds ${routes.length} of ${o.routeLimit} routes` });
+        out.findings.push({
+          repair: 'routes',
+          reason: 'RouteLimitReached',
+          node: n.name,
+          message: `cannot add ${target.destination} via ${target.nexthop}: the router holds ${routes.length} of ${o.routeLimit} routes`,
+        });
       }
     }
   }
@@ -62,5 +80,5 @@ function nextHopFor(n: ClusterNode, pod: string): string | undefined {
 function condition(node: string, type: NodeConditionWish['type'], problems: string[], trueReason: string, falseReason: string): NodeConditionWish {
   return problems.length
     ? { node, type, status: 'True', reason: trueReason, message: problems.join('; ') }
-    : { node, type, status: 'False', reason: falseReason, message: 'the router routes this Node\'s pod CIDR to it' };
+    : { node, type, status: 'False', reason: falseReason, message: "the router routes this Node's pod CIDR to it" };
 }

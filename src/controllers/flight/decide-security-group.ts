@@ -13,23 +13,54 @@ export function pickGroup(groups: SecurityGroup[] | undefined, name: string): { 
   const repair = 'security-group-rules';
   if (groups === undefined) return {};
   if (groups.length === 0) return { finding: { repair, reason: 'SecurityGroupMissing', message: `no security group named ${name}` } };
-  if (groups.length > 1) return { finding: { repair, reason: 'SecurityGroupAmbiguous', message: `${groups.length} security groups named ${name} (${groups.map((g) => g.id).join(', ')}); rename or delete the extra ones` } };
+  if (groups.length > 1)
+    return {
+      finding: {
+        repair,
+        reason: 'SecurityGroupAmbiguous',
+        message: `${groups.length} security groups named ${name} (${groups.map((g) => g.id).join(', ')}); rename or delete the extra ones`,
+      },
+    };
   return { group: groups[0] };
 }
 
 /** Ingress rules from the cluster CIDR for udp, tcp and icmp (all ports); a rule for any protocol covers all three. */
 export function decideGroupRules(group: SecurityGroup, clusterCidr: string): { actions: FlightAction[]; finding?: FlightFinding } {
   const cidr = parseCidr(clusterCidr);
-  if (!cidr) return { actions: [], finding: { repair: 'security-group-rules', reason: 'ClusterCIDRInvalid', message: `cluster CIDR ${JSON.stringify(clusterCidr)} is not a CIDR` } };
+  if (!cidr)
+    return {
+      actions: [],
+      finding: { repair: 'security-group-rules', reason: 'ClusterCIDRInvalid', message: `cluster CIDR ${JSON.stringify(clusterCidr)} is not a CIDR` },
+    };
   // Whatever the scope rules upstream allow, a rule flight creates never opens the group to the world.
-  if (cidr.prefix === 0) return { actions: [], finding: { repair: 'security-group-rules', reason: 'ClusterCIDRInvalid', message: `a rule from ${clusterCidr} would open the group to every address; not created` } };
+  if (cidr.prefix === 0)
+    return {
+      actions: [],
+      finding: {
+        repair: 'security-group-rules',
+        reason: 'ClusterCIDRInvalid',
+        message: `a rule from ${clusterCidr} would open the group to every address; not created`,
+      },
+    };
   const ethertype = cidr.family === 4 ? 'IPv4' : 'IPv6';
   const fromCluster = group.security_group_rules.filter(
-    (r) => r.direction === 'ingress' && r.ethertype === ethertype && r.remote_ip_prefix !== null && sameCidrText(r.remote_ip_prefix, clusterCidr) && r.port_range_min === null && r.port_range_max === null,
+    (r) =>
+      r.direction === 'ingress' &&
+      r.ethertype === ethertype &&
+      r.remote_ip_prefix !== null &&
+      sameCidrText(r.remote_ip_prefix, clusterCidr) &&
+      r.port_range_min === null &&
+      r.port_range_max === null,
   );
   if (fromCluster.some((r) => r.protocol === null || r.protocol === 'any')) return { actions: [] };
   const have = new Set(fromCluster.map((r) => protocolName(r.protocol)));
-  const actions: FlightAction[] = PROTOCOLS.filter((p) => !have.has(p)).map((protocol) => ({ kind: 'create-rule', groupId: group.id, protocol, ethertype, remoteCidr: clusterCidr }));
+  const actions: FlightAction[] = PROTOCOLS.filter((p) => !have.has(p)).map((protocol) => ({
+    kind: 'create-rule',
+    groupId: group.id,
+    protocol,
+    ethertype,
+    remoteCidr: clusterCidr,
+  }));
   return { actions };
 }
 

@@ -30,16 +30,34 @@ export function nextStep(inst: ClusterInstance, nowMs: number, memory: FlightMem
   return { kind: 'reboot', type: isRunning(inst) ? 'SOFT' : 'HARD' };
 }
 
-export function decideUnregistered(instances: readonly ClusterInstance[], nodes: readonly ClusterNode[] | undefined, nowMs: number, memory: FlightMemory, o: TimelineOptions): UnregisteredDecision {
+export function decideUnregistered(
+  instances: readonly ClusterInstance[],
+  nodes: readonly ClusterNode[] | undefined,
+  nowMs: number,
+  memory: FlightMemory,
+  o: TimelineOptions,
+): UnregisteredDecision {
   if (nodes === undefined) {
     const n = instances.filter((i) => isErroring(i)).length;
-    return { actions: [], findings: [{ repair: 'unregistered-instances', reason: 'NodesUnreadable', message: `the cluster's Node list cannot be read: no reboots or deletions this round${n ? ` (${n} errored instance(s) wait)` : ''}` }], memory };
+    return {
+      actions: [],
+      findings: [
+        {
+          repair: 'unregistered-instances',
+          reason: 'NodesUnreadable',
+          message: `the cluster's Node list cannot be read: no reboots or deletions this round${n ? ` (${n} errored instance(s) wait)` : ''}`,
+        },
+      ],
+      memory,
+    };
   }
   const map = mapInstancesToNodes(instances, nodes);
   const registered = new Set(memory.registered.filter((id) => instances.some((i) => i.id === id)));
   for (const i of instances) if (map.nodeOf.has(i.id) || i.metadata[REGISTERED_METADATA_KEY]) registered.add(i.id);
   const next: FlightMemory = { ...memory, softRebootAtMs: {}, hardRebootAtMs: {}, registered: [...registered] };
-  const deletions: FlightAction[] = instances.filter(isErroring).map((i) => ({ kind: 'delete-instance', instanceId: i.id, instanceName: i.name, why: 'errored' }));
+  const deletions: FlightAction[] = instances
+    .filter(isErroring)
+    .map((i) => ({ kind: 'delete-instance', instanceId: i.id, instanceName: i.name, why: 'errored' }));
   const actions: FlightAction[] = [];
   const findings: FlightFinding[] = [];
   for (const i of instances) {

@@ -2,19 +2,35 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { flightConditions, type FlightRoundSummary } from './flight-conditions.ts';
 
-test('flight\'s summary: failures first, then what it found and cannot repair, then what it repaired', () => {
+test("flight's summary: failures first, then what it found and cannot repair, then what it repaired", () => {
   const round = (x: Partial<FlightRoundSummary>): FlightRoundSummary => ({ done: [], failed: [], findings: [], nodeConditions: [], ...x });
   const one = (s: FlightRoundSummary) => flightConditions({ round: s })[0]!;
   assert.deepEqual([one(round({})).status, one(round({})).reason], ['True', 'NothingToRepair']);
   assert.match(one(round({ done: [{ kind: 'add-tags' }, { kind: 'add-tags' }] })).message, /add-tags ×2/);
-  const found = one(round({ nodeConditions: [{ type: 'kubeward.io/RouteConflict', status: 'True' }, { type: 'kubeward.io/RouteMissing', status: 'False' }], findings: [{ reason: 'NodeGone' }] }));
+  const found = one(
+    round({
+      nodeConditions: [
+        { type: 'kubeward.io/RouteConflict', status: 'True' },
+        { type: 'kubeward.io/RouteMissing', status: 'False' },
+      ],
+      findings: [{ reason: 'NodeGone' }],
+    }),
+  );
   assert.deepEqual([found.status, found.reason, found.message], ['False', 'ProblemsFound', 'found and not repaired: NodeGone, RouteConflict']);
   assert.equal(one(round({ failed: [{ action: { kind: 'create-rule' }, error: '500' }], findings: [{ reason: 'NodeGone' }] })).reason, 'RepairsFailed');
   assert.equal(flightConditions({ error: new Error('down') })[0]!.reason, 'RoundFailed');
 });
 
 test('a refused round is FlightHealthy=False/Refused naming the reason, before anything else', () => {
-  const wish = flightConditions({ round: { done: [], failed: [{ action: { kind: 'x' }, error: 'e' }], findings: [], nodeConditions: [], refusal: { code: 'NodeListEmpty', message: 'the cluster\'s Node list is empty' } } })[0]!;
+  const wish = flightConditions({
+    round: {
+      done: [],
+      failed: [{ action: { kind: 'x' }, error: 'e' }],
+      findings: [],
+      nodeConditions: [],
+      refusal: { code: 'NodeListEmpty', message: "the cluster's Node list is empty" },
+    },
+  })[0]!;
   assert.deepEqual([wish.status, wish.reason], ['False', 'Refused']);
   assert.match(wish.message, /\(NodeListEmpty\): the cluster's Node list is empty/);
 });

@@ -20,16 +20,20 @@ export const DEFAULTS = {
   routeLimit: DEFAULT_ROUTE_LIMIT,
 } as const;
 
-const cidr = z.string({ error: 'give the cluster\'s pod CIDR, such as 100.100.0.0/16' }).check(z.refine((s: string) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` }));
+const cidr = z
+  .string({ error: "give the cluster's pod CIDR, such as 100.100.0.0/16" })
+  .check(z.refine((s: string) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` }));
 
 export const flightFields = {
   kubeconfig: z.string({ error: "give the path of the cluster's kubeconfig" }).check(z.minLength(1, "give the path of the cluster's kubeconfig")),
   context: z.optional(z.string().check(z.minLength(1))),
   osCloud: z.optional(z.string().check(z.minLength(1))),
   adminOsCloud: z.optional(z.string().check(z.minLength(1))),
-  clusterName: z.string({ error: 'give the cluster\'s name (kks-<name>-<pool>-xxxxx instances)' }).check(z.minLength(1, 'give the cluster\'s name (kks-<name>-<pool>-xxxxx instances)')),
+  clusterName: z
+    .string({ error: "give the cluster's name (kks-<name>-<pool>-xxxxx instances)" })
+    .check(z.minLength(1, "give the cluster's name (kks-<name>-<pool>-xxxxx instances)")),
   clusterCidr: cidr,
-  securityGroup: z.string({ error: 'give the name of the cluster\'s security group' }).check(z.minLength(1, 'give the name of the cluster\'s security group')),
+  securityGroup: z.string({ error: "give the name of the cluster's security group" }).check(z.minLength(1, "give the name of the cluster's security group")),
   pool: z._default(z.array(z.string().check(z.minLength(1))), []),
   router: z.optional(z.string().check(z.minLength(1))),
   interval: z.prefault(duration({ min: 1000 }), DEFAULTS.interval),
@@ -97,8 +101,18 @@ Example:
     { key: 'maxDeletionsPerRound', value: '<n>', help: 'instance deletions per round', defaultText: String(DEFAULT_BUDGETS.delete) },
     { key: 'maxRebootsPerRound', value: '<n>', help: 'instance reboots per round', defaultText: String(DEFAULT_BUDGETS.reboot) },
     { key: 'maxMetadataWritesPerRound', value: '<n>', help: 'tag and metadata calls per round', defaultText: String(DEFAULT_BUDGETS.metadata) },
-    { key: 'maxRuleChangesPerRound', value: '<n>', help: 'security-group rule changes and group assignments per round', defaultText: String(DEFAULT_BUDGETS.rule) },
-    { key: 'clusterUid', value: '<uid>', help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does", defaultText: 'name:<cluster-name>' },
+    {
+      key: 'maxRuleChangesPerRound',
+      value: '<n>',
+      help: 'security-group rule changes and group assignments per round',
+      defaultText: String(DEFAULT_BUDGETS.rule),
+    },
+    {
+      key: 'clusterUid',
+      value: '<uid>',
+      help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does",
+      defaultText: 'name:<cluster-name>',
+    },
     { key: 'allowWideClusterCidr', help: 'accept a --cluster-cidr wider than /8 (IPv6 /32); /0 is refused anyway' },
     { key: 'role', value: '<name>', help: 'role the service user needs on the project', defaultText: DEFAULTS.role.join(', '), repeatable: true },
     { key: 'checkRoles', help: "check the service user's roles", defaultText: 'on', negatable: true },

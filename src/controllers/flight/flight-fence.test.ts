@@ -47,10 +47,29 @@ function setup(onDestructive: (call: string) => void) {
   };
   const registry = new Registry();
   const runner = new FlightRunner(
-    { cloud, nodes, routes: { add: async () => ({ method: 'atomic', changed: [], conflicts: 0 }) }, emit: async (e) => void events.push(e), metrics: createFlightMetrics(registry), log: createSilentLogger(), clock: new ManualClock(0) },
     {
-      clusterName: 'k1', ownerId: 'uid-k1', clusterCidr: '100.100.0.0/16', securityGroupName: 'k1-sg', pools: [{ name: 'small', prefix: 'kks-k1-small-' }],
-      ...DEFAULT_FLIGHT_TIMING, rebootBeforeDelete: true, wantedRoles: [], forceSecurityGroupResync: false, repairMissingRoutes: false, routeLimit: 30, checkRoles: false, dryRun: false,
+      cloud,
+      nodes,
+      routes: { add: async () => ({ method: 'atomic', changed: [], conflicts: 0 }) },
+      emit: async (e) => void events.push(e),
+      metrics: createFlightMetrics(registry),
+      log: createSilentLogger(),
+      clock: new ManualClock(0),
+    },
+    {
+      clusterName: 'k1',
+      ownerId: 'uid-k1',
+      clusterCidr: '100.100.0.0/16',
+      securityGroupName: 'k1-sg',
+      pools: [{ name: 'small', prefix: 'kks-k1-small-' }],
+      ...DEFAULT_FLIGHT_TIMING,
+      rebootBeforeDelete: true,
+      wantedRoles: [],
+      forceSecurityGroupResync: false,
+      repairMissingRoutes: false,
+      routeLimit: 30,
+      checkRoles: false,
+      dryRun: false,
     },
   );
   const metric = async (name: string) => ((await registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []).reduce((n, v) => n + v.value, 0);
@@ -69,7 +88,11 @@ test('a fence that falls during the first destructive call ends the round: nothi
   const s = setup(() => fence.abort(new Error('leadership lost')));
   await assert.rejects(s.runner.round(fence.signal), /leadership lost/);
   assert.equal(s.calls.length, 1, `only the call in flight when the fence fell: ${s.calls.join(', ')}`);
-  assert.deepEqual(s.events.filter((e) => e.reason === 'FlightRepairFailed'), [], 'a lost lease is not a failed repair');
+  assert.deepEqual(
+    s.events.filter((e) => e.reason === 'FlightRepairFailed'),
+    [],
+    'a lost lease is not a failed repair',
+  );
   assert.equal(await s.metric('kubeward_flight_repairs_total'), 0);
   assert.equal(await s.metric('kubeward_flight_failed_rounds_total'), 0);
   assert.deepEqual(s.conditionWrites, [], 'no Node condition written either');

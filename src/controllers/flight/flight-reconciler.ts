@@ -71,13 +71,25 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
         routerId: scope.routerId,
       };
       return new FlightRunner(
-        { cloud: openStackFlightCloud(clients.openstack), nodes, routes: new RouteWriter(clients.openstack.neutron), emit, metrics: o.metrics, log: o.log, clock: o.clock },
+        {
+          cloud: openStackFlightCloud(clients.openstack),
+          nodes,
+          routes: new RouteWriter(clients.openstack.neutron),
+          emit,
+          metrics: o.metrics,
+          log: o.log,
+          clock: o.clock,
+        },
         target,
       );
     },
     run: async (runner, _ctx, signal) => {
       const r = await runner.round(signal);
-      return { wishes: flightConditions({ round: { done: r.done, failed: r.failed, findings: r.plan.findings, nodeConditions: r.plan.conditions, refusal: r.plan.refusal } }) };
+      return {
+        wishes: flightConditions({
+          round: { done: r.done, failed: r.failed, findings: r.plan.findings, nodeConditions: r.plan.conditions, refusal: r.plan.refusal },
+        }),
+      };
     },
     failed: (error) => flightConditions({ error }),
   });

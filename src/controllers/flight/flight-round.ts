@@ -85,16 +85,23 @@ export class FlightRunner {
       if (!signal?.aborted) metrics.failedRounds.inc(labels);
       throw err;
     }
-    const nodeList: ClusterNode[] | undefined = await soft('the cluster\'s Nodes', () => nodes.list(signal));
+    const nodeList: ClusterNode[] | undefined = await soft("the cluster's Nodes", () => nodes.list(signal));
     const groups = await soft('security groups', () => cloud.listGroups(this.#t.securityGroupName, signal));
     const roles = this.#t.checkRoles ? await soft('service user roles', () => cloud.serviceUserRoles(signal)) : undefined;
     const router = this.#t.routerId ? await soft('the router', () => cloud.getRouter(this.#t.routerId!, signal)) : undefined;
     const ownership = proveOwnership(servers, nodeList ?? [], { ownerId: this.#ownerId(), poolPrefixes: this.#t.pools.map((p) => p.prefix) });
     const plan = decideFlight(
       {
-        nowMs: clock.now(), instances: ownership.candidates.filter((c) => ownership.proven.has(c.id)), candidates: ownership.candidates,
-        unknownServers: servers.filter((x) => x.status === 'UNKNOWN').length, duplicateNames: ownership.duplicateNames,
-        nodes: nodeList, groups, serviceUserRoles: roles, routes: router?.routes, memory: this.#memory,
+        nowMs: clock.now(),
+        instances: ownership.candidates.filter((c) => ownership.proven.has(c.id)),
+        candidates: ownership.candidates,
+        unknownServers: servers.filter((x) => x.status === 'UNKNOWN').length,
+        duplicateNames: ownership.duplicateNames,
+        nodes: nodeList,
+        groups,
+        serviceUserRoles: roles,
+        routes: router?.routes,
+        memory: this.#memory,
       },
       { ...this.#t, ownerId: this.#ownerId(), routeLimit: this.#routeLimit ?? this.#t.routeLimit },
     );
@@ -102,7 +109,10 @@ export class FlightRunner {
     const result: FlightRoundResult = { plan, done: [], failed: [] };
     if (plan.refusal) {
       metrics.refused.inc({ ...labels, reason: plan.refusal.code });
-      log.warn({ cluster: this.#t.clusterName, reason: plan.refusal.code, detail: plan.refusal.message }, 'flight: refusing every destructive repair this round');
+      log.warn(
+        { cluster: this.#t.clusterName, reason: plan.refusal.code, detail: plan.refusal.message },
+        'flight: refusing every destructive repair this round',
+      );
     }
     for (const a of plan.heldBack) metrics.heldBack.inc({ ...labels, kind: budgetKindOf(a) ?? a.kind });
     for (const action of plan.actions) await this.#carryOut(action, result, signal);
@@ -144,11 +154,33 @@ export class FlightRunner {
     const c = this.#d.cloud;
     switch (a.kind) {
       case 'create-rule':
-        await c.createRule({ security_group_id: a.groupId, direction: 'ingress', ethertype: a.ethertype, protocol: a.protocol, remote_ip_prefix: a.remoteCidr, description: 'kubeward: pod traffic of the cluster' }, signal);
+        await c.createRule(
+          {
+            security_group_id: a.groupId,
+            direction: 'ingress',
+            ethertype: a.ethertype,
+            protocol: a.protocol,
+            remote_ip_prefix: a.remoteCidr,
+            description: 'kubeward: pod traffic of the cluster',
+          },
+          signal,
+        );
         return;
       case 'resync-security-group': {
         // A rule nobody can match (TEST-NET-1/32, port 9) added and removed again: agents resync the group.
-        const id = await c.createRule({ security_group_id: a.groupId, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: 9, port_range_max: 9, remote_ip_prefix: '192.0.2.1/32', description: 'kubeward: forced resync' }, signal);
+        const id = await c.createRule(
+          {
+            security_group_id: a.groupId,
+            direction: 'ingress',
+            ethertype: 'IPv4',
+            protocol: 'tcp',
+            port_range_min: 9,
+            port_range_max: 9,
+            remote_ip_prefix: '192.0.2.1/32',
+            description: 'kubeward: forced resync',
+          },
+          signal,
+        );
         // A fence falling between the two leaves the unmatchable rule behind: it lets nothing in.
         signal?.throwIfAborted();
         await c.deleteRule(id, signal);

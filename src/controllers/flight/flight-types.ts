@@ -2,7 +2,8 @@
 import type { ExtraRoute, SecurityGroup } from '../../clients/openstack/openstack-types.ts';
 import type { ClusterInstance, ClusterNode } from '../managed-cluster/cluster-view.ts';
 
-export type RepairKind = 'security-group-rules' | 'security-group-assignment' | 'unregistered-instances' | 'errored-instances' | 'service-user-roles' | 'tags-and-metadata' | 'routes';
+export type RepairKind =
+  'security-group-rules' | 'security-group-assignment' | 'unregistered-instances' | 'errored-instances' | 'service-user-roles' | 'tags-and-metadata' | 'routes';
 
 export type FlightAction =
   | { kind: 'create-rule'; groupId: string; protocol: 'tcp' | 'udp' | 'icmp'; ethertype: 'IPv4' | 'IPv6'; remoteCidr: string }

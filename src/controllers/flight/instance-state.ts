@@ -5,7 +5,15 @@ type State = Pick<ClusterInstance, 'vmState' | 'taskState' | 'powerState'>;
 
 const STARTING_TASKS = new Set(['spawning', 'scheduling', 'networking', 'block_device_mapping']);
 // Task states that do not mean the instance is going away.
-const HARMLESS_TASKS = new Set(['image_uploading', 'rebooting', 'reboot_started', 'rebooting_hard', 'reboot_started_hard', 'reboot_pending', 'reboot_pending_hard']);
+const HARMLESS_TASKS = new Set([
+  'image_uploading',
+  'rebooting',
+  'reboot_started',
+  'rebooting_hard',
+  'reboot_started_hard',
+  'reboot_pending',
+  'reboot_pending_hard',
+]);
 
 export function isStarting(s: State): boolean {
   return s.taskState ? STARTING_TASKS.has(s.taskState) : s.vmState === 'building';

@@ -23,7 +23,8 @@ test('with the Secret versions cache, a cluster whose Secrets did not change is 
   const secrets = {
     get: async (_ns: string, name: string) => {
       reads++;
-      const data: Record<string, string> = name === 'kc' ? { kubeconfig: Buffer.from(KUBECONFIG).toString('base64') } : { 'clouds.yaml': Buffer.from('clouds: { emu: {} }').toString('base64') };
+      const data: Record<string, string> =
+        name === 'kc' ? { kubeconfig: Buffer.from(KUBECONFIG).toString('base64') } : { 'clouds.yaml': Buffer.from('clouds: { emu: {} }').toString('base64') };
       return { metadata: { name, namespace: 't', resourceVersion: rv[name] }, data } satisfies Secret;
     },
   } as unknown as ResourceClient<Secret>;
@@ -46,7 +47,8 @@ test('two controllers asking for one cluster at the same moment share one build 
     get: async (_ns: string, name: string) => {
       reads++;
       await new Promise((r) => setImmediate(r)); // both callers are in flight before either read returns
-      const data: Record<string, string> = name === 'kc' ? { kubeconfig: Buffer.from(KUBECONFIG).toString('base64') } : { 'clouds.yaml': Buffer.from('clouds: { emu: {} }').toString('base64') };
+      const data: Record<string, string> =
+        name === 'kc' ? { kubeconfig: Buffer.from(KUBECONFIG).toString('base64') } : { 'clouds.yaml': Buffer.from('clouds: { emu: {} }').toString('base64') };
       return { metadata: { name, namespace: 't', resourceVersion: '1' }, data } satisfies Secret;
     },
   } as unknown as ResourceClient<Secret>;

@@ -35,7 +35,12 @@ export interface ClusterSource<T> {
  * all; without it, or when the cache does not know a Secret yet, both are read (a rotated credential
  * is seen at once either way).
  */
-export function secretClusterSource<T>(opts: { secrets: ResourceClient<Secret>; build: (s: ClusterSecrets) => T; kubeTimeoutMs?: number; versions?: SecretVersionSource }): ClusterSource<T> {
+export function secretClusterSource<T>(opts: {
+  secrets: ResourceClient<Secret>;
+  build: (s: ClusterSecrets) => T;
+  kubeTimeoutMs?: number;
+  versions?: SecretVersionSource;
+}): ClusterSource<T> {
   const cache = new Map<string, { fingerprint: string; value: T }>();
   const read = async (ns: string, name: string, key: string): Promise<{ text: string; rv: string }> => {
     const secret = await opts.secrets.get(ns, name).catch((err: unknown) => {
@@ -57,25 +62,28 @@ export function secretClusterSource<T>(opts: { secrets: ResourceClient<Secret>; 
     return p;
   };
   const build = async (mc: ManagedCluster): Promise<T> => {
-      const ns = mc.metadata.namespace ?? 'default';
-      const kref = mc.spec.kubeconfigSecretRef;
-      const cref = mc.spec.cloudCredentialsSecretRef;
-      const uid = mc.metadata.uid ?? `${ns}/${mc.metadata.name}`;
-      const hit = cache.get(uid);
-      if (hit && opts.versions) {
-        const kv = opts.versions.version(ns, kref.name);
-        const cv = mc.spec.noCloud ? '-' : opts.versions.version(ns, cref.name);
-        if (kv !== undefined && cv !== undefined && hit.fingerprint === `${kv}/${cv}/${cref.cloud}`) return hit.value;
-      }
-      const kube = await read(ns, kref.name, kref.key ?? 'kubeconfig');
-      const clouds = mc.spec.noCloud ? undefined : await read(ns, cref.name, cref.key ?? 'clouds.yaml');
-      const fingerprint = `${kube.rv}/${clouds?.rv ?? '-'}/${cref.cloud}`;
-      if (hit?.fingerprint === fingerprint) return hit.value;
-      const api = createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), { timeoutMs: opts.kubeTimeoutMs, sharedTls: true });
-      const source = `Secret ${ns}/${cref.name} key ${cref.key ?? 'clouds.yaml'}`;
-      const value = opts.build({ kube: api, clouds: clouds && { doc: parseClouds(clouds.text, source), cloudName: cref.cloud, source } });
-      cache.set(uid, { fingerprint, value });
-      return value;
+    const ns = mc.metadata.namespace ?? 'default';
+    const kref = mc.spec.kubeconfigSecretRef;
+    const cref = mc.spec.cloudCredentialsSecretRef;
+    const uid = mc.metadata.uid ?? `${ns}/${mc.metadata.name}`;
+    const hit = cache.get(uid);
+    if (hit && opts.versions) {
+      const kv = opts.versions.version(ns, kref.name);
+      const cv = mc.spec.noCloud ? '-' : opts.versions.version(ns, cref.name);
+      if (kv !== undefined && cv !== undefined && hit.fingerprint === `${kv}/${cv}/${cref.cloud}`) return hit.value;
+    }
+    const kube = await read(ns, kref.name, kref.key ?? 'kubeconfig');
+    const clouds = mc.spec.noCloud ? undefined : await read(ns, cref.name, cref.key ?? 'clouds.yaml');
+    const fingerprint = `${kube.rv}/${clouds?.rv ?? '-'}/${cref.cloud}`;
+    if (hit?.fingerprint === fingerprint) return hit.value;
+    const api = createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), {
+      timeoutMs: opts.kubeTimeoutMs,
+      sharedTls: true,
+    });
+    const source = `Secret ${ns}/${cref.name} key ${cref.key ?? 'clouds.yaml'}`;
+    const value = opts.build({ kube: api, clouds: clouds && { doc: parseClouds(clouds.text, source), cloudName: cref.cloud, source } });
+    cache.set(uid, { fingerprint, value });
+    return value;
   };
   return {
     get: getOnce,
@@ -102,7 +110,13 @@ export interface ClusterClients {
 export type ClusterClientSource = (mc: ManagedCluster, signal?: AbortSignal) => Promise<ClusterClients>;
 
 /** The cluster's API and OpenStack client; a noCloud cluster has no OpenStack client (E_CONFIG). */
-export function secretClusterClients(opts: { secrets: ResourceClient<Secret>; log: Logger; clock: Clock; kubeTimeoutMs?: number; versions?: SecretVersionSource }): ClusterClientSource {
+export function secretClusterClients(opts: {
+  secrets: ResourceClient<Secret>;
+  log: Logger;
+  clock: Clock;
+  kubeTimeoutMs?: number;
+  versions?: SecretVersionSource;
+}): ClusterClientSource {
   const source = secretClusterSource({
     secrets: opts.secrets,
     kubeTimeoutMs: opts.kubeTimeoutMs,
@@ -115,7 +129,11 @@ export function secretClusterClients(opts: { secrets: ResourceClient<Secret>; lo
   });
   return async (mc) => {
     const { kube, openstack } = await source.get(mc);
-    if (!openstack) throw new KubewardError('E_CONFIG', `ManagedCluster ${mc.metadata.namespace ?? 'default'}/${mc.metadata.name} has spec.noCloud: it has no OpenStack credentials`);
+    if (!openstack)
+      throw new KubewardError(
+        'E_CONFIG',
+        `ManagedCluster ${mc.metadata.namespace ?? 'default'}/${mc.metadata.name} has spec.noCloud: it has no OpenStack credentials`,
+      );
     return { kube, openstack };
   };
 }

@@ -14,6 +14,6 @@ test('one rule for every condition: unchanged wishes write nothing, a flip moves
   assert.equal(nextCondition(first, { ...wish, message: 'b' }, T + 1000)!.lastTransitionTime, first.lastTransitionTime);
   assert.equal(nextCondition(first, { ...wish, status: 'False' }, T + 60_000)!.lastTransitionTime, '2026-06-01T12:01:00Z');
   const merged = mergeConditions([deorbit], [wish], T, 2)!;
-  assert.equal(merged[0], deorbit, 'the other controllers\' conditions stay as they are');
+  assert.equal(merged[0], deorbit, "the other controllers' conditions stay as they are");
   assert.equal(merged[1]!.observedGeneration, 2);
 });

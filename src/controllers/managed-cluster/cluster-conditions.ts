@@ -14,13 +14,19 @@ export const conditionTime = (nowMs: number): string => new Date(nowMs).toISOStr
  * `generation` is recorded as observedGeneration when given.
  */
 export function nextCondition(old: Condition | undefined, wish: ConditionWish, nowMs: number, generation?: number): Condition | undefined {
-  if (old && old.status === wish.status && old.reason === wish.reason && old.message === wish.message && old.observedGeneration === generation) return undefined;
+  if (old && old.status === wish.status && old.reason === wish.reason && old.message === wish.message && old.observedGeneration === generation)
+    return undefined;
   const lastTransitionTime = old && old.status === wish.status ? old.lastTransitionTime : conditionTime(nowMs);
   return { ...wish, lastTransitionTime, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
 }
 
 /** The conditions list with the wishes applied, or undefined when nothing would change. */
-export function mergeConditions(current: readonly Condition[] | undefined, wishes: readonly ConditionWish[], nowMs: number, generation?: number): Condition[] | undefined {
+export function mergeConditions(
+  current: readonly Condition[] | undefined,
+  wishes: readonly ConditionWish[],
+  nowMs: number,
+  generation?: number,
+): Condition[] | undefined {
   const out = [...(current ?? [])];
   let changed = false;
   for (const w of wishes) {

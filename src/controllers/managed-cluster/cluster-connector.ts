@@ -38,13 +38,21 @@ const NO_CLOUD: DeorbitCloud = {
   getLoadBalancer: async () => undefined,
 };
 
-export function secretConnector(opts: { secrets: ResourceClient<Secret>; cloudFactory: CloudFactory; kubeTimeoutMs?: number; versions?: SecretVersionSource }): ClusterConnector {
+export function secretConnector(opts: {
+  secrets: ResourceClient<Secret>;
+  cloudFactory: CloudFactory;
+  kubeTimeoutMs?: number;
+  versions?: SecretVersionSource;
+}): ClusterConnector {
   // The same Secret reader and cache as routegc and flight; only what is built from them differs.
   const source = secretClusterSource<DeorbitPorts>({
     secrets: opts.secrets,
     kubeTimeoutMs: opts.kubeTimeoutMs,
     versions: opts.versions,
-    build: ({ kube, clouds }) => ({ satellite: kubeDeorbitSatellite(kube), cloud: clouds ? opts.cloudFactory(clouds.doc, clouds.cloudName, clouds.source) : NO_CLOUD }),
+    build: ({ kube, clouds }) => ({
+      satellite: kubeDeorbitSatellite(kube),
+      cloud: clouds ? opts.cloudFactory(clouds.doc, clouds.cloudName, clouds.source) : NO_CLOUD,
+    }),
   });
   return { connect: (mc) => source.get(mc), forget: (uid) => source.forget(uid) };
 }

@@ -21,7 +21,10 @@ export type EmitEvent = (e: ClusterEvent) => Promise<void>;
  * Logs every event, and records it on `cluster` (when given) and on the Node (through the cluster's
  * own API, where the Node lives). Recording failures are logged by the sinks, never thrown.
  */
-export function eventEmitter(log: Logger, opts: { cluster?: { sink: EventSink; object: KubeObject }; nodes?: EventSink; nodeUid?: (name: string) => string | undefined }): EmitEvent {
+export function eventEmitter(
+  log: Logger,
+  opts: { cluster?: { sink: EventSink; object: KubeObject }; nodes?: EventSink; nodeUid?: (name: string) => string | undefined },
+): EmitEvent {
   return async (e) => {
     const fields = { reason: e.reason, node: e.node, message: e.message };
     if (e.type === 'Warning') log.warn(fields, 'event');

@@ -18,7 +18,7 @@ test('R4 and F8: only Running clusters with a cloud are worked on', () => {
   }
 });
 
-test('a deleted cluster\'s routes are cleaned up only when deorbit\'s rule asks for it (deletionPolicy Delete, Terminating, or a deorbit under way)', () => {
+test("a deleted cluster's routes are cleaned up only when deorbit's rule asks for it (deletionPolicy Delete, Terminating, or a deorbit under way)", () => {
   const cases: [Parameters<typeof terminationRefusal>[0], RegExp | undefined][] = [
     [{ spec: {} }, /Orphan \(default\)/],
     [{ spec: { deletionPolicy: 'Orphan' } }, /deletionPolicy is Orphan and/],

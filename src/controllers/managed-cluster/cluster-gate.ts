@@ -34,7 +34,10 @@ export function terminationRefusal(c: TerminationGateInput): TerminationRefusal 
   if (c.spec.noCloud) return { code: 'NoCloud', message: 'the cluster has no cloud resources (noCloud)' };
   if (!isDeorbitRequested(c)) {
     const policy = c.spec.deletionPolicy ?? 'Orphan (default)';
-    return { code: 'DeletionPolicyOrphan', message: `deletionPolicy is ${policy} and the cluster is not Terminating: its routes are left as they are; set spec.deletionPolicy: Delete to remove them` };
+    return {
+      code: 'DeletionPolicyOrphan',
+      message: `deletionPolicy is ${policy} and the cluster is not Terminating: its routes are left as they are; set spec.deletionPolicy: Delete to remove them`,
+    };
   }
   // As deorbit: protection says wait, whoever would clean up (routegc alone runs without deorbit's finalizer).
   if (c.spec.terminationProtection) return { code: 'TerminationProtected', message: 'terminationProtection is set: the routes stay until it is cleared' };

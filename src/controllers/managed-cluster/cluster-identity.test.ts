@@ -19,7 +19,10 @@ test('a pool prefix matches only its own five-character suffix: kks-k1-small- is
 test('harm 2: a foreign server named like one of our Nodes is a candidate (protected) but never proven', () => {
   const servers = [inst('foreign', ['10.0.0.9'], { name: 'worker-1' }), inst('ours', ['10.0.0.1'], { name: 'worker-2' })];
   const o = proveOwnership(servers, [node('worker-1', []), node('worker-2', [], [], 'ours')], ID);
-  assert.deepEqual(o.candidates.map((c) => c.id), ['foreign', 'ours']);
+  assert.deepEqual(
+    o.candidates.map((c) => c.id),
+    ['foreign', 'ours'],
+  );
   assert.deepEqual([...o.proven], [['ours', 'provider-id']]);
 });
 
@@ -30,7 +33,7 @@ test('harm 2: two servers with one name are reported and neither is proven, what
   assert.deepEqual([...o.proven.keys()], ['c']);
 });
 
-test('owner metadata proves a server; another owner\'s metadata disproves every other proof; UNKNOWN servers prove nothing', () => {
+test("owner metadata proves a server; another owner's metadata disproves every other proof; UNKNOWN servers prove nothing", () => {
   const servers = [
     inst('meta', [], { name: 'renamed', metadata: { [OWNER_METADATA_KEY]: 'uid-k1' } }),
     inst('theirs', [], { name: 'kks-k1-small-zzzzz', metadata: { [OWNER_METADATA_KEY]: 'uid-other' } }),
@@ -39,5 +42,8 @@ test('owner metadata proves a server; another owner\'s metadata disproves every 
   const o = proveOwnership(servers, [node('n', [], [], 'down')], ID);
   assert.deepEqual([...o.proven], [['meta', 'owner-metadata']]);
   assert.deepEqual(o.foreignOwned, ['theirs']);
-  assert.ok(o.candidates.some((c) => c.id === 'down'), 'a down-cell server a Node names stays a candidate');
+  assert.ok(
+    o.candidates.some((c) => c.id === 'down'),
+    'a down-cell server a Node names stays a candidate',
+  );
 });

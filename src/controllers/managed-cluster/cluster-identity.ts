@@ -44,7 +44,9 @@ export interface Ownership {
 
 /** Why a pool name cannot be used in the name grammar, or undefined. */
 export function poolNameProblem(pool: string): string | undefined {
-  return POOL.test(pool) ? undefined : `pool name "${pool}" must be lower-case letters and digits only: a "-" in it would make kks-<cluster>-<pool>- names of two clusters collide`;
+  return POOL.test(pool)
+    ? undefined
+    : `pool name "${pool}" must be lower-case letters and digits only: a "-" in it would make kks-<cluster>-<pool>- names of two clusters collide`;
 }
 
 export const poolPrefix = (cluster: string, pool: string): string => `kks-${cluster}-${pool}-`;
@@ -73,7 +75,10 @@ export function proveOwnership(servers: readonly ClusterInstance[], nodes: reado
   }
   const count = new Map<string, number>();
   for (const c of candidates) if (c.name !== '') count.set(c.name, (count.get(c.name) ?? 0) + 1);
-  const duplicateNames = [...count].filter(([, n]) => n > 1).map(([name]) => name).sort();
+  const duplicateNames = [...count]
+    .filter(([, n]) => n > 1)
+    .map(([name]) => name)
+    .sort();
   const foreignOwned: string[] = [];
   const proven = new Map<string, OwnershipProof>();
   for (const c of candidates) {

@@ -24,7 +24,11 @@ test('a run past its deadline is aborted, says so in its condition, and leaves t
     clusters: {} as ResourceClient<ManagedCluster>,
     clients: async () => ({ kube: { events: {} }, openstack: {} }) as unknown as ClusterClients,
     events: { record: async () => {} },
-    clock, log: createSilentLogger(), component: 'test', intervalMs: 10_000, deadlineMs: 5000,
+    clock,
+    log: createSilentLogger(),
+    component: 'test',
+    intervalMs: 10_000,
+    deadlineMs: 5000,
     cached: () => MC,
     conditionWriter: async (_mc, wishes) => void written.push(wishes),
     skip: () => undefined,
@@ -36,7 +40,10 @@ test('a run past its deadline is aborted, says so in its condition, and leaves t
     },
     failed: (err) => [{ type: 'TestHealthy', status: 'False', reason: 'Failed', message: String((err as Error).message) }],
   });
-  const done = reconcile('t/k1', fence.signal).then(() => 'returned', (err: Error) => err);
+  const done = reconcile('t/k1', fence.signal).then(
+    () => 'returned',
+    (err: Error) => err,
+  );
   await waitFor(() => runSignal !== undefined);
   clock.advance(4999);
   await new Promise((r) => setImmediate(r));
@@ -45,7 +52,7 @@ test('a run past its deadline is aborted, says so in its condition, and leaves t
   const err = await done;
   assert.ok(err instanceof Error && /did not finish within 5000 ms/.test(err.message), String(err));
   assert.equal((err as { code?: string }).code, 'E_TIMEOUT');
-  assert.equal(fence.signal.aborted, false, 'the deadline is the run\'s own, not the leader\'s fence');
+  assert.equal(fence.signal.aborted, false, "the deadline is the run's own, not the leader's fence");
   assert.match(written[0]![0]!.message, /did not finish within 5000 ms/);
 });
 
@@ -56,7 +63,10 @@ test('a runner idle for more than three intervals starts over (old sightings are
     clusters: {} as ResourceClient<ManagedCluster>,
     clients: async () => ({ kube: { events: {} }, openstack: {} }) as unknown as ClusterClients,
     events: { record: async () => {} },
-    clock, log: createSilentLogger(), component: 'test', intervalMs: 10_000,
+    clock,
+    log: createSilentLogger(),
+    component: 'test',
+    intervalMs: 10_000,
     cached: () => MC,
     conditionWriter: async () => {},
     skip: () => undefined,

@@ -81,7 +81,8 @@ export const STALE_RUNNER_INTERVALS = 3;
 
 export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R>): Reconciler {
   const runners = new Map<string, { fingerprint: string; runner: R; lastRunAt: number }>();
-  const writeConditions = o.conditions === false ? async () => {} : (o.conditionWriter ?? clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log }));
+  const writeConditions =
+    o.conditions === false ? async () => {} : (o.conditionWriter ?? clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log }));
   const next = (): ReconcileResult => jitteredRequeue(o.intervalMs, o.random);
   return async (key, signal) => {
     const mc = o.cached ? cachedOrForget(o.cached, key, runners) : await getClusterOrForget(o.clusters, key, runners);

@@ -6,7 +6,10 @@ import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import { clusterConditionWriter } from './cluster-status.ts';
 import type { ManagedCluster } from './managed-cluster.ts';
 
-const MC: ManagedCluster = { metadata: { name: 'k1', namespace: 't' }, spec: { kubeconfigSecretRef: { name: 's' }, cloudCredentialsSecretRef: { name: 's', cloud: 'x' } } };
+const MC: ManagedCluster = {
+  metadata: { name: 'k1', namespace: 't' },
+  spec: { kubeconfigSecretRef: { name: 's' }, cloudCredentialsSecretRef: { name: 's', cloud: 'x' } },
+};
 const WISH = { type: 'RouteGCHealthy', status: 'True' as const, reason: 'Healthy', message: 'ok' };
 
 test('conditions are written while the fence is up, and not once it has fallen', async () => {
@@ -21,7 +24,7 @@ test('conditions are written while the fence is up, and not once it has fallen',
   assert.equal(writes.length, 1, 'a replica that lost its lease writes no status');
 });
 
-test('two controllers\' wishes for one cluster become one write on the newest object, with no 409', async () => {
+test("two controllers' wishes for one cluster become one write on the newest object, with no 409", async () => {
   const writes: ManagedCluster[] = [];
   let rv = 1;
   let release!: () => void;
@@ -45,6 +48,9 @@ test('two controllers\' wishes for one cluster become one write on the newest ob
   release();
   await Promise.all([a, b, c]);
   assert.equal(writes.length, 2);
-  assert.deepEqual(writes[1]!.status?.conditions?.map((x) => `${x.type}:${x.message}`), ['RouteGCHealthy:still ok', 'FlightHealthy:ok']);
-  assert.equal(writes[1]!.metadata.resourceVersion, '2', 'the second write used the first one\'s answer, not the stale object');
+  assert.deepEqual(
+    writes[1]!.status?.conditions?.map((x) => `${x.type}:${x.message}`),
+    ['RouteGCHealthy:still ok', 'FlightHealthy:ok'],
+  );
+  assert.equal(writes[1]!.metadata.resourceVersion, '2', "the second write used the first one's answer, not the stale object");
 });

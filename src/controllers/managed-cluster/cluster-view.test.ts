@@ -15,7 +15,11 @@ test('providerIDs of the OpenStack providers give the instance UUID; others give
 });
 
 test('instances map to Nodes by providerID first and by name only for Nodes without one', () => {
-  const instances = [inst('id-a', [], { name: 'kks-k1-small-aaaaa' }), inst('id-b', [], { name: 'kks-k1-small-bbbbb' }), inst('id-c', [], { name: 'kks-k1-small-ccccc' })];
+  const instances = [
+    inst('id-a', [], { name: 'kks-k1-small-aaaaa' }),
+    inst('id-b', [], { name: 'kks-k1-small-bbbbb' }),
+    inst('id-c', [], { name: 'kks-k1-small-ccccc' }),
+  ];
   const nodes = [
     node('renamed-host', [], [], 'id-a'), // hostname differs from the server name: the UUID still pairs them
     node('kks-k1-small-bbbbb', [], []), // no providerID yet: paired by name

@@ -4,7 +4,13 @@ import { decideLifecycle, deorbitCondition, progressFromStatus, statusFromProgre
 import { DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
 import { INITIAL_PROGRESS } from '../deorbit/deorbit-types.ts';
 
-function mc(opts: { phase?: 'Pending' | 'Creating' | 'Running' | 'Upgrading' | 'Terminating'; finalizer?: boolean; deleting?: boolean; protectedOn?: boolean; policy?: 'Delete' | 'Orphan' }): ManagedCluster {
+function mc(opts: {
+  phase?: 'Pending' | 'Creating' | 'Running' | 'Upgrading' | 'Terminating';
+  finalizer?: boolean;
+  deleting?: boolean;
+  protectedOn?: boolean;
+  policy?: 'Delete' | 'Orphan';
+}): ManagedCluster {
   return {
     metadata: {
       name: 'k1',
@@ -12,12 +18,17 @@ function mc(opts: { phase?: 'Pending' | 'Creating' | 'Running' | 'Upgrading' | '
       finalizers: opts.finalizer ? ['other', DEORBIT_FINALIZER] : ['other'],
       deletionTimestamp: opts.deleting ? '2024-01-01T00:00:00Z' : undefined,
     },
-    spec: { kubeconfigSecretRef: { name: 'k' }, cloudCredentialsSecretRef: { name: 'c', cloud: 'x' }, terminationProtection: opts.protectedOn, deletionPolicy: opts.policy },
+    spec: {
+      kubeconfigSecretRef: { name: 'k' },
+      cloudCredentialsSecretRef: { name: 'c', cloud: 'x' },
+      terminationProtection: opts.protectedOn,
+      deletionPolicy: opts.policy,
+    },
     status: opts.phase ? { phase: opts.phase } : undefined,
   };
 }
 
-test('what deorbit does at each point of a cluster\'s life', () => {
+test("what deorbit does at each point of a cluster's life", () => {
   const cases: [string, ManagedCluster, string][] = [
     ['Running without the finalizer: add it', mc({ phase: 'Running' }), 'add-finalizer'],
     ['no phase (registered by hand): add it', mc({}), 'add-finalizer'],
@@ -31,7 +42,11 @@ test('what deorbit does at each point of a cluster\'s life', () => {
     ['registered by hand (no phase) and deleted: let go', mc({ finalizer: true, deleting: true }), 'orphan'],
     ['deleted with deletionPolicy Orphan while Running: let go', mc({ phase: 'Running', finalizer: true, deleting: true, policy: 'Orphan' }), 'orphan'],
     ['Orphan, but its lifecycle says Terminating: deorbit', mc({ phase: 'Terminating', finalizer: true, deleting: true, policy: 'Orphan' }), 'deorbit'],
-    ['Orphan and protected: let go (protection guards clean-up, and there is none)', mc({ phase: 'Running', finalizer: true, deleting: true, protectedOn: true }), 'orphan'],
+    [
+      'Orphan and protected: let go (protection guards clean-up, and there is none)',
+      mc({ phase: 'Running', finalizer: true, deleting: true, protectedOn: true }),
+      'orphan',
+    ],
     ['deleted but protected (D2): wait, touch nothing', mc({ phase: 'Terminating', finalizer: true, deleting: true, protectedOn: true }), 'protected'],
     ['protection on a running cluster still gets the finalizer', mc({ phase: 'Running', protectedOn: true }), 'add-finalizer'],
   ];
@@ -39,14 +54,25 @@ test('what deorbit does at each point of a cluster\'s life', () => {
 });
 
 test('progress survives the round trip through status', () => {
-  const p = { ...INITIAL_PROGRESS, attempt: 2, attemptStartedMs: Date.UTC(2024, 0, 1), step: 'volumes' as const, apiFailingSinceMs: Date.UTC(2024, 0, 1, 0, 1), lastError: 'x', retainedVolumes: ['v9'] };
+  const p = {
+    ...INITIAL_PROGRESS,
+    attempt: 2,
+    attemptStartedMs: Date.UTC(2024, 0, 1),
+    step: 'volumes' as const,
+    apiFailingSinceMs: Date.UTC(2024, 0, 1, 0, 1),
+    lastError: 'x',
+    retainedVolumes: ['v9'],
+  };
   const back = progressFromStatus(JSON.parse(JSON.stringify(statusFromProgress(p))));
   assert.deepEqual(back, { ...p, finishedMs: undefined, selfDestructReason: undefined, heldReason: undefined });
   assert.deepEqual(progressFromStatus(undefined), INITIAL_PROGRESS);
 });
 
 test('the condition says where deorbit stands and keeps its transition time while the status holds', () => {
-  const waiting = deorbitCondition({ ...INITIAL_PROGRESS, attempt: 1, step: 'volumes', leftovers: { volumes: ['vol-1'], loadBalancers: [], floatingIps: [] } }, 1000);
+  const waiting = deorbitCondition(
+    { ...INITIAL_PROGRESS, attempt: 1, step: 'volumes', leftovers: { volumes: ['vol-1'], loadBalancers: [], floatingIps: [] } },
+    1000,
+  );
   assert.equal(waiting.status, 'False');
   assert.equal(waiting.reason, 'WaitingForVolumes');
   assert.match(waiting.message, /vol-1/);

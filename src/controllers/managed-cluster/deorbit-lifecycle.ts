@@ -115,7 +115,12 @@ export interface DryRunReport {
 /** What the DeorbitComplete condition should say for progress (or a protected cluster, or a dry run). */
 export function deorbitConditionWish(p: DeorbitProgress | 'protected' | DryRunReport): ConditionWish {
   if (p === 'protected') {
-    return { type: DEORBIT_CONDITION, status: 'False', reason: 'TerminationProtected', message: 'termination protection is on: nothing is cleaned up until spec.terminationProtection is false' };
+    return {
+      type: DEORBIT_CONDITION,
+      status: 'False',
+      reason: 'TerminationProtected',
+      message: 'termination protection is on: nothing is cleaned up until spec.terminationProtection is false',
+    };
   }
   if ('dryRun' in p) return { type: DEORBIT_CONDITION, status: 'False', reason: 'DryRun', message: `dry run, nothing is deleted: ${p.dryRun}` };
   const status = p.step === 'done' || p.step === 'self-destructed' ? 'True' : 'False';

@@ -42,7 +42,13 @@ function setup(mc: ManagedCluster, onDelete: (name: string) => void = () => unde
       },
       version: async () => 'v1.30.0',
     },
-    cloud: { listVolumes: async () => [], listLoadBalancers: async () => [], listFloatingIps: async () => [], getVolume: async () => undefined, getLoadBalancer: async () => undefined },
+    cloud: {
+      listVolumes: async () => [],
+      listLoadBalancers: async () => [],
+      listFloatingIps: async () => [],
+      getVolume: async () => undefined,
+      getLoadBalancer: async () => undefined,
+    },
   };
   const reconcile = deorbitReconciler({
     clusters,

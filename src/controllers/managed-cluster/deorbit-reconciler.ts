@@ -21,8 +21,7 @@ import { DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
 
 /** What a last check before the finalizer goes decided: finish now, or wait and say why. */
 export type FinishCheck =
-  | { finish: true; events?: DeorbitEvent[] }
-  | { finish: false; events?: DeorbitEvent[]; requeueAfterMs: number; reason: string; message: string };
+  { finish: true; events?: DeorbitEvent[] } | { finish: false; events?: DeorbitEvent[]; requeueAfterMs: number; reason: string; message: string };
 
 export type BeforeFinish = (mc: ManagedCluster, outcome: 'done' | 'self-destruct', signal?: AbortSignal) => Promise<FinishCheck>;
 
@@ -67,7 +66,12 @@ export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, si
         return {};
       case 'orphan':
         if (deps.settings.dryRun) {
-          await deps.events.record(mc, 'Normal', DEORBIT_ORPHANED_REASON, `dry run: deletionPolicy is ${mc.spec.deletionPolicy ?? 'Orphan (default)'}; would remove the finalizer and touch nothing`);
+          await deps.events.record(
+            mc,
+            'Normal',
+            DEORBIT_ORPHANED_REASON,
+            `dry run: deletionPolicy is ${mc.spec.deletionPolicy ?? 'Orphan (default)'}; would remove the finalizer and touch nothing`,
+          );
           return {};
         }
         return orphan(deps, mc, signal);
@@ -94,14 +98,23 @@ async function portsFor(deps: DeorbitReconcilerDeps, mc: ManagedCluster): Promis
 async function dryRun(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
   const ports = await portsFor(deps, mc);
   const progress = progressFromStatus(mc.status?.deorbit);
-  const { decision, wouldDelete } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports, dryRun: true, signal });
+  const { decision, wouldDelete } = await runDeorbitPass({
+    nowMs: deps.clock.now(),
+    settings: deps.settings,
+    target: targetOf(mc),
+    progress,
+    ports,
+    dryRun: true,
+    signal,
+  });
   const p = decision.progress;
   const name = (a: { kind: string; namespace: string; name: string }) => `${a.kind} ${a.namespace}/${a.name}`;
-  const report = decision.outcome === 'failed'
-    ? `would hold: ${p.heldReason ? `${p.heldReason}: ` : ''}${p.lastError ?? 'the cluster or the cloud could not be read'}`
-    : `would delete now ${listText(wouldDelete.map(name))}; later (budget) ${listText(decision.deferred.map(name))}; ` +
-      `would wait for volumes ${listText(p.leftovers.volumes)}, load balancers ${listText(p.leftovers.loadBalancers)}` +
-      (decision.outcome === 'done' ? '; would then remove the finalizer' : '');
+  const report =
+    decision.outcome === 'failed'
+      ? `would hold: ${p.heldReason ? `${p.heldReason}: ` : ''}${p.lastError ?? 'the cluster or the cloud could not be read'}`
+      : `would delete now ${listText(wouldDelete.map(name))}; later (budget) ${listText(decision.deferred.map(name))}; ` +
+        `would wait for volumes ${listText(p.leftovers.volumes)}, load balancers ${listText(p.leftovers.loadBalancers)}` +
+        (decision.outcome === 'done' ? '; would then remove the finalizer' : '');
   signal?.throwIfAborted();
   await deps.events.record(mc, 'Normal', DEORBIT_DRY_RUN_REASON, report);
   await writeStatus(deps, mc, { dryRun: report }, undefined, signal);
@@ -117,7 +130,8 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?:
   const finishing = decision.outcome === 'done' || decision.outcome === 'self-destruct';
   // Events of a self-destruct wait until the finalizer is really gone.
   for (const ev of finishing && decision.outcome === 'self-destruct' ? [] : events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
-  const check: FinishCheck = finishing && deps.beforeFinish ? await deps.beforeFinish(mc, decision.outcome as 'done' | 'self-destruct', signal) : { finish: true };
+  const check: FinishCheck =
+    finishing && deps.beforeFinish ? await deps.beforeFinish(mc, decision.outcome as 'done' | 'self-destruct', signal) : { finish: true };
   for (const ev of check.events ?? []) await deps.events.record(mc, ev.type, ev.reason, ev.message);
   if (!check.finish) {
     await writeStatus(deps, mc, p, { reason: check.reason, message: check.message }, signal);
@@ -128,9 +142,15 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?:
   if (finishing) {
     signal?.throwIfAborted();
     try {
-      await patchFinalizers(deps, written, (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER), signal);
+      await patchFinalizers(
+        deps,
+        written,
+        (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER),
+        signal,
+      );
     } catch (err) {
-      if (decision.outcome === 'self-destruct') await deps.events.record(mc, 'Warning', SELF_DESTRUCT_FAILED_REASON, `could not remove the finalizer: ${describeError(err)}`);
+      if (decision.outcome === 'self-destruct')
+        await deps.events.record(mc, 'Warning', SELF_DESTRUCT_FAILED_REASON, `could not remove the finalizer: ${describeError(err)}`);
       throw err;
     }
     if (decision.outcome === 'self-destruct') for (const ev of events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
@@ -156,7 +176,12 @@ async function orphan(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: 
   );
   deps.settings.metrics?.refused('DeletionPolicyOrphan');
   signal?.throwIfAborted();
-  await patchFinalizers(deps, mc, (mc.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER), signal);
+  await patchFinalizers(
+    deps,
+    mc,
+    (mc.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER),
+    signal,
+  );
   deps.connector.forget(mc.metadata.uid ?? '');
   deps.log.info({ cluster: mc.metadata.name, policy }, 'deleted without deorbit (deletionPolicy Orphan)');
   return {};
@@ -167,7 +192,11 @@ async function orphan(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: 
  * `waiting`: the condition stays False with this reason although the pass itself is done.
  */
 async function writeStatus(
-  deps: DeorbitReconcilerDeps, mc: ManagedCluster, p: DeorbitProgress | 'protected' | DryRunReport, waiting?: { reason: string; message: string }, signal?: AbortSignal,
+  deps: DeorbitReconcilerDeps,
+  mc: ManagedCluster,
+  p: DeorbitProgress | 'protected' | DryRunReport,
+  waiting?: { reason: string; message: string },
+  signal?: AbortSignal,
 ): Promise<ManagedCluster> {
   const progress = p !== 'protected' && !('dryRun' in p) ? p : undefined;
   for (let attempt = 0; ; attempt++) {
@@ -201,7 +230,8 @@ async function patchFinalizers(deps: DeorbitReconcilerDeps, mc: ManagedCluster, 
     await deps.clusters.patch(mc.metadata.namespace, mc.metadata.name, patch, 'json', undefined, { signal });
   } catch (err) {
     // 422 from the failed test, or 409: someone wrote first; the next reconcile sees the new state.
-    if (err instanceof KubeApiError && (err.status === 422 || err.status === 409)) throw new KubewardError('E_CONFLICT', `${mc.metadata.name} changed meanwhile; retrying`, { cause: err });
+    if (err instanceof KubeApiError && (err.status === 422 || err.status === 409))
+      throw new KubewardError('E_CONFLICT', `${mc.metadata.name} changed meanwhile; retrying`, { cause: err });
     throw err;
   }
 }

@@ -10,10 +10,13 @@ test('the first cycle runs at once, the next 1.0-1.5 intervals after the previou
   const clock = new ManualClock(0);
   const abort = new AbortController();
   const starts: number[] = [];
-  const loop = runPeriodically(async () => {
-    starts.push(clock.now());
-    if (starts.length === 2) throw new Error('Nova said 500');
-  }, { name: 't', intervalMs: 300_000, clock, log: createSilentLogger(), signal: abort.signal, random: () => 1 });
+  const loop = runPeriodically(
+    async () => {
+      starts.push(clock.now());
+      if (starts.length === 2) throw new Error('Nova said 500');
+    },
+    { name: 't', intervalMs: 300_000, clock, log: createSilentLogger(), signal: abort.signal, random: () => 1 },
+  );
   await tick();
   assert.deepEqual(starts, [0]);
   clock.advance(449_999);

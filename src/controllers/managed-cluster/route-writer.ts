@@ -83,7 +83,10 @@ export class RouteWriter {
     const before = await this.#read(routerId, signal);
     if (method === 'atomic') {
       signal?.throwIfAborted();
-      const after = op === 'add' ? await this.#neutron.addExtraRoutes(routerId, [...routes], { signal }) : await this.#neutron.removeExtraRoutes(routerId, [...routes], { signal });
+      const after =
+        op === 'add'
+          ? await this.#neutron.addExtraRoutes(routerId, [...routes], { signal })
+          : await this.#neutron.removeExtraRoutes(routerId, [...routes], { signal });
       return { method, changed: diff(before.routes, after.routes, op, routes), conflicts: 0 };
     }
     if (method === 'plain') return this.#plain(routerId, before, routes, op, signal);
@@ -113,7 +116,8 @@ export class RouteWriter {
     signal?.throwIfAborted();
     const written = await this.#neutron.updateRoutes(routerId, next, { signal });
     // Every write bumps revision_number once: a bigger jump means another writer got in between.
-    const raced = typeof written.revision_number === 'number' && typeof before.revision_number === 'number' && written.revision_number > before.revision_number + 1;
+    const raced =
+      typeof written.revision_number === 'number' && typeof before.revision_number === 'number' && written.revision_number > before.revision_number + 1;
     const restored: ExtraRoute[] = [];
     let current = await this.#read(routerId, signal);
     for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {

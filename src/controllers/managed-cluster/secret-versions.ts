@@ -23,7 +23,9 @@ export class SecretVersions implements SecretVersionSource {
       source: resourceSource(o.secrets, o.namespace, { metadataOnly: true }),
       clock: o.clock,
       log: o.log,
-      transform: (s) => ({ metadata: { name: s.metadata.name, namespace: s.metadata.namespace, uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion } }),
+      transform: (s) => ({
+        metadata: { name: s.metadata.name, namespace: s.metadata.namespace, uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion },
+      }),
     });
   }
 

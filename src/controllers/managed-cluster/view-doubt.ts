@@ -35,13 +35,23 @@ export function doubtAboutView(c: ViewCounts, o: DoubtOptions = {}): Doubt | und
   const shrink = o.maxShrinkFraction ?? DEFAULT_MAX_SHRINK;
   const shrunk = (now: number, last: number | undefined) => last !== undefined && now < last * (1 - shrink);
   if (c.unknownServers > 0) {
-    return { code: 'InstanceListPartial', message: `Nova reports ${c.unknownServers} server(s) as UNKNOWN (a cell is down): their names and addresses are not known, so the instance list may be incomplete` };
+    return {
+      code: 'InstanceListPartial',
+      message: `Nova reports ${c.unknownServers} server(s) as UNKNOWN (a cell is down): their names and addresses are not known, so the instance list may be incomplete`,
+    };
   }
   if (c.nodes === 0 && (c.instances > 0 || o.emptyNodesAlwaysDoubt)) {
-    return { code: 'NodeListEmpty', message: `the cluster's Node list is empty${c.instances ? ` while ${c.instances} of its instance(s) exist` : ''}: a wrong kubeconfig, a restore or an RBAC change looks the same as "nothing is registered"` };
+    return {
+      code: 'NodeListEmpty',
+      message: `the cluster's Node list is empty${c.instances ? ` while ${c.instances} of its instance(s) exist` : ''}: a wrong kubeconfig, a restore or an RBAC change looks the same as "nothing is registered"`,
+    };
   }
   if (shrunk(c.nodes, c.lastNodes)) return { code: 'NodeListShrunk', message: `the Node list shrank from ${c.lastNodes} to ${c.nodes} since the last round` };
   if (c.instances === 0 && c.nodes > 0) return { code: 'InstanceListEmpty', message: `the instance list is empty while ${c.nodes} Node(s) exist` };
-  if (shrunk(c.instances, c.lastInstances)) return { code: 'InstanceListShrunk', message: `the instance list shrank from ${c.lastInstances} to ${c.instances} since the last round while ${c.nodes} Node(s) exist` };
+  if (shrunk(c.instances, c.lastInstances))
+    return {
+      code: 'InstanceListShrunk',
+      message: `the instance list shrank from ${c.lastInstances} to ${c.instances} since the last round while ${c.nodes} Node(s) exist`,
+    };
   return undefined;
 }

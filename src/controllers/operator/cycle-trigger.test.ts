@@ -5,7 +5,13 @@ import { isCycleTrigger, isDeorbitTrigger, isRouteGcTrigger } from './cycle-trig
 
 function mc(o: { generation?: number; deleting?: boolean; phase?: string; rv?: string; conditions?: number } = {}): ManagedCluster {
   return {
-    metadata: { name: 'k1', namespace: 't', generation: o.generation ?? 1, resourceVersion: o.rv ?? '1', deletionTimestamp: o.deleting ? '2024-01-01T00:00:00Z' : undefined },
+    metadata: {
+      name: 'k1',
+      namespace: 't',
+      generation: o.generation ?? 1,
+      resourceVersion: o.rv ?? '1',
+      deletionTimestamp: o.deleting ? '2024-01-01T00:00:00Z' : undefined,
+    },
     spec: { kubeconfigSecretRef: { name: 'k' }, cloudCredentialsSecretRef: { name: 'c', cloud: 'x' } },
     status: { phase: o.phase, ...(o.conditions ? { conditions: Array.from({ length: o.conditions }, () => ({})) } : {}) },
   } as ManagedCluster;

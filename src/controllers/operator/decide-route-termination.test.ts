@@ -4,16 +4,28 @@ import { decideRouteTermination, type RouteTerminationInput } from './decide-rou
 
 const H = 3_600_000;
 const base: RouteTerminationInput = {
-  outcome: 'done', dryRun: false, routerId: 'r1', left: ['100.100.1.0/24 via 10.0.0.5'], alreadyWaiting: false,
-  nowMs: 10 * 60_000, deletionStartedMs: 0, hangTimeoutMs: 24 * H, pollMs: 15_000,
+  outcome: 'done',
+  dryRun: false,
+  routerId: 'r1',
+  left: ['100.100.1.0/24 via 10.0.0.5'],
+  alreadyWaiting: false,
+  nowMs: 10 * 60_000,
+  deletionStartedMs: 0,
+  hangTimeoutMs: 24 * H,
+  pollMs: 15_000,
 };
 
-test('when deorbit may finish as far as the cluster\'s routes are concerned', () => {
+test("when deorbit may finish as far as the cluster's routes are concerned", () => {
   const cases: [string, Partial<RouteTerminationInput>, boolean, string[]][] = [
     ['no route of the cluster left: finish, with a success event', { left: [] }, true, ['SuccessfulDeorbitRoutes']],
     ['routes left: wait, and say so once', {}, false, ['WaitingForDeorbitRoutes']],
     ['routes still left on a later pass: wait quietly', { alreadyWaiting: true }, false, []],
-    ['router unreadable: wait (an OpenStack outage is no reason to leave routes behind)', { left: undefined, error: 'HTTP 503' }, false, ['WaitingForDeorbitRoutes']],
+    [
+      'router unreadable: wait (an OpenStack outage is no reason to leave routes behind)',
+      { left: undefined, error: 'HTTP 503' },
+      false,
+      ['WaitingForDeorbitRoutes'],
+    ],
     ['routes left at the hang timeout: give up, with a warning naming them', { nowMs: 24 * H }, true, ['FailedDeorbitRoutes']],
     ['router unreadable at the hang timeout: give up too', { nowMs: 25 * H, left: undefined, error: 'HTTP 503' }, true, ['FailedDeorbitRoutes']],
     ['deorbit gave up (self-destruct): the routes do not hold the cluster either', { outcome: 'self-destruct' }, true, ['FailedDeorbitRoutes']],
@@ -23,7 +35,11 @@ test('when deorbit may finish as far as the cluster\'s routes are concerned', ()
   for (const [name, over, finish, reasons] of cases) {
     const d = decideRouteTermination({ ...base, ...over });
     assert.equal(d.finish, finish, name);
-    assert.deepEqual(d.events.map((e) => e.reason), reasons, name);
+    assert.deepEqual(
+      d.events.map((e) => e.reason),
+      reasons,
+      name,
+    );
   }
 });
 

@@ -33,16 +33,29 @@ export const WAITING_FOR_ROUTES = 'WaitingForRoutes';
 
 export function decideRouteTermination(i: RouteTerminationInput): RouteTerminationDecision {
   if (i.dryRun) return { finish: true, events: [] };
-  const what = i.left === undefined ? `router ${i.routerId} could not be read: ${i.error ?? 'unknown error'}` : `${listText(i.left)} left on router ${i.routerId}`;
+  const what =
+    i.left === undefined ? `router ${i.routerId} could not be read: ${i.error ?? 'unknown error'}` : `${listText(i.left)} left on router ${i.routerId}`;
   if (i.left?.length === 0) {
-    return { finish: true, events: [{ type: 'Normal', reason: 'SuccessfulDeorbitRoutes', message: `no route of the cluster CIDR is left on router ${i.routerId}` }] };
+    return {
+      finish: true,
+      events: [{ type: 'Normal', reason: 'SuccessfulDeorbitRoutes', message: `no route of the cluster CIDR is left on router ${i.routerId}` }],
+    };
   }
   if (i.outcome === 'self-destruct') {
     return { finish: true, events: [{ type: 'Warning', reason: 'FailedDeorbitRoutes', message: `deorbit gave up; routes of the cluster CIDR: ${what}` }] };
   }
   if (i.nowMs - i.deletionStartedMs >= i.hangTimeoutMs) {
     const hours = Math.round((i.hangTimeoutMs / 3_600_000) * 10) / 10;
-    return { finish: true, events: [{ type: 'Warning', reason: 'FailedDeorbitRoutes', message: `gave up waiting for the routes ${hours} h after deletion; routes of the cluster CIDR: ${what}` }] };
+    return {
+      finish: true,
+      events: [
+        {
+          type: 'Warning',
+          reason: 'FailedDeorbitRoutes',
+          message: `gave up waiting for the routes ${hours} h after deletion; routes of the cluster CIDR: ${what}`,
+        },
+      ],
+    };
   }
   const message = `volumes and load balancers are gone; waiting for the cluster's routes: ${what}`;
   const events: RouteTerminationEvent[] = i.alreadyWaiting ? [] : [{ type: 'Normal', reason: 'WaitingForDeorbitRoutes', message }];

@@ -64,10 +64,28 @@ export const operatorFields = {
 /** routegc's and flight's operator-wide flags; a cluster's own router, CIDR, group and pools come from its spec. */
 const routegcFlightFlags: ModeFlag[] = [
   { key: 'routegcInterval', value: '<duration>', help: 'routegc: time between cycles of one cluster (plus 0-50 % jitter)', defaultText: '5m' },
-  { key: 'routegcConfirmAfter', value: '<duration>', help: 'routegc: least time between the two sightings of a route before it is removed (at least 10s; the cycle after that removes it)', defaultText: '30s' },
-  { key: 'routegcDryRun', help: 'routegc: record what would be removed (events RouteWouldBeRemoved), remove nothing; termination does not wait for routes then' },
-  { key: 'routegcMaxRemovalsPerCycle', value: '<n>', help: 'routegc: route removals per cluster and cycle; the rest wait', defaultText: String(DEFAULT_BUDGETS['route-removal']) },
-  { key: 'routeLimit', value: '<n>', help: "routegc and flight: Neutron's max_routes per router (flight learns the real one from RoutesExhausted)", defaultText: '30' },
+  {
+    key: 'routegcConfirmAfter',
+    value: '<duration>',
+    help: 'routegc: least time between the two sightings of a route before it is removed (at least 10s; the cycle after that removes it)',
+    defaultText: '30s',
+  },
+  {
+    key: 'routegcDryRun',
+    help: 'routegc: record what would be removed (events RouteWouldBeRemoved), remove nothing; termination does not wait for routes then',
+  },
+  {
+    key: 'routegcMaxRemovalsPerCycle',
+    value: '<n>',
+    help: 'routegc: route removals per cluster and cycle; the rest wait',
+    defaultText: String(DEFAULT_BUDGETS['route-removal']),
+  },
+  {
+    key: 'routeLimit',
+    value: '<n>',
+    help: "routegc and flight: Neutron's max_routes per router (flight learns the real one from RoutesExhausted)",
+    defaultText: '30',
+  },
   { key: 'routeLimitHeadroom', value: '<n>', help: 'routegc: warn (RouteLimitApproaching) when fewer free route slots than this remain', defaultText: '3' },
   { key: 'flightInterval', value: '<duration>', help: 'flight: time between rounds of one cluster (plus 0-50 % jitter)', defaultText: '5m' },
   { key: 'flightDryRun', help: 'flight: record the repairs (events FlightWouldRepair), change nothing' },
@@ -75,8 +93,18 @@ const routegcFlightFlags: ModeFlag[] = [
   { key: 'flightForceSecurityGroupResync', help: 'flight: touch the group when a Node reports broken pod traffic' },
   { key: 'flightMaxDeletionsPerRound', value: '<n>', help: 'flight: instance deletions per cluster and round', defaultText: String(DEFAULT_BUDGETS.delete) },
   { key: 'flightMaxRebootsPerRound', value: '<n>', help: 'flight: instance reboots per cluster and round', defaultText: String(DEFAULT_BUDGETS.reboot) },
-  { key: 'flightMaxMetadataWritesPerRound', value: '<n>', help: 'flight: tag and metadata calls per cluster and round', defaultText: String(DEFAULT_BUDGETS.metadata) },
-  { key: 'flightMaxRuleChangesPerRound', value: '<n>', help: 'flight: security-group rule changes and assignments per cluster and round', defaultText: String(DEFAULT_BUDGETS.rule) },
+  {
+    key: 'flightMaxMetadataWritesPerRound',
+    value: '<n>',
+    help: 'flight: tag and metadata calls per cluster and round',
+    defaultText: String(DEFAULT_BUDGETS.metadata),
+  },
+  {
+    key: 'flightMaxRuleChangesPerRound',
+    value: '<n>',
+    help: 'flight: security-group rule changes and assignments per cluster and round',
+    defaultText: String(DEFAULT_BUDGETS.rule),
+  },
   { key: 'flightSoftRebootAfter', value: '<duration>', help: 'flight: an instance that never became a Node is soft-rebooted at this age', defaultText: '10m' },
   { key: 'flightHardRebootAfter', value: '<duration>', help: 'flight: then hard-rebooted this long after', defaultText: '5m' },
   { key: 'flightDeleteAfter', value: '<duration>', help: 'flight: then deleted this long after', defaultText: '15m' },
@@ -85,7 +113,10 @@ const routegcFlightFlags: ModeFlag[] = [
 
 /** "deorbit,routegc" → the names; unknown names are a usage error. */
 export function parseControllers(text: string): ControllerName[] {
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const n of names) {
     if (!KNOWN.includes(n as ControllerName)) throw new UsageError(`--controllers: unknown controller "${n}"; choose from ${KNOWN.join(', ')}`);
   }
@@ -120,11 +151,29 @@ Example:
     { key: 'renewDeadline', value: '<duration>', help: 'a leader that cannot renew for this long steps down', defaultText: '10s' },
     { key: 'retryPeriod', value: '<duration>', help: 'time between lease attempts', defaultText: '2s' },
     { key: 'identity', value: '<name>', help: 'this replica in the Lease', defaultText: '$POD_NAME or host name + random' },
-    { key: 'shard', value: '<i/N>', help: `act only for the ManagedClusters of shard i of N (0 ≤ i < N ≤ ${MAX_SHARDS}; by a hash of namespace/name, or the ${SHARD_LABEL} label); the Lease becomes <lease-name>-shard-i-of-N (docs/operator-sharding.md)`, defaultText: 'every cluster' },
-    { key: 'workers', value: '<n>', help: 'least number of clusters reconciled in parallel per controller (one more per 10 clusters, up to 256)', defaultText: '4' },
+    {
+      key: 'shard',
+      value: '<i/N>',
+      help: `act only for the ManagedClusters of shard i of N (0 ≤ i < N ≤ ${MAX_SHARDS}; by a hash of namespace/name, or the ${SHARD_LABEL} label); the Lease becomes <lease-name>-shard-i-of-N (docs/operator-sharding.md)`,
+      defaultText: 'every cluster',
+    },
+    {
+      key: 'workers',
+      value: '<n>',
+      help: 'least number of clusters reconciled in parallel per controller (one more per 10 clusters, up to 256)',
+      defaultText: '4',
+    },
     { key: 'resync', value: '<duration>', help: 'every cluster is looked at again at least this often', defaultText: '5m' },
-    { key: 'deorbitDryRun', help: 'deorbit: report what each pass would delete and wait for (event DeorbitDryRun, condition reason DryRun); delete nothing, add or remove no finalizer' },
-    { key: 'deorbitHangTimeout', value: '<duration>', help: 'deorbit gives up (records the debris, removes its finalizer) this long after deletion', defaultText: '24h' },
+    {
+      key: 'deorbitDryRun',
+      help: 'deorbit: report what each pass would delete and wait for (event DeorbitDryRun, condition reason DryRun); delete nothing, add or remove no finalizer',
+    },
+    {
+      key: 'deorbitHangTimeout',
+      value: '<duration>',
+      help: 'deorbit gives up (records the debris, removes its finalizer) this long after deletion',
+      defaultText: '24h',
+    },
     ...deorbitTuningFlags.map((f) => ({ ...f, key: `deorbit${f.key[0]!.toUpperCase()}${f.key.slice(1)}` })),
     ...routegcFlightFlags,
   ],

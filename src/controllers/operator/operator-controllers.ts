@@ -88,7 +88,16 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
     // Sharding: a key this shard no longer owns is dropped (not run, not requeued).
     const reconcile: Reconciler = admits ? async (key, signal) => (admits(key) ? inner(key, signal) : {}) : inner;
     return new Controller({
-      name, reconcile, clock: d.clock, log: d.log, metrics: d.metrics, workers: least, workersFor: () => workersFor(d.clusterCount(), least), slotTimeoutMs, resyncMs, listKeys: d.listKeys,
+      name,
+      reconcile,
+      clock: d.clock,
+      log: d.log,
+      metrics: d.metrics,
+      workers: least,
+      workersFor: () => workersFor(d.clusterCount(), least),
+      slotTimeoutMs,
+      resyncMs,
+      listKeys: d.listKeys,
     });
   };
   // One status writer for routegc and flight: their conditions of one cluster go out merged, one write at a time.
@@ -98,11 +107,26 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
     const log = d.log.child({ controller: 'deorbit' });
     const beforeFinish = deorbitCleansRoutes
       ? routeTerminationGate({
-          clients: required(d.clients, 'routegc'), events: d.events, metrics: required(d.routegc, 'routegc').metrics, dryRun: d.routegc!.dryRun,
-          routeLimit: d.routegc!.routeLimit, hangTimeoutMs: d.deorbit.hangTimeoutMs, pollMs: d.deorbit.pollIntervalMs, clock: d.clock, log,
+          clients: required(d.clients, 'routegc'),
+          events: d.events,
+          metrics: required(d.routegc, 'routegc').metrics,
+          dryRun: d.routegc!.dryRun,
+          routeLimit: d.routegc!.routeLimit,
+          hangTimeoutMs: d.deorbit.hangTimeoutMs,
+          pollMs: d.deorbit.pollIntervalMs,
+          clock: d.clock,
+          log,
         })
       : undefined;
-    const reconcile = deorbitReconciler({ clusters: d.clusters, connector: d.connector, events: d.events, settings: d.deorbit, clock: d.clock, log, beforeFinish });
+    const reconcile = deorbitReconciler({
+      clusters: d.clusters,
+      connector: d.connector,
+      events: d.events,
+      settings: d.deorbit,
+      clock: d.clock,
+      log,
+      beforeFinish,
+    });
     // A cluster the cache shows alive with nothing for deorbit to do costs no read (start, resync).
     const fromCache: Reconciler = async (key, signal) => {
       const mc = d.cached(key);
@@ -116,9 +140,23 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
   if (names.includes('routegc')) {
     const s = required(d.routegc, 'routegc');
     const reconcile = routeGcReconciler({
-      clusters: d.clusters, clients: required(d.clients, 'routegc'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'routegc' }),
-      intervalMs: s.intervalMs, dryRun: s.dryRun, routeLimit: s.routeLimit, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, confirmAfterMs: s.confirmAfterMs, cleanupPollMs: s.cleanupPollMs, random: d.random,
-      deadlineMs: runDeadlineMs(s.intervalMs), conditionWriter, cached: d.cached,
+      clusters: d.clusters,
+      clients: required(d.clients, 'routegc'),
+      events: d.events,
+      metrics: s.metrics,
+      clock: d.clock,
+      log: d.log.child({ controller: 'routegc' }),
+      intervalMs: s.intervalMs,
+      dryRun: s.dryRun,
+      routeLimit: s.routeLimit,
+      routeLimitHeadroom: s.routeLimitHeadroom,
+      maxRemovalsPerCycle: s.maxRemovalsPerCycle,
+      confirmAfterMs: s.confirmAfterMs,
+      cleanupPollMs: s.cleanupPollMs,
+      random: d.random,
+      deadlineMs: runDeadlineMs(s.intervalMs),
+      conditionWriter,
+      cached: d.cached,
     });
     // A cluster deorbit is terminating (protected ones included) gets its routes removed by deorbit,
     // after its LBs and volumes are gone; routegc alone would remove them at once. Once deorbit let
@@ -133,8 +171,18 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
   if (names.includes('flight')) {
     const s = required(d.flight, 'flight');
     const reconcile = flightReconciler({
-      clusters: d.clusters, clients: required(d.clients, 'flight'), events: d.events, metrics: s.metrics, clock: d.clock, log: d.log.child({ controller: 'flight' }),
-      intervalMs: s.intervalMs, settings: s.settings, random: d.random, deadlineMs: runDeadlineMs(s.intervalMs), conditionWriter, cached: d.cached,
+      clusters: d.clusters,
+      clients: required(d.clients, 'flight'),
+      events: d.events,
+      metrics: s.metrics,
+      clock: d.clock,
+      log: d.log.child({ controller: 'flight' }),
+      intervalMs: s.intervalMs,
+      settings: s.settings,
+      random: d.random,
+      deadlineMs: runDeadlineMs(s.intervalMs),
+      conditionWriter,
+      cached: d.cached,
     });
     out.push({ controller: make('flight', reconcile, 0, runDeadlineMs(s.intervalMs) + SLOT_GRACE_MS), wants: isCycleTrigger });
   }

@@ -15,7 +15,13 @@ import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts'
 import type { Controller } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
 import { startSpreadMs } from './operator-scale.ts';
-import { buildControllers, type ControllerName, type FlightOperatorSettings, type OperatorController, type RouteGcOperatorSettings } from './operator-controllers.ts';
+import {
+  buildControllers,
+  type ControllerName,
+  type FlightOperatorSettings,
+  type OperatorController,
+  type RouteGcOperatorSettings,
+} from './operator-controllers.ts';
 
 export type { ControllerName } from './operator-controllers.ts';
 /** The controllers this build has. */
@@ -87,15 +93,35 @@ export class Operator {
 
   constructor(opts: OperatorOptions) {
     const clusters = opts.api.resource<ManagedCluster>(KINDS.managedCluster);
-    this.#informer = new Informer({ name: 'managedclusters', source: resourceSource(clusters, opts.namespace), clock: opts.clock, log: opts.log, transform: withoutManagedFields });
-    const events = new EventRecorder({ events: opts.api.events, component: 'kubeward-operator', instance: opts.leaderElection?.identity, clock: opts.clock, log: opts.log });
+    this.#informer = new Informer({
+      name: 'managedclusters',
+      source: resourceSource(clusters, opts.namespace),
+      clock: opts.clock,
+      log: opts.log,
+      transform: withoutManagedFields,
+    });
+    const events = new EventRecorder({
+      events: opts.api.events,
+      component: 'kubeward-operator',
+      instance: opts.leaderElection?.identity,
+      clock: opts.clock,
+      log: opts.log,
+    });
     this.#opts = opts;
     const owns = opts.ownsCluster ?? (() => true);
     const listKeys = (): string[] => this.#owned().map(objectKey);
     const clusterCount = (): number => (opts.ownsCluster ? this.#owned().length : this.#informer.size);
     // A key whose object is gone is decided on its name alone (no label left to read).
     const admits = (key: string): boolean => owns(this.#informer.get(key) ?? fromKey(key));
-    this.#wired = buildControllers(opts.controllers, { ...opts, clusters, events, listKeys, clusterCount, cached: (key) => this.#informer.get(key), admits: opts.ownsCluster ? admits : undefined });
+    this.#wired = buildControllers(opts.controllers, {
+      ...opts,
+      clusters,
+      events,
+      listKeys,
+      clusterCount,
+      cached: (key) => this.#informer.get(key),
+      admits: opts.ownsCluster ? admits : undefined,
+    });
     this.#controllers = this.#wired.map((w) => w.controller);
     const enqueue = (obj: ManagedCluster, old?: ManagedCluster): void => {
       // Until the first cycles are spread (#startControllers), the cache's list is the source.
@@ -108,7 +134,10 @@ export class Operator {
       // A cluster a label just moved to this shard starts in every controller, whatever changed.
       for (const w of this.#wired) if (movedHere || w.wants(obj, old)) w.controller.enqueue(objectKey(obj));
     };
-    this.#informer.on('add', enqueue).on('update', enqueue).on('delete', (obj) => enqueue(obj));
+    this.#informer
+      .on('add', enqueue)
+      .on('update', enqueue)
+      .on('delete', (obj) => enqueue(obj));
     const le = opts.leaderElection;
     if (le) {
       this.#elector = new LeaderElector({
@@ -189,7 +218,8 @@ export class Operator {
       if (!this.#leading) return;
       const all = this.#informer.list();
       const owned = this.#owned();
-      if (owned.length !== all.length) this.#opts.log.info({ owned: owned.length, skipped: all.length - owned.length }, 'shard: starting with the clusters this shard owns');
+      if (owned.length !== all.length)
+        this.#opts.log.info({ owned: owned.length, skipped: all.length - owned.length }, 'shard: starting with the clusters this shard owns');
       const random = this.#opts.random ?? Math.random;
       const intervals = [this.#opts.routegc?.intervalMs, this.#opts.flight?.intervalMs].filter((x): x is number => x !== undefined);
       const spread = startSpreadMs(owned.length, Math.min(60_000, ...intervals));

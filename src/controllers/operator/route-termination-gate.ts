@@ -47,11 +47,19 @@ export function routeTerminationGate(o: RouteTerminationGateOptions): BeforeFini
       o.log.warn({ cluster, err: error }, 'termination route clean-up: cannot read or change the router; retrying');
     }
     const d = decideRouteTermination({
-      outcome, dryRun: o.dryRun, routerId, left, error,
+      outcome,
+      dryRun: o.dryRun,
+      routerId,
+      left,
+      error,
       alreadyWaiting: mc.status?.conditions?.some((c) => c.type === DEORBIT_CONDITION && c.reason === WAITING_FOR_ROUTES) ?? false,
-      nowMs: o.clock.now(), deletionStartedMs: Date.parse(mc.metadata.deletionTimestamp ?? new Date(o.clock.now()).toISOString()),
-      hangTimeoutMs: o.hangTimeoutMs, pollMs: o.pollMs,
+      nowMs: o.clock.now(),
+      deletionStartedMs: Date.parse(mc.metadata.deletionTimestamp ?? new Date(o.clock.now()).toISOString()),
+      hangTimeoutMs: o.hangTimeoutMs,
+      pollMs: o.pollMs,
     });
-    return d.finish ? { finish: true, events: d.events } : { finish: false, events: d.events, requeueAfterMs: d.requeueAfterMs, reason: d.reason, message: d.message };
+    return d.finish
+      ? { finish: true, events: d.events }
+      : { finish: false, events: d.events, requeueAfterMs: d.requeueAfterMs, reason: d.reason, message: d.message };
   };
 }

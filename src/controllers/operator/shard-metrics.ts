@@ -7,7 +7,7 @@ export function registerShardMetrics(registry: Registry, summary: () => ShardSum
   const registers = [registry];
   new Gauge({
     name: 'kubeward_operator_shard_clusters',
-    help: 'ManagedClusters this shard sees, by state: owned (by hash or pinned by the kubeward.io/shard label), skipped (another shard\'s), refused (a label naming no shard: no shard acts; counted by the shard its hash picks).',
+    help: "ManagedClusters this shard sees, by state: owned (by hash or pinned by the kubeward.io/shard label), skipped (another shard's), refused (a label naming no shard: no shard acts; counted by the shard its hash picks).",
     labelNames: ['shard', 'state'],
     registers,
     collect() {

@@ -40,22 +40,33 @@ test('the shard is stable: the same every call, and pinned for known clusters (a
   fc.assert(fc.property(cluster, count, (c, n) => hashShard(c.namespace, c.name, n) === hashShard(c.namespace, c.name, n)));
   // Computed once with this file's hash (SHA-256 rendezvous); these must never change.
   const pinned = [
-    ['tenant-a', 'k1', 3], ['tenant-a', 'k2', 3], ['tenant-b', 'k1', 3], ['opshard-1', 'shard-7', 2], ['x', 'y', 64],
+    ['tenant-a', 'k1', 3],
+    ['tenant-a', 'k2', 3],
+    ['tenant-b', 'k1', 3],
+    ['opshard-1', 'shard-7', 2],
+    ['x', 'y', 64],
   ] as const;
-  assert.deepEqual(pinned.map(([ns, name, n]) => hashShard(ns, name, n)), PINNED);
+  assert.deepEqual(
+    pinned.map(([ns, name, n]) => hashShard(ns, name, n)),
+    PINNED,
+  );
   assert.equal(hashShard('tenant-a', 'k1', 1), 0);
 });
 const PINNED = [1, 1, 1, 0, 24];
 
 test('balanced: with many clusters every shard gets its share within 6 standard deviations', () => {
   fc.assert(
-    fc.property(fc.uniqueArray(cluster, { minLength: 1500, maxLength: 2000, selector: (c) => `${c.namespace}/${c.name}` }), fc.integer({ min: 2, max: 16 }), (cs, n) => {
-      const per = new Array<number>(n).fill(0);
-      for (const c of cs) per[hashShard(c.namespace, c.name, n)]!++;
-      const mean = cs.length / n;
-      const sd = Math.sqrt(cs.length * (1 / n) * (1 - 1 / n));
-      for (const k of per) assert.ok(Math.abs(k - mean) <= 6 * sd, `shard sizes ${per.join(',')} for ${cs.length} clusters in ${n} shards`);
-    }),
+    fc.property(
+      fc.uniqueArray(cluster, { minLength: 1500, maxLength: 2000, selector: (c) => `${c.namespace}/${c.name}` }),
+      fc.integer({ min: 2, max: 16 }),
+      (cs, n) => {
+        const per = new Array<number>(n).fill(0);
+        for (const c of cs) per[hashShard(c.namespace, c.name, n)]!++;
+        const mean = cs.length / n;
+        const sd = Math.sqrt(cs.length * (1 / n) * (1 - 1 / n));
+        for (const k of per) assert.ok(Math.abs(k - mean) <= 6 * sd, `shard sizes ${per.join(',')} for ${cs.length} clusters in ${n} shards`);
+      },
+    ),
     { numRuns: 15 },
   );
 });
@@ -91,10 +102,12 @@ test('--shard grammar: index/count with 0 ≤ index < count ≤ 64; everything e
     }),
     { numRuns: 1000 },
   );
-  fc.assert(fc.property(fc.integer({ min: 1, max: MAX_SHARDS }), fc.nat(), (n, i) => {
-    const r = parseShard(`${i % n}/${n}`);
-    assert.deepEqual(r, { index: i % n, count: n });
-  }));
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: MAX_SHARDS }), fc.nat(), (n, i) => {
+      const r = parseShard(`${i % n}/${n}`);
+      assert.deepEqual(r, { index: i % n, count: n });
+    }),
+  );
 });
 
 test('each shard has its own Lease name', () => {
@@ -103,7 +116,9 @@ test('each shard has its own Lease name', () => {
 
 test('summary and gate: owned, pinned, skipped and refused clusters counted and decided alike', () => {
   const cs: ClusterMeta[] = [
-    { namespace: 'a', name: 'k1' }, { namespace: 'a', name: 'k2' }, { namespace: 'b', name: 'k3', labels: { [SHARD_LABEL]: '1' } },
+    { namespace: 'a', name: 'k1' },
+    { namespace: 'a', name: 'k2' },
+    { namespace: 'b', name: 'k3', labels: { [SHARD_LABEL]: '1' } },
     { namespace: 'b', name: 'k4', labels: { [SHARD_LABEL]: '7' } },
   ];
   const s0 = summarizeShard({ index: 0, count: 2 }, cs);
@@ -113,5 +128,8 @@ test('summary and gate: owned, pinned, skipped and refused clusters counted and 
   assert.equal(s0.skipped + s1.skipped, 5);
   assert.deepEqual([...s0.refused, ...s1.refused], ['b/k4']);
   const gate = shardGate({ index: 1, count: 2 }, createSilentLogger());
-  assert.deepEqual(cs.map((c) => gate.owns(c)), cs.map((c) => shardDecision({ index: 1, count: 2 }, c).owned));
+  assert.deepEqual(
+    cs.map((c) => gate.owns(c)),
+    cs.map((c) => shardDecision({ index: 1, count: 2 }, c).owned),
+  );
 });

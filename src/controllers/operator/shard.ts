@@ -33,9 +33,7 @@ export interface ClusterMeta {
 }
 
 /** How a cluster's shard was decided: by the hash, by its label, or by nobody (a label that names no shard). */
-export type Placement =
-  | { owner: number; by: 'hash' | 'label' }
-  | { owner: undefined; by: 'bad-label'; problem: string };
+export type Placement = { owner: number; by: 'hash' | 'label' } | { owner: undefined; by: 'bad-label'; problem: string };
 
 /** "1/3" → { index: 1, count: 3 }; the problem in words otherwise (the caller names the flag). */
 export function parseShard(text: string): Shard | Refused {
@@ -44,7 +42,10 @@ export function parseShard(text: string): Shard | Refused {
   const index = Number(m[1]);
   const count = Number(m[2]);
   if (count < 1 || count > MAX_SHARDS) return new Refused(`${quote(text)} has ${count} shards; give between 1 and ${MAX_SHARDS}`);
-  if (index >= count) return new Refused(`${quote(text)}: the index counts from 0, so it must be below ${count} (0 to ${count - 1}); e.g. ${count - 1}/${count} for the last shard`);
+  if (index >= count)
+    return new Refused(
+      `${quote(text)}: the index counts from 0, so it must be below ${count} (0 to ${count - 1}); e.g. ${count - 1}/${count} for the last shard`,
+    );
   return { index, count };
 }
 
@@ -87,11 +88,19 @@ export function placeCluster(meta: ClusterMeta, count: number): Placement {
   const label = meta.labels?.[SHARD_LABEL];
   if (label === undefined) return { owner: hashShard(meta.namespace, meta.name, count), by: 'hash' };
   if (!/^(0|[1-9]\d{0,3})$/.test(label)) {
-    return { owner: undefined, by: 'bad-label', problem: `label ${SHARD_LABEL}=${quote(label)} is not a shard index; set it to a number from 0 to ${count - 1} or remove it` };
+    return {
+      owner: undefined,
+      by: 'bad-label',
+      problem: `label ${SHARD_LABEL}=${quote(label)} is not a shard index; set it to a number from 0 to ${count - 1} or remove it`,
+    };
   }
   const index = Number(label);
   if (index >= count) {
-    return { owner: undefined, by: 'bad-label', problem: `label ${SHARD_LABEL}=${label} names no shard (there are ${count}: 0 to ${count - 1}); change it or remove it` };
+    return {
+      owner: undefined,
+      by: 'bad-label',
+      problem: `label ${SHARD_LABEL}=${label} names no shard (there are ${count}: 0 to ${count - 1}); change it or remove it`,
+    };
   }
   return { owner: index, by: 'label' };
 }
@@ -104,7 +113,8 @@ export function placeCluster(meta: ClusterMeta, count: number): Placement {
 export function shardDecision(s: Shard, meta: ClusterMeta): { owned: true; by: 'hash' | 'label' } | { owned: false; reason: string; report?: string } {
   const p = placeCluster(meta, s.count);
   if (p.owner === s.index) return { owned: true, by: p.by };
-  if (p.owner !== undefined) return { owned: false, reason: p.by === 'label' ? `pinned to shard ${p.owner} by its ${SHARD_LABEL} label` : `hashes to shard ${p.owner}` };
+  if (p.owner !== undefined)
+    return { owned: false, reason: p.by === 'label' ? `pinned to shard ${p.owner} by its ${SHARD_LABEL} label` : `hashes to shard ${p.owner}` };
   const reportHere = hashShard(meta.namespace, meta.name, s.count) === s.index;
   return { owned: false, reason: p.problem, ...(reportHere ? { report: p.problem } : {}) };
 }

@@ -18,7 +18,13 @@ const keys = (fs: { route: { destination: string; nexthop: string } }[]) => fs.m
 
 test('R1: only the in-CIDR route with an unknown next hop is orphaned; wider and foreign prefixes are never ours', () => {
   const input = {
-    routes: [r('100.100.1.0/24', '10.0.0.11'), r('100.100.2.0/24', '10.0.0.99'), r('100.100.3.0/24', '172.24.4.5'), r('10.200.0.0/16', '10.0.0.99'), r('100.100.0.0/15', '10.0.0.99')],
+    routes: [
+      r('100.100.1.0/24', '10.0.0.11'),
+      r('100.100.2.0/24', '10.0.0.99'),
+      r('100.100.3.0/24', '172.24.4.5'),
+      r('10.200.0.0/16', '10.0.0.99'),
+      r('100.100.0.0/15', '10.0.0.99'),
+    ],
     instances: [inst('s1', ['10.0.0.11']), inst('s2', ['10.0.0.12', '172.24.4.5'])],
     nodes: [node('s1', ['10.0.0.11']), node('s2', ['10.0.0.12'])],
   };
@@ -30,7 +36,10 @@ test('R1: only the in-CIDR route with an unknown next hop is orphaned; wider and
 });
 
 test('R2: a router without routes of the cluster gives nothing to do and keeps the instance count it had', () => {
-  const d = decideRouteGc({ routes: [r('10.200.0.0/16', '10.0.0.99')], instances: [], nodes: [node('n', ['10.0.0.1'])], memory: { suspects: { x: 0 }, lastInstanceCount: 4 } }, OPTS);
+  const d = decideRouteGc(
+    { routes: [r('10.200.0.0/16', '10.0.0.99')], instances: [], nodes: [node('n', ['10.0.0.1'])], memory: { suspects: { x: 0 }, lastInstanceCount: 4 } },
+    OPTS,
+  );
   assert.equal(d.refusal, undefined, 'no cluster routes: the empty list is not looked at');
   assert.deepEqual([d.remove, d.pending, d.memory], [[], [], { suspects: {}, lastInstanceCount: 4 }]);
 });
@@ -51,10 +60,18 @@ test('R5: of two routes for one pod CIDR, the one not reaching the Node that own
 test('duplicates nobody can settle are reported, not removed', () => {
   const cases = [
     { name: 'no Node owns the pod CIDR', nodes: [node('s1', ['10.0.0.11']), node('s2', ['10.0.0.12'])], why: /no Node owns/ },
-    { name: 'the owner is reached by neither route', nodes: [node('s1', ['10.0.0.11']), node('s2', ['10.0.0.12']), node('s3', ['10.0.0.13'], ['100.100.4.0/24'])], why: /none of the next hops is Node s3/ },
+    {
+      name: 'the owner is reached by neither route',
+      nodes: [node('s1', ['10.0.0.11']), node('s2', ['10.0.0.12']), node('s3', ['10.0.0.13'], ['100.100.4.0/24'])],
+      why: /none of the next hops is Node s3/,
+    },
   ];
   for (const c of cases) {
-    const input = { routes: [r('100.100.4.0/24', '10.0.0.11'), r('100.100.4.0/24', '10.0.0.12')], instances: [inst('s1', ['10.0.0.11']), inst('s2', ['10.0.0.12']), inst('s3', ['10.0.0.13'])], nodes: c.nodes };
+    const input = {
+      routes: [r('100.100.4.0/24', '10.0.0.11'), r('100.100.4.0/24', '10.0.0.12')],
+      instances: [inst('s1', ['10.0.0.11']), inst('s2', ['10.0.0.12']), inst('s3', ['10.0.0.13'])],
+      nodes: c.nodes,
+    };
     const { second } = twoCycles(input);
     assert.deepEqual(second.remove, [], c.name);
     assert.equal(second.unresolved.length, 2, c.name);
@@ -63,14 +80,26 @@ test('duplicates nobody can settle are reported, not removed', () => {
 });
 
 test('an orphan and a live route for one destination: the orphan goes as orphaned, no duplicate is left to settle', () => {
-  const { second } = twoCycles({ routes: [r('100.100.4.0/24', '10.0.0.11'), r('100.100.4.0/24', '10.0.0.99')], instances: [inst('s1', ['10.0.0.11'])], nodes: [node('s1', ['10.0.0.11'])] });
+  const { second } = twoCycles({
+    routes: [r('100.100.4.0/24', '10.0.0.11'), r('100.100.4.0/24', '10.0.0.99')],
+    instances: [inst('s1', ['10.0.0.11'])],
+    nodes: [node('s1', ['10.0.0.11'])],
+  });
   assert.deepEqual(keys(second.remove), ['100.100.4.0/24>10.0.0.99']);
   assert.equal(second.remove[0]!.reason, 'orphaned');
   assert.deepEqual(second.unresolved, []);
 });
 
 test('R7: an empty instance list while Nodes exist refuses the cycle and forgets earlier suspicions', () => {
-  const d = decideRouteGc({ routes: [r('100.100.1.0/24', '10.0.0.11')], instances: [], nodes: [node('s1', ['10.0.0.11'])], memory: { suspects: { '100.100.1.0/24>x': 0 }, lastInstanceCount: 3 } }, OPTS);
+  const d = decideRouteGc(
+    {
+      routes: [r('100.100.1.0/24', '10.0.0.11')],
+      instances: [],
+      nodes: [node('s1', ['10.0.0.11'])],
+      memory: { suspects: { '100.100.1.0/24>x': 0 }, lastInstanceCount: 3 },
+    },
+    OPTS,
+  );
   assert.match(d.refusal ?? '', /empty while 1 Node/);
   assert.deepEqual([d.remove, d.pending, d.memory.suspects], [[], [], {}]);
 });
@@ -100,7 +129,7 @@ test('an orphan that disappears or recovers between cycles is not removed', () =
   assert.deepEqual([recovered.remove, recovered.pending, recovered.memory.suspects], [[], [], {}]);
 });
 
-test('next hops resolve against Node addresses too, unless the Node\'s providerID names a server that is gone', () => {
+test("next hops resolve against Node addresses too, unless the Node's providerID names a server that is gone", () => {
   const routes = [r('100.100.1.0/24', '10.0.0.21'), r('100.100.2.0/24', '10.0.0.22')];
   const nodes = [node('bare-metal', ['10.0.0.21']), node('gone', ['10.0.0.22'], [], 'deleted-uuid'), node('s1', ['10.0.0.11'])];
   const { second } = twoCycles({ routes, instances: [inst('s1', ['10.0.0.11'])], nodes });
@@ -116,7 +145,8 @@ test('IPv6 cluster CIDRs and next hops in other spellings are handled by value',
 
 test('the route-limit warning starts when fewer than the headroom are left', () => {
   const routes = (n: number) => Array.from({ length: n }, (_, i) => r(`100.100.${i}.0/24`, '10.0.0.11'));
-  const run = (n: number, limit: number) => decideRouteGc({ routes: routes(n), instances: [inst('s1', ['10.0.0.11'])], nodes: [], memory: fresh }, { ...OPTS, routeLimit: limit }).routeLimit;
+  const run = (n: number, limit: number) =>
+    decideRouteGc({ routes: routes(n), instances: [inst('s1', ['10.0.0.11'])], nodes: [], memory: fresh }, { ...OPTS, routeLimit: limit }).routeLimit;
   assert.deepEqual(run(26, 30), { count: 26, limit: 30, approaching: false });
   assert.deepEqual(run(27, 30), { count: 27, limit: 30, approaching: true });
   assert.equal(run(27, 100).approaching, false, 'a raised limit is honoured');
@@ -128,11 +158,17 @@ test('memory keys survive Neutron reordering; a bad or too wide cluster CIDR ref
     const d = decideRouteGc({ routes: [r('100.100.1.0/24', '10.0.0.99')], instances: [], nodes: [], memory: fresh }, { clusterCidr: cidr, routeLimit: 30 });
     assert.equal(d.refusalCode, 'ClusterCIDRRefused', cidr);
   }
-  assert.equal(decideRouteGc({ routes: [], instances: [], nodes: [], memory: fresh }, { clusterCidr: '10.0.0.0/7', routeLimit: 30, allowWide: true }).refusal, undefined);
+  assert.equal(
+    decideRouteGc({ routes: [], instances: [], nodes: [], memory: fresh }, { clusterCidr: '10.0.0.0/7', routeLimit: 30, allowWide: true }).refusal,
+    undefined,
+  );
   assert.throws(() => ownRoutes([], '0.0.0.0/0', { allowWide: true }), /whole address space/);
 });
 
 test('termination clean-up takes every route inside the cluster CIDR and nothing else', () => {
   const routes = [r('100.100.1.0/24', '10.0.0.11'), r('10.200.0.0/16', '10.0.0.99'), r('100.100.0.0/15', '10.0.0.99'), r('100.100.2.0/24', '10.0.0.99')];
-  assert.deepEqual(ownRoutes(routes, '100.100.0.0/16').map((x) => x.destination), ['100.100.1.0/24', '100.100.2.0/24']);
+  assert.deepEqual(
+    ownRoutes(routes, '100.100.0.0/16').map((x) => x.destination),
+    ['100.100.1.0/24', '100.100.2.0/24'],
+  );
 });

@@ -111,12 +111,26 @@ export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteG
     // Suspicions formed on an untrusted view are dropped: a removal needs two trusted sightings.
     ({ ...base, refusal, refusalCode: code, memory: { suspects: {}, lastInstanceCount: input.instances.length, lastNodeCount: input.nodes.length } });
   const outside = podCidrsOutside(cluster, input.nodes);
-  if (outside.length) return refused('PodCIDROutsideClusterCIDR', `Node pod CIDRs outside the cluster CIDR ${opts.clusterCidr} (${outside.slice(0, 5).join(', ')}): the cluster CIDR looks wrong`);
+  if (outside.length)
+    return refused(
+      'PodCIDROutsideClusterCIDR',
+      `Node pod CIDRs outside the cluster CIDR ${opts.clusterCidr} (${outside.slice(0, 5).join(', ')}): the cluster CIDR looks wrong`,
+    );
   const doubt = doubtAboutView(
-    { nodes: input.nodes.length, instances: input.instances.length, unknownServers: input.unknownServers ?? 0, lastNodes: input.memory.lastNodeCount, lastInstances: input.memory.lastInstanceCount },
+    {
+      nodes: input.nodes.length,
+      instances: input.instances.length,
+      unknownServers: input.unknownServers ?? 0,
+      lastNodes: input.memory.lastNodeCount,
+      lastInstances: input.memory.lastInstanceCount,
+    },
     { maxShrinkFraction: opts.maxShrinkFraction, emptyNodesAlwaysDoubt: !opts.hasInstancePrefixes },
   );
-  if (doubt) return refused(doubt.code, doubt.code === 'NodeListEmpty' && !opts.hasInstancePrefixes ? `${doubt.message}; and no instance prefix names the cluster's instances` : doubt.message);
+  if (doubt)
+    return refused(
+      doubt.code,
+      doubt.code === 'NodeListEmpty' && !opts.hasInstancePrefixes ? `${doubt.message}; and no instance prefix names the cluster's instances` : doubt.message,
+    );
   const { findings, unresolved } = findSuspects(ours, input.instances, input.nodes);
   counts.orphaned = findings.filter((f) => f.reason === 'orphaned').length;
   counts.duplicate = findings.filter((f) => f.reason === 'duplicate').length;
@@ -135,7 +149,11 @@ export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteG
   };
 }
 
-function findSuspects(ours: readonly ExtraRoute[], instances: readonly ClusterInstance[], nodes: readonly ClusterNode[]): { findings: RouteFinding[]; unresolved: RouteFinding[] } {
+function findSuspects(
+  ours: readonly ExtraRoute[],
+  instances: readonly ClusterInstance[],
+  nodes: readonly ClusterNode[],
+): { findings: RouteFinding[]; unresolved: RouteFinding[] } {
   const valid = validNextHops(instances, nodes);
   const findings: RouteFinding[] = [];
   for (const r of ours) {
@@ -147,7 +165,12 @@ function findSuspects(ours: readonly ExtraRoute[], instances: readonly ClusterIn
   for (const group of groupByDestination(ours)) {
     const live = group.routes.filter((r) => !orphaned.has(routeKey(r)));
     if (live.length < 2) continue;
-    const owner = nodes.find((n) => n.podCidrs.some((p) => { const c = parseCidr(p); return c !== undefined && sameCidr(c, group.cidr); }));
+    const owner = nodes.find((n) =>
+      n.podCidrs.some((p) => {
+        const c = parseCidr(p);
+        return c !== undefined && sameCidr(c, group.cidr);
+      }),
+    );
     const ownerHops = owner ? hopsOfNode(owner, map) : new Set<string>();
     const keep = live.filter((r) => ownerHops.has(ipKey(r.nexthop)));
     if (!owner || keep.length === 0) {
@@ -156,7 +179,8 @@ function findSuspects(ours: readonly ExtraRoute[], instances: readonly ClusterIn
       continue;
     }
     for (const r of live) {
-      if (!keep.includes(r)) findings.push({ route: r, reason: 'duplicate', detail: `${r.destination} belongs to Node ${owner.name}, not next hop ${r.nexthop}` });
+      if (!keep.includes(r))
+        findings.push({ route: r, reason: 'duplicate', detail: `${r.destination} belongs to Node ${owner.name}, not next hop ${r.nexthop}` });
     }
   }
   return { findings, unresolved };

@@ -21,19 +21,31 @@ export const DEFAULTS = {
   writeMode: 'auto',
 } as const;
 
-const cidr = z.string({ error: 'give the cluster\'s pod CIDR, such as 100.100.0.0/16' }).check(z.refine((s: string) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` }));
+const cidr = z
+  .string({ error: "give the cluster's pod CIDR, such as 100.100.0.0/16" })
+  .check(z.refine((s: string) => parseCidr(s) !== undefined, { error: (i) => `"${String(i.input)}" is not a CIDR such as 100.100.0.0/16` }));
 
 export const routegcFields = {
   kubeconfig: z.string({ error: "give the path of the cluster's kubeconfig" }).check(z.minLength(1, "give the path of the cluster's kubeconfig")),
   context: z.optional(z.string().check(z.minLength(1))),
   osCloud: z.optional(z.string().check(z.minLength(1))),
-  router: z.string({ error: 'give the ID of the cluster\'s Neutron router' }).check(z.minLength(1, 'give the ID of the cluster\'s Neutron router')),
+  router: z.string({ error: "give the ID of the cluster's Neutron router" }).check(z.minLength(1, "give the ID of the cluster's Neutron router")),
   clusterCidr: cidr,
   clusterUid: z.optional(z.string().check(z.regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")'))),
   allowWideClusterCidr: z.prefault(boolean, false),
   clusterName: z._default(z.string().check(z.minLength(1)), DEFAULTS.clusterName),
   pool: z._default(z.array(z.string().check(z.minLength(1))), []),
-  instancePrefix: z._default(z.array(z.string().check(z.minLength(2), z.refine((p: string) => p.endsWith('-'), { error: (i) => `instance prefix "${String(i.input)}" must end with the "-" before the 5-character suffix, such as kks-k1-small-` }))), []),
+  instancePrefix: z._default(
+    z.array(
+      z.string().check(
+        z.minLength(2),
+        z.refine((p: string) => p.endsWith('-'), {
+          error: (i) => `instance prefix "${String(i.input)}" must end with the "-" before the 5-character suffix, such as kks-k1-small-`,
+        }),
+      ),
+    ),
+    [],
+  ),
   interval: z.prefault(duration({ min: 1000 }), DEFAULTS.interval),
   once: z.prefault(boolean, false),
   confirmAfter: z.prefault(duration({ min: MIN_CONFIRM_AFTER_MS }), DEFAULTS.confirmAfter),
@@ -74,11 +86,21 @@ Examples:
     { key: 'osCloud', value: '<name>', help: 'cloud entry in clouds.yaml (default: $OS_CLOUD, or the OS_* variables alone)' },
     { key: 'router', value: '<id>', help: "the cluster's Neutron router (required)" },
     { key: 'clusterCidr', value: '<cidr>', help: "the cluster's pod CIDR, e.g. 100.100.0.0/16 (required)" },
-    { key: 'clusterUid', value: '<uid>', help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does", defaultText: 'name:<cluster-name>' },
+    {
+      key: 'clusterUid',
+      value: '<uid>',
+      help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does",
+      defaultText: 'name:<cluster-name>',
+    },
     { key: 'allowWideClusterCidr', help: 'accept a --cluster-cidr wider than /8 (IPv6 /32); /0 is refused anyway' },
     { key: 'clusterName', value: '<name>', help: 'the cluster (kks-<name>-<pool>-xxxxx instances), in metrics and events', defaultText: DEFAULTS.clusterName },
-    { key: 'pool', value: '<name>', help: 'node pool: instances kks-<cluster>-<pool>-xxxxx are the cluster\'s (letters and digits only)', repeatable: true },
-    { key: 'instancePrefix', value: '<prefix>', help: "pool prefix ending in '-': an instance named <prefix> + 5 letters/digits is the cluster's (e.g. kks-k1-small-)", repeatable: true },
+    { key: 'pool', value: '<name>', help: "node pool: instances kks-<cluster>-<pool>-xxxxx are the cluster's (letters and digits only)", repeatable: true },
+    {
+      key: 'instancePrefix',
+      value: '<prefix>',
+      help: "pool prefix ending in '-': an instance named <prefix> + 5 letters/digits is the cluster's (e.g. kks-k1-small-)",
+      repeatable: true,
+    },
     { key: 'interval', value: '<duration>', help: 'time between cycles (plus 0-50 % jitter)', defaultText: DEFAULTS.interval },
     { key: 'once', help: 'look twice, act, and exit' },
     { key: 'confirmAfter', value: '<duration>', help: 'least time between the two sightings of a removal (at least 10s)', defaultText: DEFAULTS.confirmAfter },
@@ -88,7 +110,12 @@ Examples:
     { key: 'cleanupTimeout', value: '<duration>', help: 'with --cleanup: give up after this long', defaultText: DEFAULTS.cleanupTimeout },
     { key: 'routeLimit', value: '<n>', help: "Neutron's max_routes for the router", defaultText: String(DEFAULTS.routeLimit) },
     { key: 'routeLimitHeadroom', value: '<n>', help: 'warn when fewer free route slots than this remain', defaultText: String(DEFAULTS.routeLimitHeadroom) },
-    { key: 'writeMode', value: '<auto|atomic|revision|plain>', help: 'auto picks extraroute-atomic, else revision-if-match, else plain, from Neutron\'s extensions', defaultText: DEFAULTS.writeMode },
+    {
+      key: 'writeMode',
+      value: '<auto|atomic|revision|plain>',
+      help: "auto picks extraroute-atomic, else revision-if-match, else plain, from Neutron's extensions",
+      defaultText: DEFAULTS.writeMode,
+    },
   ],
   fields: routegcFields,
   adminPort: 9454,

@@ -89,7 +89,10 @@ export class RouteGcRunner {
     } catch (err) {
       if (signal?.aborted) throw err; // not a failure of the cycle: this replica stopped acting
       metrics.failedCycles.inc(labels);
-      log.warn({ cluster: this.#t.cluster, err: describeError(err) }, 'routegc cycle failed; nothing was changed by the failed step, the next cycle starts over');
+      log.warn(
+        { cluster: this.#t.cluster, err: describeError(err) },
+        'routegc cycle failed; nothing was changed by the failed step, the next cycle starts over',
+      );
       throw err;
     }
   }
@@ -125,25 +128,43 @@ export class RouteGcRunner {
     }
     if (decision.heldBack.length) {
       metrics.heldBack.inc({ ...labels, kind: 'route-removal' }, decision.heldBack.length);
-      await this.#d.emit({ type: 'Warning', reason: 'RouteGCBudgetExhausted', message: `${decision.heldBack.length} confirmed route removal(s) wait for a later cycle: at most ${decision.remove.length} per cycle (${decision.heldBack.map((f) => `${f.route.destination} via ${f.route.nexthop}`).join(', ')})` });
+      await this.#d.emit({
+        type: 'Warning',
+        reason: 'RouteGCBudgetExhausted',
+        message: `${decision.heldBack.length} confirmed route removal(s) wait for a later cycle: at most ${decision.remove.length} per cycle (${decision.heldBack.map((f) => `${f.route.destination} via ${f.route.nexthop}`).join(', ')})`,
+      });
     }
-    for (const u of decision.unresolved) await this.#d.emit({ type: 'Warning', reason: 'RouteDuplicateUnresolved', message: `${u.route.destination} via ${u.route.nexthop}: ${u.detail}` });
-    for (const p of decision.pending) this.#d.log.info({ cluster: this.#t.cluster, route: p.route, reason: p.reason, detail: p.detail }, 'route suspect; removed next cycle if still so');
+    for (const u of decision.unresolved)
+      await this.#d.emit({ type: 'Warning', reason: 'RouteDuplicateUnresolved', message: `${u.route.destination} via ${u.route.nexthop}: ${u.detail}` });
+    for (const p of decision.pending)
+      this.#d.log.info({ cluster: this.#t.cluster, route: p.route, reason: p.reason, detail: p.detail }, 'route suspect; removed next cycle if still so');
     if (decision.remove.length === 0) return { decision, removed: [], conflicts: 0 };
     if (this.#t.dryRun) {
       for (const f of decision.remove) {
         metrics.wouldRemove.inc({ ...labels, reason: f.reason });
-        await this.#d.emit({ type: 'Normal', reason: 'RouteWouldBeRemoved', message: `dry run: would remove ${f.route.destination} via ${f.route.nexthop} (${f.detail})` });
+        await this.#d.emit({
+          type: 'Normal',
+          reason: 'RouteWouldBeRemoved',
+          message: `dry run: would remove ${f.route.destination} via ${f.route.nexthop} (${f.detail})`,
+        });
       }
       return { decision, removed: decision.remove, conflicts: 0 };
     }
     signal?.throwIfAborted();
-    const write = await this.#d.writer.remove(this.#t.routerId, decision.remove.map((f) => f.route), signal);
+    const write = await this.#d.writer.remove(
+      this.#t.routerId,
+      decision.remove.map((f) => f.route),
+      signal,
+    );
     metrics.conflicts.inc(labels, write.conflicts);
     const removed = decision.remove.filter((f) => write.changed.some((c) => c.destination === f.route.destination && c.nexthop === f.route.nexthop));
     for (const f of removed) {
       metrics.removed.inc({ ...labels, reason: f.reason });
-      await this.#d.emit({ type: 'Normal', reason: f.reason === 'orphaned' ? 'RemovedOrphanedRoute' : 'RemovedDuplicateRoute', message: `removed ${f.route.destination} via ${f.route.nexthop} (${f.detail}; ${write.method})` });
+      await this.#d.emit({
+        type: 'Normal',
+        reason: f.reason === 'orphaned' ? 'RemovedOrphanedRoute' : 'RemovedDuplicateRoute',
+        message: `removed ${f.route.destination} via ${f.route.nexthop} (${f.detail}; ${write.method})`,
+      });
     }
     return { decision, removed, conflicts: write.conflicts };
   }
@@ -153,7 +174,11 @@ export class RouteGcRunner {
     this.#d.metrics.routeLimitApproaching.set({ cluster: this.#t.cluster }, approaching ? 1 : 0);
     // One event when the router crosses into the warning zone, not one per cycle.
     if (approaching && !this.#limitWarned) {
-      await this.#d.emit({ type: 'Warning', reason: 'RouteLimitApproaching', message: `the router holds ${count} of at most ${limit} routes (Neutron max_routes); every Node needs one, so the cluster cannot grow much further` });
+      await this.#d.emit({
+        type: 'Warning',
+        reason: 'RouteLimitApproaching',
+        message: `the router holds ${count} of at most ${limit} routes (Neutron max_routes); every Node needs one, so the cluster cannot grow much further`,
+      });
     }
     this.#limitWarned = approaching;
   }
@@ -173,7 +198,8 @@ export class RouteGcRunner {
       const routes = await left();
       if (routes.length === 0) return routes;
       if (this.#t.dryRun) {
-        for (const r of routes) await this.#d.emit({ type: 'Normal', reason: 'RouteWouldBeRemoved', message: `dry run: termination would remove ${r.destination} via ${r.nexthop}` });
+        for (const r of routes)
+          await this.#d.emit({ type: 'Normal', reason: 'RouteWouldBeRemoved', message: `dry run: termination would remove ${r.destination} via ${r.nexthop}` });
         return routes;
       }
       opts.signal?.throwIfAborted();

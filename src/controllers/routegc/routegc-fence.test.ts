@@ -44,7 +44,8 @@ function setup(opts: { onNodeList?: () => void; onRemove?: () => void } = {}) {
     { cloud, writer, nodes, emit: async () => undefined, metrics: createRouteGcMetrics(registry), log: createSilentLogger(), clock },
     { cluster: 'k1', routerId: 'r1', clusterCidr: '100.100.0.0/16', identity: { ownerId: 'uid-k1', poolPrefixes: [] }, routeLimit: 30, dryRun: false },
   );
-  const failedCycles = async () => ((await registry.getMetricsAsJSON()).find((m) => m.name === 'kubeward_routegc_failed_cycles_total')?.values ?? []).reduce((n, v) => n + v.value, 0);
+  const failedCycles = async () =>
+    ((await registry.getMetricsAsJSON()).find((m) => m.name === 'kubeward_routegc_failed_cycles_total')?.values ?? []).reduce((n, v) => n + v.value, 0);
   return { runner, fence, removed, failedCycles, clock, routerReads: () => routerReads };
 }
 

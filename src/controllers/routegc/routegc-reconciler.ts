@@ -42,10 +42,25 @@ export interface RouteGcSettings {
 /** The one way routegc's runner for a cluster is built (reconciler and termination clean-up alike). */
 export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: Logger, clock: Clock): RouteGcRunner {
   return new RouteGcRunner(
-    { cloud: openStackRouteGcCloud(ctx.clients.openstack), writer: new RouteWriter(ctx.clients.openstack.neutron), nodes: ctx.nodes, emit: ctx.emit, metrics: s.metrics, log, clock },
     {
-      cluster: ctx.scope.key, routerId: ctx.scope.routerId ?? '', clusterCidr: ctx.scope.clusterCidr ?? '', identity: ctx.scope.identity,
-      routeLimit: s.routeLimit ?? DEFAULT_ROUTE_LIMIT, routeLimitHeadroom: s.routeLimitHeadroom, maxRemovalsPerCycle: s.maxRemovalsPerCycle, confirmAfterMs: s.confirmAfterMs, dryRun: s.dryRun ?? false,
+      cloud: openStackRouteGcCloud(ctx.clients.openstack),
+      writer: new RouteWriter(ctx.clients.openstack.neutron),
+      nodes: ctx.nodes,
+      emit: ctx.emit,
+      metrics: s.metrics,
+      log,
+      clock,
+    },
+    {
+      cluster: ctx.scope.key,
+      routerId: ctx.scope.routerId ?? '',
+      clusterCidr: ctx.scope.clusterCidr ?? '',
+      identity: ctx.scope.identity,
+      routeLimit: s.routeLimit ?? DEFAULT_ROUTE_LIMIT,
+      routeLimitHeadroom: s.routeLimitHeadroom,
+      maxRemovalsPerCycle: s.maxRemovalsPerCycle,
+      confirmAfterMs: s.confirmAfterMs,
+      dryRun: s.dryRun ?? false,
     },
   );
 }

@@ -10,7 +10,16 @@ import { createControllerMetrics } from './controller-metrics.ts';
 function setup(reconcile: Reconciler, extra: { resyncMs?: number; listKeys?: () => string[] } = {}) {
   const clock = new ManualClock(0);
   const registry = new Registry();
-  const c = new Controller({ name: 'test', reconcile, clock, log: createSilentLogger(), metrics: createControllerMetrics(registry), workers: 3, backoff: { baseMs: 1000, maxMs: 8000 }, ...extra });
+  const c = new Controller({
+    name: 'test',
+    reconcile,
+    clock,
+    log: createSilentLogger(),
+    metrics: createControllerMetrics(registry),
+    workers: 3,
+    backoff: { baseMs: 1000, maxMs: 8000 },
+    ...extra,
+  });
   return { c, clock, registry };
 }
 
@@ -69,7 +78,12 @@ test('a failing key is retried after a growing backoff, and requeueAfter schedul
 
 test('the periodic resync re-adds every key', async (t) => {
   const seen: string[] = [];
-  const { c, clock } = setup(async (key) => { seen.push(key); }, { resyncMs: 60_000, listKeys: () => ['a', 'b'] });
+  const { c, clock } = setup(
+    async (key) => {
+      seen.push(key);
+    },
+    { resyncMs: 60_000, listKeys: () => ['a', 'b'] },
+  );
   c.start();
   t.after(() => c.close());
   clock.advance(70_000);
@@ -83,7 +97,12 @@ test('a reconcile past its slot frees its worker; its key stays busy until it re
   let release!: () => void;
   const hung = new Promise<void>((r) => (release = r));
   const c = new Controller({
-    name: 'slots', clock, log: createSilentLogger(), metrics: createControllerMetrics(new Registry()), workers: 1, slotTimeoutMs: 5000,
+    name: 'slots',
+    clock,
+    log: createSilentLogger(),
+    metrics: createControllerMetrics(new Registry()),
+    workers: 1,
+    slotTimeoutMs: 5000,
     reconcile: async (key) => {
       started.push(key);
       if (key === 'hung') await hung;
@@ -114,7 +133,15 @@ test('a reconcile past its slot frees its worker; its key stays busy until it re
 
 test('workers follow workersFor, never below the least number', async (t) => {
   let wanted = 1;
-  const c = new Controller({ name: 'scale', clock: new ManualClock(0), log: createSilentLogger(), metrics: createControllerMetrics(new Registry()), workers: 2, workersFor: () => wanted, reconcile: async () => {} });
+  const c = new Controller({
+    name: 'scale',
+    clock: new ManualClock(0),
+    log: createSilentLogger(),
+    metrics: createControllerMetrics(new Registry()),
+    workers: 2,
+    workersFor: () => wanted,
+    reconcile: async () => {},
+  });
   c.start();
   t.after(() => c.close());
   assert.equal(c.workers, 2);

@@ -34,7 +34,14 @@ test('delayed adds keep the earliest deadline per key', async () => {
 });
 
 test('failures back off per key, doubling up to the cap, and forget resets them', () => {
-  const cases: [number, number][] = [[0, 0], [1, 5_000], [2, 10_000], [3, 20_000], [7, 300_000], [100, 300_000]];
+  const cases: [number, number][] = [
+    [0, 0],
+    [1, 5_000],
+    [2, 10_000],
+    [3, 20_000],
+    [7, 300_000],
+    [100, 300_000],
+  ];
   for (const [n, want] of cases) assert.equal(backoffDelayMs(n), want, `${n} failures`);
   const q = new WorkQueue(new ManualClock(), { baseMs: 100, maxMs: 1000 });
   assert.equal(q.addWithBackoff('a'), 100);
