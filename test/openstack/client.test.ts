@@ -408,3 +408,21 @@ test('a caller that gives up during a shared authentication does not fail the ot
   assert.ok((await patient).length > 0);
   assert.equal(s.count('/auth/tokens', 'POST'), 1);
 });
+
+test('the session keeps only the catalog fields it reads: every type, and per endpoint its interface, region and URL', async (t) => {
+  const s = await setup(t);
+  const info = await s.client.keystone.tokenInfo();
+  assert.ok(
+    info.catalog.some((e) => e.type === 'network'),
+    'the catalog still has its services',
+  );
+  for (const e of info.catalog) {
+    assert.deepEqual(Object.keys(e).sort(), ['endpoints', 'type']);
+    for (const ep of e.endpoints)
+      assert.deepEqual(
+        Object.keys(ep).filter((k) => !['interface', 'url', 'region', 'region_id'].includes(k)),
+        [],
+      );
+  }
+  await s.client.neutron.listExtensions();
+});

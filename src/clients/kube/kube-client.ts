@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describeError } from '../../base/errors.ts';
 import { KubeApiError, errorFromResponse } from './kube-api-error.ts';
+import { pooledTls, type TlsIdentityOptions } from './tls-agent-pool.ts';
 import type { WatchEvent } from './kube-types.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -34,6 +35,12 @@ export interface KubeClientOptions {
    * a client per workload cluster, used once a cycle, would only hold an idle socket.
    */
   keepAlive?: boolean;
+  /**
+   * Use the process's shared keep-alive agent and TLS context for this client's TLS identity
+   * (tls-agent-pool.ts) instead of client-node's agent: for the operator's many per-cluster clients,
+   * which make one or two calls a cycle and never watch. Idle sockets close after 15 s.
+   */
+  sharedTls?: boolean;
 }
 
 export class KubeClient {
@@ -42,6 +49,7 @@ export class KubeClient {
   readonly #timeoutMs: number;
   readonly #userAgent: string;
   readonly #keepAlive: boolean;
+  readonly #sharedTls: boolean;
 
   constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
     this.#kc = kc;
@@ -49,6 +57,7 @@ export class KubeClient {
     this.#timeoutMs = opts.timeoutMs || 30_000;
     this.#userAgent = opts.userAgent ?? 'kubeward';
     this.#keepAlive = opts.keepAlive ?? false;
+    this.#sharedTls = opts.sharedTls ?? false;
   }
 
   get server(): string {
@@ -100,13 +109,21 @@ export class KubeClient {
     const url = new URL(this.#server.pathname.replace(/\/$/, '') + path, this.#server);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const options: RequestOptions & { ca?: unknown } = { method, headers: {} };
-    await this.#kc.applyToHTTPSOptions(options as never);
-    // client-node's agent (one per KubeConfig, made without keep-alive): turned on once, in place,
-    // so its TLS options stay client-node's own.
-    const agent = options.agent as (HttpsAgent & { keepAlive?: boolean; options: { timeout?: number } }) | undefined;
-    if (this.#keepAlive && agent instanceof HttpsAgent && !agent.keepAlive) {
-      agent.keepAlive = true;
-      agent.options.timeout ??= 15_000;
+    if (this.#sharedTls && sharesTls(this.#kc, url)) {
+      await applyWithoutAgent(this.#kc, options);
+      // Computed per call: an exec credential plugin may hand out a new client certificate.
+      const shared = pooledTls(options as TlsIdentityOptions);
+      options.agent = shared.agent;
+      (options as { secureContext?: unknown }).secureContext = shared.secureContext;
+    } else {
+      await this.#kc.applyToHTTPSOptions(options as never);
+      // client-node's agent (one per KubeConfig, made without keep-alive): turned on once, in place,
+      // so its TLS options stay client-node's own.
+      const agent = options.agent as (HttpsAgent & { keepAlive?: boolean; options: { timeout?: number } }) | undefined;
+      if (this.#keepAlive && agent instanceof HttpsAgent && !agent.keepAlive) {
+        agent.keepAlive = true;
+        agent.options.timeout ??= 15_000;
+      }
     }
     const headers = options.headers as Record<string, string>;
     headers['accept'] = opts.accept ?? 'application/json';
@@ -128,6 +145,28 @@ export class KubeClient {
       req.end(payload);
     });
   }
+}
+
+/**
+ * Whether a request may go through the shared pool: https, and no proxy in the kubeconfig (a proxied
+ * cluster keeps client-node's proxy agent).
+ */
+export function sharesTls(kc: KubeConfig, url: URL): boolean {
+  return url.protocol === 'https:' && !kc.getCurrentCluster()?.proxyUrl;
+}
+
+/**
+ * client-node's applyToHTTPSOptions (dist/config.js) without the agent it makes and keeps per
+ * KubeConfig: that agent, unused with the pool, held a copy of the CA (and the Buffer pool slab
+ * under it) per cluster. Its private applyOptions sets TLS options and credentials; basic auth is
+ * added as applyToHTTPSOptions does. Falls back to applyToHTTPSOptions if that method is gone.
+ */
+async function applyWithoutAgent(kc: KubeConfig, options: RequestOptions): Promise<void> {
+  const applyOptions = (kc as unknown as { applyOptions?: (o: object) => Promise<void> }).applyOptions;
+  if (typeof applyOptions !== 'function') return kc.applyToHTTPSOptions(options as never);
+  await applyOptions.call(kc, options);
+  const user = kc.getCurrentUser();
+  if (user?.username) options.auth = `${user.username}:${user.password}`;
 }
 
 async function readBody(res: IncomingMessage, method: string, path: string): Promise<string> {

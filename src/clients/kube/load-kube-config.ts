@@ -28,6 +28,9 @@ export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
     case 'text':
       try {
         kc.loadFromString(source.text);
+        // The parser's strings (token, CA, server) are slices of the whole text and keep all of it
+        // alive, once per cluster in the operator: load again from a copy that shares nothing with it.
+        kc.loadFromOptions(JSON.parse(JSON.stringify({ clusters: kc.clusters, users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext })));
       } catch (err) {
         throw new KubewardError('E_CONFIG', `${source.what}: not a kubeconfig (${describeError(err)})`, { cause: err });
       }

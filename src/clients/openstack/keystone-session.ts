@@ -132,13 +132,30 @@ export class KeystoneSession {
         projectName: tok.project?.name,
         roles: (tok.roles ?? []).map((r) => r.name ?? ''),
         expiresAtMs,
-        catalog: tok.catalog ?? [],
+        catalog: slimCatalog(tok.catalog ?? []),
       },
     };
     deps.log.debug({ service: 'keystone', cloud: config.cloudName, projectId: token.info.projectId, expiresAt: tok.expires_at }, 'openstack token issued');
     this.#token = token;
     return token;
   }
+}
+
+/**
+ * The catalog with only what findEndpoint and the callers read (every entry's type; every endpoint's
+ * interface, region and URL): a session keeps it for the token's lifetime, once per cluster in the
+ * operator, and Keystone's entries carry ids, names and links besides (docs/operator-scale.md).
+ */
+function slimCatalog(catalog: CatalogEntry[]): CatalogEntry[] {
+  return catalog.map((e) => ({
+    type: e.type,
+    endpoints: (e.endpoints ?? []).map((ep) => {
+      const slim: CatalogEntry['endpoints'][number] = { interface: ep.interface, url: ep.url };
+      if (ep.region !== undefined) slim.region = ep.region;
+      if (ep.region_id !== undefined) slim.region_id = ep.region_id;
+      return slim;
+    }),
+  }));
 }
 
 function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {

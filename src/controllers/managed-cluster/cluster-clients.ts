@@ -76,7 +76,10 @@ export function secretClusterSource<T>(opts: {
     const clouds = mc.spec.noCloud ? undefined : await read(ns, cref.name, cref.key ?? 'clouds.yaml');
     const fingerprint = `${kube.rv}/${clouds?.rv ?? '-'}/${cref.cloud}`;
     if (hit?.fingerprint === fingerprint) return hit.value;
-    const api = createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), { timeoutMs: opts.kubeTimeoutMs });
+    const api = createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), {
+      timeoutMs: opts.kubeTimeoutMs,
+      sharedTls: true,
+    });
     const source = `Secret ${ns}/${cref.name} key ${cref.key ?? 'clouds.yaml'}`;
     const value = opts.build({ kube: api, clouds: clouds && { doc: parseClouds(clouds.text, source), cloudName: cref.cloud, source } });
     cache.set(uid, { fingerprint, value });
