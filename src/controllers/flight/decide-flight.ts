@@ -6,7 +6,7 @@
 import { applyBudgets, DEFAULT_BUDGETS, type BudgetKind, type Budgets } from '../managed-cluster/blast-budget.ts';
 import { parseCidr } from '../../base/ip.ts';
 import { clusterCidrProblem, podCidrsOutside } from '../managed-cluster/cidr-scope.ts';
-import { doubtAboutView, type Doubt } from '../managed-cluster/view-doubt.ts';
+import { doubtAboutView, viewCounts, type Doubt } from '../managed-cluster/view-doubt.ts';
 import { decideGroupAssignment, decideGroupResync, decideGroupRules, pickGroup } from './decide-security-group.ts';
 import { decideUnregistered } from './decide-unregistered.ts';
 import { decideLabels, decideRoles } from './decide-labels.ts';
@@ -110,16 +110,9 @@ function scopeFinding(obs: FlightObservation, o: FlightOptions): FlightFinding |
 
 function viewDoubt(obs: FlightObservation, o: FlightOptions, actions: readonly FlightAction[]): Doubt | undefined {
   if (obs.nodes === undefined) return undefined; // decideUnregistered already held everything back
-  const doubt = doubtAboutView(
-    {
-      nodes: obs.nodes.length,
-      instances: obs.instances.length,
-      unknownServers: obs.unknownServers ?? 0,
-      lastNodes: obs.memory.lastNodeCount,
-      lastInstances: obs.memory.lastInstanceCount,
-    },
-    { maxShrinkFraction: o.maxShrinkFraction },
-  );
+  const doubt = doubtAboutView(viewCounts({ nodes: obs.nodes, instances: obs.instances, unknownServers: obs.unknownServers, memory: obs.memory }), {
+    maxShrinkFraction: o.maxShrinkFraction,
+  });
   if (doubt) return doubt;
   // A Node list that hides most of the cluster makes most instances look unregistered at once.
   const due = new Set(

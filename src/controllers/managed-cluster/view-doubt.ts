@@ -21,6 +21,22 @@ export interface ViewCounts {
   lastInstances?: number;
 }
 
+/** What routegc and flight both observe, reduced to the counts a doubt is judged on. */
+export function viewCounts(v: {
+  nodes: readonly unknown[];
+  instances: readonly unknown[];
+  unknownServers?: number;
+  memory: { lastNodeCount?: number; lastInstanceCount?: number };
+}): ViewCounts {
+  return {
+    nodes: v.nodes.length,
+    instances: v.instances.length,
+    unknownServers: v.unknownServers ?? 0,
+    lastNodes: v.memory.lastNodeCount,
+    lastInstances: v.memory.lastInstanceCount,
+  };
+}
+
 export interface DoubtOptions {
   /** Refuse when a list lost more than this fraction since the last trusted round (default 0.5). */
   maxShrinkFraction?: number;

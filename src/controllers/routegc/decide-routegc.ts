@@ -7,7 +7,7 @@ import { applyBudget, DEFAULT_BUDGETS } from '../managed-cluster/blast-budget.ts
 import { cidrWithin, ipKey, parseCidr, sameCidr, type Cidr } from '../../base/ip.ts';
 import { clusterCidrProblem, podCidrsOutside, type CidrPolicy } from '../managed-cluster/cidr-scope.ts';
 import { hopsOfNode, mapInstancesToNodes, routeKey, validNextHops, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
-import { doubtAboutView } from '../managed-cluster/view-doubt.ts';
+import { doubtAboutView, viewCounts } from '../managed-cluster/view-doubt.ts';
 
 export type FindingReason = 'orphaned' | 'duplicate';
 
@@ -116,16 +116,7 @@ export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteG
       'PodCIDROutsideClusterCIDR',
       `Node pod CIDRs outside the cluster CIDR ${opts.clusterCidr} (${outside.slice(0, 5).join(', ')}): the cluster CIDR looks wrong`,
     );
-  const doubt = doubtAboutView(
-    {
-      nodes: input.nodes.length,
-      instances: input.instances.length,
-      unknownServers: input.unknownServers ?? 0,
-      lastNodes: input.memory.lastNodeCount,
-      lastInstances: input.memory.lastInstanceCount,
-    },
-    { maxShrinkFraction: opts.maxShrinkFraction, emptyNodesAlwaysDoubt: !opts.hasInstancePrefixes },
-  );
+  const doubt = doubtAboutView(viewCounts(input), { maxShrinkFraction: opts.maxShrinkFraction, emptyNodesAlwaysDoubt: !opts.hasInstancePrefixes });
   if (doubt)
     return refused(
       doubt.code,
