@@ -57,15 +57,14 @@ export function secretClusterSource<T>(opts: {
     const uid = mc.metadata.uid ?? `${mc.metadata.namespace ?? 'default'}/${mc.metadata.name}`;
     const pending = inflight.get(uid);
     if (pending) return pending;
-    const p = build(mc).finally(() => inflight.delete(uid));
+    const p = build(mc, uid).finally(() => inflight.delete(uid));
     inflight.set(uid, p);
     return p;
   };
-  const build = async (mc: ManagedCluster): Promise<T> => {
+  const build = async (mc: ManagedCluster, uid: string): Promise<T> => {
     const ns = mc.metadata.namespace ?? 'default';
     const kref = mc.spec.kubeconfigSecretRef;
     const cref = mc.spec.cloudCredentialsSecretRef;
-    const uid = mc.metadata.uid ?? `${ns}/${mc.metadata.name}`;
     const hit = cache.get(uid);
     if (hit && opts.versions) {
       const kv = opts.versions.version(ns, kref.name);
