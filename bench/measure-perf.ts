@@ -14,11 +14,26 @@ export interface LoadSettings {
   durationS: number;
   connections: number;
   threads: number;
+  /**
+   * A wrk Lua script (pacedScript) that makes each connection wait this long after a response
+   * before its next request: an open rate far below saturation instead of as fast as possible.
+   */
+  script?: string;
+}
+
+/**
+ * The wrk script that paces every connection: `delay()` is wrk's hook for the milliseconds to wait
+ * before a connection sends its next request. Latency is still timed from the request's send.
+ */
+export function pacedScript(thinkMs: number): string {
+  if (!Number.isInteger(thinkMs) || thinkMs < 1 || thinkMs > 1000) throw new Error(`pacing: ${thinkMs} ms is not a whole number from 1 to 1000`);
+  return `function delay()\n  return ${thinkMs}\nend\n`;
 }
 
 /** wrk against url; hard-killed if it runs 20 s past its duration. */
 export async function runWrk(url: string, s: LoadSettings, headers: readonly string[] = []): Promise<WrkResult> {
-  const args = [`-t${s.threads}`, `-c${s.connections}`, `-d${s.durationS}s`, '--latency', ...headers.flatMap((h) => ['-H', h]), url];
+  const script = s.script === undefined ? [] : ['-s', s.script];
+  const args = [`-t${s.threads}`, `-c${s.connections}`, `-d${s.durationS}s`, '--latency', ...script, ...headers.flatMap((h) => ['-H', h]), url];
   const { stdout } = await run('wrk', args, { timeout: (s.durationS + 20) * 1000, killSignal: 'SIGKILL' });
   return parseWrkOutput(stdout);
 }
