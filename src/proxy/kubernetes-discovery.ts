@@ -10,7 +10,14 @@ import { discoverGroupVersion } from '../clients/kube/discovery.ts';
 import { Informer, resourceSource } from '../clients/kube/informer.ts';
 import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
 import type { KubeObject } from '../clients/kube/kube-types.ts';
-import { SERVICE_NAME_LABEL, upstreamsFromEndpoints, upstreamsFromEndpointSlices, type EndpointSliceLike, type EndpointsLike } from './endpoint-upstreams.ts';
+import {
+  SERVICE_NAME_LABEL,
+  upstreamsFromEndpoints,
+  upstreamsFromEndpointSlices,
+  type DiscoveredUpstreams,
+  type EndpointSliceLike,
+  type EndpointsLike,
+} from './endpoint-upstreams.ts';
 import { readKubeconfigFor } from './discovery-kubeconfig.ts';
 import type { DiscoveryConfig } from './proxy-config.ts';
 
@@ -31,13 +38,15 @@ export interface DiscoveryStatus {
   lastList?: string[];
   lastError?: string;
   ignoredEmpty: number;
+  /** Entries of the last list that are no dialable address (host names, zone ids, bad ports), as written. */
+  rejected?: string[];
 }
 
 export class KubernetesDiscovery {
   readonly #opts: KubernetesDiscoveryOptions;
   readonly #abort = new AbortController();
   #informer: Informer<KubeObject> | undefined;
-  #compute: (() => HostPort[]) | undefined;
+  #compute: (() => DiscoveredUpstreams) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
@@ -123,8 +132,18 @@ export class KubernetesDiscovery {
 
   #flush(): void {
     if (this.#abort.signal.aborted || !this.#compute) return;
-    const list = this.#compute();
+    const { upstreams: list, rejected } = this.#compute();
     const { log, frontend } = this.#opts;
+    const rejectedKey = rejected.join(',');
+    if (rejectedKey !== (this.status.rejected ?? []).join(',')) {
+      // Once per change, not per event: the same bad entry stays in the object until someone fixes it.
+      if (rejected.length > 0)
+        log.warn(
+          { frontend, source: this.status.source, rejected },
+          "discovery: endpoints that are no IP address of the slice's family (or have a bad port) are left out",
+        );
+      this.status.rejected = rejected.length > 0 ? rejected : undefined;
+    }
     if (list.length === 0) {
       this.status.ignoredEmpty++;
       log.warn({ frontend, source: this.status.source }, 'discovery: the endpoints list no apiserver; ignored, the current upstream list stays');
