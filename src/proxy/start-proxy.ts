@@ -223,6 +223,8 @@ export class KubewardProxy implements ProxyHandle {
         onList: (list) => {
           const diff = f.setDiscovered(list);
           log.info({ frontend: f.name, upstreams: list.map(formatHostPort), ...diff }, 'discovery: new upstream list applied');
+          // Every upstream's check holds descriptors: a longer list leaves fewer for clients.
+          this.#applyCaps();
           void this.#saveCache(dc.cacheFile);
         },
       });

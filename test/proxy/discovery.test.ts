@@ -221,6 +221,22 @@ test('a slice address is dialled in its canonical form; what the apiserver itsel
   assert.equal((proxy.status().frontends[0]!.discovery as { rejected?: string[] }).rejected, undefined);
 });
 
+test('a discovered list re-plans the connection cap: each upstream check holds descriptors', { skip }, async (t) => {
+  await setSlice(['127.0.0.3', '127.0.0.4']);
+  const own = apiFrontend(api.port);
+  const proxy = await startProxy(
+    { frontends: [{ ...own, discovery: { ...own.discovery!, cacheFile: join(dir, 'cap-upstreams.json') } }], shutdownGraceMs: 500 },
+    { fdLimit: 1000 },
+  );
+  t.after(() => proxy.destroy());
+  const cap = () => proxy.status().frontends[0]!.connections.cap ?? 0;
+  const seedOnly = cap();
+  await waitFor(() => primaries(proxy) === `${keyOf('127.0.0.3')},${keyOf('127.0.0.4')}`, { timeoutMs: 15_000, what: 'discovered list' });
+  // One check before (the seed), three after (two discovered, the seed as backup): four descriptors
+  // more for checks (two per check, see fd-budget.ts), two connections fewer.
+  await waitFor(() => cap() === seedOnly - 2, { timeoutMs: 5000, what: `cap re-planned from ${seedOnly} (now ${cap()})` });
+});
+
 test('a restart with the seed apiserver down starts from the cache file and finds the control plane', { skip }, async (t) => {
   // The previous tests left 127.0.0.3 and .4 in the cache; the seed now points at nothing.
   const deadSeed = await freePort();
