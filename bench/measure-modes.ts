@@ -1,13 +1,15 @@
 // kubeward's other daemons at rest, as shipped (bin/kubeward.js runs the build): watch, routes and
 // the agent (proxy + watch + routes), each alone in a network namespace of its own with an HTTPS
 // apiserver stand-in on its loopback (routes writes nftables rules there, never on the machine).
-// Memory is read from /proc/<pid>/smaps_rollup once the daemon is ready and has settled.
+// Memory is read from /proc/<pid>/smaps_rollup once the daemon is ready and has settled. Every
+// process here runs with the shipped units' environment (daemon-env.ts), as env.group starts them.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { waitFor } from '../testkit/wait-for.ts';
 import { median } from './bench-stats.ts';
+import { shippedDaemonEnv } from './daemon-env.ts';
 import { readRollup } from './proc-stats.ts';
 import type { ProcessGroup } from './process-group.ts';
 
@@ -79,7 +81,7 @@ async function measureOnce(env: ModesEnv, mode: DaemonMode, round: number): Prom
     standin = spawn(
       'ip',
       ['netns', 'exec', ns, env.nodeBin, env.standinMain, '--cert', env.cert.certFile, '--key', env.cert.keyFile, '--host', '127.0.0.1', '--port', '6443'],
-      { stdio: ['pipe', 'pipe', 'ignore'] },
+      { stdio: ['pipe', 'pipe', 'ignore'], env: shippedDaemonEnv(process.env) },
     );
     await new Promise<void>((resolve, reject) => {
       standin!.once('exit', (code) => reject(new Error(`apiserver stand-in exited ${code}`)));

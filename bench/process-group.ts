@@ -1,6 +1,8 @@
 // Every process the benchmark starts, kept by pid so that all of them (and their children) are
-// stopped at the end, on error and on SIGINT. Each runs with NOFILE open files allowed.
+// stopped at the end, on error and on SIGINT. Each runs with NOFILE open files allowed and the
+// environment the shipped units give a daemon (daemon-env.ts), not the bench's own.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { shippedDaemonEnv } from './daemon-env.ts';
 import { NOFILE } from './peer-configs.ts';
 import { processTree } from './proc-stats.ts';
 
@@ -16,11 +18,17 @@ export interface Running {
 
 export class ProcessGroup {
   readonly #running = new Map<number, Running>();
+  readonly #env: Record<string, string>;
+
+  constructor(env: Record<string, string> = shippedDaemonEnv(process.env)) {
+    this.#env = env;
+  }
 
   /** Starts cmd through `sh -c 'ulimit -n NOFILE; exec ...'`, so the pid is cmd's own. */
   start(name: string, cmd: string, args: readonly string[], opts: { cwd?: string; stdout?: 'ignore' | 'pipe' } = {}): Running {
     const child = spawn('sh', ['-c', `ulimit -n ${NOFILE} && exec "$0" "$@"`, cmd, ...args], {
       cwd: opts.cwd,
+      env: this.#env,
       stdio: ['ignore', opts.stdout ?? 'ignore', 'pipe'],
     });
     if (child.pid === undefined) throw new Error(`could not start ${name} (${cmd})`);

@@ -30,7 +30,10 @@ kubeward runs as shipped: npm run build first, then bin/kubeward.js (the build w
 It is measured as one process against nginx with one worker, and with --workers 2 against nginx's
 two workers (kubespray's setting). Keep-alive is measured at saturation and paced (64 connections,
 10 ms between a connection's requests). --kubeward-arg adds a flag to every kubeward proxy started.
---skip-modes leaves out watch, routes and agent at rest (they need root: network namespaces).`;
+--skip-modes leaves out watch, routes and agent at rest (they need root: network namespaces).
+Every daemon and peer runs with the environment kubeward's shipped units give it (bench/daemon-env.ts):
+PATH and nothing else, so NODE_EXTRA_CA_CERTS, NODE_OPTIONS, SSL_CERT_* and the like in your shell
+do not reach them; KUBEWARD_V8_FLAGS is passed on to measure other V8 settings.`;
 
 const { values: opt } = parseArgs({
   options: {

@@ -4,6 +4,7 @@
 // TypeScript sources directly and does not come through here.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { modeNodeFlags } from './mode-flags.js';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
@@ -45,7 +46,9 @@ const DEFAULT_FLAGS = [
   '--invocation-count-for-maglev-osr=1000',
   '--no-sparkplug',
 ];
-const flags = process.env.KUBEWARD_V8_FLAGS !== undefined ? process.env.KUBEWARD_V8_FLAGS.split(/\s+/).filter(Boolean) : DEFAULT_FLAGS;
+const v8Flags = process.env.KUBEWARD_V8_FLAGS !== undefined ? process.env.KUBEWARD_V8_FLAGS.split(/\s+/).filter(Boolean) : DEFAULT_FLAGS;
+// Node settings of one mode (bin/mode-flags.js), whatever KUBEWARD_V8_FLAGS says.
+const flags = [...v8Flags, ...modeNodeFlags(process.argv[2], process.env.NODE_OPTIONS)];
 const missing = flags.filter((f) => !process.execArgv.includes(f));
 if (missing.length > 0 && typeof process.execve === 'function') {
   // Heap and thread settings apply only at start: run again, same PID, with them in front.

@@ -104,7 +104,8 @@ export async function buildDist(opts: { outdir?: string } = {}): Promise<void> {
   await rm(outdir, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: { main: 'src/cli/main.ts' },
+    // yaml-to-json: the YAML parser's process (src/config/yaml-process.ts runs dist/yaml-to-json.js).
+    entryPoints: { main: 'src/cli/main.ts', 'yaml-to-json': 'src/config/yaml-to-json.ts' },
     outdir,
     bundle: true,
     splitting: true,

@@ -3,9 +3,9 @@
 // mode's libraries out of the others' static imports.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { execCommand } from '../src/sys/exec.ts';
 import { buildDist } from '../scripts/build.ts';
 
@@ -20,6 +20,28 @@ test('the build runs from a directory without node_modules', async () => {
   const help = await execCommand([process.execPath, join(out, 'main.js'), 'operator', '--help'], { timeoutMs: 20_000 });
   assert.match(help.stdout, /Usage: kubeward operator/, 'the operator chunk with the Kubernetes client loads');
   assert.equal(JSON.parse(await readFile(join(out, 'package.json'), 'utf8')).type, 'module');
+});
+
+test("the build parses a config file in the YAML parser's process (dist/yaml-to-json.js), which no daemon chunk imports", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-build-cfg-'));
+  after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'watch.yaml');
+  await writeFile(file, 'vip: [10.0.0.1]\nintervall: 2s\n');
+  const run = () => execCommand([process.execPath, join(out, 'main.js'), 'watch', '--config', file], { timeoutMs: 20_000, okCodes: [2] });
+  const r = await run();
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /watch\.yaml: unknown key "intervall"/, 'the file was parsed, then checked');
+  await writeFile(file, 'vip: [10.0.0.1\n');
+  assert.match((await run()).stderr, /watch\.yaml: not valid YAML: YAML syntax error at line/);
+  const meta = JSON.parse(await readFile(join(out, 'meta.json'), 'utf8')) as {
+    outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown> }>;
+  };
+  const parser = Object.keys(meta.outputs).find((k) => meta.outputs[k]!.entryPoint === 'src/config/yaml-to-json.ts');
+  assert.equal(parser && basename(parser), 'yaml-to-json.js');
+  for (const [k, o] of Object.entries(meta.outputs)) {
+    if (k === parser || !Object.keys(o.inputs).includes('src/config/load-config.ts')) continue;
+    assert.ok(!Object.keys(o.inputs).some((i) => i.includes('node_modules/yaml/')), `${k}: load-config's chunk carries yaml`);
+  }
 });
 
 test('no chunk imports a Node built-in as an ES module (node:module for require aside)', async () => {

@@ -1,6 +1,7 @@
 // kubeward's entry point: one program, one subcommand per mode. Each mode's composition root is
 // src/cli/<mode>.ts; this file only lists them and turns commander's errors into exit code 2.
 import { Command, CommanderError } from 'commander';
+import { takeChosenRun } from './chosen-run.ts';
 import { modeCommands } from './modes.ts';
 // A JSON import, so that the production bundle (npm run build) carries the version inline.
 import pkg from '../../package.json' with { type: 'json' };
@@ -31,26 +32,35 @@ export function usageLine(err: CommanderError, commandPath: string): string {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  const run = await parseArguments(argv);
+  // Outside commander's frame: nothing of the command tree stays reachable while a daemon runs.
+  if (run) process.exitCode = await run();
+}
+
+/** Parses argv; returns the mode's run (a daemon or `demo`), or undefined when the parse did the work (help, one-shot commands) or failed. */
+async function parseArguments(argv: string[]): Promise<(() => Promise<number>) | undefined> {
   const program = await buildProgram(argv[0]);
   if (argv.length === 0) {
     // No mode: nothing to do is a usage error, not success (a unit with a typo'd ExecStart).
     process.stderr.write(program.helpInformation() + '\nkubeward: no mode given; see the modes above\n');
     process.exitCode = 2;
-    return;
+    return undefined;
   }
   try {
     await program.parseAsync(argv, { from: 'user' });
+    return takeChosenRun();
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
       process.exitCode = 0;
-      return;
+      return undefined;
     }
     if (err.code === 'commander.executeSubCommandAsync') throw err;
     const sub = argv.find((a) => !a.startsWith('-'));
     const path = sub && program.commands.some((c) => c.name() === sub) ? `kubeward ${sub}` : 'kubeward';
     process.stderr.write(usageLine(err, path) + '\n');
     process.exitCode = 2;
+    return undefined;
   }
 }
 

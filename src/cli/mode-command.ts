@@ -9,6 +9,7 @@ import { Shutdown, exitOnSignals, exitOnUncaught, exitSoon, ignoreStraySignals }
 import { UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { adminAddress, commonFields, formatHostPort, type HostPort } from '../config/fields.ts';
 import { flagNameOf, mergeConfig, readConfigFile, type RawConfig } from '../config/load-config.ts';
+import { chooseRun } from './chosen-run.ts';
 import { createMetricsRegistry } from '../admin/metrics-registry.ts';
 import type { ModeConfig, ModeDeclaration, ModeFlag } from '../config/mode-declaration.ts';
 import { startAdminServer, type AdminRoute, type AdminServer, type Readiness } from '../admin/admin-server.ts';
@@ -51,9 +52,8 @@ export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): C
   cmd.option('--admin-address <host:port|off>', `serves /metrics, /healthz, /readyz, /status (default: ${adminDefault})`);
   for (const f of spec.flags) addFlag(cmd, f);
   if (spec.helpAfter) cmd.addHelpText('after', '\n' + spec.helpAfter.trimEnd());
-  cmd.action(async (opts: RawConfig) => {
-    process.exitCode = await runMode(spec, opts, adminDefault);
-  });
+  // Recorded, not run: main() starts it after the parse (chosen-run.ts).
+  cmd.action((opts: RawConfig) => chooseRun(() => runMode(spec, opts, adminDefault)));
   return cmd;
 }
 

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { safeParse } from 'zod/mini';
 import type { core, output } from 'zod/mini';
 import { UsageError, describeError } from '../base/errors.ts';
+import { parseYamlInProcess, type YamlResult } from './yaml-process.ts';
 
 export type RawConfig = Record<string, unknown>;
 
@@ -19,16 +20,15 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
   } catch (err) {
     throw new UsageError(`--config ${path}: cannot read the file (${describeError(err)})`, { cause: err });
   }
-  // yaml (160 kB of source) loaded only when there is a file: a daemon run from flags never holds it.
-  // yaml is CommonJS: Node gives its dynamic import named exports, the build's bundle only a default.
-  const loaded = (await import('yaml')) as typeof import('yaml') & { default?: typeof import('yaml') };
-  const parseYaml = (loaded.default ?? loaded).parse;
-  let data: unknown;
+  // Parsed in a process of its own (yaml-process.ts): the daemon never loads yaml.
+  let parsed: YamlResult;
   try {
-    data = parseYaml(text);
+    parsed = await parseYamlInProcess(text);
   } catch (err) {
-    throw new UsageError(`${path}: not valid YAML: ${describeError(err).split('\n')[0]}`, { cause: err });
+    throw new UsageError(`--config ${path}: cannot parse the file (${describeError(err)})`, { cause: err });
   }
+  if ('error' in parsed) throw new UsageError(`${path}: not valid YAML: ${parsed.error}`);
+  const data = parsed.data;
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data)) {
     throw new UsageError(`${path}: the top level must be a mapping of keys to values`);

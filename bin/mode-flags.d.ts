@@ -1,0 +1,1 @@
+export function modeNodeFlags(mode: string | undefined, nodeOptions: string | undefined): string[];
