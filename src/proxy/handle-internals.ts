@@ -80,7 +80,7 @@ type Binding = (name: string) => Record<string, unknown>;
  * Checks presence and shape, and that a fresh handle takes an `onread` function and reports an
  * empty write queue; the handle is closed again.
  */
-export function loadRelayInternals(binding: Binding | undefined = bindingOf(process)): RelayInternals | { unusable: string } {
+export function loadRelayInternals(binding: Binding | null = bindingOf(process)): RelayInternals | { unusable: string } {
   try {
     if (typeof binding !== 'function') return { unusable: 'process.binding is not available' };
     const tcp = binding('tcp_wrap');
@@ -124,7 +124,7 @@ export function loadRelayInternals(binding: Binding | undefined = bindingOf(proc
   }
 }
 
-function bindingOf(p: NodeJS.Process): Binding | undefined {
+function bindingOf(p: NodeJS.Process): Binding | null {
   const b = (p as unknown as { binding?: Binding }).binding;
-  return typeof b === 'function' ? b.bind(p) : undefined;
+  return typeof b === 'function' ? b.bind(p) : null;
 }
