@@ -73,7 +73,11 @@ function onShutdownDone(this: ShutdownReq, status: number): void {
 function onLegClosed(this: RelayHandle): void {
   const conn = this.conn;
   if (conn === undefined) return;
-  conn.legClosed();
+  try {
+    conn.legClosed();
+  } catch {
+    // The owner's bookkeeping threw: nothing is left open to close, and the daemon goes on.
+  }
 }
 
 function onFirstByteTimeout(conn: HandleConnection): void {
