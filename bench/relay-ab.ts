@@ -2,18 +2,24 @@
 // build as shipped (bin/kubeward.js): per new connection CPU (user, system) and syscalls
 // (strace -c -f), per idle connection RSS, private anonymous memory and live heap (heap snapshots
 // of the proxy, SIGUSR2). The backend is in this process; only the proxy's pid is measured.
-// Usage: node bench/relay-ab.ts [--rounds N] [--conns N] [--idle N]   (after npm run build)
+// Usage: node bench/relay-ab.ts [--rounds N] [--conns N] [--idle N] [--callgrind]   (after npm run build)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { waitFor } from '../testkit/wait-for.ts';
+import { freePort, waitFor } from '../testkit/wait-for.ts';
 import { readRollup } from './proc-stats.ts';
 
 const { values: opt } = parseArgs({
-  options: { rounds: { type: 'string', default: '2' }, conns: { type: 'string', default: '3000' }, idle: { type: 'string', default: '4000' } },
+  options: {
+    rounds: { type: 'string', default: '2' },
+    conns: { type: 'string', default: '3000' },
+    idle: { type: 'string', default: '4000' },
+    // Instead: instructions per new connection under valgrind's callgrind (load-independent).
+    callgrind: { type: 'boolean', default: false },
+  },
 });
 const ROUNDS = Number(opt.rounds);
 const CONNS = Number(opt.conns);
@@ -39,9 +45,11 @@ async function backend(): Promise<{ server: Server; port: number; held: Set<Sock
   return { server, port: (server.address() as { port: number }).port, held };
 }
 
-async function startProxy(path: string, upstreamPort: number, cwd: string): Promise<{ child: ChildProcess; port: number }> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+async function startProxy(path: string, upstreamPort: number, cwd: string, wrap: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  const port = await freePort();
   const args = [
+    ...wrap,
+    process.execPath,
     '--heapsnapshot-signal=SIGUSR2',
     join(repo, 'bin/kubeward.js'),
     'proxy',
@@ -55,10 +63,12 @@ async function startProxy(path: string, upstreamPort: number, cwd: string): Prom
     'off',
     '--log-level',
     'warn',
+    '--connect-timeout',
+    '10s',
     `--relay=${path}`,
   ];
-  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
-  await waitFor(() => oneRequest(port).then(() => true), { timeoutMs: 20_000, intervalMs: 100, what: `proxy (${path}) answering` });
+  const child = spawn(args[0]!, args.slice(1), { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
+  await waitFor(() => oneRequest(port).then(() => true), { timeoutMs: 300_000, intervalMs: 500, what: `proxy (${path}) answering` });
   return { child, port };
 }
 
@@ -122,7 +132,7 @@ function liveHeap(dir: string, pid: number): Promise<number> {
 async function holdIdle(port: number, n: number, into: Socket[]): Promise<void> {
   while (into.length < n) {
     const batch = Array.from(
-      { length: Math.min(250, n - into.length) },
+      { length: Math.min(100, n - into.length) },
       () =>
         new Promise<Socket>((resolve, reject) => {
           const s = connect({ host: '127.0.0.1', port }, () => resolve(s));
@@ -145,26 +155,28 @@ async function round(path: string, dir: string, be: Awaited<ReturnType<typeof ba
     const base = 1000;
     // Memory first, without snapshots (writing one grows the process's RSS); then the live heap.
     const sockets: Socket[] = [];
-    const hold = async (n: number): Promise<void> => {
+    // Returns the connections the backend holds (a few may have failed on a loaded machine: counted, not assumed).
+    const hold = async (n: number): Promise<number> => {
       await holdIdle(port, n, sockets);
-      await waitFor(() => be.held.size >= n, { timeoutMs: 20_000, what: `${n} connections at the backend` });
+      await waitFor(() => be.held.size >= n * 0.98, { timeoutMs: 60_000, what: `${n} connections at the backend` });
       await new Promise((r) => setTimeout(r, 1000)); // lazily allocated buffers settle before reading memory
+      return be.held.size;
     };
     const release = async (): Promise<void> => {
       for (const s of sockets.splice(0)) s.destroy();
       await waitFor(() => be.held.size === 0, { timeoutMs: 20_000, what: 'idle connections closed' });
     };
-    await hold(base);
+    const n0 = await hold(base);
     const m0 = readRollup(pid)!;
-    await hold(IDLE);
+    const n1 = await hold(IDLE);
     const m1 = readRollup(pid)!;
     await release();
-    await hold(base);
+    const k0 = await hold(base);
     const h0 = await liveHeap(dir, pid);
-    await hold(IDLE);
+    const k1 = await hold(IDLE);
     const h1 = await liveHeap(dir, pid);
     await release();
-    const n = IDLE - base;
+    const n = n1 - n0;
     return {
       path,
       load: loadavg()[0]!.toFixed(2),
@@ -173,7 +185,7 @@ async function round(path: string, dir: string, be: Awaited<ReturnType<typeof ba
       syscallsPerConn: Number(st.total.toFixed(1)),
       rssKiBPerIdle: Number(((m1.rssBytes - m0.rssBytes) / n / 1024).toFixed(2)),
       anonKiBPerIdle: Number(((m1.anonBytes - m0.anonBytes) / n / 1024).toFixed(2)),
-      heapBytesPerIdle: Math.round((h1 - h0) / n),
+      heapBytesPerIdle: Math.round((h1 - h0) / (k1 - k0)),
       syscalls: st.top.slice(0, 14).join(', '),
     };
   } finally {
@@ -182,11 +194,38 @@ async function round(path: string, dir: string, be: Awaited<ReturnType<typeof ba
   }
 }
 
+/** Instructions (Ir) the proxy executes per new connection, counted by callgrind between two toggles. */
+async function callgrindRound(path: string, dir: string, be: Awaited<ReturnType<typeof backend>>): Promise<Record<string, number | string>> {
+  const out = join(dir, `callgrind.${path}`);
+  const { child, port } = await startProxy(path, be.port, dir, ['valgrind', '--tool=callgrind', '--collect-atstart=no', `--callgrind-out-file=${out}`]);
+  const pid = child.pid!;
+  const control = (...a: string[]): Promise<void> =>
+    new Promise((resolve, reject) =>
+      spawn('callgrind_control', [...a, String(pid)], { stdio: 'ignore' }).once('exit', (c) =>
+        c === 0 ? resolve() : reject(new Error(`callgrind_control ${a.join(' ')}: ${c}`)),
+      ),
+    );
+  try {
+    await newConnections(port, 300, 4); // warm-up: tiers up what it will
+    await control('-i', 'on');
+    await newConnections(port, CONNS, 4);
+    await control('-i', 'off');
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+  }
+  const files = readdirSync(dir).filter((f) => f.startsWith(`callgrind.${path}`));
+  let ir = 0;
+  for (const f of files) ir += Number(/^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'))?.[1] ?? 0);
+  return { path, load: loadavg()[0]!.toFixed(2), instructionsPerConn: Math.round(ir / CONNS) };
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'relay-ab-'));
 const be = await backend();
 try {
   for (let r = 0; r < ROUNDS; r++) {
-    for (const path of r % 2 === 0 ? ['handle', 'socket'] : ['socket', 'handle']) console.log(JSON.stringify(await round(path, dir, be)));
+    for (const path of r % 2 === 0 ? ['handle', 'socket'] : ['socket', 'handle'])
+      console.log(JSON.stringify(opt.callgrind ? await callgrindRound(`${path}`, dir, be) : await round(path, dir, be)));
   }
 } finally {
   for (const s of be.held) s.destroy();

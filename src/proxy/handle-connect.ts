@@ -59,8 +59,12 @@ class HandleConnectAttempt {
     if (family !== 0) return this.#dial(this.#host, family);
     lookup(this.#host, (err, address, fam) => {
       if (this.#settled) return;
-      if (err) this.fail(err);
-      else this.#dial(address, fam);
+      try {
+        if (err) this.fail(err);
+        else this.#dial(address, fam);
+      } catch (thrown) {
+        this.fail(thrown); // a throw in a lookup callback would be uncaught
+      }
     });
   }
 
