@@ -26,6 +26,13 @@ const CONNS = Number(opt.conns);
 const IDLE = Number(opt.idle);
 const repo = new URL('..', import.meta.url).pathname;
 const TICK_US = 1e6 / 100; // USER_HZ
+/**
+ * bin/kubeward.js's V8 flags, passed up front so it does not re-exec itself to add them (the pid
+ * measured stays the process that serves, and valgrind sees it from the start).
+ */
+const V8_FLAGS = [...(/const DEFAULT_FLAGS = \[([^\]]*)\]/.exec(readFileSync(join(repo, 'bin/kubeward.js'), 'utf8'))?.[1] ?? '').matchAll(/'([^']+)'/g)].map(
+  (m) => m[1]!,
+);
 
 function ticks(pid: number): { user: number; sys: number } {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -50,6 +57,7 @@ async function startProxy(path: string, upstreamPort: number, cwd: string, wrap:
   const args = [
     ...wrap,
     process.execPath,
+    ...V8_FLAGS,
     '--heapsnapshot-signal=SIGUSR2',
     join(repo, 'bin/kubeward.js'),
     'proxy',
@@ -194,30 +202,26 @@ async function round(path: string, dir: string, be: Awaited<ReturnType<typeof ba
   }
 }
 
-/** Instructions (Ir) the proxy executes per new connection, counted by callgrind between two toggles. */
+/**
+ * Instructions (Ir) the proxy executes per new connection under callgrind: two runs that differ only
+ * in CONNS more connections after the same warm-up, start to exit, the difference divided by CONNS.
+ */
 async function callgrindRound(path: string, dir: string, be: Awaited<ReturnType<typeof backend>>): Promise<Record<string, number | string>> {
-  const out = join(dir, `callgrind.${path}`);
-  const { child, port } = await startProxy(path, be.port, dir, ['valgrind', '--tool=callgrind', '--collect-atstart=no', `--callgrind-out-file=${out}`]);
-  const pid = child.pid!;
-  const control = (...a: string[]): Promise<void> =>
-    new Promise((resolve, reject) =>
-      spawn('callgrind_control', [...a, String(pid)], { stdio: 'ignore' }).once('exit', (c) =>
-        c === 0 ? resolve() : reject(new Error(`callgrind_control ${a.join(' ')}: ${c}`)),
-      ),
-    );
-  try {
-    await newConnections(port, 300, 4); // warm-up: tiers up what it will
-    await control('-i', 'on');
-    await newConnections(port, CONNS, 4);
-    await control('-i', 'off');
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
-  }
-  const files = readdirSync(dir).filter((f) => f.startsWith(`callgrind.${path}`));
-  let ir = 0;
-  for (const f of files) ir += Number(/^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'))?.[1] ?? 0);
-  return { path, load: loadavg()[0]!.toFixed(2), instructionsPerConn: Math.round(ir / CONNS) };
+  const totalIr = async (extra: number): Promise<number> => {
+    const out = join(dir, `callgrind.${path}.${extra}`);
+    const { child, port } = await startProxy(path, be.port, dir, ['valgrind', '--tool=callgrind', `--callgrind-out-file=${out}`]);
+    try {
+      await newConnections(port, 300, 4); // warm-up
+      await newConnections(port, extra, 4);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+    }
+    return Number(/^(?:summary|totals): (\d+)/m.exec(readFileSync(out, 'utf8'))?.[1] ?? NaN);
+  };
+  const base = await totalIr(0);
+  const more = await totalIr(CONNS);
+  return { path, load: loadavg()[0]!.toFixed(2), instructionsPerConn: Math.round((more - base) / CONNS) };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'relay-ab-'));
