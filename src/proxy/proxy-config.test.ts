@@ -134,3 +134,14 @@ test('the schema refuses an unknown check type, an empty upstream list and unkno
     false,
   );
 });
+
+test('relay takes handle or socket and nothing else (the data path, --relay)', () => {
+  assert.equal(parse({ relay: 'handle' }).relay, 'handle');
+  assert.equal(parse({ relay: 'socket' }).relay, 'socket');
+  assert.equal(parse({}).relay, undefined, 'absent: the proxy picks handle, or socket when it cannot');
+  for (const bad of ['Handle', 'sockets', '', 'uv', 1, true]) {
+    const r = schema.safeParse({ relay: bad });
+    assert.equal(r.success, false, JSON.stringify(bad));
+    assert.match(r.error!.issues[0]!.message, /expected handle or socket/);
+  }
+});
