@@ -81,7 +81,11 @@ function onLegClosed(this: RelayHandle): void {
 }
 
 function onFirstByteTimeout(conn: HandleConnection): void {
-  conn.firstByteTimedOut();
+  try {
+    conn.firstByteTimedOut();
+  } catch {
+    // The owner's verdict threw (a timer callback: it would be uncaught); the connection stays as it is.
+  }
 }
 
 export class HandleConnection implements RelayedConnection {
