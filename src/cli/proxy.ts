@@ -31,6 +31,7 @@ export async function runProxyMode(
     reusePort: config.reusePort || processes > 1 || isWorker,
     onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
     onCheckResult: hooks.onCheckResult,
+    relay: config.relay,
   });
   const stopReloads = await enableReloads(proxy, config, ctx, () => pool?.broadcast({ kind: 'kubeward-proxy:reload' }));
   ctx.shutdown.add('proxy: stop reloading', stopReloads);

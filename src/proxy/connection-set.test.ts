@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConnectionSet, sweepPeriodMs } from './connection-set.ts';
-import type { ForwardedConnection } from './forward-connection.ts';
+import type { RelayedConnection } from './connection-set.ts';
 
 /** What the sweep and the set touch of a connection. */
 function fakeConn(key: string, idleTimeoutMs: number) {
@@ -25,7 +25,7 @@ test('the idle sweep closes a connection once it moved no byte for its idle time
   const quiet = fakeConn('a', 300);
   const chatty = fakeConn('a', 300);
   const never = fakeConn('b', 0);
-  for (const c of [quiet, chatty, never]) set.add(c as unknown as ForwardedConnection);
+  for (const c of [quiet, chatty, never]) set.add(c as unknown as RelayedConnection);
   set.sweepIdle(100); // clears the "active" each starts with
   for (let i = 0; i < 3; i++) {
     chatty.active = true; // a chunk in each period

@@ -1,8 +1,33 @@
 // The established connections of one frontend, by upstream: closes an upstream's connections spread
 // over a window (dead or drained upstream), waits for all to finish (shutdown), keeps byte totals,
 // and closes idle ones with one shared sweep.
-import type { ForwardedConnection } from './forward-connection.ts';
 import { planCloseDelays } from './plan-close-delays.ts';
+
+/**
+ * An established client-upstream pair as the set, the sweep and the frontend see it, whichever data
+ * path moves its bytes (forward-connection.ts on net.Socket, handle-relay.ts on bare handles).
+ */
+export interface RelayedConnection {
+  readonly upstreamKey: string;
+  /** Start time (ms) from the frontend's clock. */
+  readonly startedAt: number;
+  /** 0: never closed for idleness. */
+  readonly idleTimeoutMs: number;
+  readonly firstByteTimeoutMs: number;
+  /** A byte moved since the idle sweep last looked; the sweep clears it. */
+  active: boolean;
+  /** Milliseconds the idle sweep has seen no byte (reset when it finds the connection active). */
+  quietMs: number;
+  readonly bytesToUpstream: number;
+  readonly bytesToClient: number;
+  /** Both legs are closed or being closed: nothing left to close. */
+  readonly ended: boolean;
+  /** The read slices of the client and of the upstream (for the owner to give back). */
+  readonly clientSlice: Buffer;
+  readonly upstreamSlice: Buffer;
+  /** Abortive close of both legs; idempotent. */
+  destroy(): void;
+}
 
 /**
  * The idle sweep's period for an idle timeout: an eighth of it, between 10 ms and 1 s. A connection
@@ -19,7 +44,7 @@ export interface ByteTotals {
 }
 
 export class ConnectionSet {
-  readonly #byUpstream = new Map<string, Set<ForwardedConnection>>();
+  readonly #byUpstream = new Map<string, Set<RelayedConnection>>();
   readonly #closedBytes = new Map<string, ByteTotals>();
   readonly #totals = new Map<string, number>();
   readonly #timers = new Set<NodeJS.Timeout>();
@@ -37,7 +62,7 @@ export class ConnectionSet {
     return this.#size;
   }
 
-  add(conn: ForwardedConnection): void {
+  add(conn: RelayedConnection): void {
     let set = this.#byUpstream.get(conn.upstreamKey);
     if (!set) this.#byUpstream.set(conn.upstreamKey, (set = new Set()));
     set.add(conn);
@@ -78,7 +103,7 @@ export class ConnectionSet {
   }
 
   /** Called from the connection's onClose; records its bytes. */
-  remove(conn: ForwardedConnection): void {
+  remove(conn: RelayedConnection): void {
     const set = this.#byUpstream.get(conn.upstreamKey);
     if (!set?.delete(conn)) return;
     this.#size--;
@@ -125,10 +150,10 @@ export class ConnectionSet {
   }
 
   /** The upstream's oldest open connection, if it started at or before `cutoff`. */
-  oldest(upstreamKey: string, cutoff: number): ForwardedConnection | undefined {
+  oldest(upstreamKey: string, cutoff: number): RelayedConnection | undefined {
     for (const c of this.#byUpstream.get(upstreamKey) ?? []) {
       if (c.startedAt > cutoff) return undefined;
-      if (!c.client.destroyed || !c.upstream.destroyed) return c;
+      if (!c.ended) return c;
     }
     return undefined;
   }
@@ -144,7 +169,7 @@ export class ConnectionSet {
     conns.forEach((conn, i) => {
       const timer = setTimeout(() => {
         this.#timers.delete(timer);
-        if (conn.client.destroyed && conn.upstream.destroyed) return;
+        if (conn.ended) return;
         conn.destroy();
         onClosed();
       }, delays[i]);

@@ -8,6 +8,7 @@
 // the socket they are called on (`this`). Idle connections are what a node holds by the thousand
 // (docs/proxy-performance.md has the measurements).
 import { Socket } from 'node:net';
+import type { RelayedConnection } from './connection-set.ts';
 
 /**
  * TCP keep-alive for the upstream leg, set once the connect has succeeded (connect-upstream.ts):
@@ -38,10 +39,10 @@ export interface PendingConnect {
  * connection.
  */
 export interface ForwardOwner {
-  /** Both sockets have closed: no write refers to either read slice any more. Called once. */
-  connectionClosed(conn: ForwardedConnection): void;
+  /** Both legs have closed: no write refers to either read slice any more. Called once. */
+  connectionClosed(conn: RelayedConnection): void;
   /** After the client's first bytes the upstream stayed silent firstByteTimeoutMs (the connection itself is left alone). */
-  noAnswer(conn: ForwardedConnection): void;
+  noAnswer(conn: RelayedConnection): void;
 }
 
 export interface ForwardOptions {
@@ -100,7 +101,7 @@ function onFirstByteTimeout(conn: ForwardedConnection): void {
   conn.firstByteTimedOut();
 }
 
-export class ForwardedConnection {
+export class ForwardedConnection implements RelayedConnection {
   readonly client: RelaySocket;
   readonly upstream: RelaySocket;
   readonly upstreamKey: string;
@@ -182,6 +183,10 @@ export class ForwardedConnection {
   resumeWhenFlushed(fromClient: boolean): (err?: Error | null) => void {
     if (fromClient) return (this.#resumeClient ??= (err) => resumeUnlessGone(this.client, err));
     return (this.#resumeUpstream ??= (err) => resumeUnlessGone(this.upstream, err));
+  }
+
+  get ended(): boolean {
+    return this.client.destroyed && this.upstream.destroyed;
   }
 
   /** Bytes received from the client and passed on to the upstream. */

@@ -6,11 +6,14 @@ import type { Clock } from '../base/clock.ts';
 import type { Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
-import type { ProbeResult } from '../probe/probe-result.ts';
-import { ConnectionSet } from './connection-set.ts';
+import type { ProbeReason, ProbeResult } from '../probe/probe-result.ts';
+import { ConnectionSet, type RelayedConnection } from './connection-set.ts';
 import { connectUpstream } from './connect-upstream.ts';
 import { socketOnHandle, type AcceptedHandle } from './adopt-socket.ts';
-import { ForwardedConnection, relayError, relayRead, type ForwardOwner, type RelaySocket } from './forward-connection.ts';
+import { ForwardedConnection, relayError, relayRead, type ForwardOptions, type ForwardOwner, type RelaySocket } from './forward-connection.ts';
+import { connectHandle } from './handle-connect.ts';
+import type { RelayInternals, TcpHandle } from './handle-internals.ts';
+import { HandleConnection } from './handle-relay.ts';
 import { HealthChecker } from './health-checker.ts';
 import { ListenerSet } from './listener-set.ts';
 import { pickUpstream } from './pick-upstream.ts';
@@ -30,6 +33,8 @@ export interface FrontendDeps {
   reusePort?: boolean;
   /** Read slices for every socket of the process's frontends. */
   buffers: ReadBufferPool;
+  /** The handle path's internals (handle-internals.ts); undefined: the socket path. */
+  relay?: RelayInternals;
   /** Told every check result after it is applied (see StartProxyOptions.onCheckResult). */
   onCheckResult?: (frontend: string, upstream: string, result: ProbeResult) => void;
 }
@@ -266,8 +271,14 @@ export class Frontend {
   #accept(accepted: AcceptedHandle): void {
     if (this.#overCap(accepted)) return;
     this.counters.accepted++;
-    const { buffers } = this.#deps;
+    const { buffers, relay } = this.#deps;
     const slice = buffers.take();
+    if (relay !== undefined && accepted instanceof relay.TCP) {
+      // Uncounted when the connection closes (connectionClosed) or in #forwardHandle.
+      this.#open++;
+      void this.#forwardHandle(relay, accepted, slice);
+      return;
+    }
     let client: RelaySocket;
     try {
       client = socketOnHandle(accepted, { buffer: slice, callback: relayRead });
@@ -314,8 +325,75 @@ export class Frontend {
     noAnswer: (c) => this.#onNoAnswer(c.upstreamKey, c.firstByteTimeoutMs),
   };
 
-  /** Connects the client to an upstream; false when it did not (the client is destroyed). */
+  /** Connects a socket-path client to an upstream; false when it did not (the client is destroyed). */
   async #forward(client: RelaySocket, clientSlice: Buffer): Promise<boolean> {
+    const { config } = this;
+    const joined = await this.#connectLoop<RelaySocket>(
+      (target, slice) =>
+        connectUpstream({ host: target.host, port: target.port, timeoutMs: config.connectTimeoutMs, onread: { buffer: slice, callback: relayRead } }).then(
+          (out) => (out.ok ? { ok: true, leg: out.socket, latencyMs: out.latencyMs } : out),
+        ),
+      () => client.destroyed,
+      (upstream, key, slice) => new ForwardedConnection(client, upstream, key, this.#owner, this.#relayOptions(clientSlice, slice)),
+      (upstream, slice) => {
+        upstream.destroy();
+        this.#giveUpstreamWhenClosed(upstream, slice);
+      },
+    );
+    if (!joined) client.destroy();
+    return joined;
+  }
+
+  /** Connects a handle-path client to an upstream; false when it did not (the client handle is closed, its slice given back). */
+  async #forwardHandle(relay: RelayInternals, client: TcpHandle, clientSlice: Buffer): Promise<boolean> {
+    const { config } = this;
+    const joined = await this.#connectLoop<TcpHandle>(
+      (target, _slice) =>
+        connectHandle(relay, target.host, target.port, config.connectTimeoutMs).then((out) =>
+          out.ok ? { ok: true, leg: out.handle, latencyMs: out.latencyMs } : out,
+        ),
+      () => false,
+      (upstream, key, slice) => new HandleConnection(relay, client, upstream, key, this.#owner, this.#relayOptions(clientSlice, slice)),
+      (upstream, slice) => {
+        // Never read from: its slice is free at once.
+        upstream.close();
+        this.#deps.buffers.give(slice);
+      },
+    );
+    if (!joined) {
+      // Never read from either.
+      client.close();
+      this.#open--;
+      this.#deps.buffers.give(clientSlice);
+    }
+    return joined;
+  }
+
+  #relayOptions(clientSlice: Buffer, upstreamSlice: Buffer): ForwardOptions {
+    const { config } = this;
+    return {
+      idleTimeoutMs: config.idleTimeoutMs,
+      startedAt: this.#deps.clock.now(),
+      firstByteTimeoutMs: config.firstByteTimeoutMs,
+      clientSlice,
+      upstreamSlice,
+    };
+  }
+
+  /**
+   * Picks upstreams and dials them until one connects (retrying on the next inside the same client
+   * connection), then joins it with the client; false when none did or the client went away. The
+   * data path is in `dial`, `join` and `discard` (a leg that connected too late).
+   */
+  async #connectLoop<T>(
+    dial: (
+      target: HostPort,
+      slice: Buffer,
+    ) => Promise<{ ok: true; leg: T; latencyMs: number } | { ok: false; reason: ProbeReason; detail: string; latencyMs: number }>,
+    clientGone: () => boolean,
+    join: (leg: T, key: string, slice: Buffer) => RelayedConnection,
+    discard: (leg: T, slice: Buffer) => void,
+  ): Promise<boolean> {
     const { buffers } = this.#deps;
     const { list, config } = this;
     const maxAttempts = (config.maxRetries ?? list.all().length - 1) + 1;
@@ -329,42 +407,27 @@ export class Frontend {
       const target = this.#targets.get(pick.key)!;
       list.acquire(pick.key);
       const slice = buffers.take();
-      const out = await connectUpstream({
-        host: target.host,
-        port: target.port,
-        timeoutMs: config.connectTimeoutMs,
-        onread: { buffer: slice, callback: relayRead },
-      });
-      if (!out.ok) buffers.give(slice); // never read into: the socket never connected
+      const out = await dial(target, slice);
+      if (!out.ok) buffers.give(slice); // never read into: the leg never connected
       const labels = { frontend: this.name, upstream: pick.key };
       this.#deps.metrics.connectSeconds.observe({ ...labels, result: out.ok ? 'ok' : out.reason }, out.latencyMs / 1000);
       if (out.ok) {
-        if (client.destroyed || this.#destroyed) {
+        if (clientGone() || this.#destroyed) {
           list.release(pick.key);
-          out.socket.destroy();
-          this.#giveUpstreamWhenClosed(out.socket, slice);
-          client.destroy();
+          discard(out.leg, slice);
           return false;
         }
         this.#deps.metrics.connections.inc(labels);
-        const conn = new ForwardedConnection(client, out.socket, pick.key, this.#owner, {
-          idleTimeoutMs: config.idleTimeoutMs,
-          startedAt: this.#deps.clock.now(),
-          firstByteTimeoutMs: config.firstByteTimeoutMs,
-          clientSlice,
-          upstreamSlice: slice,
-        });
-        this.conns.add(conn);
+        this.conns.add(join(out.leg, pick.key, slice));
         return true;
       }
       list.release(pick.key);
       if (out.reason === 'refused' || out.reason === 'timeout' || out.reason === 'unreachable') {
         this.#apply(pick.key, list.recordConnectFailure(pick.key, out, this.#deps.clock.now()), 'connect');
       }
-      if (client.destroyed) return false;
+      if (clientGone()) return false;
     }
     this.#count('failed');
-    client.destroy();
     return false;
   }
 

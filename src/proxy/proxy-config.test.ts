@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { parse as parseYaml } from 'yaml';
+import fc from 'fast-check';
 import { checkProxyConfig, proxyFields, resolveProxyConfig } from './proxy-config.ts';
 
 const schema = z.strictObject(proxyFields);
@@ -132,5 +133,20 @@ test('the schema refuses an unknown check type, an empty upstream list and unkno
   assert.equal(
     schema.safeParse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'], healthCheck: { kind: 'tcp' } }] }).success,
     false,
+  );
+});
+
+test('relay takes handle or socket and nothing else (the data path, --relay)', () => {
+  assert.equal(parse({ relay: 'handle' }).relay, 'handle');
+  assert.equal(parse({ relay: 'socket' }).relay, 'socket');
+  assert.equal(parse({}).relay, undefined, 'absent: the proxy picks handle, or socket when it cannot');
+  fc.assert(
+    fc.property(
+      fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)).filter((v) => v !== 'handle' && v !== 'socket'),
+      (bad) => {
+        const r = schema.safeParse({ relay: bad });
+        return !r.success && /expected handle or socket/.test(r.error.issues[0]!.message);
+      },
+    ),
   );
 });

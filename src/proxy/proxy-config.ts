@@ -203,6 +203,7 @@ export const proxyFields = {
   shutdownGrace: optional(duration({ max: HOUR })),
   watchConfig: optional(boolean),
   reusePort: optional(boolean),
+  relay: optional(zEnum(['handle', 'socket'], { error: 'expected handle or socket' })),
   workers: optional(union([literal('auto'), integer(1, 64)], { error: 'expected a whole number from 1 to 64, or auto' })),
   frontends: optional(array(frontendObject, { error: 'expected a list of frontends (name, listen, upstreams, ...)' })),
 };
@@ -462,6 +463,12 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
       defaultText: 'from the fd limit',
     },
     { key: 'reusePort', help: 'listen with SO_REUSEPORT so several proxy processes share the listen addresses (Linux)' },
+    {
+      key: 'relay',
+      value: '<handle|socket>',
+      help: "the data path: handle relays on bare libuv handles (falls back to socket, logged, when this Node's internals do not fit); socket on net.Socket",
+      defaultText: 'handle',
+    },
     {
       key: 'workers',
       value: '<n|auto>',

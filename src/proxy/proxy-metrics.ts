@@ -34,6 +34,7 @@ export class ProxyMetrics {
   readonly clientFailures: Counter<'frontend'>;
   readonly closedByProxy: Counter<'frontend' | 'upstream' | 'why'>;
   readonly rejected: Counter<'frontend' | 'why'>;
+  readonly relayPath: Gauge<'path'>;
 
   constructor(registry: Registry, sample: () => readonly FrontendSample[]) {
     const registers = [registry];
@@ -98,6 +99,12 @@ export class ProxyMetrics {
       name: 'kubeward_proxy_rejected_connections_total',
       help: 'Client connections closed at accept, by why (cap: --max-connections or the fd budget)',
       labelNames: ['frontend', 'why'],
+      registers,
+    });
+    this.relayPath = new Gauge({
+      name: 'kubeward_proxy_relay_path',
+      help: 'The data path of this process: 1 for handle (bare libuv handles) or socket (net.Socket, --relay socket or the fallback)',
+      labelNames: ['path'],
       registers,
     });
     registerSampled(registry, sample);

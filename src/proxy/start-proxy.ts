@@ -13,6 +13,7 @@ import { proxyAdminRoutes } from './proxy-admin-routes.ts';
 import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './proxy-config.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
 import { ReadBufferPool } from './read-buffer-pool.ts';
+import { loadRelayInternals, type RelayInternals, type RelayPath } from './handle-internals.ts';
 import { countOpenFds, planConnectionCaps, readFdLimit } from './fd-budget.ts';
 import { ADMIN_MAX_CONNECTIONS } from '../admin/admin-server.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
@@ -36,6 +37,27 @@ export interface StartProxyOptions {
   fdLimit?: number | null;
   /** Every health check result, after the proxy applied it (kubeward agent: the watcher's verdicts). */
   onCheckResult?: (frontend: string, upstream: string, result: ProbeResult) => void;
+  /** The data path asked for (--relay); default handle, which falls back to socket when Node's internals do not fit. */
+  relay?: RelayPath;
+  /** Finds the handle path's internals (tests inject a failing one); default loadRelayInternals. */
+  loadRelayInternals?: () => ReturnType<typeof loadRelayInternals>;
+}
+
+/** /status: the data path this process runs, then the frontends. */
+export type ProxyStatus = { relay: RelayPath } & ReturnType<typeof proxyStatus>;
+
+/**
+ * The handle path's internals when --relay handle (the default) and they fit this Node; undefined
+ * for the socket path. A fallback is logged once, with the reason.
+ */
+export function chooseRelay(asked: RelayPath, log: Logger, load: () => ReturnType<typeof loadRelayInternals>): RelayInternals | undefined {
+  if (asked === 'socket') return undefined;
+  const found = load();
+  if ('unusable' in found) {
+    log.warn({ relay: 'socket', reason: found.unusable }, 'the handle data path cannot run on this Node; relaying on net.Socket instead (--relay socket)');
+    return undefined;
+  }
+  return found;
 }
 
 export interface ReloadSummary {
@@ -48,7 +70,7 @@ export interface ProxyHandle {
   /** Bound listen addresses by frontend name (port 0 resolved). */
   readonly addresses: ReadonlyMap<string, readonly HostPort[]>;
   readiness(): Readiness;
-  status(): ReturnType<typeof proxyStatus>;
+  status(): ProxyStatus;
   stats(): FrontendStats[];
   readonly adminRoutes: AdminRoute[];
   setDrained(frontend: string, upstream: string, drained: boolean): { closing: number } | 'no-frontend' | 'no-upstream';
@@ -120,7 +142,9 @@ export class KubewardProxy implements ProxyHandle {
       reusePort: opts.reusePort,
       onCheckResult: opts.onCheckResult,
       buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }),
+      relay: chooseRelay(opts.relay ?? 'handle', this.#log, opts.loadRelayInternals ?? loadRelayInternals),
     };
+    metrics.relayPath.set({ path: this.relayPath }, 1);
     this.adminRoutes = proxyAdminRoutes((name, upstream, drained) => {
       const r = this.setDrained(name, upstream, drained);
       if (typeof r === 'object') this.#opts.onOperatorDrain?.(name, upstream, drained);
@@ -136,8 +160,13 @@ export class KubewardProxy implements ProxyHandle {
     return proxyReadiness(this.#views());
   }
 
-  status(): ReturnType<typeof proxyStatus> {
-    return proxyStatus(this.#views(), formatHostPort);
+  status(): ProxyStatus {
+    return { relay: this.relayPath, ...proxyStatus(this.#views(), formatHostPort) };
+  }
+
+  /** The data path this process runs (see chooseRelay). */
+  get relayPath(): RelayPath {
+    return this.#deps.relay === undefined ? 'socket' : 'handle';
   }
 
   stats(): FrontendStats[] {

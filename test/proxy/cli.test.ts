@@ -63,6 +63,11 @@ const badConfigs: { name: string; args?: string[]; yaml?: string; stderr: RegExp
     stderr: /key "frontends\.0\.healthCheck\.type": expected readyz, tls or tcp/,
   },
   {
+    name: 'an unknown data path',
+    args: ['--upstream', '127.0.0.1:1', '--relay', 'uv'],
+    stderr: /--relay: expected handle or socket/,
+  },
+  {
     name: 'an unreadable CA file',
     args: ['--upstream', '127.0.0.1:1', '--listen', '127.0.0.1:0', '--ca-file', '/nonexistent/ca.crt', '--admin-address', 'off'],
     stderr: /--ca-file \/nonexistent\/ca\.crt: cannot read/,
@@ -124,9 +129,11 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
     ['a', 'a', 'a', 'a'],
     'a drained upstream gets nothing, even with fewer connections',
   );
-  const status = (await (await fetch(`${base}/status`)).json()) as { frontends: { upstreams: { upstream: string; drained: boolean }[] }[] };
+  const status = (await (await fetch(`${base}/status`)).json()) as { relay: string; frontends: { upstreams: { upstream: string; drained: boolean }[] }[] };
   assert.equal(status.frontends[0]!.upstreams.find((u) => u.upstream === b)!.drained, true);
+  assert.equal(status.relay, 'handle', 'the default data path');
   const metrics = await (await fetch(`${base}/metrics`)).text();
+  assert.match(metrics, /kubeward_proxy_relay_path\{path="handle"[^}]*\} 1/);
   assert.match(metrics, new RegExp(`kubeward_proxy_upstream_drained\\{frontend="default",upstream="${b}"[^}]*\\} 1`));
   assert.match(metrics, new RegExp(`kubeward_proxy_closed_connections_total\\{frontend="default",upstream="${b}",why="drained"[^}]*\\} 5`));
   assert.equal((await fetch(`${base}/upstreams/default/127.0.0.1:1/drain`, { method: 'POST' })).status, 404);
@@ -147,6 +154,34 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
   assert.equal(await exited, 0);
   const ms = performance.now() - started;
   assert.ok(ms > 800 && ms < 5000, `exited ${Math.round(ms)} ms after SIGTERM, once the 1 s grace for open connections was over`);
+});
+
+test('--relay socket runs the net.Socket data path and says so in /status and /metrics', async (t) => {
+  const [up] = await startUpstreams(t, ['a']);
+  const { child, out, exited } = runCli(t, [
+    '--listen',
+    '127.0.0.1:0',
+    '--upstream',
+    `127.0.0.1:${up!.address.port}`,
+    '--health-check',
+    'tcp',
+    '--admin-address',
+    '127.0.0.1:0',
+    '--log-format',
+    'json',
+    '--relay',
+    'socket',
+  ]);
+  const { listen: port, admin } = await boundPortsInLog(() => out.stderr);
+  const base = `http://127.0.0.1:${admin}`;
+  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: 'proxy ready' });
+  const c = await openGreeted(port);
+  c.socket.destroy();
+  assert.equal(c.upstream, 'a');
+  assert.equal(((await (await fetch(`${base}/status`)).json()) as { relay: string }).relay, 'socket');
+  assert.match(await (await fetch(`${base}/metrics`)).text(), /kubeward_proxy_relay_path\{path="socket"[^}]*\} 1/);
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0);
 });
 
 test('with --workers 2 two processes serve the listen address, both fail over, a drain reaches both, SIGTERM stops both', async (t) => {

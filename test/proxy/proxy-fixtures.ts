@@ -3,7 +3,8 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { request } from 'node:https';
 import type { TestContext } from 'node:test';
-import { startProxy, type ProxyHandle } from '../../src/proxy/start-proxy.ts';
+import { startProxy, type ProxyHandle, type StartProxyOptions } from '../../src/proxy/start-proxy.ts';
+import type { RelayPath } from '../../src/proxy/handle-internals.ts';
 import type { FrontendConfig, ProxyConfig } from '../../src/proxy/proxy-config.ts';
 import type { HostPort } from '../../src/config/fields.ts';
 import type { UpstreamState } from '../../src/proxy/upstream-list.ts';
@@ -81,9 +82,13 @@ export function frontendConfig(upstreams: HostPort[], over: Partial<FrontendConf
   };
 }
 
-export async function startTestProxy(t: TestContext, frontends: FrontendConfig[], shutdownGraceMs = 1000): Promise<ProxyHandle> {
+/** Both data paths, for the tests that run on each (--relay). */
+export const RELAY_PATHS: readonly RelayPath[] = ['handle', 'socket'];
+
+export async function startTestProxy(t: TestContext, frontends: FrontendConfig[], shutdownGraceMs = 1000, opts: StartProxyOptions = {}): Promise<ProxyHandle> {
   const config: ProxyConfig = { frontends, shutdownGraceMs };
-  const proxy = await startProxy(config);
+  const proxy = await startProxy(config, opts);
+  if (opts.relay && proxy.status().relay !== opts.relay) throw new Error(`asked for the ${opts.relay} path, runs ${proxy.status().relay}`);
   t.after(() => proxy.destroy());
   return proxy;
 }

@@ -1,0 +1,257 @@
+// Moves bytes between a client and an upstream on the two bare libuv TCP handles, without a
+// net.Socket on either leg: per connection two handles and one HandleConnection (a Socket with its
+// ReadableState, WritableState and listeners is ~1.2 KB of heap a leg; docs/proxy-performance.md).
+// Behaviour is the socket path's (forward-connection.ts): each leg reads into its own slice, a
+// chunk is written on as it is, the source stops reading while the other leg's write is queued
+// (backpressure), a FIN is passed on as a shutdown once queued writes are out and the other
+// direction keeps flowing, any error or reset closes both legs.
+//
+// The calls follow lib/net.js and lib/internal/stream_base_commons.js of Node 24 (onStreamRead,
+// writeGeneric/afterWriteDispatched, Socket.prototype._final, closeSocketHandle): the read count is
+// in streamBaseState[kReadBytesOrError]; a write's WriteWrap gets oncomplete only when
+// streamBaseState[kLastWriteWasAsync] says it went async; shutdown() returning 1 or UV_ENOTCONN
+// finished at once. Every callback from the handles catches what it throws: a throw there is an
+// uncaught exception, and no peer may crash the daemon.
+import { constants as osConstants } from 'node:os';
+import type { ForwardOwner } from './forward-connection.ts';
+import type { RelayedConnection } from './connection-set.ts';
+import { UV_EOF, type RelayInternals, type ShutdownReq, type TcpHandle, type WriteReq } from './handle-internals.ts';
+
+/** A TCP handle of the data path: knows the connection it is a leg of. */
+export interface RelayHandle extends TcpHandle {
+  conn?: HandleConnection | undefined;
+}
+
+const UV_ENOTCONN = -osConstants.errno.ENOTCONN;
+
+// Per-leg state bits.
+const READ_EOF = 1; // the leg's peer sent FIN
+const WRITE_DONE = 2; // our FIN to the leg is out (or the write side failed)
+const CLOSED = 4; // close() called on the handle
+
+export interface HandleRelayOptions {
+  idleTimeoutMs: number;
+  startedAt: number;
+  firstByteTimeoutMs?: number;
+  clientSlice: Buffer;
+  upstreamSlice: Buffer;
+}
+
+/** The handles' onread (`this` is the handle that read); the byte count or error is in the state array. */
+function onRelayRead(this: RelayHandle): void {
+  const conn = this.conn;
+  if (conn === undefined) return;
+  try {
+    conn.read(this);
+  } catch {
+    conn.destroy();
+  }
+}
+
+function onWriteDone(this: WriteReq, status: number): void {
+  const conn = (this.handle as RelayHandle).conn;
+  if (conn === undefined) return;
+  try {
+    conn.written(this.handle, status);
+  } catch {
+    conn.destroy();
+  }
+}
+
+function onShutdownDone(this: ShutdownReq, status: number): void {
+  const conn = (this.handle as RelayHandle).conn;
+  if (conn === undefined) return;
+  try {
+    // As Socket.prototype._final's afterShutdown: the status is not an error of the connection.
+    void status;
+    conn.shutDown(this.handle);
+  } catch {
+    conn.destroy();
+  }
+}
+
+function onLegClosed(this: RelayHandle): void {
+  const conn = this.conn;
+  if (conn === undefined) return;
+  try {
+    conn.legClosed();
+  } catch {
+    // The owner's bookkeeping threw: nothing is left open to close, and the daemon goes on.
+  }
+}
+
+function onFirstByteTimeout(conn: HandleConnection): void {
+  try {
+    conn.firstByteTimedOut();
+  } catch {
+    // The owner's verdict threw (a timer callback: it would be uncaught); the connection stays as it is.
+  }
+}
+
+export class HandleConnection implements RelayedConnection {
+  readonly client: RelayHandle;
+  readonly upstream: RelayHandle;
+  readonly upstreamKey: string;
+  readonly startedAt: number;
+  readonly idleTimeoutMs: number;
+  readonly firstByteTimeoutMs: number;
+  readonly clientSlice: Buffer;
+  readonly upstreamSlice: Buffer;
+  active = true;
+  quietMs = 0;
+  bytesToUpstream = 0;
+  bytesToClient = 0;
+  watchingFirstByte: boolean;
+  #clientState = 0;
+  #upstreamState = 0;
+  #open = 2;
+  #firstByteTimer: NodeJS.Timeout | undefined = undefined;
+  readonly #owner: ForwardOwner;
+  readonly #internals: RelayInternals;
+
+  /** Takes ownership of both handles (connected, not reading yet) and starts relaying. */
+  constructor(internals: RelayInternals, client: TcpHandle, upstream: TcpHandle, upstreamKey: string, owner: ForwardOwner, opts: HandleRelayOptions) {
+    this.#internals = internals;
+    this.client = client;
+    this.upstream = upstream;
+    this.upstreamKey = upstreamKey;
+    this.startedAt = opts.startedAt;
+    this.idleTimeoutMs = opts.idleTimeoutMs;
+    this.firstByteTimeoutMs = opts.firstByteTimeoutMs ?? 0;
+    this.watchingFirstByte = this.firstByteTimeoutMs > 0;
+    this.clientSlice = opts.clientSlice;
+    this.upstreamSlice = opts.upstreamSlice;
+    this.#owner = owner;
+    this.client.conn = this;
+    this.upstream.conn = this;
+    this.#startReading(this.client, opts.clientSlice);
+    this.#startReading(this.upstream, opts.upstreamSlice);
+  }
+
+  #startReading(leg: RelayHandle, slice: Buffer): void {
+    if (this.#stateOf(leg) & CLOSED) return;
+    leg.useUserBuffer(slice);
+    leg.onread = onRelayRead;
+    const err = leg.readStart();
+    if (err !== 0) this.destroy();
+  }
+
+  #stateOf(leg: TcpHandle): number {
+    return leg === this.client ? this.#clientState : this.#upstreamState;
+  }
+
+  #setState(leg: TcpHandle, bits: number): number {
+    if (leg === this.client) return (this.#clientState |= bits);
+    return (this.#upstreamState |= bits);
+  }
+
+  get ended(): boolean {
+    return (this.#clientState & this.#upstreamState & CLOSED) !== 0;
+  }
+
+  /** @internal A read on `from` finished: pass the bytes on, or the FIN, or close both on an error. */
+  read(from: RelayHandle): void {
+    const { state, kReadBytesOrError } = this.#internals;
+    const nread = state[kReadBytesOrError]!;
+    if (nread === 0) return;
+    const fromClient = from === this.client;
+    const to = fromClient ? this.upstream : this.client;
+    if (nread === UV_EOF) {
+      // libuv stops reading a stream at EOF by itself. The leg closes once our FIN to it is out too.
+      if (this.#setState(from, READ_EOF) & WRITE_DONE) this.#close(from);
+      this.#shutdown(to);
+      return;
+    }
+    if (nread < 0) {
+      this.destroy();
+      return;
+    }
+    this.active = true;
+    if (fromClient) this.bytesToUpstream += nread;
+    else this.bytesToClient += nread;
+    if (this.watchingFirstByte) this.firstBytes(fromClient);
+    if (this.#stateOf(to) & (WRITE_DONE | CLOSED)) {
+      // The other leg cannot take bytes any more (its write side failed): nothing can be relayed.
+      this.destroy();
+      return;
+    }
+    const req = new this.#internals.WriteWrap();
+    req.handle = to;
+    req.oncomplete = onWriteDone;
+    const err = to.writeBuffer(req, (fromClient ? this.clientSlice : this.upstreamSlice).subarray(0, nread));
+    if (err !== 0) {
+      this.destroy();
+      return;
+    }
+    // Queued, not written: the queue points into the source's slice, so the source is not read into
+    // until the write is out (onWriteDone), as relayRead does on the socket path.
+    if (this.#internals.state[this.#internals.kLastWriteWasAsync] !== 0 && from.readStop() !== 0) this.destroy();
+  }
+
+  /** @internal A queued write to `to` finished: read its source again, unless that direction is over. */
+  written(to: TcpHandle, status: number): void {
+    if (status < 0) {
+      this.destroy();
+      return;
+    }
+    if (to.writeQueueSize !== 0) return;
+    const from = to === this.client ? this.upstream : this.client;
+    if (this.#stateOf(from) & (READ_EOF | CLOSED)) return;
+    if (from.readStart() !== 0) this.destroy();
+  }
+
+  #shutdown(to: TcpHandle): void {
+    if (this.#stateOf(to) & (WRITE_DONE | CLOSED)) return;
+    const req = new this.#internals.ShutdownWrap();
+    req.handle = to;
+    req.oncomplete = onShutdownDone;
+    const err = to.shutdown(req);
+    if (err === 1 || err === UV_ENOTCONN) this.shutDown(to);
+    else if (err !== 0) this.destroy();
+  }
+
+  /** @internal Our FIN to `leg` is out: the leg closes once its peer's FIN has come too (allowHalfOpen). */
+  shutDown(leg: TcpHandle): void {
+    const s = this.#setState(leg, WRITE_DONE);
+    if (s & READ_EOF) this.#close(leg);
+  }
+
+  /** @internal A read on the client arms the first-byte timer unless the upstream has spoken; one from the upstream ends the watch. */
+  firstBytes(fromClient: boolean): void {
+    if (!fromClient || this.bytesToClient > 0) {
+      this.watchingFirstByte = false;
+      clearTimeout(this.#firstByteTimer);
+      return;
+    }
+    if (this.#firstByteTimer !== undefined) return;
+    this.#firstByteTimer = setTimeout(onFirstByteTimeout, this.firstByteTimeoutMs, this);
+    this.#firstByteTimer.unref();
+  }
+
+  /** @internal */
+  firstByteTimedOut(): void {
+    this.watchingFirstByte = false;
+    if (this.bytesToClient === 0 && !(this.#upstreamState & CLOSED)) this.#owner.noAnswer(this);
+  }
+
+  #close(leg: TcpHandle): void {
+    if (this.#stateOf(leg) & CLOSED) return;
+    this.#setState(leg, CLOSED);
+    leg.close(onLegClosed);
+  }
+
+  /** @internal One handle's close callback. */
+  legClosed(): void {
+    if (--this.#open !== 0) return;
+    clearTimeout(this.#firstByteTimer);
+    this.client.conn = undefined;
+    this.upstream.conn = undefined;
+    this.#owner.connectionClosed(this);
+  }
+
+  /** Abortive close of both legs; idempotent. Queued writes are cancelled (their callbacks find the connection closing). */
+  destroy(): void {
+    this.#close(this.client);
+    this.#close(this.upstream);
+  }
+}
