@@ -52,12 +52,15 @@ function usage(message: string): never {
 }
 
 const HELP = `Usage: npm run bench:operator -- [--sizes 100,500,1000] [--duration 150] [--interval 30s]
-       [--out bench/results] [--concurrency 16] [--sources]
+       [--out bench/results] [--concurrency 16] [--sources] [--shared-tls]
 Runs kubeward operator (routegc and flight, dry run) against the OpenStack emulator and a real
 kube-apiserver at each size; see docs/operator-scale.md.
 The operator runs as shipped: npm run build first, then bin/kubeward.js (the build with the V8
 settings it ships with). --sources runs the TypeScript sources instead (for development: its memory
-figures are not those of what ships).`;
+figures are not those of what ships).
+Every cluster's kubeconfig has a CA of its own bytes (the same certificate), so the operator keeps
+an agent, a TLS context and sockets per cluster, as with a real fleet; --shared-tls gives every
+cluster the same kubeconfig: one agent and a few sockets serve them all (the bench before 2026-11-24 s3).`;
 
 function parseOptions() {
   let values: Record<string, string | boolean | undefined>;
@@ -70,6 +73,7 @@ function parseOptions() {
         out: { type: 'string', default: join(ROOT, 'bench/results') },
         concurrency: { type: 'string', default: '16' },
         sources: { type: 'boolean', default: false },
+        'shared-tls': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
     }));
@@ -82,7 +86,7 @@ function parseOptions() {
   }
   const checked = checkBenchOptions(values as unknown as RawBenchOptions);
   if ('error' in checked) usage(checked.error);
-  return { ...checked, sources: values.sources === true };
+  return { ...checked, sources: values.sources === true, sharedTls: values['shared-tls'] === true };
 }
 
 /** The apiserver's own /metrics, with the admin token start.sh made. */
@@ -144,6 +148,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       kubeconfigText,
       projects.map((project) => ({ emu, project })),
       o.concurrency,
+      { ownTlsIdentity: !o.sharedTls },
     );
     process.stderr.write(`N=${n}: ${n} tenants and ManagedClusters made in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
@@ -328,6 +333,7 @@ async function main(): Promise<void> {
         date: date.toISOString(),
         machine: m,
         settings: {
+          tls: o.sharedTls ? 'one TLS identity for every cluster' : 'a TLS identity per cluster',
           runs: o.sources ? 'TypeScript sources' : 'bin/kubeward.js (dist/, shipped V8 flags)',
           v8Flags: process.env.KUBEWARD_V8_FLAGS,
           sizes: o.sizes,
