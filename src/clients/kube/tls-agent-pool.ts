@@ -25,13 +25,15 @@ export interface PooledTls {
 
 /**
  * Sockets per origin: a cluster's routegc and flight each make one call at a time, so two serve a
- * cluster; a few more for clusters that share an origin and identity. Idle sockets close after
- * IDLE_MS, so a cluster between cycles (30 s and more apart) holds none; within a cycle, and at
- * start-up when routegc's and flight's first looks come close together, a socket is reused.
+ * cluster; a few more for clusters that share an origin and identity. A free socket closes after
+ * IDLE_MS: a cycle's calls come back to back and reuse it, while the cluster's next cycle is tens of
+ * seconds away. An idle TLS socket holds about 80 KiB of native memory (OpenSSL's buffers, measured in
+ * docs/operator-scale.md), so keeping one per cluster between cycles (15 s before) made most of a
+ * cluster's memory; a new handshake per cycle costs about 0.8 ms of CPU instead.
  */
 const MAX_SOCKETS = 4;
-const MAX_FREE_SOCKETS = 2;
-const IDLE_MS = 15_000;
+const MAX_FREE_SOCKETS = 1;
+const IDLE_MS = 2000;
 /** Identities kept; the oldest is dropped past this (its sockets close when idle, then it is garbage). */
 const MAX_IDENTITIES = 10_000;
 
