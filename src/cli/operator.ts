@@ -18,7 +18,6 @@ import { formatShard, shardLeaseName, summarizeShard } from '../controllers/oper
 import { shardGate } from '../controllers/operator/shard-gate.ts';
 import { registerShardMetrics } from '../controllers/operator/shard-metrics.ts';
 import { registerEventLoopMetrics } from '../controllers/operator/event-loop-metrics.ts';
-import { leanAfterStart } from '../controllers/operator/v8-memory-mode.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
 import { createFlightMetrics } from '../controllers/flight/flight-metrics.ts';
 import { createDeorbitMetrics } from '../controllers/deorbit/deorbit-metrics.ts';
@@ -48,10 +47,7 @@ export function operatorCommand() {
       const shard = cfg.shard;
       const log = shard ? ctx.log.child({ shard: formatShard(shard) }) : ctx.log;
       const gate = shard ? shardGate(shard, log) : undefined;
-      // V8's memory-saving mode once the start's burst of first cycles is over (v8-memory-mode.ts).
-      const lean = leanAfterStart({ clock, onLean: () => log.info('start-up over: V8 now favours memory (--optimize-for-size)') });
       const op = new Operator({
-        onControllersStarted: (spreadMs) => lean.started(spreadMs),
         ownsCluster: gate ? (mc) => gate.owns(mc.metadata) : undefined,
         api,
         namespace: cfg.namespace,
@@ -133,7 +129,6 @@ export function operatorCommand() {
       op.start();
       ctx.shutdown.add('operator', () => op.close());
       ctx.shutdown.add('event-loop metrics', () => eventLoop.stop());
-      ctx.shutdown.add('V8 memory mode timer', () => lean.close());
       return {
         readiness: () => op.readiness(),
         status: () => ({ identity, notYetAvailable: missing, ...(op.status() as object), ...(shard ? { shard: shardStatus() } : {}) }),

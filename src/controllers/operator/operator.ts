@@ -62,8 +62,6 @@ export interface OperatorOptions {
    * it elsewhere stops requeueing). undefined: every cluster.
    */
   ownsCluster?: (mc: ManagedCluster) => boolean;
-  /** Told when the controllers start, with the spread of the first cycles (v8-memory-mode.ts). */
-  onControllersStarted?: (spreadMs: number) => void;
   /** More caches the clients read from (the Secret versions): started and stopped with the operator. */
   caches?: readonly { start(): void; close(): Promise<void> }[];
 }
@@ -231,7 +229,6 @@ export class Operator {
         const key = objectKey(obj);
         for (const c of this.#controllers) c.enqueue(key, Math.floor(random() * spread));
       }
-      this.#opts.onControllersStarted?.(spread);
     });
   }
 
