@@ -47,12 +47,12 @@ const DEFAULT_FLAGS = [
 ];
 
 // --- The operator's own V8 setting (docs/operator-scale.md, "Memory per cluster"); the node modes' are above. ---
-// One process for hundreds of clusters allocates all the time: with the settings above V8 kept the
-// pages of old garbage mapped for reuse (200 MiB of them at 800 clusters, next to 80 MiB of heap)
-// and grew its heap limit well above the live heap. --optimize-for-size returns such pages and
-// grows the heap less: at 800 clusters RSS 207 instead of 343 MiB, about 100 instead of 250 KiB
-// per cluster, for a slower start (every first cycle about 40 % later). Set at run time after the
-// start instead, V8 kept the start's peak and used more CPU than with it from the start.
+// One process for hundreds of clusters allocates all the time: with the flags above V8 kept the
+// pages of old garbage mapped for reuse (216 MiB of heap pages at 800 clusters for 70 MiB of used
+// heap) and grew its heap limit well above the live heap. --optimize-for-size returns such pages
+// and grows the heap less: about 135 instead of 246 KiB RSS per cluster (N=100 to 1,000), for a
+// slower start (every first cycle at N=1,000 after 14 s instead of 11 s) and about a quarter more
+// CPU. Set at run time after the start instead, V8 kept the start's peak and used more CPU.
 const OPERATOR_FLAGS = ['--optimize-for-size'];
 const modeFlags = process.argv[2] === 'operator' ? [...DEFAULT_FLAGS, ...OPERATOR_FLAGS] : DEFAULT_FLAGS;
 // --- end of the operator's block ---
