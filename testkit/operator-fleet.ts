@@ -55,8 +55,22 @@ export async function inPool<T>(items: readonly T[], limit: number, fn: (item: T
 }
 
 /**
+ * kubeconfigText with a line naming the cluster in front of its CA's PEM: the same certificate (OpenSSL
+ * skips text before "-----BEGIN"), but other bytes, so the operator keys a TLS identity of its own
+ * for the cluster (src/clients/kube/tls-agent-pool.ts): its own agent, context and sockets, as in a
+ * real fleet where each cluster has its own CA. Without it every cluster shares one agent.
+ */
+export function withOwnTlsIdentity(kubeconfigText: string, cluster: string): string {
+  return kubeconfigText.replace(
+    /(certificate-authority-data:\s*)([A-Za-z0-9+/=]+)/g,
+    (_, key: string, data: string) =>
+      key + Buffer.from(`kubeward test fleet: CA of cluster ${cluster}\n${Buffer.from(data, 'base64').toString()}`).toString('base64'),
+  );
+}
+
+/**
  * One Running ManagedCluster per tenant in namespace ns (named after the project), with its Secrets;
- * every cluster's own API is the kube-apiserver of kubeconfigText.
+ * every cluster's own API is the kube-apiserver of kubeconfigText. ownTlsIdentity: see withOwnTlsIdentity.
  */
 export async function createManagedClusters(
   api: KubeApi,
@@ -64,6 +78,7 @@ export async function createManagedClusters(
   kubeconfigText: string,
   tenants: readonly { emu: OpenStackEmulator; project: BulkProject }[],
   concurrency = 16,
+  opts: { ownTlsIdentity?: boolean } = {},
 ): Promise<void> {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   const clusters = api.resource<KubeObject & { spec: unknown; status?: unknown }>(KINDS.managedCluster);
@@ -73,7 +88,12 @@ export async function createManagedClusters(
   };
   await inPool(tenants, concurrency, async ({ emu, project: p }) => {
     const name = p.projectName;
-    await api.secrets.create({ metadata: { name: `${name}-kubeconfig`, namespace: ns }, data: { kubeconfig: b64(kubeconfigText) } }).catch(tolerate);
+    await api.secrets
+      .create({
+        metadata: { name: `${name}-kubeconfig`, namespace: ns },
+        data: { kubeconfig: b64(opts.ownTlsIdentity ? withOwnTlsIdentity(kubeconfigText, name) : kubeconfigText) },
+      })
+      .catch(tolerate);
     await api.secrets.create({ metadata: { name: `${name}-cloud`, namespace: ns }, data: { 'clouds.yaml': b64(tenantCloudsYaml(emu, p)) } }).catch(tolerate);
     const mc = await clusters.create({
       metadata: { name, namespace: ns },

@@ -16,7 +16,8 @@ import { createKubeApi, type KubeApi } from '../../src/clients/kube/kube-api.ts'
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
-import { KubewardProcess } from '../../testkit/kubeward-process.ts';
+import type { KubewardProcess } from '../../testkit/kubeward-process.ts';
+import { buildDist } from '../../scripts/build.ts';
 import { bulkTenants, createManagedClusters } from '../../testkit/operator-fleet.ts';
 import { OpenStackEmulator } from '../../testkit/openstack/openstack-emulator.ts';
 import { freePort } from '../../testkit/wait-for.ts';
@@ -42,6 +43,8 @@ const SAMPLE_MS = 5000;
 const MiB = 1024 * 1024;
 /** The operator of the size being run, for the watchdog. */
 let current: KubewardProcess | undefined;
+/** Loaded once KUBEWARD_BIN is settled: testkit/kubeward-process.ts reads it when it loads. */
+let Kubeward: typeof KubewardProcess;
 
 function usage(message: string): never {
   process.stderr.write(`bench:operator: ${message}\n`);
@@ -49,9 +52,15 @@ function usage(message: string): never {
 }
 
 const HELP = `Usage: npm run bench:operator -- [--sizes 100,500,1000] [--duration 150] [--interval 30s]
-       [--out bench/results] [--concurrency 16]
+       [--out bench/results] [--concurrency 16] [--sources] [--shared-tls]
 Runs kubeward operator (routegc and flight, dry run) against the OpenStack emulator and a real
-kube-apiserver at each size; see docs/operator-scale.md.`;
+kube-apiserver at each size; see docs/operator-scale.md.
+The operator runs as shipped: npm run build first, then bin/kubeward.js (the build with the V8
+settings it ships with). --sources runs the TypeScript sources instead (for development: its memory
+figures are not those of what ships).
+Every cluster's kubeconfig has a CA of its own bytes (the same certificate), so the operator keeps
+an agent, a TLS context and sockets per cluster, as with a real fleet; --shared-tls gives every
+cluster the same kubeconfig: one agent and a few sockets serve them all (the bench before 2026-11-24 s3).`;
 
 function parseOptions() {
   let values: Record<string, string | boolean | undefined>;
@@ -63,6 +72,8 @@ function parseOptions() {
         interval: { type: 'string', default: '30s' },
         out: { type: 'string', default: join(ROOT, 'bench/results') },
         concurrency: { type: 'string', default: '16' },
+        sources: { type: 'boolean', default: false },
+        'shared-tls': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
     }));
@@ -75,7 +86,7 @@ function parseOptions() {
   }
   const checked = checkBenchOptions(values as unknown as RawBenchOptions);
   if ('error' in checked) usage(checked.error);
-  return checked;
+  return { ...checked, sources: values.sources === true, sharedTls: values['shared-tls'] === true };
 }
 
 /** The apiserver's own /metrics, with the admin token start.sh made. */
@@ -137,6 +148,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       kubeconfigText,
       projects.map((project) => ({ emu, project })),
       o.concurrency,
+      { ownTlsIdentity: !o.sharedTls },
     );
     process.stderr.write(`N=${n}: ${n} tenants and ManagedClusters made in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
@@ -145,7 +157,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     const admin = `http://127.0.0.1:${port}`;
     counting = true;
     const startMs = Date.now();
-    proc = current = new KubewardProcess([
+    proc = current = new Kubeward([
       'operator',
       '--kubeconfig',
       kube.kubeconfigPath,
@@ -279,6 +291,12 @@ async function main(): Promise<void> {
   process.stderr.write(
     `bench:operator: sizes ${o.sizes.join(', ')}, ${o.durationS} s each at ${o.intervalMs / 1000} s intervals; ends by itself within ${Math.round(boundMs / 60_000)} min\n`,
   );
+  if (!o.sources) {
+    process.stderr.write('bench:operator: building dist/ (npm run build): the bench measures what ships\n');
+    await buildDist();
+    process.env.KUBEWARD_BIN = 'dist';
+  }
+  ({ KubewardProcess: Kubeward } = await import('../../testkit/kubeward-process.ts'));
   const date = new Date();
   const m = machine();
   const kube = await startKubeApiserver(); // bounded: start.sh gets 90 s
@@ -314,7 +332,17 @@ async function main(): Promise<void> {
       {
         date: date.toISOString(),
         machine: m,
-        settings: { sizes: o.sizes, durationS: o.durationS, intervalMs: o.intervalMs, controllers: 'routegc,flight', dryRun: true, serversPerCluster: 3 },
+        settings: {
+          tls: o.sharedTls ? 'one TLS identity for every cluster' : 'a TLS identity per cluster',
+          runs: o.sources ? 'TypeScript sources' : 'bin/kubeward.js (dist/, shipped V8 flags)',
+          v8Flags: process.env.KUBEWARD_V8_FLAGS,
+          sizes: o.sizes,
+          durationS: o.durationS,
+          intervalMs: o.intervalMs,
+          controllers: 'routegc,flight',
+          dryRun: true,
+          serversPerCluster: 3,
+        },
         results,
         targets,
       },

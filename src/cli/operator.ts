@@ -17,6 +17,7 @@ import { SecretVersions } from '../controllers/managed-cluster/secret-versions.t
 import { formatShard, shardLeaseName, summarizeShard } from '../controllers/operator/shard.ts';
 import { shardGate } from '../controllers/operator/shard-gate.ts';
 import { registerShardMetrics } from '../controllers/operator/shard-metrics.ts';
+import { registerEventLoopMetrics } from '../controllers/operator/event-loop-metrics.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
 import { createFlightMetrics } from '../controllers/flight/flight-metrics.ts';
 import { createDeorbitMetrics } from '../controllers/deorbit/deorbit-metrics.ts';
@@ -123,8 +124,11 @@ export function operatorCommand() {
         );
       };
       if (shard) registerShardMetrics(ctx.registry, () => shardStatus()!);
+      // A controller's timers and cycles share one loop: its delay is the operator's to show (not the node modes').
+      const eventLoop = registerEventLoopMetrics(ctx.registry);
       op.start();
       ctx.shutdown.add('operator', () => op.close());
+      ctx.shutdown.add('event-loop metrics', () => eventLoop.stop());
       return {
         readiness: () => op.readiness(),
         status: () => ({ identity, notYetAvailable: missing, ...(op.status() as object), ...(shard ? { shard: shardStatus() } : {}) }),

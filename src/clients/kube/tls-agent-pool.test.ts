@@ -55,3 +55,14 @@ users:
   assert.equal(sharesTls(plain, new URL('http://127.0.0.1:8080/api')), false);
   assert.equal(proxied.getCurrentCluster()?.proxyUrl, 'http://proxy.example:3128', 'the copy made to drop the text keeps every field');
 });
+
+test("an identity unused for 10 s with no socket is dropped (its context's memory), and the next call builds it again", () => {
+  const t0 = Date.now() + 86_400_000; // after every entry the other tests made
+  const a = pooledTls({ servername: 'api.idle.example' }, t0);
+  assert.equal(pooledTls({ servername: 'api.idle.example' }, t0 + 9_000), a, 'still in use within 10 s');
+  const b = pooledTls({ servername: 'api.other.example' }, t0 + 9_000 + 10_000);
+  const again = pooledTls({ servername: 'api.idle.example' }, t0 + 9_000 + 10_000);
+  assert.notEqual(again, a);
+  assert.notEqual(again.secureContext, a.secureContext);
+  assert.equal(pooledTls({ servername: 'api.other.example' }, t0 + 9_000 + 10_001), b, 'a recent one is kept');
+});

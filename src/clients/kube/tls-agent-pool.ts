@@ -25,17 +25,31 @@ export interface PooledTls {
 
 /**
  * Sockets per origin: a cluster's routegc and flight each make one call at a time, so two serve a
- * cluster; a few more for clusters that share an origin and identity. Idle sockets close after
- * IDLE_MS, so a cluster between cycles (30 s and more apart) holds none; within a cycle, and at
- * start-up when routegc's and flight's first looks come close together, a socket is reused.
+ * cluster; a few more for clusters that share an origin and identity. A free socket closes after
+ * IDLE_MS: a cycle's calls come back to back and reuse it, while the cluster's next cycle is tens of
+ * seconds away. An idle TLS socket holds about 80 KiB of native memory (OpenSSL's buffers, measured in
+ * docs/operator-scale.md), so keeping one per cluster between cycles (15 s before) made most of a
+ * cluster's memory; a new handshake per cycle costs about 0.8 ms of CPU instead.
  */
 const MAX_SOCKETS = 4;
-const MAX_FREE_SOCKETS = 2;
-const IDLE_MS = 15_000;
+const MAX_FREE_SOCKETS = 1;
+const IDLE_MS = 2000;
+/**
+ * An identity unused this long, with no socket left, is dropped: its SecureContext holds about
+ * 29 KiB of OpenSSL memory (the CA's store; measured in docs/operator-scale.md) and building it
+ * again takes about 0.13 ms, against a cycle's handshake of 0.8 ms. A cycle's calls come well
+ * within it; the cluster's next cycle (tens of seconds later) builds a new one.
+ */
+const DROP_AFTER_MS = 10_000;
 /** Identities kept; the oldest is dropped past this (its sockets close when idle, then it is garbage). */
 const MAX_IDENTITIES = 10_000;
 
-const pool = new Map<string, PooledTls>();
+interface Entry extends PooledTls {
+  lastUsedMs: number;
+}
+
+/** In order of last use, oldest first. */
+const pool = new Map<string, Entry>();
 
 function feed(h: ReturnType<typeof createHash>, label: string, v: string | Buffer | (string | Buffer)[] | boolean | undefined): void {
   const parts = v === undefined ? [] : Array.isArray(v) ? v : [v];
@@ -60,19 +74,35 @@ export function tlsIdentityKey(o: TlsIdentityOptions): string {
   return h.digest('base64');
 }
 
-/** The shared agent and context for this identity, made on first use. */
-export function pooledTls(o: TlsIdentityOptions): PooledTls {
+function hasSockets(agent: HttpsAgent): boolean {
+  const any = (m: NodeJS.ReadOnlyDict<unknown[]>) => Object.values(m).some((list) => (list?.length ?? 0) > 0);
+  return any(agent.sockets) || any(agent.freeSockets) || any(agent.requests);
+}
+
+/** Drops the identities unused for DROP_AFTER_MS that have no socket; stops at the first recent one (the map is oldest first). */
+function dropIdle(nowMs: number): void {
+  for (const [key, e] of pool) {
+    if (nowMs - e.lastUsedMs < DROP_AFTER_MS) return;
+    if (hasSockets(e.agent)) continue;
+    pool.delete(key);
+  }
+}
+
+/** The shared agent and context for this identity, made on first use. nowMs: tests. */
+export function pooledTls(o: TlsIdentityOptions, nowMs = Date.now()): PooledTls {
+  dropIdle(nowMs);
   const key = tlsIdentityKey(o);
   const hit = pool.get(key);
   if (hit) {
     // Most recently used last, so the oldest is dropped first.
     pool.delete(key);
+    hit.lastUsedMs = nowMs;
     pool.set(key, hit);
     return hit;
   }
   const secureContext = createSecureContext({ ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase });
   const agent = new HttpsAgent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS, timeout: IDLE_MS, scheduling: 'lifo' });
-  const entry = { agent, secureContext };
+  const entry = { agent, secureContext, lastUsedMs: nowMs };
   pool.set(key, entry);
   if (pool.size > MAX_IDENTITIES) pool.delete(pool.keys().next().value!);
   return entry;
