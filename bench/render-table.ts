@@ -15,7 +15,7 @@ export const METRICS: readonly MetricSpec[] = [
   { key: 'kaP50Ms', label: 'keep-alive p50 latency (ms)', digits: 2 },
   { key: 'kaP99Ms', label: 'keep-alive p99 latency (ms)', digits: 2 },
   { key: 'kaCpuUsPerReq', label: 'proxy CPU per keep-alive request (µs)', digits: 1, proxyOnly: true },
-  { key: 'kpRps', label: 'paced keep-alive requests/s (64 conns, 10 ms between requests)', digits: 0 },
+  { key: 'kpRps', label: 'paced keep-alive requests/s (64 conns, 10 ms on average between requests)', digits: 0 },
   { key: 'kpP50Ms', label: 'paced keep-alive p50 latency (ms)', digits: 2 },
   { key: 'kpP99Ms', label: 'paced keep-alive p99 latency (ms)', digits: 2 },
   { key: 'kpCpuUsPerReq', label: 'proxy CPU per paced keep-alive request (µs)', digits: 1, proxyOnly: true },

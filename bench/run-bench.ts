@@ -29,7 +29,7 @@ const HELP = `usage: npm run bench -- [--rounds N] [--duration S] [--idle-connec
 kubeward runs as shipped: npm run build first, then bin/kubeward.js (the build with its V8 settings).
 It is measured as one process against nginx with one worker, and with --workers 2 against nginx's
 two workers (kubespray's setting). Keep-alive is measured at saturation and paced (64 connections,
-10 ms between a connection's requests). --kubeward-arg adds a flag to every kubeward proxy started.
+10 ms on average between a connection's requests). --kubeward-arg adds a flag to every kubeward proxy started.
 --skip-modes leaves out watch, routes and agent at rest (they need root: network namespaces).
 Every daemon and peer runs with the environment kubeward's shipped units give it (bench/daemon-env.ts):
 PATH and nothing else, so NODE_EXTRA_CA_CERTS, NODE_OPTIONS, SSL_CERT_* and the like in your shell
@@ -61,8 +61,8 @@ const load: LoadSettings = { durationS: positive('duration', opt.duration), conn
 /** 100 MB takes a fraction of a second on loopback: several downloads per round steady the figure. */
 const BULK_TIMES = 5;
 /**
- * The paced keep-alive load: each of the 64 connections waits 10 ms after a response, about 6,000
- * requests/s, which every peer serves with CPU to spare. At saturation (the unpaced load) a p99 on
+ * The paced keep-alive load: each of the 64 connections waits 10 ms on average (0 to 20, at
+ * random) after a response, about 6,000 requests/s, which every peer serves with CPU to spare. At saturation (the unpaced load) a p99 on
  * two cores shared by wrk, the backend and the proxy mostly measures the scheduler's queueing;
  * paced, it measures the latency the proxy adds. An apiserver's load balancer runs far below
  * saturation, so this is the p99 a cluster sees.
