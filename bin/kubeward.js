@@ -4,7 +4,7 @@
 // TypeScript sources directly and does not come through here.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { modeNodeFlags } from './mode-flags.js';
+import { modeNodeFlags, modeV8Flags } from './mode-flags.js';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
@@ -36,7 +36,7 @@ if (!existsSync(MAIN)) {
  * No Sparkplug (the baseline compiler between the interpreter and Maglev): its code for warm
  * start-up and probe functions is 0.5 MiB of private memory at rest, and the hot path goes to Maglev
  * and TurboFan either way (CPU per request unchanged within this machine's noise, docs/footprint.md).
- * KUBEWARD_V8_FLAGS replaces the list ("" for V8's defaults).
+ * Each mode may add to it (bin/mode-flags.js). KUBEWARD_V8_FLAGS replaces the mode's list ("" for V8's defaults).
  */
 const DEFAULT_FLAGS = [
   '--max-semi-space-size=1',
@@ -47,15 +47,9 @@ const DEFAULT_FLAGS = [
   '--no-sparkplug',
 ];
 
-// The operator's V8 setting (docs/operator-scale.md, "Memory per cluster, as shipped"): one process
-// for hundreds of clusters allocates all the time, and with the flags above V8 kept the pages of
-// old garbage mapped for reuse (216 MiB of heap pages at 800 clusters for 70 MiB of used heap) and
-// grew its heap limit well above the live heap. --optimize-for-size returns such pages and grows
-// the heap less: about 135 instead of 246 KiB RSS per cluster (N=100 to 1,000), for a slower start
-// and about a quarter more CPU. Set at run time after the start instead, V8 kept the start's peak.
-const OPERATOR_FLAGS = ['--optimize-for-size'];
-const modeV8Flags = process.argv[2] === 'operator' ? [...DEFAULT_FLAGS, ...OPERATOR_FLAGS] : DEFAULT_FLAGS;
-const v8Flags = process.env.KUBEWARD_V8_FLAGS !== undefined ? process.env.KUBEWARD_V8_FLAGS.split(/\s+/).filter(Boolean) : modeV8Flags;
+// The mode's V8 list (bin/mode-flags.js: the operator adds to it).
+const modeV8 = modeV8Flags(process.argv[2], DEFAULT_FLAGS);
+const v8Flags = process.env.KUBEWARD_V8_FLAGS !== undefined ? process.env.KUBEWARD_V8_FLAGS.split(/\s+/).filter(Boolean) : modeV8;
 // Node settings of one mode (bin/mode-flags.js), whatever KUBEWARD_V8_FLAGS says.
 const flags = [...v8Flags, ...modeNodeFlags(process.argv[2], process.env.NODE_OPTIONS)];
 const missing = flags.filter((f) => !process.execArgv.includes(f));
