@@ -1,9 +1,16 @@
 import { strict as assert } from 'node:assert';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, request, type RequestOptions } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import type { TLSSocket } from 'node:tls';
 import fc from 'fast-check';
+import { createTestCa } from '../../../testkit/certs.ts';
 import { sharesTls } from './kube-client.ts';
 import { loadKubeConfig } from './load-kube-config.ts';
-import { pooledTls, pooledTlsCount, tlsIdentityKey } from './tls-agent-pool.ts';
+import { keptTlsSessions, pooledTls, pooledTlsCount, tlsIdentityKey, type TlsIdentityOptions } from './tls-agent-pool.ts';
 
 test('clients with the same TLS identity share one keep-alive agent and context; another identity gets its own', () => {
   const before = pooledTlsCount();
@@ -65,4 +72,58 @@ test("an identity unused for 10 s with no socket is dropped (its context's memor
   assert.notEqual(again, a);
   assert.notEqual(again.secureContext, a.secureContext);
   assert.equal(pooledTls({ servername: 'api.other.example' }, t0 + 9_000 + 10_001), b, 'a recent one is kept');
+});
+
+test("a cluster's next cycle resumes its TLS session after the agent was dropped (no full handshake), and another identity does not get it", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-tls-session-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const ca = await createTestCa('kw-session-ca', dir);
+  const pair = await ca.issueServer('apiserver', ['IP:127.0.0.1']);
+  const server = createServer({ cert: await readFile(pair.certFile), key: await readFile(pair.keyFile) }, (_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const port = (server.address() as AddressInfo).port;
+  const caPem = await readFile(ca.certFile, 'utf8');
+  // One call through the pool as kube-client.ts makes it; reports whether its connection resumed a session.
+  const call = (identity: TlsIdentityOptions, nowMs: number) =>
+    new Promise<{ resumed: boolean; agent: unknown }>((resolve, reject) => {
+      const shared = pooledTls(identity, nowMs);
+      const options: RequestOptions & { secureContext: unknown } = {
+        host: '127.0.0.1',
+        port,
+        path: '/',
+        ...identity,
+        agent: shared.agent,
+        secureContext: shared.secureContext,
+      };
+      const req = request(options, (res) => {
+        const socket = res.socket as TLSSocket;
+        res.resume();
+        res.on('end', () => {
+          // The ticket comes after the handshake: wait until the socket has one to give.
+          const done = () => {
+            const resumed = socket.isSessionReused();
+            // The cycle is over: its socket closes (the pool drops only an identity with no socket).
+            socket.once('close', () => setImmediate(() => resolve({ resumed, agent: shared.agent })));
+            shared.agent.destroy();
+          };
+          if (socket.getSession() !== undefined) setImmediate(done);
+          else socket.once('session', () => setImmediate(done));
+        });
+      });
+      req.on('error', reject).end();
+    });
+  const t0 = Date.now() + 2 * 86_400_000; // after every entry the other tests made
+  const mine = { ca: caPem, rejectUnauthorized: true };
+  const before = keptTlsSessions();
+  const first = await call(mine, t0);
+  assert.equal(first.resumed, false, 'the first connection makes a full handshake');
+  assert.ok(keptTlsSessions() > before, 'its session is kept');
+  // The next cycle, 30 s later: the identity (agent and context) was dropped and is built again.
+  const next = await call(mine, t0 + 30_000);
+  assert.notEqual(next.agent, first.agent, 'a new agent');
+  assert.equal(next.resumed, true, 'the new agent resumes the kept session');
+  // A different CA is another identity: it never resumes a session a full handshake under another CA made.
+  const other = await call({ ca: [caPem, caPem], rejectUnauthorized: true }, t0 + 60_000);
+  assert.equal(other.resumed, false);
 });

@@ -4,8 +4,9 @@
 // a new SecureContext (the CA parsed again) on every call. Measured in the operator bench: the
 // handshakes and contexts were the largest part of a cluster's first cycle (docs/operator-scale.md).
 import { createHash } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import { Agent as HttpsAgent } from 'node:https';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import { createSecureContext, type ConnectionOptions, type SecureContext, type TLSSocket } from 'node:tls';
 
 /** The TLS fields of client-node's applyToHTTPSOptions output that make up an identity. */
 export interface TlsIdentityOptions {
@@ -46,6 +47,48 @@ const MAX_IDENTITIES = 10_000;
 
 interface Entry extends PooledTls {
   lastUsedMs: number;
+}
+
+/**
+ * TLS sessions kept past their agent, per identity and origin, most recently stored last. An agent
+ * caches the sessions of its own connections, but it is dropped between a cluster's cycles (above),
+ * so each cycle made a full handshake: key exchange, the server's certificate chain checked, and
+ * Node's getPeerCertificate and name check. With the session kept (a Buffer of about 1-2 KiB: the
+ * ticket and the peer certificate) the next cycle's connection resumes it and skips all of that;
+ * Node checks the server's name only on a full handshake, and the session was made by one that
+ * passed the same checks (same CA and verification: they are part of the identity key).
+ */
+const sessions = new Map<string, Buffer>();
+
+function keepSession(at: string, session: Buffer): void {
+  sessions.delete(at);
+  sessions.set(at, session);
+  if (sessions.size > MAX_IDENTITIES) sessions.delete(sessions.keys().next().value!);
+}
+
+/** An agent that resumes the identity's kept session on each new connection and keeps the newest one. */
+class SessionKeepingAgent extends HttpsAgent {
+  readonly #identity: string;
+
+  constructor(identity: string, options: ConstructorParameters<typeof HttpsAgent>[0]) {
+    super(options);
+    this.#identity = identity;
+  }
+
+  // http.Agent calls createConnection(options, callback); https.Agent's own (lib/https.js) then uses
+  // options.session when set (before its per-agent cache) and caches what the socket's 'session' gives.
+  override createConnection(options: ConnectionOptions, callback?: (err: Error | null, socket: Duplex) => void): Duplex {
+    const at = `${this.#identity} ${options.host ?? ''}:${options.port ?? ''}:${options.servername ?? ''}`;
+    const kept = options.session === undefined ? sessions.get(at) : undefined;
+    const make = super.createConnection as (o: ConnectionOptions, cb?: (err: Error | null, socket: Duplex) => void) => TLSSocket;
+    const socket = make.call(this, kept ? { ...options, session: kept } : options, callback);
+    socket.on('session', (session: Buffer) => keepSession(at, session));
+    // As the agent does with its own cache: a connection that failed may have failed on the session.
+    socket.once('close', (hadError: boolean) => {
+      if (hadError) sessions.delete(at);
+    });
+    return socket;
+  }
 }
 
 /** In order of last use, oldest first. */
@@ -101,7 +144,13 @@ export function pooledTls(o: TlsIdentityOptions, nowMs = Date.now()): PooledTls 
     return hit;
   }
   const secureContext = createSecureContext({ ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase });
-  const agent = new HttpsAgent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS, timeout: IDLE_MS, scheduling: 'lifo' });
+  const agent = new SessionKeepingAgent(key, {
+    keepAlive: true,
+    maxSockets: MAX_SOCKETS,
+    maxFreeSockets: MAX_FREE_SOCKETS,
+    timeout: IDLE_MS,
+    scheduling: 'lifo',
+  });
   const entry = { agent, secureContext, lastUsedMs: nowMs };
   pool.set(key, entry);
   if (pool.size > MAX_IDENTITIES) pool.delete(pool.keys().next().value!);
@@ -111,4 +160,9 @@ export function pooledTls(o: TlsIdentityOptions, nowMs = Date.now()): PooledTls 
 /** For tests: how many identities the pool holds. */
 export function pooledTlsCount(): number {
   return pool.size;
+}
+
+/** For tests and status: how many TLS sessions are kept. */
+export function keptTlsSessions(): number {
+  return sessions.size;
 }
