@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import fc from 'fast-check';
 import { createTestCa } from '../../../testkit/certs.ts';
-import { sharesTls } from './kube-client.ts';
+import { KubeClient, sharesTls } from './kube-client.ts';
 import { loadKubeConfig } from './load-kube-config.ts';
 import { keptTlsSessions, pooledTls, pooledTlsCount, tlsIdentityKey, type TlsIdentityOptions } from './tls-agent-pool.ts';
 
@@ -126,4 +126,50 @@ test("a cluster's next cycle resumes its TLS session after the agent was dropped
   // A different CA is another identity: it never resumes a session a full handshake under another CA made.
   const other = await call({ ca: [caPem, caPem], rejectUnauthorized: true }, t0 + 60_000);
   assert.equal(other.resumed, false);
+});
+
+test('a per-cluster client through the pool authenticates with its client certificate (from the context alone) and its next cycle resumes the session', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-tls-mtls-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const ca = await createTestCa('kw-mtls-ca', dir);
+  const pair = await ca.issueServer('apiserver', ['IP:127.0.0.1']);
+  const user = await ca.issueClient('cluster-admin', 'kubeward-operator');
+  const seen: { cn: string | undefined; resumed: boolean }[] = [];
+  const server = createServer({ cert: pair.cert, key: pair.key, ca: ca.cert, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+    const socket = req.socket as TLSSocket;
+    seen.push({ cn: socket.getPeerCertificate().subject?.CN as string | undefined, resumed: socket.isSessionReused() });
+    res.setHeader('content-type', 'application/json');
+    // No keep-alive: each cycle opens its own connection, as after the pool's 2 s idle close.
+    res.setHeader('connection', 'close');
+    res.end('{"kind":"NodeList","items":[]}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const port = (server.address() as AddressInfo).port;
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const text = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", certificate-authority-data: ${b64(ca.cert)}}}]
+users: [{name: u, user: {client-certificate-data: ${b64(user.cert)}, client-key-data: ${b64(user.key)}}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`;
+  // A cycle: one call by a client built from the kubeconfig, as the operator's per-cluster client.
+  const cycle = async () => {
+    const client = new KubeClient(loadKubeConfig({ kind: 'text', text, what: 'test' }), { sharedTls: true, timeoutMs: 5000 });
+    assert.deepEqual(await client.request('GET', '/api/v1/nodes'), { kind: 'NodeList', items: [] });
+  };
+  await cycle();
+  await cycle();
+  assert.equal(seen.length, 2);
+  assert.deepEqual(
+    seen.map((s) => s.cn),
+    ['kubeward-operator', 'kubeward-operator'],
+    'the server saw the client certificate both times',
+  );
+  assert.equal(seen[0]!.resumed, false);
+  assert.equal(seen[1]!.resumed, true, "the second cycle resumed the first one's session");
 });
