@@ -79,3 +79,23 @@ test('a list answered 200 without an items array is an error, never an empty col
   const ok = await serve(t, (_req, res) => void res.end('{"items":[]}'));
   assert.deepEqual((await new ResourceClient<Service>(ok, KINDS.service).list('apps')).items, [], 'a real empty list is empty');
 });
+
+test('a body in many chunks is read whole, and a response cut off before its end is an error, never a short body', async (t) => {
+  const items = Array.from({ length: 3000 }, (_, i) => ({ metadata: { name: `node-${i}` } }));
+  const whole = await serve(t, (req, res) => {
+    if (req.url?.startsWith('/cut')) {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"kind":"NodeList","items":[');
+      setImmediate(() => res.socket?.destroy());
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const text = JSON.stringify({ kind: 'NodeList', items });
+    // Several writes: the client gets the body in more than one chunk.
+    for (let i = 0; i < text.length; i += 16_384) res.write(text.slice(i, i + 16_384));
+    res.end();
+  });
+  const list = await whole.request<{ items: unknown[] }>('GET', '/api/v1/nodes');
+  assert.equal(list.items.length, 3000);
+  await assert.rejects(whole.request('GET', '/cut'), (err: unknown) => err instanceof KubeApiError && /response cut off/.test(err.message));
+});
