@@ -62,3 +62,15 @@ test('checkTargets: the first-cycle target is not measured without N=1,000, and 
   assert.equal(notDone[1]!.holds, undefined, 'one size gives no slope');
   assert.match(renderTargets(notDone), /\| not measured \| needs two sizes at least 90 clusters apart \|/);
 });
+
+test("renderTable: the start's CPU per process, the operator's share of a core, and dashes where a process was not read", () => {
+  const text = renderTable([
+    result(1000, { firstCycleAllS: 12.5, startCpuS: { operator: 10, kubeApiserver: 6, etcd: 1.5, emulator: 2 } }),
+    result(100, { firstCycleAllS: 2, startCpuS: { operator: 1.5, kubeApiserver: undefined, etcd: 0.2, emulator: 0.3 } }),
+  ]);
+  const lines = text.trim().split('\n');
+  assert.ok(lines.includes('| operator CPU until every first cycle (s) | 1.5 | 10.0 |'), text);
+  assert.ok(lines.includes('| operator share of a core until then | 0.75 | 0.80 |'), text);
+  assert.ok(lines.includes('| kube-apiserver + etcd CPU until then (s) | — | 7.5 |'), text);
+  assert.ok(lines.includes('| emulator (the bench process) CPU until then (s) | 0.3 | 2.0 |'), text);
+});

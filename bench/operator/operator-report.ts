@@ -16,6 +16,11 @@ export interface SizeResult {
   cpuSPerMinSteady?: number;
   firstCycleAllS?: number;
   firstCycleP50S?: number;
+  /**
+   * CPU seconds each process used from the operator's start until every cluster had its first cycle
+   * (/proc, sampled every 0.5 s): what the start costs whatever the load, and whose CPU it competes with.
+   */
+  startCpuS?: { operator?: number; kubeApiserver?: number; etcd?: number; emulator?: number };
   /** Clusters that had both their first routegc cycle and flight round in the run. */
   firstCycleDone: number;
   cycles: { routegc: number; flight: number };
@@ -54,6 +59,14 @@ export const ROWS: readonly Row[] = [
   { label: 'CPU, s per minute (after every first cycle)', digits: 1, value: (r) => r.cpuSPerMinSteady },
   { label: 'start until every cluster had its first cycle (s)', digits: 1, value: (r) => r.firstCycleAllS },
   { label: 'start until half the clusters had it (s)', digits: 1, value: (r) => r.firstCycleP50S },
+  { label: 'operator CPU until every first cycle (s)', digits: 1, value: (r) => r.startCpuS?.operator },
+  {
+    label: 'operator share of a core until then',
+    digits: 2,
+    value: (r) => (r.startCpuS?.operator === undefined || !r.firstCycleAllS ? undefined : r.startCpuS.operator / r.firstCycleAllS),
+  },
+  { label: 'kube-apiserver + etcd CPU until then (s)', digits: 1, value: (r) => sumDefined(r.startCpuS?.kubeApiserver, r.startCpuS?.etcd) },
+  { label: 'emulator (the bench process) CPU until then (s)', digits: 1, value: (r) => r.startCpuS?.emulator },
   { label: 'cycle lateness p50 (s)', digits: 1, value: (r) => r.latenessP50S },
   { label: 'cycle lateness p99 (s)', digits: 1, value: (r) => r.latenessP99S },
   { label: 'event-loop delay, largest, start-up included (ms)', digits: 0, value: (r) => r.eventLoopMaxMs },
@@ -66,6 +79,10 @@ export const ROWS: readonly Row[] = [
   { label: 'cycles seen (routegc + flight)', digits: 0, value: (r) => r.cycles.routegc + r.cycles.flight },
   { label: 'run length (s)', digits: 0, value: (r) => r.durationS },
 ];
+
+function sumDefined(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : a + b;
+}
 
 /** Memory per cluster between consecutive sizes (KiB), by N. */
 export function perCluster(results: readonly SizeResult[]): Map<number, PerCluster> {

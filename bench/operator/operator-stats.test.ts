@@ -14,6 +14,7 @@ import {
   steadyValue,
   sumOf,
   type OsRequest,
+  valueAt,
 } from './operator-stats.ts';
 
 const R = (atMs: number, path: string, method = 'GET'): OsRequest => ({ atMs, method, path });
@@ -134,4 +135,19 @@ test('steadyValue: the median of the last third of the run', () => {
   const xs = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => ({ atMs: i * 1000, value: i === 9 ? 100 : i * 10 }));
   assert.equal(steadyValue(xs), 70, 'samples at 6..9 s: 60, 70, 80, 100');
   assert.equal(steadyValue([]), undefined);
+});
+
+test('valueAt: a cumulative series read between its samples, nothing outside them', () => {
+  const cpu = [
+    { atMs: 1000, value: 0 },
+    { atMs: 1500, value: 0.4 },
+    { atMs: 2000, value: 0.5 },
+  ];
+  assert.equal(valueAt(cpu, 1000), 0);
+  assert.equal(valueAt(cpu, 1250), 0.2);
+  assert.equal(valueAt(cpu, 1750), 0.45);
+  assert.equal(valueAt(cpu, 2000), 0.5);
+  assert.equal(valueAt(cpu, 999), undefined);
+  assert.equal(valueAt(cpu, 2001), undefined);
+  assert.equal(valueAt([], 1000), undefined);
 });

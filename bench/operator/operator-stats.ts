@@ -152,3 +152,18 @@ export function steadyValue(samples: readonly { atMs: number; value: number }[])
     50,
   );
 }
+
+/**
+ * A cumulative series (CPU seconds of a process, sampled in time order) at atMs, interpolated
+ * between the samples either side; undefined outside the samples.
+ */
+export function valueAt(samples: readonly { atMs: number; value: number }[], atMs: number): number | undefined {
+  for (let i = 0; i < samples.length; i++) {
+    const b = samples[i]!;
+    if (b.atMs < atMs) continue;
+    if (b.atMs === atMs || i === 0) return b.atMs === atMs ? b.value : undefined;
+    const a = samples[i - 1]!;
+    return a.value + ((b.value - a.value) * (atMs - a.atMs)) / (b.atMs - a.atMs);
+  }
+  return undefined;
+}

@@ -35,10 +35,13 @@ import {
   sumOf,
   type OsRequest,
   type PromSample,
+  valueAt,
 } from './operator-stats.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const SETUP_CAP_MS = 240_000;
+/** CPU of the operator, kube-apiserver, etcd and the emulator is read this often (the start's CPU). */
+const CPU_SAMPLE_MS = 500;
 const SAMPLE_MS = 5000;
 const MiB = 1024 * 1024;
 /** The operator of the size being run, for the watchdog. */
@@ -87,6 +90,50 @@ function parseOptions() {
   const checked = checkBenchOptions(values as unknown as RawBenchOptions);
   if ('error' in checked) usage(checked.error);
   return { ...checked, sources: values.sources === true, sharedTls: values['shared-tls'] === true };
+}
+
+/** CPU seconds (user + system) of one process from /proc/<pid>/stat; undefined once it is gone. */
+function cpuSecondsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A PID start.sh wrote into its state directory (kube-apiserver.pid, etcd.pid). */
+function statePid(kube: KubeTestServer, name: string): number | undefined {
+  try {
+    return Number(readFileSync(join(kube.stateDir, `${name}.pid`), 'utf8').trim()) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type CpuSeries = Record<'operator' | 'kubeApiserver' | 'etcd' | 'emulator', { atMs: number; value: number }[]>;
+
+/** Appends one reading of each process's CPU seconds (the emulator runs in this process). */
+function sampleCpu(series: CpuSeries, pids: { operator: number; kubeApiserver?: number; etcd?: number }): void {
+  const atMs = Date.now();
+  const push = (k: keyof CpuSeries, value: number | undefined) => value !== undefined && series[k].push({ atMs, value });
+  push('operator', cpuSecondsOf(pids.operator));
+  push('kubeApiserver', cpuSecondsOf(pids.kubeApiserver));
+  push('etcd', cpuSecondsOf(pids.etcd));
+  const own = process.cpuUsage();
+  push('emulator', (own.user + own.system) / 1e6);
+}
+
+/** CPU each process used from its first reading until atMs (undefined when atMs is past the readings). */
+function cpuUntil(series: CpuSeries, atMs: number | undefined): SizeResult['startCpuS'] {
+  if (atMs === undefined) return undefined;
+  const used = (s: { atMs: number; value: number }[]) => {
+    const v = valueAt(s, atMs);
+    return v === undefined ? undefined : v - s[0]!.value;
+  };
+  return { operator: used(series.operator), kubeApiserver: used(series.kubeApiserver), etcd: used(series.etcd), emulator: used(series.emulator) };
 }
 
 /** The apiserver's own /metrics, with the admin token start.sh made. */
@@ -180,6 +227,10 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       '--log-level',
       'warn',
     ]);
+    const cpuSeries: CpuSeries = { operator: [], kubeApiserver: [], etcd: [], emulator: [] };
+    const pids = { operator: proc.pid, kubeApiserver: statePid(kube, 'kube-apiserver'), etcd: statePid(kube, 'etcd') };
+    sampleCpu(cpuSeries, pids);
+    const cpuTimer = setInterval(() => sampleCpu(cpuSeries, pids), CPU_SAMPLE_MS).unref();
     const samples: { atMs: number; rss: number; cpu: number; heap?: number; lagMax?: number; lagP99?: number }[] = [];
     const endAt = startMs + o.durationS * 1000;
     while (Date.now() < endAt && proc.child.exitCode === null) {
@@ -198,6 +249,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       }
       samples.push(s);
     }
+    clearInterval(cpuTimer);
     if (proc.child.exitCode !== null) throw new Error(`the operator exited early (${proc.child.exitCode}): ${proc.stderr.slice(-800)}`);
     const after = await apiserverMetrics(kube);
     counting = false;
@@ -240,6 +292,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       cpuSPerMinSteady: steadyFrom && steadyMinutes > 0.25 ? (lastCpu! - steadyFrom.cpu) / steadyMinutes : undefined,
       firstCycleAllS: first.allMs === undefined ? undefined : first.allMs / 1000,
       firstCycleP50S: first.p50Ms === undefined ? undefined : first.p50Ms / 1000,
+      startCpuS: cpuUntil(cpuSeries, first.allMs === undefined ? undefined : startMs + first.allMs),
       firstCycleDone: first.done,
       cycles,
       latenessP50S: late.length ? percentile(late, 50)! / 1000 : undefined,
