@@ -4,7 +4,7 @@
 // TypeScript sources directly and does not come through here.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { modeNodeFlags, modeV8Flags } from './mode-flags.js';
+import { modeEnv, modeNodeFlags, modeV8Flags } from './mode-flags.js';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
@@ -53,9 +53,17 @@ const v8Flags = process.env.KUBEWARD_V8_FLAGS !== undefined ? process.env.KUBEWA
 // Node settings of one mode (bin/mode-flags.js), whatever KUBEWARD_V8_FLAGS says.
 const flags = [...v8Flags, ...modeNodeFlags(process.argv[2], process.env.NODE_OPTIONS)];
 const missing = flags.filter((f) => !process.execArgv.includes(f));
-if (missing.length > 0 && typeof process.execve === 'function') {
+// malloc settings of one mode (bin/mode-flags.js): glibc reads them only at start, as V8 its flags.
+let envAdded;
+try {
+  envAdded = modeEnv(process.argv[2], process.env);
+} catch (err) {
+  process.stderr.write(`kubeward: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(2);
+}
+if ((missing.length > 0 || Object.keys(envAdded).length > 0) && typeof process.execve === 'function') {
   // Heap and thread settings apply only at start: run again, same PID, with them in front.
-  process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, ...process.argv.slice(1)], process.env);
+  process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...envAdded });
 }
 
 process.stdout.on('error', (err) => {

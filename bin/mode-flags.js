@@ -36,3 +36,54 @@ export function modeNodeFlags(mode, nodeOptions) {
   if (/--use-(bundled|openssl|system)-ca\b/.test(nodeOptions ?? '')) return [];
   return ['--use-openssl-ca'];
 }
+
+/**
+ * glibc malloc settings for the operator (docs/operator-scale.md, "Memory per cluster (session 4)").
+ * Each cluster's TLS sockets (OpenSSL's record buffers, Node's TLS wrap: about 80 KiB native per
+ * socket) and SecureContexts live a few seconds per cycle; their chunks, freed, stayed in the main
+ * arena as holes that glibc never gave back. A fixed mmap threshold makes every chunk of that size
+ * or more its own mapping, returned to the kernel on free. Setting it also turns off glibc's
+ * dynamic threshold, which would otherwise rise to the size of the largest chunk freed (up to 32
+ * MiB on 64-bit) and send those chunks back into the arena (glibc malloc/malloc.c, "M_MMAP_THRESHOLD").
+ * glibc reads these when the process starts, so bin/kubeward.js execs with them.
+ * KUBEWARD_MALLOC_ENV replaces the mode's list ("" for glibc's defaults), as KUBEWARD_V8_FLAGS does
+ * for V8: words NAME=number, NAME one of MALLOC_NAMES. A variable already in the environment wins.
+ * @param {string | undefined} mode the first argument (kubeward <mode> ...)
+ * @param {Record<string, string | undefined>} env the environment kubeward was started with
+ * @returns {Record<string, string>} the variables to add
+ * @throws {Error} naming KUBEWARD_MALLOC_ENV and the word that is not NAME=number
+ */
+export function modeEnv(mode, env) {
+  const list = env.KUBEWARD_MALLOC_ENV !== undefined ? parseMallocEnv(env.KUBEWARD_MALLOC_ENV) : mode === 'operator' ? OPERATOR_MALLOC : {};
+  /** @type {Record<string, string>} */
+  const add = {};
+  for (const [key, value] of Object.entries(list)) if (env[key] === undefined) add[key] = value;
+  return add;
+}
+
+/** The operator's malloc settings (measured in docs/operator-scale.md). */
+/** @type {Readonly<Record<string, string>>} */
+export const OPERATOR_MALLOC = Object.freeze({
+  MALLOC_MMAP_THRESHOLD_: '32768',
+});
+
+/** glibc's malloc variables (glibc manual, "Memory Allocation Tunables"); values are byte or arena counts. */
+export const MALLOC_NAMES = Object.freeze(['MALLOC_ARENA_MAX', 'MALLOC_MMAP_MAX_', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TOP_PAD_', 'MALLOC_TRIM_THRESHOLD_']);
+
+/**
+ * @param {string} text KUBEWARD_MALLOC_ENV
+ * @returns {Record<string, string>}
+ */
+function parseMallocEnv(text) {
+  /** @type {Record<string, string>} */
+  const out = {};
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const m = /^([A-Z_]+)=(\d{1,12})$/.exec(word);
+    if (!m || !MALLOC_NAMES.includes(m[1])) {
+      const shown = word.length > 40 ? `${word.slice(0, 40)}...` : word;
+      throw new Error(`KUBEWARD_MALLOC_ENV: "${shown}" is not NAME=number with NAME one of ${MALLOC_NAMES.join(', ')} (or set it to "" for glibc's defaults)`);
+    }
+    out[m[1]] = m[2];
+  }
+  return out;
+}

@@ -409,7 +409,7 @@ test('a caller that gives up during a shared authentication does not fail the ot
   assert.equal(s.count('/auth/tokens', 'POST'), 1);
 });
 
-test('the session keeps only the catalog fields it reads: every type, and per endpoint its interface, region and URL', async (t) => {
+test('the session keeps only the catalog fields it reads: every type, and only the endpoints of its interface and region', async (t) => {
   const s = await setup(t);
   const info = await s.client.keystone.tokenInfo();
   assert.ok(
@@ -418,11 +418,30 @@ test('the session keeps only the catalog fields it reads: every type, and per en
   );
   for (const e of info.catalog) {
     assert.deepEqual(Object.keys(e).sort(), ['endpoints', 'type']);
-    for (const ep of e.endpoints)
+    for (const ep of e.endpoints) {
       assert.deepEqual(
         Object.keys(ep).filter((k) => !['interface', 'url', 'region', 'region_id'].includes(k)),
         [],
       );
+      assert.equal(ep.interface, s.config.interface, `${e.type} ${ep.url}`);
+      if (s.config.regionName !== undefined) assert.equal(ep.region_id ?? ep.region, s.config.regionName);
+    }
   }
   await s.client.neutron.listExtensions();
+  // The emulator's catalog has every interface in RegionOne: a client of another region keeps no
+  // endpoint, and its miss lists what the whole catalog offered.
+  const elsewhere = createOpenStackClient({ config: { ...s.config, regionName: 'Nowhere' }, log: createSilentLogger() });
+  const kept = await elsewhere.keystone.tokenInfo();
+  assert.deepEqual(
+    kept.catalog.flatMap((e) => e.endpoints),
+    [],
+  );
+  assert.ok(
+    kept.catalog.some((e) => e.type === 'load-balancer'),
+    'types stay, for callers that ask whether a service exists',
+  );
+  await assert.rejects(
+    elsewhere.neutron.listExtensions(),
+    /no network endpoint with interface public in region Nowhere .*it has: .*network\/internal\/RegionOne/,
+  );
 });

@@ -1,4 +1,6 @@
 import { test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../base/clock.ts';
 import { createSilentLogger } from '../../base/logger.ts';
@@ -128,4 +130,35 @@ test('a transform decides what the cache keeps, from the list and from watch eve
   await waitFor(() => inf.get('ns/a')?.metadata.resourceVersion === '2', { what: 'the watch event' });
   assert.equal(inf.size, 1);
   assert.equal('data' in inf.get('ns/a')!, false, 'nothing but metadata is kept');
+});
+
+test('the list as received is garbage once the cache holds its transformed objects, while the watch runs', async (t) => {
+  // Held in the list-and-watch loop's frame, the list (every object before the transform, with
+  // managedFields) stayed alive for as long as the watch that followed it (issue 17).
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const refs: WeakRef<object>[] = [];
+  const src: InformerSource<KubeObject> = {
+    list: async () => {
+      const items = [{ ...obj('a', '1'), spec: { big: 'x'.repeat(1000) } } as KubeObject];
+      const list = { metadata: { resourceVersion: '1' }, items };
+      refs.push(new WeakRef(list), new WeakRef(items[0]!));
+      return list;
+    },
+    watch: (_rv, _onEvent, signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+  };
+  const inf = new Informer({ name: 't', source: src, clock: new ManualClock(0), log: createSilentLogger(), transform: (o) => ({ metadata: o.metadata }) });
+  inf.start();
+  t.after(() => inf.close());
+  await inf.waitForSync();
+  await settle();
+  gc();
+  await settle();
+  gc();
+  assert.equal(inf.get('ns/a')?.metadata.resourceVersion, '1');
+  assert.deepEqual(
+    refs.map((r) => r.deref() === undefined),
+    [true, true],
+    'the list and its untransformed item are collected',
+  );
 });

@@ -4,7 +4,8 @@ import type { CloudAuth, CloudConfig } from './cloud-config.ts';
 import type { TokenInfo } from './openstack-client.ts';
 import type { CatalogEntry } from './openstack-types.ts';
 import { OpenStackError, codeForStatus, parseFault } from './openstack-error.ts';
-import { findEndpoint, type ServiceType } from './service-catalog.ts';
+import { catalogOffers, findEndpoint, keptCatalog, type ServiceType } from './service-catalog.ts';
+import { intern } from '../../base/intern.ts';
 import { sendWithRetries, type SenderDeps } from './http-sender.ts';
 
 export interface SessionToken {
@@ -12,6 +13,8 @@ export interface SessionToken {
   value: string;
   info: TokenInfo;
   issuedAtMs: number;
+  /** What the whole catalog offered (info.catalog keeps only this client's interface and region), for errors. */
+  offered?: string;
 }
 
 /** The auth request body for a cloud's credentials (POST /v3/auth/tokens). Pure. */
@@ -91,7 +94,7 @@ export class KeystoneSession {
   async endpoint(service: ServiceType, signal?: AbortSignal): Promise<string> {
     if (service === 'identity') return this.identityUrl;
     const t = await this.token(signal);
-    return findEndpoint(t.info.catalog, { service, interface: this.#opts.config.interface, region: this.#opts.config.regionName });
+    return findEndpoint(t.info.catalog, { service, interface: this.#opts.config.interface, region: this.#opts.config.regionName }, t.offered);
   }
 
   async #authenticate(): Promise<SessionToken> {
@@ -122,6 +125,7 @@ export class KeystoneSession {
     const body = JSON.parse(res.text) as TokenBody;
     const tok = body.token ?? {};
     const issuedAtMs = deps.clock.now();
+    const fullCatalog = (tok.catalog ?? []).map((e) => ({ ...e, endpoints: e.endpoints ?? [] }));
     const expiresAtMs = tok.expires_at ? Date.parse(tok.expires_at) : issuedAtMs + 3_600_000;
     const token: SessionToken = {
       value,
@@ -132,30 +136,14 @@ export class KeystoneSession {
         projectName: tok.project?.name,
         roles: (tok.roles ?? []).map((r) => r.name ?? ''),
         expiresAtMs,
-        catalog: slimCatalog(tok.catalog ?? []),
+        catalog: keptCatalog(fullCatalog, { interface: config.interface, region: config.regionName }),
       },
+      offered: intern(catalogOffers(fullCatalog)),
     };
     deps.log.debug({ service: 'keystone', cloud: config.cloudName, projectId: token.info.projectId, expiresAt: tok.expires_at }, 'openstack token issued');
     this.#token = token;
     return token;
   }
-}
-
-/**
- * The catalog with only what findEndpoint and the callers read (every entry's type; every endpoint's
- * interface, region and URL): a session keeps it for the token's lifetime, once per cluster in the
- * operator, and Keystone's entries carry ids, names and links besides (docs/operator-scale.md).
- */
-function slimCatalog(catalog: CatalogEntry[]): CatalogEntry[] {
-  return catalog.map((e) => ({
-    type: e.type,
-    endpoints: (e.endpoints ?? []).map((ep) => {
-      const slim: CatalogEntry['endpoints'][number] = { interface: ep.interface, url: ep.url };
-      if (ep.region !== undefined) slim.region = ep.region;
-      if (ep.region_id !== undefined) slim.region_id = ep.region_id;
-      return slim;
-    }),
-  }));
 }
 
 function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {

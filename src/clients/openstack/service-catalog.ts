@@ -1,6 +1,7 @@
 // Finding a service's endpoint in a Keystone v3 catalog by type (with the official aliases), region
 // and interface. Pure.
 import { KubewardError } from '../../base/errors.ts';
+import { intern } from '../../base/intern.ts';
 import type { CatalogEntry } from './openstack-types.ts';
 import type { EndpointInterface } from './cloud-config.ts';
 
@@ -27,18 +28,42 @@ export interface EndpointQuery {
 }
 
 /** The endpoint's base URL without a trailing slash, with the API version path added where needed. */
-export function findEndpoint(catalog: CatalogEntry[], q: EndpointQuery): string {
+export function findEndpoint(catalog: CatalogEntry[], q: EndpointQuery, offered?: string): string {
   for (const type of TYPE_ALIASES[q.service]) {
     const entry = catalog.find((e) => e.type === type);
     if (!entry) continue;
     const ep = entry.endpoints.find((e) => e.interface === q.interface && (q.region === undefined || (e.region_id ?? e.region) === q.region));
     if (ep) return withVersion(q.service, ep.url.replace(/\/+$/, ''));
   }
-  const offered = catalog.flatMap((e) => e.endpoints.map((ep) => `${e.type}/${ep.interface}/${ep.region_id ?? ep.region ?? '-'}`)).join(', ');
   throw new KubewardError(
     'E_NOT_FOUND',
-    `no ${q.service} endpoint with interface ${q.interface}${q.region ? ` in region ${q.region}` : ''} in the service catalog (it has: ${offered || 'nothing'})`,
+    `no ${q.service} endpoint with interface ${q.interface}${q.region ? ` in region ${q.region}` : ''} in the service catalog (it has: ${(offered ?? catalogOffers(catalog)) || 'nothing'})`,
   );
+}
+
+/** What a catalog offers, for an error message: type/interface/region of every endpoint. */
+export function catalogOffers(catalog: CatalogEntry[]): string {
+  return catalog.flatMap((e) => e.endpoints.map((ep) => `${e.type}/${ep.interface}/${ep.region_id ?? ep.region ?? '-'}`)).join(', ');
+}
+
+/**
+ * The catalog a client keeps for a token's lifetime: only the endpoints it can ever pick (its
+ * interface, its region when it has one), with every string interned (the same URLs recur in every
+ * project's catalog of a region; the operator keeps one catalog per cluster, issue 17). Entries keep
+ * their type even with no endpoint left, for callers that ask whether a service exists.
+ */
+export function keptCatalog(catalog: CatalogEntry[], q: Omit<EndpointQuery, 'service'>): CatalogEntry[] {
+  return catalog.map((e) => ({
+    type: intern(e.type),
+    endpoints: (e.endpoints ?? [])
+      .filter((ep) => ep.interface === q.interface && (q.region === undefined || (ep.region_id ?? ep.region) === q.region))
+      .map((ep) => {
+        const kept: CatalogEntry['endpoints'][number] = { interface: ep.interface, url: intern(ep.url) };
+        if (ep.region !== undefined) kept.region = intern(ep.region);
+        if (ep.region_id !== undefined) kept.region_id = intern(ep.region_id);
+        return kept;
+      }),
+  }));
 }
 
 function withVersion(service: ServiceType, url: string): string {

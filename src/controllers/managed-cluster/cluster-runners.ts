@@ -7,6 +7,7 @@
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import { EventRecorder, type EventSink } from '../../clients/kube/event-recorder.ts';
+import type { KubeObject } from '../../clients/kube/kube-types.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import type { ReconcileResult, Reconciler } from '../runtime/controller.ts';
 import { kubeClusterNodes, type ClusterNodes } from './cluster-adapters.ts';
@@ -44,7 +45,14 @@ export async function clusterContext(mc: ManagedCluster, o: Omit<ClusterRunnerOp
   const scope = scopeOf(mc);
   const clients = await o.clients(mc, signal);
   const nodeEvents = new EventRecorder({ events: clients.kube.events, component: o.component, clock: o.clock, log: o.log });
-  const emit = eventEmitter(o.log.child({ cluster: scope.key }), { cluster: { sink: o.events, object: mc }, nodes: nodeEvents });
+  // The event's reference to the ManagedCluster, not the object: the runner lives for many cycles,
+  // and the whole object it was built from (spec, status) stayed alive next to the informer's newer copy.
+  const object: KubeObject = {
+    apiVersion: mc.apiVersion,
+    kind: mc.kind,
+    metadata: { name: mc.metadata.name, namespace: mc.metadata.namespace, uid: mc.metadata.uid, resourceVersion: mc.metadata.resourceVersion },
+  };
+  const emit = eventEmitter(o.log.child({ cluster: scope.key }), { cluster: { sink: o.events, object }, nodes: nodeEvents });
   return { mc, scope, clients, nodes: kubeClusterNodes(clients.kube), emit };
 }
 
