@@ -15,6 +15,7 @@
 import { constants as osConstants } from 'node:os';
 import type { ForwardOwner } from './forward-connection.ts';
 import type { RelayedConnection } from './connection-set.ts';
+import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';
 import { UV_EOF, type RelayInternals, type ShutdownReq, type TcpHandle, type WriteReq } from './handle-internals.ts';
 
 /** A TCP handle of the data path: knows the connection it is a leg of. */
@@ -80,15 +81,7 @@ function onLegClosed(this: RelayHandle): void {
   }
 }
 
-function onFirstByteTimeout(conn: HandleConnection): void {
-  try {
-    conn.firstByteTimedOut();
-  } catch {
-    // The owner's verdict threw (a timer callback: it would be uncaught); the connection stays as it is.
-  }
-}
-
-export class HandleConnection implements RelayedConnection {
+export class HandleConnection implements RelayedConnection, FirstByteWatched {
   readonly client: RelayHandle;
   readonly upstream: RelayHandle;
   readonly upstreamKey: string;
@@ -102,10 +95,10 @@ export class HandleConnection implements RelayedConnection {
   bytesToUpstream = 0;
   bytesToClient = 0;
   watchingFirstByte: boolean;
+  firstByteTimer: NodeJS.Timeout | undefined = undefined;
   #clientState = 0;
   #upstreamState = 0;
   #open = 2;
-  #firstByteTimer: NodeJS.Timeout | undefined = undefined;
   readonly #owner: ForwardOwner;
   readonly #internals: RelayInternals;
 
@@ -169,7 +162,7 @@ export class HandleConnection implements RelayedConnection {
     this.active = true;
     if (fromClient) this.bytesToUpstream += nread;
     else this.bytesToClient += nread;
-    if (this.watchingFirstByte) this.firstBytes(fromClient);
+    if (this.watchingFirstByte) noteFirstBytes(this, fromClient);
     if (this.#stateOf(to) & (WRITE_DONE | CLOSED)) {
       // The other leg cannot take bytes any more (its write side failed): nothing can be relayed.
       this.destroy();
@@ -216,22 +209,13 @@ export class HandleConnection implements RelayedConnection {
     if (s & READ_EOF) this.#close(leg);
   }
 
-  /** @internal A read on the client arms the first-byte timer unless the upstream has spoken; one from the upstream ends the watch. */
-  firstBytes(fromClient: boolean): void {
-    if (!fromClient || this.bytesToClient > 0) {
-      this.watchingFirstByte = false;
-      clearTimeout(this.#firstByteTimer);
-      return;
-    }
-    if (this.#firstByteTimer !== undefined) return;
-    this.#firstByteTimer = setTimeout(onFirstByteTimeout, this.firstByteTimeoutMs, this);
-    this.#firstByteTimer.unref();
+  get upstreamClosed(): boolean {
+    return (this.#upstreamState & CLOSED) !== 0;
   }
 
-  /** @internal */
-  firstByteTimedOut(): void {
-    this.watchingFirstByte = false;
-    if (this.bytesToClient === 0 && !(this.#upstreamState & CLOSED)) this.#owner.noAnswer(this);
+  /** @internal The first-byte watch's verdict (first-byte-watch.ts). */
+  noAnswer(): void {
+    this.#owner.noAnswer(this);
   }
 
   #close(leg: TcpHandle): void {
@@ -243,7 +227,7 @@ export class HandleConnection implements RelayedConnection {
   /** @internal One handle's close callback. */
   legClosed(): void {
     if (--this.#open !== 0) return;
-    clearTimeout(this.#firstByteTimer);
+    endFirstByteWatch(this);
     this.client.conn = undefined;
     this.upstream.conn = undefined;
     this.#owner.connectionClosed(this);
