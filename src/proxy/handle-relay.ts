@@ -168,17 +168,25 @@ export class HandleConnection implements RelayedConnection, FirstByteWatched {
       this.destroy();
       return;
     }
-    const req = new this.#internals.WriteWrap();
-    req.handle = to;
-    req.oncomplete = onWriteDone;
-    const err = to.writeBuffer(req, (fromClient ? this.clientSlice : this.upstreamSlice).subarray(0, nread));
+    const internals = this.#internals;
+    const req = internals.spareWrite;
+    const slice = fromClient ? this.clientSlice : this.upstreamSlice;
+    // A plain Uint8Array view: writeBuffer takes any Uint8Array, and Buffer#subarray runs Buffer's
+    // species constructor for the same view. The slab behind it lives as long as the pool.
+    const err = to.writeBuffer(req, new Uint8Array(slice.buffer, slice.byteOffset, nread));
     if (err !== 0) {
+      internals.spareWrite = new internals.WriteWrap(); // a failed write may have marked the object (its error)
       this.destroy();
       return;
     }
-    // Queued, not written: the queue points into the source's slice, so the source is not read into
-    // until the write is out (onWriteDone), as relayRead does on the socket path.
-    if (this.#internals.state[this.#internals.kLastWriteWasAsync] !== 0 && from.readStop() !== 0) this.destroy();
+    if (internals.state[internals.kLastWriteWasAsync] === 0) return;
+    // Queued, not written: the request is now the write's own (its oncomplete runs from the loop,
+    // never from inside writeBuffer), and the queue points into the source's slice, so the source is
+    // not read into until the write is out (onWriteDone), as relayRead does on the socket path.
+    req.handle = to;
+    req.oncomplete = onWriteDone;
+    internals.spareWrite = new internals.WriteWrap();
+    if (from.readStop() !== 0) this.destroy();
   }
 
   /** @internal A queued write to `to` finished: read its source again, unless that direction is over. */
