@@ -11,6 +11,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { bareProxyArgs, shippedV8Flags } from './shipped-proxy.ts';
 
 const { values: opt } = parseArgs({
   options: {
@@ -30,9 +31,7 @@ const repo = new URL('..', import.meta.url).pathname;
 const main = opt.main ?? join(repo, 'bin/kubeward.js');
 const out = opt.out ?? mkdtempSync(join(tmpdir(), 'kw-burst-ir-'));
 const REQUESTS = Number(opt.requests);
-const V8_FLAGS =
-  opt.flags?.split(' ').filter(Boolean) ??
-  [...(/const DEFAULT_FLAGS = \[([^\]]*)\]/.exec(readFileSync(join(repo, 'bin/kubeward.js'), 'utf8'))?.[1] ?? '').matchAll(/'([^']+)'/g)].map((m) => m[1]!);
+const V8_FLAGS = opt.flags?.split(' ').filter(Boolean) ?? shippedV8Flags(repo);
 const REQUEST = Buffer.from('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: bench\r\n\r\n');
 const RESPONSE = Buffer.from('HTTP/1.1 200 OK\r\nServer: bench\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nperf\n');
 
@@ -55,19 +54,7 @@ const args = [
   process.execPath,
   ...V8_FLAGS,
   main,
-  'proxy',
-  '--listen',
-  `127.0.0.1:${port}`,
-  '--upstream',
-  `127.0.0.1:${backendPort}`,
-  '--health-check',
-  'tcp',
-  '--admin-address',
-  'off',
-  '--log-level',
-  'warn',
-  '--connect-timeout',
-  '30s',
+  ...bareProxyArgs(port, backendPort, '30s'),
 ];
 const child = spawn('valgrind', args, { stdio: ['ignore', 'inherit', 'pipe'] });
 child.stderr.resume();
