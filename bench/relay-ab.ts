@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
 import { readRollup } from './proc-stats.ts';
+import { bareProxyArgs, shippedV8Flags } from './shipped-proxy.ts';
 
 const { values: opt } = parseArgs({
   options: {
@@ -26,13 +27,7 @@ const CONNS = Number(opt.conns);
 const IDLE = Number(opt.idle);
 const repo = new URL('..', import.meta.url).pathname;
 const TICK_US = 1e6 / 100; // USER_HZ
-/**
- * bin/kubeward.js's V8 flags, passed up front so it does not re-exec itself to add them (the pid
- * measured stays the process that serves, and valgrind sees it from the start).
- */
-const V8_FLAGS = [...(/const DEFAULT_FLAGS = \[([^\]]*)\]/.exec(readFileSync(join(repo, 'bin/kubeward.js'), 'utf8'))?.[1] ?? '').matchAll(/'([^']+)'/g)].map(
-  (m) => m[1]!,
-);
+const V8_FLAGS = shippedV8Flags(repo);
 
 function ticks(pid: number): { user: number; sys: number } {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -60,20 +55,7 @@ async function startProxy(path: string, upstreamPort: number, cwd: string, wrap:
     ...V8_FLAGS,
     '--heapsnapshot-signal=SIGUSR2',
     join(repo, 'bin/kubeward.js'),
-    'proxy',
-    '--listen',
-    `127.0.0.1:${port}`,
-    '--upstream',
-    `127.0.0.1:${upstreamPort}`,
-    '--health-check',
-    'tcp',
-    '--admin-address',
-    'off',
-    '--log-level',
-    'warn',
-    '--connect-timeout',
-    '10s',
-    `--relay=${path}`,
+    ...bareProxyArgs(port, upstreamPort, '10s', [`--relay=${path}`]),
   ];
   const child = spawn(args[0]!, args.slice(1), { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
   await waitFor(() => oneRequest(port).then(() => true), { timeoutMs: 300_000, intervalMs: 500, what: `proxy (${path}) answering` });

@@ -9,6 +9,7 @@
 // (docs/proxy-performance.md has the measurements).
 import { Socket } from 'node:net';
 import type { RelayedConnection } from './connection-set.ts';
+import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';
 
 /**
  * TCP keep-alive for the upstream leg, set once the connect has succeeded (connect-upstream.ts):
@@ -67,7 +68,7 @@ export function relayRead(this: RelaySocket, bytes: number, slice: Buffer): bool
   const conn = this.conn!;
   conn.active = true;
   const fromClient = this === conn.client;
-  if (conn.watchingFirstByte) conn.firstBytes(fromClient);
+  if (conn.watchingFirstByte) noteFirstBytes(conn, fromClient);
   const to = fromClient ? conn.upstream : conn.client;
   to.write(slice.subarray(0, bytes));
   if (to.writableLength === 0) return true;
@@ -97,11 +98,7 @@ function onLegEnd(this: RelaySocket): void {
   (this === conn.client ? conn.upstream : conn.client).end();
 }
 
-function onFirstByteTimeout(conn: ForwardedConnection): void {
-  conn.firstByteTimedOut();
-}
-
-export class ForwardedConnection implements RelayedConnection {
+export class ForwardedConnection implements RelayedConnection, FirstByteWatched {
   readonly client: RelaySocket;
   readonly upstream: RelaySocket;
   readonly upstreamKey: string;
@@ -116,9 +113,9 @@ export class ForwardedConnection implements RelayedConnection {
   quietMs = 0;
   /** The first-byte watch is on: the relays report first bytes (one property test per chunk). */
   watchingFirstByte: boolean;
+  firstByteTimer: NodeJS.Timeout | undefined = undefined;
   readonly #owner: ForwardOwner;
   #open = 2;
-  #firstByteTimer: NodeJS.Timeout | undefined = undefined;
   /** Created at the first backpressure of each direction only: most connections never need one. */
   #resumeClient: ((err?: Error | null) => void) | undefined = undefined;
   #resumeUpstream: ((err?: Error | null) => void) | undefined = undefined;
@@ -153,30 +150,18 @@ export class ForwardedConnection implements RelayedConnection {
   legClosed(hadError: boolean): void {
     if (hadError) this.destroy();
     if (--this.#open === 0) {
-      clearTimeout(this.#firstByteTimer);
+      endFirstByteWatch(this);
       this.#owner.connectionClosed(this);
     }
   }
 
-  /**
-   * @internal The first chunk of a direction while the watch is on: the client's arms a timer
-   * unless the upstream has spoken already; the upstream's ends the watch.
-   */
-  firstBytes(fromClient: boolean): void {
-    if (!fromClient || this.upstream.bytesRead > 0) {
-      this.watchingFirstByte = false;
-      clearTimeout(this.#firstByteTimer);
-      return;
-    }
-    if (this.#firstByteTimer !== undefined) return;
-    this.#firstByteTimer = setTimeout(onFirstByteTimeout, this.firstByteTimeoutMs, this);
-    this.#firstByteTimer.unref();
+  get upstreamClosed(): boolean {
+    return this.upstream.destroyed;
   }
 
-  /** @internal */
-  firstByteTimedOut(): void {
-    this.watchingFirstByte = false;
-    if (this.upstream.bytesRead === 0 && !this.upstream.destroyed) this.#owner.noAnswer(this);
+  /** @internal The first-byte watch's verdict (first-byte-watch.ts). */
+  noAnswer(): void {
+    this.#owner.noAnswer(this);
   }
 
   /** @internal The write callback that resumes reading the direction's source once its bytes are out. */

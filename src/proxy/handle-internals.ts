@@ -55,6 +55,13 @@ export interface RelayInternals {
   state: Int32Array;
   kReadBytesOrError: number;
   kLastWriteWasAsync: number;
+  /**
+   * The WriteWrap the relay passes to writeBuffer while writes complete at once (handle-relay.ts).
+   * Node's C++ side binds a WriteWrap only to a write that goes async (StreamBase::Write in
+   * src/stream_base.cc returns before CreateWriteWrap when uv_try_write took every byte), so one
+   * object serves every such write; one that went async stays with its write and is replaced.
+   */
+  spareWrite: WriteReq;
 }
 
 /** Which data path the proxy runs: `handle` (bare libuv handles) or `socket` (net.Socket on both legs). */
@@ -118,6 +125,7 @@ export function loadRelayInternals(binding: Binding | null = bindingOf(process))
       state,
       kReadBytesOrError,
       kLastWriteWasAsync,
+      spareWrite: new (WriteWrap as RelayInternals['WriteWrap'])(),
     };
   } catch (err) {
     return { unusable: `checking the stream internals threw: ${err instanceof Error ? err.message : String(err)}` };

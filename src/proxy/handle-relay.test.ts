@@ -1,17 +1,20 @@
-// HandleConnection on real loopback handles, with an owner whose callbacks throw: the daemon must
-// not go down from a throw in a handle, request or timer callback (node:test fails the run on an
-// uncaught exception).
-import { test } from 'node:test';
+// HandleConnection on real loopback handles: an owner whose callbacks throw must not take the daemon
+// down (a throw in a handle, request or timer callback is uncaught, and node:test fails the run on
+// it), and the spare WriteWrap is reused only by writes that completed at once.
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { takeAccepts, type AcceptedHandle } from './adopt-socket.ts';
 import { connectHandle } from './handle-connect.ts';
 import { loadRelayInternals, type RelayInternals, type TcpHandle } from './handle-internals.ts';
 import { HandleConnection } from './handle-relay.ts';
+import type { ForwardOwner } from './forward-connection.ts';
 
-test('owner callbacks that throw (no answer, closed) do not escape, and the bytes are counted by the connection', async (t) => {
+/** A HandleConnection between a real client and a real upstream on loopback, with `owner`. */
+async function relayPair(t: TestContext, owner: ForwardOwner, firstByteTimeoutMs = 0) {
   const internals = loadRelayInternals() as RelayInternals;
   assert.ok(!('unusable' in internals));
   let upstreamSide: Socket | undefined;
@@ -32,6 +35,17 @@ test('owner callbacks that throw (no answer, closed) do not escape, and the byte
   await waitFor(() => accepted.length === 1, { what: 'the accepted handle' });
   const out = await connectHandle(internals, '127.0.0.1', (upstream.address() as AddressInfo).port, 2000);
   assert.ok(out.ok);
+  const conn = new HandleConnection(internals, accepted[0] as TcpHandle, out.handle, 'k', owner, {
+    idleTimeoutMs: 0,
+    startedAt: 0,
+    firstByteTimeoutMs,
+    clientSlice: Buffer.alloc(1024),
+    upstreamSlice: Buffer.alloc(1024),
+  });
+  return { internals, client, conn, upstreamSide: () => waitFor(() => upstreamSide, { what: 'the upstream side' }) };
+}
+
+test('owner callbacks that throw (no answer, closed) do not escape, and the bytes are counted by the connection', async (t) => {
   const calls = { noAnswer: 0, closed: 0 };
   const owner = {
     noAnswer: () => {
@@ -43,21 +57,17 @@ test('owner callbacks that throw (no answer, closed) do not escape, and the byte
       throw new Error('owner fault: connectionClosed');
     },
   };
-  const conn = new HandleConnection(internals, accepted[0] as TcpHandle, out.handle, 'k', owner, {
-    idleTimeoutMs: 0,
-    startedAt: 0,
-    firstByteTimeoutMs: 50,
-    clientSlice: Buffer.alloc(1024),
-    upstreamSlice: Buffer.alloc(1024),
-  });
+  const { internals, client, conn, upstreamSide: side } = await relayPair(t, owner, 50);
+  const spare = internals.spareWrite;
   client.write('hello');
-  await waitFor(() => upstreamSide, { what: 'the upstream side' });
-  const [first] = (await once(upstreamSide!, 'data')) as [Buffer];
+  const upstreamSide = await side();
+  const [first] = (await once(upstreamSide, 'data')) as [Buffer];
   assert.equal(first.toString(), 'hello');
+  assert.equal(internals.spareWrite, spare, 'a write the kernel took at once leaves the spare WriteWrap free for the next');
   await waitFor(() => calls.noAnswer === 1, { what: 'the first-byte timeout' });
   assert.equal(conn.bytesToUpstream, 5);
   assert.equal(conn.bytesToClient, 0);
-  upstreamSide!.write('hi');
+  upstreamSide.write('hi');
   const [back] = (await once(client, 'data')) as [Buffer];
   assert.equal(back.toString(), 'hi');
   assert.equal(conn.bytesToClient, 2);
@@ -66,4 +76,24 @@ test('owner callbacks that throw (no answer, closed) do not escape, and the byte
   await waitFor(() => calls.closed === 1, { what: 'both legs closed' });
   assert.equal(conn.ended, true);
   assert.equal(calls.noAnswer, 1);
+});
+
+test('a write that goes async keeps its WriteWrap and a new spare serves the next; every byte arrives in order', async (t) => {
+  let closed = 0;
+  const { internals, client, upstreamSide: side } = await relayPair(t, { noAnswer: () => {}, connectionClosed: () => void closed++ });
+  client.pause();
+  client.write('go');
+  const upstreamSide = await side();
+  const spare = internals.spareWrite;
+  // More than the socket buffers hold while the client does not read: the relay's writes to it queue.
+  const payload = randomBytes(8 << 20);
+  upstreamSide.end(payload);
+  await waitFor(() => internals.spareWrite !== spare, { what: 'a write that went async' });
+  const chunks: Buffer[] = [];
+  client.on('data', (c: Buffer) => chunks.push(c));
+  client.resume();
+  await once(client, 'end');
+  assert.ok(Buffer.concat(chunks).equals(payload));
+  client.end();
+  await waitFor(() => closed === 1, { what: 'both legs closed' });
 });

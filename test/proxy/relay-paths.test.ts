@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { createLogger } from '../../src/base/logger.ts';
-import { loadRelayInternals } from '../../src/proxy/handle-internals.ts';
+import { loadRelayInternals, type RelayPath } from '../../src/proxy/handle-internals.ts';
 import { RELAY_PATHS, frontendConfig, listenPort, startTestProxy, startUpstreams, type TcpUpstream } from './proxy-fixtures.ts';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -37,6 +37,23 @@ function ended(s: Socket): Promise<void> {
 
 function openConnections(proxy: Awaited<ReturnType<typeof startTestProxy>>): number {
   return proxy.status().frontends[0]!.connections.open ?? -1;
+}
+
+/** A proxy on the relay path with one connection through it that has carried a first chunk ("hello") to the upstream. */
+async function connectedPair(
+  t: TestContext,
+  relay: RelayPath,
+): Promise<{ proxy: Awaited<ReturnType<typeof startTestProxy>>; client: Socket; upstream: Socket }> {
+  const [up] = await startUpstreams(t, ['a']);
+  const data = nextDataConnection(up!);
+  const proxy = await startTestProxy(t, [frontendConfig([up!.address])], undefined, { relay });
+  const client = connect({ host: '127.0.0.1', port: listenPort(proxy) });
+  t.after(() => client.destroy());
+  client.on('error', () => {});
+  client.write('hello');
+  const { socket: upstream, first } = await data;
+  assert.equal(first.toString(), 'hello');
+  return { proxy, client, upstream };
 }
 
 for (const relay of RELAY_PATHS) {
@@ -75,27 +92,14 @@ for (const relay of RELAY_PATHS) {
   });
 
   test(`a reset from the client closes the upstream leg (${relay} path)`, async (t) => {
-    const [up] = await startUpstreams(t, ['a']);
-    const data = nextDataConnection(up!);
-    const proxy = await startTestProxy(t, [frontendConfig([up!.address])], undefined, { relay });
-    const client = connect({ host: '127.0.0.1', port: listenPort(proxy) });
-    client.on('error', () => {});
-    client.write('hello');
-    const { socket: upstream, first } = await data;
-    assert.equal(first.toString(), 'hello');
+    const { proxy, client, upstream } = await connectedPair(t, relay);
     client.resetAndDestroy();
     await ended(upstream);
     await waitFor(() => openConnections(proxy) === 0, { what: 'no open connection' });
   });
 
   test(`a reset from the upstream closes the client leg (${relay} path)`, async (t) => {
-    const [up] = await startUpstreams(t, ['a']);
-    const data = nextDataConnection(up!);
-    const proxy = await startTestProxy(t, [frontendConfig([up!.address])], undefined, { relay });
-    const client = connect({ host: '127.0.0.1', port: listenPort(proxy) });
-    client.on('error', () => {});
-    client.write('hello');
-    const { socket: upstream } = await data;
+    const { proxy, client, upstream } = await connectedPair(t, relay);
     upstream.resetAndDestroy();
     await closed(client);
     await waitFor(() => openConnections(proxy) === 0, { what: 'no open connection' });

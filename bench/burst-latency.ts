@@ -1,0 +1,105 @@
+// The paced keep-alive latency of each peer before and after a burst of idle connections, in the
+// bench's order (idle connections held and closed, then the saturated load, then paced), peers
+// interleaved in one run. For finding what a burst leaves behind (docs/proxy-performance.md, "The
+// paced p99 after a burst of connections"). Run after npm run build, under the bench lock.
+// Usage: node bench/burst-latency.ts [--rounds N] [--before N] [--after N] [--idle N]
+//   [--peer nginx|kubeward|nginx-2|kubeward-2|LABEL=/path/to/bin/kubeward.js[@--flag ...]]...
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort } from '../testkit/wait-for.ts';
+import type { ProxyPeer } from './bench-stats.ts';
+import { measureIdle, measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
+import { ProcessGroup } from './process-group.ts';
+import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
+
+const { values: opt } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '2' },
+    before: { type: 'string', default: '2' },
+    after: { type: 'string', default: '3' },
+    idle: { type: 'string', default: '5000' },
+    duration: { type: 'string', default: '4' },
+    peer: { type: 'string', multiple: true, default: ['kubeward', 'nginx'] },
+  },
+});
+const repo = new URL('..', import.meta.url).pathname;
+const load: LoadSettings = { durationS: Number(opt.duration), connections: 64, threads: 2 };
+
+/** A peer as named on the command line: one of the bench's, or a kubeward build elsewhere with extra flags. */
+interface PeerSpec {
+  label: string;
+  peer: ProxyPeer;
+  main: string;
+  extraArgs: string[];
+}
+
+function parsePeer(text: string): PeerSpec {
+  const m = /^([\w.-]+)=([^@]+)(?:@(.*))?$/.exec(text);
+  if (m) return { label: m[1]!, peer: 'kubeward', main: m[2]!, extraArgs: m[3] ? m[3].split(' ') : [] };
+  if (!['kubeward', 'kubeward-2', 'nginx', 'nginx-2', 'haproxy'].includes(text)) throw new Error(`--peer ${text}: not a peer`);
+  return { label: text, peer: text as ProxyPeer, main: join(repo, 'bin/kubeward.js'), extraArgs: [] };
+}
+
+function timeWait(): number {
+  const out = execFileSync('ss', ['-s'], { encoding: 'utf8' });
+  return Number(/timewait (\d+)/.exec(out)?.[1] ?? NaN);
+}
+
+function line(label: string, phase: string, r: Awaited<ReturnType<typeof measureWrk>>): void {
+  const w = r.wrk;
+  console.log(
+    JSON.stringify({
+      peer: label,
+      phase,
+      p50us: Math.round(w.p50Ms * 1000),
+      p99us: Math.round(w.p99Ms * 1000),
+      rps: Math.round(w.requestsPerSec),
+      cpuUsPerReq: r.cpuUsPerRequest === undefined ? undefined : Number(r.cpuUsPerRequest.toFixed(2)),
+      timewait: timeWait(),
+      load: loadavg()[0]!.toFixed(2),
+      at: new Date().toISOString().slice(11, 19),
+    }),
+  );
+}
+
+async function measure(env: PeerEnv, spec: PeerSpec, round: number, backendPort: number, paced: LoadSettings): Promise<void> {
+  const proxy = await startProxy(
+    { ...env, kubewardMain: spec.main, kubewardExtraArgs: spec.extraArgs },
+    spec.peer,
+    { upstreamPorts: [backendPort], tlsUpstreams: false },
+    `${spec.label}-r${round}`,
+  );
+  const pid = proxy.process.pid;
+  const url = `http://127.0.0.1:${proxy.port}/`;
+  try {
+    await runWrk(url, { ...load, durationS: 1 });
+    for (let i = 0; i < Number(opt.before); i++) line(spec.label, `before ${i + 1}`, await measureWrk(url, pid, paced));
+    await measureIdle(proxy.port, backendPort, pid, Number(opt.idle));
+    line(spec.label, 'saturated after burst', await measureWrk(url, pid, load));
+    for (let i = 0; i < Number(opt.after); i++) line(spec.label, `after ${i + 1}`, await measureWrk(url, pid, paced));
+  } finally {
+    await env.group.stop(proxy.process);
+  }
+}
+
+const group = new ProcessGroup();
+process.on('exit', () => group.killAllNow());
+const dir = await mkdtemp(join(tmpdir(), 'kw-burst-'));
+try {
+  const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'bin/kubeward.js'), nodeBin: process.execPath, kubewardExtraArgs: [] };
+  const port = await freePort();
+  await startBackend(env, { port, name: 'perf', readyzDownFlag: join(dir, 'never') });
+  const paced: LoadSettings = { ...load, script: join(dir, 'paced.lua') };
+  await writeFile(paced.script!, pacedScript(10));
+  const peers = opt.peer.map(parsePeer);
+  for (let round = 1; round <= Number(opt.rounds); round++) {
+    const order = round % 2 === 1 ? peers : [...peers].reverse();
+    for (const spec of order) await measure(env, spec, round, port, paced);
+  }
+} finally {
+  await group.stopAll();
+  await rm(dir, { recursive: true, force: true });
+}
