@@ -23,6 +23,7 @@ import { measureModesAtRest, modesSkipReason, type ModeMemory } from './measure-
 import { buildDist } from '../scripts/build.ts';
 import { runFailoverRound, type BackendCert, type FailoverSettings } from './run-failover.ts';
 import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
+import { freeResultBase } from './result-name.ts';
 
 const HELP = `usage: npm run bench -- [--rounds N] [--duration S] [--idle-connections N] [--failover-rounds N]
   [--failover-window S] [--skip-perf] [--skip-modes] [--skip-failover] [--kubeward-arg ARG]... [--out DIR]
@@ -268,8 +269,10 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
   };
   const outDir = opt.out ?? join(repo, 'bench/results');
   await mkdir(outDir, { recursive: true });
+  // Never over an earlier run's result of the same day (docs link to them): <date>-2 and so on.
+  const base = freeResultBase(outDir, date, ['.json', '.md']);
   await writeFile(
-    join(outDir, `${date}.json`),
+    join(outDir, `${base}.json`),
     `${JSON.stringify({ date: startedAt.toISOString(), machine: m, settings, medians, samples, modes, failovers }, null, 2)}\n`,
   );
   const md = [
@@ -284,8 +287,8 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
     failoverTable,
     '',
   ].join('\n');
-  await writeFile(join(outDir, `${date}.md`), md);
-  process.stdout.write(`${md}\nwritten: ${join(outDir, `${date}.json`)} and ${date}.md\n`);
+  await writeFile(join(outDir, `${base}.md`), md);
+  process.stdout.write(`${md}\nwritten: ${join(outDir, `${base}.json`)} and ${base}.md\n`);
 }
 
 function renderModes(modes: readonly ModeMemory[]): string {

@@ -24,6 +24,7 @@ import { freePort } from '../../testkit/wait-for.ts';
 import { readTreeUsage } from '../proc-stats.ts';
 import { checkBenchOptions, type RawBenchOptions } from './bench-options.ts';
 import { checkTargets, renderTable, renderTargets, type SizeResult } from './operator-report.ts';
+import { freeResultBase } from '../result-name.ts';
 import {
   apiRequestDelta,
   cycleStarts,
@@ -377,7 +378,8 @@ async function main(): Promise<void> {
     clearTimeout(watchdog);
   }
   mkdirSync(o.out, { recursive: true });
-  const file = join(o.out, `operator-${date.toISOString().slice(0, 10)}.json`);
+  // Never over an earlier run's result of the same day (docs link to them): operator-<date>-2 and so on.
+  const file = join(o.out, `${freeResultBase(o.out, `operator-${date.toISOString().slice(0, 10)}`, ['.json'])}.json`);
   const targets = checkTargets(results);
   writeFileSync(
     file,
