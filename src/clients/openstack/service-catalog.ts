@@ -32,13 +32,18 @@ export function findEndpoint(catalog: CatalogEntry[], q: EndpointQuery, offered?
   for (const type of TYPE_ALIASES[q.service]) {
     const entry = catalog.find((e) => e.type === type);
     if (!entry) continue;
-    const ep = entry.endpoints.find((e) => e.interface === q.interface && (q.region === undefined || (e.region_id ?? e.region) === q.region));
+    const ep = entry.endpoints.find((e) => answers(e, q));
     if (ep) return withVersion(q.service, ep.url.replace(/\/+$/, ''));
   }
   throw new KubewardError(
     'E_NOT_FOUND',
     `no ${q.service} endpoint with interface ${q.interface}${q.region ? ` in region ${q.region}` : ''} in the service catalog (it has: ${(offered ?? catalogOffers(catalog)) || 'nothing'})`,
   );
+}
+
+/** An endpoint of the query's interface and, when it names one, its region: what findEndpoint may pick and keptCatalog keeps. */
+function answers(ep: CatalogEntry['endpoints'][number], q: Omit<EndpointQuery, 'service'>): boolean {
+  return ep.interface === q.interface && (q.region === undefined || (ep.region_id ?? ep.region) === q.region);
 }
 
 /** What a catalog offers, for an error message: type/interface/region of every endpoint. */
@@ -56,7 +61,7 @@ export function keptCatalog(catalog: CatalogEntry[], q: Omit<EndpointQuery, 'ser
   return catalog.map((e) => ({
     type: intern(e.type),
     endpoints: (e.endpoints ?? [])
-      .filter((ep) => ep.interface === q.interface && (q.region === undefined || (ep.region_id ?? ep.region) === q.region))
+      .filter((ep) => answers(ep, q))
       .map((ep) => {
         const kept: CatalogEntry['endpoints'][number] = { interface: ep.interface, url: intern(ep.url) };
         if (ep.region !== undefined) kept.region = intern(ep.region);
