@@ -24,6 +24,12 @@ function readStat(pid: number): Stat | undefined {
   return { ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]), rssPages: Number(fields[21]) };
 }
 
+/** CPU seconds (user + system) of one process; undefined once it is gone. */
+export function readCpuSeconds(pid: number): number | undefined {
+  const st = readStat(pid);
+  return st === undefined ? undefined : st.cpuTicks / TICKS_PER_SECOND;
+}
+
 /** root and every living descendant. */
 export function processTree(root: number): number[] {
   const children = new Map<number, number[]>();

@@ -21,7 +21,7 @@ import { buildDist } from '../../scripts/build.ts';
 import { bulkTenants, createManagedClusters } from '../../testkit/operator-fleet.ts';
 import { OpenStackEmulator } from '../../testkit/openstack/openstack-emulator.ts';
 import { freePort } from '../../testkit/wait-for.ts';
-import { readTreeUsage } from '../proc-stats.ts';
+import { readCpuSeconds, readTreeUsage } from '../proc-stats.ts';
 import { checkBenchOptions, type RawBenchOptions } from './bench-options.ts';
 import { checkTargets, renderTable, renderTargets, type SizeResult } from './operator-report.ts';
 import { freeResultBase } from '../result-name.ts';
@@ -93,18 +93,6 @@ function parseOptions() {
   return { ...checked, sources: values.sources === true, sharedTls: values['shared-tls'] === true };
 }
 
-/** CPU seconds (user + system) of one process from /proc/<pid>/stat; undefined once it is gone. */
-function cpuSecondsOf(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
 /** A PID start.sh wrote into its state directory (kube-apiserver.pid, etcd.pid). */
 function statePid(kube: KubeTestServer, name: string): number | undefined {
   try {
@@ -120,9 +108,9 @@ type CpuSeries = Record<'operator' | 'kubeApiserver' | 'etcd' | 'emulator', { at
 function sampleCpu(series: CpuSeries, pids: { operator: number; kubeApiserver?: number; etcd?: number }): void {
   const atMs = Date.now();
   const push = (k: keyof CpuSeries, value: number | undefined) => value !== undefined && series[k].push({ atMs, value });
-  push('operator', cpuSecondsOf(pids.operator));
-  push('kubeApiserver', cpuSecondsOf(pids.kubeApiserver));
-  push('etcd', cpuSecondsOf(pids.etcd));
+  push('operator', readCpuSeconds(pids.operator));
+  push('kubeApiserver', pids.kubeApiserver === undefined ? undefined : readCpuSeconds(pids.kubeApiserver));
+  push('etcd', pids.etcd === undefined ? undefined : readCpuSeconds(pids.etcd));
   const own = process.cpuUsage();
   push('emulator', (own.user + own.system) / 1e6);
 }
