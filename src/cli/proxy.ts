@@ -5,9 +5,9 @@ import { availableParallelism } from 'node:os';
 import { buildModeCommand, type DaemonHandle, type ModeContext, type ModeConfig, type ModeSpec } from './mode-command.ts';
 import { UsageError, describeError } from '../base/errors.ts';
 import { DEFAULTS, proxyDeclaration, resolveProxyConfig, type proxyFields } from '../proxy/proxy-config.ts';
-import { startProxy, type ProxyHandle, type StartProxyOptions } from '../proxy/start-proxy.ts';
+import { startProxy, type KubewardProxy, type ProxyHandle, type StartProxyOptions } from '../proxy/start-proxy.ts';
 import { watchConfigFile } from '../proxy/watch-config-file.ts';
-import { followPrimary, WorkerPool } from '../proxy/proxy-workers.ts';
+import { followPrimary, WorkerPool, type FollowingPrimary } from '../proxy/proxy-workers.ts';
 
 /** Set in the environment of the processes a primary forks (--workers): they serve, they do not fork. */
 const WORKER_ENV = 'KUBEWARD_PROXY_WORKER';
@@ -25,22 +25,43 @@ export async function runProxyMode(
   const isWorker = process.env[WORKER_ENV] === '1';
   const processes = isWorker ? 1 : config.workers === 'auto' ? availableParallelism() : (config.workers ?? DEFAULTS.workers);
   let pool: WorkerPool | undefined;
-  const proxy = await startProxy(proxyConfig, {
+  // A worker's side of the channel, once its proxy runs (connections arrive only after it said ready).
+  let primary: FollowingPrimary | undefined;
+  const proxy: KubewardProxy = await startProxy(proxyConfig, {
     log: ctx.log,
     registry: ctx.registry,
-    reusePort: config.reusePort || processes > 1 || isWorker,
+    reusePort: config.reusePort,
+    // The primary alone listens and hands connections out (proxy-workers.ts); a worker opens no listener.
+    handOff: processes > 1 ? (frontend, client) => pool?.handOff(frontend, client, proxy.openConnections, (c) => proxy.adopt(frontend, c)) ?? false : undefined,
+    fromPrimary: isWorker,
+    onConnectionClosed: isWorker ? () => primary?.closed() : undefined,
     onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
     onCheckResult: hooks.onCheckResult,
     relay: config.relay,
   });
-  const stopReloads = await enableReloads(proxy, config, ctx, () => pool?.broadcast({ kind: 'kubeward-proxy:reload' }));
+  const stopReloads = await enableReloads(
+    proxy,
+    config,
+    ctx,
+    () => pool?.broadcast({ kind: 'kubeward-proxy:reload' }),
+    () => primary?.ready(),
+  );
   ctx.shutdown.add('proxy: stop reloading', stopReloads);
   if (isWorker) {
     const reload = (): void => void process.emit('SIGHUP', 'SIGHUP');
-    ctx.shutdown.add('proxy: stop following the primary', followPrimary({ reload, drain: (f, u, d) => void proxy.setDrained(f, u, d) }));
+    primary = followPrimary({
+      reload,
+      drain: (f, u, d) => void proxy.setDrained(f, u, d),
+      connection: (f, client) => proxy.adopt(f, client),
+      open: () => proxy.openConnections,
+      frontends: () => proxy.frontendNames,
+    });
+    const following = primary;
+    ctx.shutdown.add('proxy: stop following the primary', () => following.stop());
+    primary.ready();
   } else if (processes > 1) {
-    // Workers get the same arguments; the admin listener stays with the primary, the port with all.
-    const args = [...process.argv.slice(2), '--admin-address', 'off', '--workers', '1', '--reuse-port'];
+    // Workers get the same arguments; the admin listener and the listen addresses stay with the primary.
+    const args = [...process.argv.slice(2), '--admin-address', 'off', '--workers', '1'];
     pool = new WorkerPool({
       count: processes - 1,
       script: process.argv[1]!,
@@ -72,13 +93,20 @@ export function proxyCommand(): Command {
 type ProxyModeConfig = ModeConfig<typeof proxyFields>;
 
 /** SIGHUP, and with --watch-config a change of the file, reload the config; returns the undo. */
-async function enableReloads(proxy: ProxyHandle, config: ProxyModeConfig, ctx: ModeContext<ProxyModeConfig>, tellWorkers: () => void): Promise<() => void> {
+async function enableReloads(
+  proxy: ProxyHandle,
+  config: ProxyModeConfig,
+  ctx: ModeContext<ProxyModeConfig>,
+  tellWorkers: () => void,
+  reloaded: () => void,
+): Promise<() => void> {
   const { log } = ctx;
   const reload = async (trigger: string): Promise<void> => {
     try {
       const next = resolveProxyConfig(await ctx.reloadConfig!());
       const summary = await proxy.reload(next);
       log.info({ trigger, frontends: summary }, 'config reloaded; established connections kept');
+      reloaded();
     } catch (err) {
       log.error({ trigger, err: describeError(err) }, 'config reload rejected; the running config stays');
     }

@@ -31,6 +31,12 @@ export interface FrontendDeps {
   random: () => number;
   isLocal: (host: string) => boolean;
   reusePort?: boolean;
+  /** --workers: the primary offers each accepted connection to a worker first (true: a worker took it). */
+  handOff?: (frontend: string, client: AcceptedHandle) => boolean;
+  /** --workers, in a worker: no listener of its own; connections come from the primary (adopt). */
+  fromPrimary?: boolean;
+  /** Told after each client connection of this process ends (a worker reports its load to the primary). */
+  onConnectionClosed?: () => void;
   /** Read slices for every socket of the process's frontends. */
   buffers: ReadBufferPool;
   /** The handle path's internals (handle-internals.ts); undefined: the socket path. */
@@ -88,7 +94,10 @@ export class Frontend {
     this.#listeners = new ListenerSet({
       name: config.name,
       reusePort: deps.reusePort,
-      onConnection: (client) => this.#accept(client),
+      passive: deps.fromPrimary,
+      onConnection: (client) => {
+        if (!this.#deps.handOff?.(this.name, client)) this.#accept(client);
+      },
       onError: (err) => this.#onListenerError(err),
     });
     this.#checker = new HealthChecker({
@@ -134,6 +143,16 @@ export class Frontend {
   /** Bound listen addresses (port 0 resolved). */
   get addresses(): HostPort[] {
     return this.#listeners.addresses;
+  }
+
+  /** Client connections open in this process (accepted and not yet closed). */
+  get openConnections(): number {
+    return this.#open;
+  }
+
+  /** A connection another process accepted for this frontend (a worker's, from the primary). */
+  adopt(client: AcceptedHandle): void {
+    this.#accept(client);
   }
 
   /** Upstreams from discovery (or the cache), or undefined while only the seeds are used. */
@@ -296,10 +315,15 @@ export class Frontend {
     });
   }
 
+  #closedOne(): void {
+    this.#open--;
+    this.#deps.onConnectionClosed?.();
+  }
+
   /** A client that was never forwarded: its read slice goes back once it is closed (no read can land in it any more). */
   #giveWhenClosed(client: Socket, slice: Buffer): void {
     const done = (): void => {
-      this.#open--;
+      this.#closedOne();
       this.#deps.buffers.give(slice);
     };
     if (client.closed) done();
@@ -316,7 +340,7 @@ export class Frontend {
   readonly #owner: ForwardOwner = {
     connectionClosed: (c) => {
       // Both sockets are closed: no write refers to either slice any more.
-      this.#open--;
+      this.#closedOne();
       this.#deps.buffers.give(c.clientSlice);
       this.#deps.buffers.give(c.upstreamSlice);
       this.list.release(c.upstreamKey);
@@ -363,7 +387,7 @@ export class Frontend {
     if (!joined) {
       // Never read from either.
       client.close();
-      this.#open--;
+      this.#closedOne();
       this.#deps.buffers.give(clientSlice);
     }
     return joined;

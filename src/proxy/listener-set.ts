@@ -13,12 +13,18 @@ export interface ListenerSetOptions {
   onError: (err: Error) => void;
   /** SO_REUSEPORT: several processes share the address and the kernel spreads connections (Linux). */
   reusePort?: boolean;
+  /**
+   * Open no socket: a worker of `--workers` gets its connections from the primary, which alone
+   * listens (proxy-workers.ts). The configured addresses are still recorded as if bound, so a
+   * reload adds and removes them the same way and `addresses` names where clients connect.
+   */
+  passive?: boolean;
 }
 
 export class ListenerSet {
   readonly #opts: ListenerSetOptions;
-  /** Keyed by the configured address (port 0 stays 0), valued with the bound one. */
-  readonly #servers = new Map<string, { server: Server; bound: HostPort }>();
+  /** Keyed by the configured address (port 0 stays 0), valued with the bound one (no server when passive). */
+  readonly #servers = new Map<string, { server?: Server; bound: HostPort }>();
 
   constructor(opts: ListenerSetOptions) {
     this.#opts = opts;
@@ -43,6 +49,11 @@ export class ListenerSet {
       for (const addr of addrs) {
         const key = formatHostPort(addr);
         if (this.#servers.has(key)) continue;
+        if (this.#opts.passive) {
+          this.#servers.set(key, { bound: { ...addr } });
+          opened.push(key);
+          continue;
+        }
         const server = await this.#listen(addr);
         this.#servers.set(key, { server, bound: { host: addr.host, port: (server.address() as AddressInfo).port } });
         opened.push(key);
@@ -63,7 +74,8 @@ export class ListenerSet {
       this.#servers.delete(key);
       // server.close()'s callback waits for connections the server handed out; the proxy's own
       // ConnectionSet decides about those, so only stop accepting here.
-      closing.push(new Promise<void>((resolve) => s.server.close(() => resolve())));
+      const { server } = s;
+      if (server) closing.push(new Promise<void>((resolve) => server.close(() => resolve())));
     }
     return Promise.all(closing).then(() => undefined);
   }

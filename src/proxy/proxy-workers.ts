@@ -1,17 +1,34 @@
-// Several proxy processes on the same listen addresses: the primary serves like any worker and
-// keeps `count` more running, each started with the same arguments and SO_REUSEPORT, so the kernel
-// spreads new connections between them. Each worker runs its own health checks (see README: the
-// trade-off); operator drains and reloads reach every worker over the IPC channel.
+// Several proxy processes behind the same listen addresses (--workers). The primary alone listens
+// and accepts; it keeps `count` workers running and hands each new connection to the process with
+// the fewest open connections (pick-process.ts), itself included: the accepted socket goes to the
+// worker over the IPC channel (a descriptor in an SCM_RIGHTS message, Node's `child.send(msg,
+// handle)`). So no worker ever listens: a reload's added and removed addresses, a restarted worker
+// and shutdown concern the primary's listeners only. Each worker runs its own health checks (see
+// README: the trade-off); operator drains and reloads reach every worker over the same channel.
+//
+// Why not SO_REUSEPORT (each process its own listening socket): the kernel picks a socket by a hash
+// of the connection's addresses, whatever each process's load; 64 connections split 34/30 to 39/25.
+// Why not one listening socket shared by every process: libuv polls without EPOLLEXCLUSIVE, every
+// process wakes for every connection and the first to call accept() wins; a burst of 64 connects
+// split from 0/65 to 63/2 (docs/proxy-performance.md, "Workers sharing one listening socket").
 import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import type { Logger } from '../base/logger.ts';
+import type { AcceptedHandle } from './adopt-socket.ts';
+import { pickProcess } from './pick-process.ts';
 
-/** What a worker tells the primary: it listens on every address (sent once, after start). */
-export interface WorkerReport {
-  kind: 'kubeward-proxy:listening';
-}
+/** What a worker tells the primary. */
+export type WorkerReport =
+  /** It serves these frontends (after start and after every reload). */
+  | { kind: 'kubeward-proxy:ready'; frontends: string[] }
+  /** Its open client connections, and how many connections it has received in all. */
+  | { kind: 'kubeward-proxy:load'; open: number; received: number };
 
-/** What the primary tells its workers. */
-export type WorkerMessage = { kind: 'kubeward-proxy:reload' } | { kind: 'kubeward-proxy:drain'; frontend: string; upstream: string; drained: boolean };
+/** What the primary tells its workers (a connection message carries the accepted socket). */
+export type WorkerMessage =
+  | { kind: 'kubeward-proxy:reload' }
+  | { kind: 'kubeward-proxy:drain'; frontend: string; upstream: string; drained: boolean }
+  | { kind: 'kubeward-proxy:connection'; frontend: string };
 
 export interface WorkerPoolOptions {
   /** Workers besides the primary; 0 starts none. */
@@ -26,10 +43,23 @@ export interface WorkerPoolOptions {
   restartDelayMs?: number;
 }
 
+interface Worker {
+  child: ChildProcess;
+  slot: number;
+  /** The frontends it serves; undefined until it reported ready. */
+  frontends: Set<string> | undefined;
+  /** Its last report: open connections then, and connections received by then. */
+  open: number;
+  received: number;
+  /** Connections handed to it so far. */
+  sent: number;
+  /** Accepted sockets on their way to it: closed here if it exits before Node has written them. */
+  inFlight: Set<AcceptedHandle>;
+}
+
 export class WorkerPool {
   readonly #opts: WorkerPoolOptions;
-  readonly #workers = new Set<ChildProcess>();
-  readonly #listening = new Set<ChildProcess>();
+  readonly #workers = new Set<Worker>();
   #closing = false;
   readonly #timers = new Set<NodeJS.Timeout>();
 
@@ -38,17 +68,50 @@ export class WorkerPool {
     for (let i = 0; i < opts.count; i++) this.#spawn(i);
   }
 
-  /** How many workers are not listening yet (starting, or restarting after an exit). */
+  /** How many workers are not ready yet (starting, or restarting after an exit). */
   get starting(): number {
-    return this.#opts.count - this.#listening.size;
+    let ready = 0;
+    for (const w of this.#workers) if (w.frontends) ready++;
+    return this.#opts.count - ready;
   }
 
   get pids(): number[] {
-    return [...this.#workers].map((w) => w.pid!).filter((p) => p !== undefined);
+    return [...this.#workers].map((w) => w.child.pid!).filter((p) => p !== undefined);
   }
 
   broadcast(msg: WorkerMessage): void {
-    for (const w of this.#workers) if (w.connected) w.send(msg);
+    for (const w of this.#workers) if (w.child.connected) w.child.send(msg);
+  }
+
+  /**
+   * Offers an accepted connection: true when a worker with fewer open connections than the primary
+   * (`primaryOpen`) serves this frontend and the connection was sent to it. The primary's copy is
+   * closed once Node has written it to the channel; if that fails, `keep` gets the connection back.
+   */
+  handOff(frontend: string, client: AcceptedHandle, primaryOpen: number, keep: (client: AcceptedHandle) => void): boolean {
+    const eligible: Worker[] = [];
+    const load: number[] = [];
+    for (const w of this.#workers) {
+      if (!w.frontends?.has(frontend) || !w.child.connected) continue;
+      eligible.push(w);
+      load.push(w.open + w.sent - w.received);
+    }
+    const i = pickProcess(primaryOpen, load);
+    if (i < 0) return false;
+    const w = eligible[i]!;
+    w.sent++;
+    w.inFlight.add(client);
+    const msg: WorkerMessage = { kind: 'kubeward-proxy:connection', frontend };
+    // A raw TCP handle is sent as Node's 'net.Native' type: the worker gets the handle itself,
+    // nothing read from it (lib/internal/child_process.js, handleConversion).
+    w.child.send(msg, client as unknown as Socket, (err) => {
+      if (!w.inFlight.delete(client)) return; // the worker exited first: already closed
+      if (err) {
+        w.sent--;
+        keep(client);
+      } else client.close();
+    });
+    return true;
   }
 
   /** SIGTERM to every worker (each closes gracefully with its own shutdownGrace); waits for all to exit. */
@@ -57,7 +120,7 @@ export class WorkerPool {
     for (const t of this.#timers) clearTimeout(t);
     await Promise.all(
       [...this.#workers].map(
-        (w) =>
+        ({ child: w }) =>
           new Promise<void>((resolve) => {
             if (w.exitCode !== null || w.signalCode !== null) return resolve();
             w.once('exit', () => resolve());
@@ -69,17 +132,24 @@ export class WorkerPool {
 
   #spawn(slot: number): void {
     const { script, args, execArgv, env, log } = this.#opts;
-    const w = fork(script, [...args], { env, execArgv: execArgv ? [...execArgv] : undefined, stdio: 'inherit' });
+    const child = fork(script, [...args], { env, execArgv: execArgv ? [...execArgv] : undefined, stdio: 'inherit' });
+    const w: Worker = { child, slot, frontends: undefined, open: 0, received: 0, sent: 0, inFlight: new Set() };
     this.#workers.add(w);
-    w.on('error', (err) => log.error({ worker: slot, err: err.message }, 'proxy worker error'));
-    w.on('message', (m: WorkerReport) => {
-      if (m?.kind === 'kubeward-proxy:listening') this.#listening.add(w);
+    child.on('error', (err) => log.error({ worker: slot, err: err.message }, 'proxy worker error'));
+    child.on('message', (m: WorkerReport) => {
+      if (m?.kind === 'kubeward-proxy:ready' && Array.isArray(m.frontends)) w.frontends = new Set(m.frontends);
+      else if (m?.kind === 'kubeward-proxy:load' && Number.isSafeInteger(m.open) && Number.isSafeInteger(m.received)) {
+        w.open = m.open;
+        w.received = m.received;
+      }
     });
-    w.once('exit', (code, signal) => {
+    child.once('exit', (code, signal) => {
       this.#workers.delete(w);
-      this.#listening.delete(w);
+      // Connections Node had not written to the channel yet: the clients see a close, not a hang.
+      for (const c of w.inFlight) c.close();
+      w.inFlight.clear();
       if (this.#closing) return;
-      log.error({ worker: slot, pid: w.pid, code, signal }, 'proxy worker exited; starting another');
+      log.error({ worker: slot, pid: child.pid, code, signal }, 'proxy worker exited; starting another');
       const t = setTimeout(() => {
         this.#timers.delete(t);
         if (!this.#closing) this.#spawn(slot);
@@ -89,25 +159,65 @@ export class WorkerPool {
   }
 }
 
+/** What a worker does with the primary's messages. */
+export interface PrimaryHandlers {
+  reload: () => void;
+  drain: (frontend: string, upstream: string, drained: boolean) => void;
+  /** A connection the primary accepted for this frontend; false when this process has no such frontend (it closed it). */
+  connection: (frontend: string, client: AcceptedHandle) => boolean;
+  /** This process's open client connections, for its load reports. */
+  open: () => number;
+  /** The frontends it serves now. */
+  frontends: () => string[];
+}
+
+export interface FollowingPrimary {
+  /** Tells the primary the frontends served now (after start and after every reload): it hands over connections for those. */
+  ready(): void;
+  /** A connection of this process ended: the primary hears the new count once per event-loop turn. */
+  closed(): void;
+  /** The undo: stop obeying the primary. */
+  stop(): void;
+}
+
 /**
- * The worker's side: obeys the primary's messages, and shuts down (SIGTERM to itself, so the usual
- * graceful steps run) when the primary is gone. Returns the undo.
+ * The worker's side: obeys the primary's messages, reports its load, and shuts down (SIGTERM to
+ * itself, so the usual graceful steps run) when the primary is gone.
  */
-export function followPrimary(
-  handlers: { reload: () => void; drain: (frontend: string, upstream: string, drained: boolean) => void },
-  proc: NodeJS.Process = process,
-): () => void {
-  const onMessage = (raw: unknown): void => {
+export function followPrimary(handlers: PrimaryHandlers, proc: NodeJS.Process = process): FollowingPrimary {
+  let received = 0;
+  let reportQueued = false;
+  const report = (): void => {
+    reportQueued = false;
+    if (proc.connected) proc.send?.({ kind: 'kubeward-proxy:load', open: handlers.open(), received } satisfies WorkerReport);
+  };
+  const queueReport = (): void => {
+    if (reportQueued) return;
+    reportQueued = true;
+    setImmediate(report);
+  };
+  const onMessage = (raw: unknown, handle: unknown): void => {
     const msg = raw as WorkerMessage;
-    if (msg?.kind === 'kubeward-proxy:reload') handlers.reload();
+    if (msg?.kind === 'kubeward-proxy:connection') {
+      const client = handle as AcceptedHandle | undefined;
+      if (!client || typeof client.close !== 'function') return;
+      received++;
+      handlers.connection(msg.frontend, client);
+      queueReport();
+    } else if (msg?.kind === 'kubeward-proxy:reload') handlers.reload();
     else if (msg?.kind === 'kubeward-proxy:drain') handlers.drain(msg.frontend, msg.upstream, msg.drained);
   };
   const onDisconnect = (): void => void proc.kill(proc.pid, 'SIGTERM');
   proc.on('message', onMessage);
   proc.once('disconnect', onDisconnect);
-  proc.send?.({ kind: 'kubeward-proxy:listening' } satisfies WorkerReport);
-  return () => {
-    proc.off('message', onMessage);
-    proc.off('disconnect', onDisconnect);
+  return {
+    ready: () => {
+      if (proc.connected) proc.send?.({ kind: 'kubeward-proxy:ready', frontends: handlers.frontends() } satisfies WorkerReport);
+    },
+    closed: queueReport,
+    stop: () => {
+      proc.off('message', onMessage);
+      proc.off('disconnect', onDisconnect);
+    },
   };
 }

@@ -7,6 +7,7 @@ import { createSilentLogger, type Logger } from '../base/logger.ts';
 import { once } from '../base/lifecycle.ts';
 import { KubewardError, describeError } from '../base/errors.ts';
 import type { AdminRoute, Readiness } from '../admin/admin-server.ts';
+import type { AcceptedHandle } from './adopt-socket.ts';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
 import { Frontend, type FrontendDeps } from './frontend.ts';
 import { proxyAdminRoutes } from './proxy-admin-routes.ts';
@@ -29,6 +30,15 @@ export interface StartProxyOptions {
   random?: () => number;
   /** Listen with SO_REUSEPORT, so several proxy processes can share the listen addresses (Linux). */
   reusePort?: boolean;
+  /**
+   * --workers, in the primary: offered every accepted connection first; true when it handed the
+   * connection to a worker (proxy-workers.ts), false to serve it here.
+   */
+  handOff?: (frontend: string, client: AcceptedHandle) => boolean;
+  /** --workers, in a worker: open no listener; connections arrive through adopt(). */
+  fromPrimary?: boolean;
+  /** Told after each client connection of this process ends. */
+  onConnectionClosed?: () => void;
   /** Called after an operator drain or undrain through the admin routes succeeded (workers follow it). */
   onOperatorDrain?: (frontend: string, upstream: string, drained: boolean) => void;
   /** Largest read per socket (bytes); default 64 KiB. */
@@ -140,6 +150,9 @@ export class KubewardProxy implements ProxyHandle {
       random: opts.random ?? Math.random,
       isLocal: localHostTest(),
       reusePort: opts.reusePort,
+      handOff: opts.handOff,
+      fromPrimary: opts.fromPrimary,
+      onConnectionClosed: opts.onConnectionClosed,
       onCheckResult: opts.onCheckResult,
       buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }),
       relay: chooseRelay(opts.relay ?? 'handle', this.#log, opts.loadRelayInternals ?? loadRelayInternals),
@@ -167,6 +180,33 @@ export class KubewardProxy implements ProxyHandle {
   /** The data path this process runs (see chooseRelay). */
   get relayPath(): RelayPath {
     return this.#deps.relay === undefined ? 'socket' : 'handle';
+  }
+
+  /** Client connections open in this process, over every frontend (retired ones too). */
+  get openConnections(): number {
+    let n = 0;
+    for (const f of this.#frontends) n += f.openConnections;
+    for (const f of this.#retired) n += f.openConnections;
+    return n;
+  }
+
+  /** The frontends this process serves, by name. */
+  get frontendNames(): string[] {
+    return this.#frontends.map((f) => f.name);
+  }
+
+  /**
+   * Serves a connection another process accepted (a worker's, handed over by the primary); false,
+   * with the connection closed, when no frontend has that name (any more: a reload raced it).
+   */
+  adopt(frontend: string, client: AcceptedHandle): boolean {
+    const f = this.#frontends.find((x) => x.name === frontend);
+    if (!f) {
+      client.close();
+      return false;
+    }
+    f.adopt(client);
+    return true;
   }
 
   stats(): FrontendStats[] {
@@ -215,7 +255,7 @@ export class KubewardProxy implements ProxyHandle {
         check: fc.healthCheck.type,
         fromCache: cached !== undefined,
       },
-      'frontend listening',
+      this.#opts.fromPrimary ? 'frontend serving the connections the primary hands over' : 'frontend listening',
     );
     return f;
   }
