@@ -1,0 +1,189 @@
+// `kubeward proxy --workers 2` as real processes on loopback: the primary alone listens and hands
+// each connection to the process with the fewest open ones (src/proxy/proxy-workers.ts). Which
+// process holds a connection is read from the OS (ss), not from the proxy's own counters.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
+import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+
+interface Started {
+  child: ChildProcess;
+  log: () => { msg: string; pids?: number[] }[];
+  stderr: () => string;
+  ready: () => Promise<unknown>;
+}
+
+function startWorkers(t: TestContext, args: string[], admin: number): Started {
+  const child = spawn(NODE, [MAIN, 'proxy', ...args, '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json', '--workers', '2'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  t.after(async () => {
+    const workers = await processesOn(admin).catch(() => []);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const pid of workers) kill(pid);
+  });
+  const log = () =>
+    stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg: string; pids?: number[] });
+  const ready = () =>
+    waitFor(async () => (await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined))?.status === 200, {
+      timeoutMs: 15_000,
+      what: `proxy and workers ready; stderr: ${stderr.slice(-400)}`,
+    });
+  return { child, log, stderr: () => stderr, ready };
+}
+
+/** Every pid of the proxy's process tree is found through the admin port's owner (the primary) and its children. */
+async function processesOn(admin: number): Promise<number[]> {
+  const { stdout } = await run('ss', ['-tlnpH', `( sport = :${admin} )`]);
+  const primary = Number(/pid=(\d+)/.exec(stdout)?.[1]);
+  if (!primary) return [];
+  const { stdout: kids } = await run('ps', ['-o', 'pid=', '--ppid', String(primary)]).catch(() => ({ stdout: '' }));
+  return [primary, ...kids.split('\n').filter(Boolean).map(Number)];
+}
+
+/** Established connections whose local port is `port`, counted by the pid that holds each. */
+async function heldBy(port: number): Promise<Map<number, number>> {
+  const { stdout } = await run('ss', ['-tnpH', 'state', 'established', `( sport = :${port} )`]);
+  const counts = new Map<number, number>();
+  for (const m of stdout.matchAll(/pid=(\d+)/g)) counts.set(Number(m[1]), (counts.get(Number(m[1])) ?? 0) + 1);
+  return counts;
+}
+
+/** The pids holding a listening TCP socket on any port. */
+async function listeningPids(): Promise<Set<number>> {
+  const { stdout } = await run('ss', ['-tlnpH']);
+  return new Set([...stdout.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1])));
+}
+
+function kill(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    /* gone */
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+test('--workers 2: a burst of 64 connects splits 32/32, only the primary listens, a killed worker comes back, a killed primary takes the worker along', async (t) => {
+  const ups = await startUpstreams(t, ['a']);
+  const [port, admin] = [await freePort(), await freePort()];
+  const p = startWorkers(
+    t,
+    ['--listen', `127.0.0.1:${port}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--shutdown-grace', '500ms'],
+    admin,
+  );
+  await p.ready();
+  const primary = p.child.pid!;
+  const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
+  assert.ok(worker);
+  const listeners = await listeningPids();
+  assert.ok(listeners.has(primary) && !listeners.has(worker), 'the worker holds no listening socket');
+
+  // 64 connects at once, as wrk opens them. The primary decides one accepted connection at a time
+  // with counts it updates itself (a connection sent counts for the worker at once), so after every
+  // decision the two differ by at most one: 32/32, whatever the timing.
+  const burst = await Promise.all(Array.from({ length: 64 }, () => openGreeted(port)));
+  t.after(() => burst.forEach((c) => c.socket.destroy()));
+  const held = await heldBy(port);
+  assert.deepEqual([held.get(primary), held.get(worker)], [32, 32], `held per process: ${JSON.stringify([...held])}`);
+  burst.forEach((c) => c.socket.destroy());
+  await waitFor(async () => (await heldBy(port)).size === 0, { timeoutMs: 5000, what: 'the burst closed' });
+
+  // A killed worker: its connections are gone with it; another starts and takes its share again.
+  const before = await Promise.all([openGreeted(port), openGreeted(port)]);
+  kill(worker);
+  await waitFor(() => p.log().some((l) => l.msg === 'proxy worker exited; starting another'), { timeoutMs: 5000, what: 'the exit noticed' });
+  before.forEach((c) => c.socket.destroy());
+  await p.ready();
+  const again = await Promise.all(Array.from({ length: 4 }, () => openGreeted(port)));
+  t.after(() => again.forEach((c) => c.socket.destroy()));
+  const after = await heldBy(port);
+  const successor = [...after.keys()].find((pid) => pid !== primary);
+  assert.ok(successor !== undefined && successor !== worker, `a new worker serves: ${JSON.stringify([...after])}`);
+  assert.equal(after.get(primary), 2);
+  assert.equal(after.get(successor), 2);
+  assert.ok(!(await listeningPids()).has(successor), 'the new worker holds no listening socket either');
+
+  // The primary killed outright (no graceful step of its own): the worker sees the channel close and ends.
+  kill(primary);
+  await waitFor(() => !isAlive(successor), { timeoutMs: 10_000, what: 'the worker gone with the primary' });
+});
+
+test('--workers 2: a reload that adds and removes a listen address changes where clients connect, and both processes serve the new one', async (t) => {
+  const ups = await startUpstreams(t, ['a']);
+  const [a, b, admin] = [await freePort(), await freePort(), await freePort()];
+  const dir = await mkdtemp(join(tmpdir(), 'kw-workers-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'proxy.yaml');
+  const yaml = (ports: number[]) =>
+    `healthCheck: tcp\nfrontends:\n  - name: api\n    listen: [${ports.map((x) => `"127.0.0.1:${x}"`).join(', ')}]\n    upstreams: ["127.0.0.1:${ups[0]!.address.port}"]\n`;
+  await writeFile(file, yaml([a]));
+  const p = startWorkers(t, ['--config', file], admin);
+  await p.ready();
+  const primary = p.child.pid!;
+  const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
+  assert.ok(await refused(b), `nothing listens on ${b} yet`);
+
+  const reloads = () => p.log().filter((l) => l.msg === 'config reloaded; established connections kept').length;
+  await writeFile(file, yaml([a, b]));
+  p.child.kill('SIGHUP');
+  // Both processes log the reload: the worker reloads its own copy of the config (upstreams, checks).
+  await waitFor(() => reloads() === 2, { timeoutMs: 10_000, what: `both processes reloaded; stderr: ${p.stderr().slice(-400)}` });
+  const onB = await Promise.all([openGreeted(b), openGreeted(b)]);
+  t.after(() => onB.forEach((c) => c.socket.destroy()));
+  assert.deepEqual(
+    [...(await heldBy(b)).entries()].sort(),
+    [
+      [primary, 1],
+      [worker!, 1],
+    ].sort(),
+    'the added address reaches both processes',
+  );
+
+  await writeFile(file, yaml([b]));
+  p.child.kill('SIGHUP');
+  await waitFor(() => reloads() === 4, { timeoutMs: 10_000, what: 'both processes reloaded again' });
+  await waitFor(() => refused(a), { timeoutMs: 5000, what: `the removed address ${a} refuses connections` });
+  const listeners = await listeningPids();
+  assert.ok(listeners.has(primary) && !listeners.has(worker!), 'no worker listens on anything');
+  const still = await openGreeted(b);
+  t.after(() => still.socket.destroy());
+  assert.equal(still.upstream, 'a', 'the kept address still serves');
+  assert.equal(onB.filter((c) => !c.socket.destroyed).length, 2, 'established connections survive the reloads');
+});
