@@ -472,7 +472,7 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
     {
       key: 'workers',
       value: '<n|auto>',
-      help: 'processes serving the listen addresses (SO_REUSEPORT), this one included, each with its own checks; auto: one per CPU',
+      help: 'processes serving the listen addresses, this one included, each with its own checks; this one accepts and hands each connection to the least loaded; auto: one per CPU',
       defaultText: String(DEFAULTS.workers),
     },
     { key: 'watchConfig', help: 'reload when the --config file changes (as on SIGHUP)' },
