@@ -5,7 +5,7 @@
 // record; bench/sched-trace.ts) split into wake-ups: run-queue latency, time to the first write,
 // time after it, and how long the thread the proxy woke then waited. For
 // docs/proxy-performance.md, "The paced p99, session 5". Run after npm run build, under the bench lock.
-// Usage: node bench/paced-sched.ts [--rounds N] [--duration S] [--trace S] [--idle N] [--warm S]
+// Usage: node bench/paced-sched.ts [--rounds N] [--duration S] [--trace S] [--idle N] [--warm S] [--connections N] [--think-ms MS]
 //   [--peer nginx|kubeward|haproxy|LABEL=[--node-flag ...] /path/to/bin/kubeward.js[@--flag ...]]...
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -30,6 +30,8 @@ const { values: opt } = parseArgs({
     trace: { type: 'string', default: '2' },
     idle: { type: 'string', default: '0' },
     warm: { type: 'string', default: '6' },
+    connections: { type: 'string', default: '64' },
+    'think-ms': { type: 'string', default: '10' },
     peer: { type: 'string', multiple: true, default: ['nginx', 'kubeward'] },
   },
 });
@@ -141,6 +143,26 @@ function perThread(before: Map<number, ThreadStat>, after: Map<number, ThreadSta
   return rows;
 }
 
+/** Legs that passed on one chunk (one write): one request or one response, nothing batched with it. */
+function singleSummary(all: readonly Leg[]): object {
+  const legs = all.filter((l) => l.writes === 1);
+  const pick = (f: (l: Leg) => number | undefined): number[] => legs.map(f).filter((v): v is number => v !== undefined);
+  const nrs = new Map<number, number>();
+  for (const l of legs) for (const nr of l.nrs) nrs.set(nr, (nrs.get(nr) ?? 0) + 1);
+  const perLeg = Object.fromEntries([...nrs].sort((a, b) => a[0] - b[0]).map(([nr, n]) => [nr, Number((n / Math.max(1, legs.length)).toFixed(2))]));
+  return {
+    share: Number((legs.length / Math.max(1, all.length)).toFixed(3)),
+    syscallsPerLeg: perLeg,
+    wakeeSameCpuShare: Number((legs.filter((l) => l.wakeeSameCpu === true).length / Math.max(1, legs.length)).toFixed(3)),
+    wakeDelay: spread(pick((l) => l.wakeDelayNs)),
+    toWrite: spread(pick((l) => (l.preemptions === 0 ? l.toWriteNs : undefined))),
+    afterWrite: spread(pick((l) => (l.preemptions === 0 ? l.afterWriteNs : undefined))),
+    wakeeDelaySameCpu: spread(pick((l) => (l.wakeeSameCpu === true ? l.wakeeDelayNs : undefined))),
+    wakeeDelayOtherCpu: spread(pick((l) => (l.wakeeSameCpu === false ? l.wakeeDelayNs : undefined))),
+    through: spread(pick((l) => (l.toWriteNs !== undefined && l.wakeeDelayNs !== undefined ? l.wakeDelayNs + l.toWriteNs + l.wakeeDelayNs : undefined))),
+  };
+}
+
 function legSummary(legs: readonly Leg[], requests: number, names: Map<number, string>): object {
   const pick = (f: (l: Leg) => number | undefined): number[] => legs.map(f).filter((v): v is number => v !== undefined);
   const wakers = new Map<string, number>();
@@ -165,6 +187,7 @@ function legSummary(legs: readonly Leg[], requests: number, names: Map<number, s
     wakeeDelaySameCpu: spread(pick((l) => (l.wakeeSameCpu === true ? l.wakeeDelayNs : undefined))),
     wakeeDelayOtherCpu: spread(pick((l) => (l.wakeeSameCpu === false ? l.wakeeDelayNs : undefined))),
     through: spread(through),
+    single: singleSummary(legs),
   };
 }
 
@@ -288,8 +311,9 @@ try {
   const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'bin/kubeward.js'), nodeBin: process.execPath, kubewardExtraArgs: [] };
   const port = await freePort();
   const backend = await startBackend(env, { port, name: 'perf', readyzDownFlag: join(dir, 'never') });
-  const paced: LoadSettings = { durationS: DURATION_S, connections: 64, threads: 2, script: join(dir, 'paced.lua') };
-  await writeFile(paced.script!, pacedScript(10));
+  const connections = Number(opt.connections);
+  const paced: LoadSettings = { durationS: DURATION_S, connections, threads: Math.min(2, connections), script: join(dir, 'paced.lua') };
+  await writeFile(paced.script!, pacedScript(Number(opt['think-ms'])));
   const peers = opt.peer.map((p) => parsePeer(p, repo));
   for (let round = 1; round <= Number(opt.rounds); round++) {
     const order = round % 2 === 1 ? peers : [...peers].reverse();

@@ -63,6 +63,8 @@ export interface Leg {
   /** On the CPU, from running to sleeping, preemptions left out. */
   runNs: number;
   syscalls: number;
+  /** The system calls it entered, by number, in order. */
+  nrs: number[];
   writes: number;
   /** The thread its first write woke, and how long that thread then waited for a CPU. */
   wakee: number | undefined;
@@ -152,6 +154,7 @@ export class TraceWalker {
     const o = this.#open.get(ev.tid);
     if (!o) return;
     o.leg.syscalls++;
+    o.leg.nrs.push(ev.nr);
     if (WRITE_SYSCALLS.has(ev.nr)) {
       o.leg.writes++;
       if (o.firstWriteNs === undefined) o.firstWriteNs = ev.ns;
@@ -222,6 +225,7 @@ function newLeg(tid: number, waker: number, wakeDelayNs: number): Leg {
     preemptions: 0,
     runNs: 0,
     syscalls: 0,
+    nrs: [],
     writes: 0,
     wakee: undefined,
     wakeeDelayNs: undefined,
