@@ -179,6 +179,8 @@ function legSummary(legs: readonly Leg[], requests: number, names: Map<number, s
     preemptedLegsPerK: Number(((legs.filter((l) => l.preemptions > 0).length * 1000) / Math.max(1, legs.length)).toFixed(2)),
     wakers: Object.fromEntries(wakers),
     wakees: Object.fromEntries(wakees),
+    /** Per chunk passed on: from the wake-up that brought it to its write (batched ones wait for those before). */
+    inProxy: spread(legs.flatMap((l) => l.writeAtNs)),
     wakeDelay: spread(pick((l) => l.wakeDelayNs)),
     toWrite: spread(pick((l) => l.toWriteNs)),
     afterWrite: spread(pick((l) => l.afterWriteNs)),

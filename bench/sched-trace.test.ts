@@ -75,6 +75,7 @@ test('a leg: wake-up delay, time to the first write, after it, the wakee on the 
   assert.equal(leg.runNs, 5_600);
   assert.equal(leg.syscalls, 3);
   assert.deepEqual(leg.nrs, [0, 1, 232]);
+  assert.deepEqual(leg.writeAtNs, [2_000]);
   assert.equal(leg.writes, 1);
   assert.equal(leg.wakee, B);
   assert.equal(leg.wakeeSameCpu, true);

@@ -63,6 +63,11 @@ export interface Leg {
   /** On the CPU, from running to sleeping, preemptions left out. */
   runNs: number;
   syscalls: number;
+  /**
+   * For each write, ns from the wake-up to the write's system call: how long a chunk that arrived
+   * with the wake-up spent in the proxy (a later write of a batched leg waited for the earlier ones).
+   */
+  writeAtNs: number[];
   /** The system calls it entered, by number, in order. */
   nrs: number[];
   writes: number;
@@ -95,6 +100,7 @@ export interface TraceAnalysis {
 
 interface OpenLeg {
   leg: Leg;
+  wakeNs: number;
   onNs: number;
   firstWriteNs: number | undefined;
   preemptedAtNs: number | undefined;
@@ -157,6 +163,7 @@ export class TraceWalker {
     o.leg.nrs.push(ev.nr);
     if (WRITE_SYSCALLS.has(ev.nr)) {
       o.leg.writes++;
+      o.leg.writeAtNs.push(ev.ns - o.wakeNs);
       if (o.firstWriteNs === undefined) o.firstWriteNs = ev.ns;
     }
   }
@@ -201,7 +208,7 @@ export class TraceWalker {
       if (resumed.preemptedAtNs !== undefined) resumed.leg.preemptedNs += ev.ns - resumed.preemptedAtNs;
       resumed.preemptedAtNs = undefined;
     } else if (wake) {
-      this.#open.set(tid, { leg: newLeg(tid, wake.waker, ev.ns - wake.ns), onNs: ev.ns, firstWriteNs: undefined, preemptedAtNs: undefined });
+      this.#open.set(tid, { leg: newLeg(tid, wake.waker, ev.ns - wake.ns), wakeNs: wake.ns, onNs: ev.ns, firstWriteNs: undefined, preemptedAtNs: undefined });
     }
     // A thread that runs without a wake-up seen (the trace began while it was runnable) starts no leg.
   }
@@ -225,6 +232,7 @@ function newLeg(tid: number, waker: number, wakeDelayNs: number): Leg {
     preemptions: 0,
     runNs: 0,
     syscalls: 0,
+    writeAtNs: [],
     nrs: [],
     writes: 0,
     wakee: undefined,
