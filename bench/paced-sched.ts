@@ -5,7 +5,7 @@
 // record; bench/sched-trace.ts) split into wake-ups: run-queue latency, time to the first write,
 // time after it, and how long the thread the proxy woke then waited. For
 // docs/proxy-performance.md, "The paced p99, session 5". Run after npm run build, under the bench lock.
-// Usage: node bench/paced-sched.ts [--rounds N] [--duration S] [--trace S] [--idle N] [--warm S] [--connections N] [--think-ms MS]
+// Usage: node bench/paced-sched.ts [--rounds N] [--duration S] [--trace S] [--clock-only] [--idle N] [--warm S] [--connections N] [--think-ms MS]
 //   [--peer nginx|kubeward|haproxy|LABEL=[--node-flag ...] /path/to/bin/kubeward.js[@--flag ...]]...
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -28,6 +28,8 @@ const { values: opt } = parseArgs({
     rounds: { type: 'string', default: '2' },
     duration: { type: 'string', default: '5' },
     trace: { type: 'string', default: '2' },
+    // The clock window only (no perf trace): for A/B of latency, with more rounds in the same time.
+    'clock-only': { type: 'boolean', default: false },
     idle: { type: 'string', default: '0' },
     warm: { type: 'string', default: '6' },
     connections: { type: 'string', default: '64' },
@@ -181,6 +183,9 @@ function legSummary(legs: readonly Leg[], requests: number, names: Map<number, s
     wakees: Object.fromEntries(wakees),
     /** Per chunk passed on: from the wake-up that brought it to its write (batched ones wait for those before). */
     inProxy: spread(legs.flatMap((l) => l.writeAtNs)),
+    /** The same, first chunk of a leg (wake-up delay and the run to the write) and the later ones (also behind the chunks before). */
+    inProxyFirst: spread(legs.flatMap((l) => l.writeAtNs.slice(0, 1))),
+    inProxyLater: spread(legs.flatMap((l) => l.writeAtNs.slice(1))),
     wakeDelay: spread(pick((l) => l.wakeDelayNs)),
     toWrite: spread(pick((l) => l.toWriteNs)),
     afterWrite: spread(pick((l) => l.afterWriteNs)),
@@ -231,6 +236,7 @@ async function measure(env: PeerEnv, spec: PeerSpec, round: number, backendPid: 
       }),
     );
 
+    if (opt['clock-only']) return;
     // Window 2: under the trace (its own cost slows every peer alike; the clock figures above are the ones to quote).
     const file = join(env.dir, `${spec.label}-r${round}.perf`);
     const w2 = startWrk(url, paced);
