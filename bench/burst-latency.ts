@@ -3,15 +3,15 @@
 // interleaved in one run. For finding what a burst leaves behind (docs/proxy-performance.md, "The
 // paced p99 after a burst of connections"). Run after npm run build, under the bench lock.
 // Usage: node bench/burst-latency.ts [--rounds N] [--before N] [--after N] [--idle N]
-//   [--peer nginx|kubeward|nginx-2|kubeward-2|LABEL=/path/to/bin/kubeward.js[@--flag ...]]...
+//   [--peer nginx|kubeward|nginx-2|kubeward-2|LABEL=[--node-flag ...] /path/to/bin/kubeward.js[@--flag ...]]...
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from '../testkit/wait-for.ts';
-import type { ProxyPeer } from './bench-stats.ts';
 import { measureIdle, measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
+import { parsePeer, type PeerSpec } from './peer-spec.ts';
 import { ProcessGroup } from './process-group.ts';
 import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
 
@@ -27,21 +27,6 @@ const { values: opt } = parseArgs({
 });
 const repo = new URL('..', import.meta.url).pathname;
 const load: LoadSettings = { durationS: Number(opt.duration), connections: 64, threads: 2 };
-
-/** A peer as named on the command line: one of the bench's, or a kubeward build elsewhere with extra flags. */
-interface PeerSpec {
-  label: string;
-  peer: ProxyPeer;
-  main: string;
-  extraArgs: string[];
-}
-
-function parsePeer(text: string): PeerSpec {
-  const m = /^([\w.-]+)=([^@]+)(?:@(.*))?$/.exec(text);
-  if (m) return { label: m[1]!, peer: 'kubeward', main: m[2]!, extraArgs: m[3] ? m[3].split(' ') : [] };
-  if (!['kubeward', 'kubeward-2', 'nginx', 'nginx-2', 'haproxy'].includes(text)) throw new Error(`--peer ${text}: not a peer`);
-  return { label: text, peer: text as ProxyPeer, main: join(repo, 'bin/kubeward.js'), extraArgs: [] };
-}
 
 function timeWait(): number {
   const out = execFileSync('ss', ['-s'], { encoding: 'utf8' });
@@ -67,7 +52,7 @@ function line(label: string, phase: string, r: Awaited<ReturnType<typeof measure
 
 async function measure(env: PeerEnv, spec: PeerSpec, round: number, backendPort: number, paced: LoadSettings): Promise<void> {
   const proxy = await startProxy(
-    { ...env, kubewardMain: spec.main, kubewardExtraArgs: spec.extraArgs },
+    { ...env, kubewardMain: spec.main, kubewardNodeArgs: spec.nodeArgs, kubewardExtraArgs: spec.extraArgs },
     spec.peer,
     { upstreamPorts: [backendPort], tlsUpstreams: false },
     `${spec.label}-r${round}`,
@@ -94,7 +79,7 @@ try {
   await startBackend(env, { port, name: 'perf', readyzDownFlag: join(dir, 'never') });
   const paced: LoadSettings = { ...load, script: join(dir, 'paced.lua') };
   await writeFile(paced.script!, pacedScript(10));
-  const peers = opt.peer.map(parsePeer);
+  const peers = opt.peer.map((p) => parsePeer(p, repo));
   for (let round = 1; round <= Number(opt.rounds); round++) {
     const order = round % 2 === 1 ? peers : [...peers].reverse();
     for (const spec of order) await measure(env, spec, round, port, paced);

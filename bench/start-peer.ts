@@ -16,6 +16,8 @@ export interface PeerEnv {
   kubewardMain: string;
   nodeBin: string;
   kubewardExtraArgs: readonly string[];
+  /** Node and V8 flags in front of kubewardMain (A/B of V8 settings; none as the bench runs it). */
+  kubewardNodeArgs?: readonly string[];
 }
 
 export interface ProxySpec {
@@ -52,7 +54,7 @@ export async function startProxy(env: PeerEnv, peer: ProxyPeer, spec: ProxySpec,
       caFile: spec.caFile,
       extraArgs,
     });
-    proc = env.group.start(`kubeward-${tag}`, env.nodeBin, [env.kubewardMain, ...args]);
+    proc = env.group.start(`kubeward-${tag}`, env.nodeBin, [...(env.kubewardNodeArgs ?? []), env.kubewardMain, ...args]);
     await waitServing(proc, async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined))?.ok === true);
   } else if (peer === 'nginx' || peer === 'nginx-2') {
     const conf = join(dir, 'nginx.conf');
