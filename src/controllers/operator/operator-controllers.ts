@@ -13,6 +13,7 @@ import type { FlightMetrics } from '../flight/flight-metrics.ts';
 import type { ClusterConnector } from '../managed-cluster/cluster-connector.ts';
 import { deorbitReconciler } from '../managed-cluster/deorbit-reconciler.ts';
 import { clusterConditionWriter } from '../managed-cluster/cluster-status.ts';
+import { roundReads } from '../managed-cluster/round-reads.ts';
 import { DEORBIT_FINALIZER, type ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
 import { routeGcReconciler } from '../routegc/routegc-reconciler.ts';
@@ -102,6 +103,8 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
   };
   // One status writer for routegc and flight: their conditions of one cluster go out merged, one write at a time.
   const conditionWriter = clusterConditionWriter({ clusters: d.clusters, clock: d.clock, log: d.log, cached: d.cached });
+  // One read of the router, the servers and the Nodes per cluster and round for both (round-reads.ts).
+  const reads = names.includes('routegc') && names.includes('flight') ? roundReads({ clock: d.clock }) : undefined;
   const deorbitCleansRoutes = names.includes('deorbit') && names.includes('routegc');
   if (names.includes('deorbit')) {
     const log = d.log.child({ controller: 'deorbit' });
@@ -157,6 +160,7 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
       deadlineMs: runDeadlineMs(s.intervalMs),
       conditionWriter,
       cached: d.cached,
+      reads,
     });
     // A cluster deorbit is terminating (protected ones included) gets its routes removed by deorbit,
     // after its LBs and volumes are gone; routegc alone would remove them at once. Once deorbit let
@@ -183,6 +187,7 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
       deadlineMs: runDeadlineMs(s.intervalMs),
       conditionWriter,
       cached: d.cached,
+      reads,
     });
     out.push({ controller: make('flight', reconcile, 0, runDeadlineMs(s.intervalMs) + SLOT_GRACE_MS), wants: isCycleTrigger });
   }
