@@ -89,3 +89,28 @@ test('a refused connection names the system error; a timeout and a caller abort 
   fence.abort(new Error('lost the lease'));
   await assert.rejects(p, /lost the lease/);
 });
+
+test('redirects are followed as fetch follows them: 307 keeps the method and body, 303 goes on as a GET', async (t) => {
+  const seen: string[] = [];
+  const s = await serve(t, (req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c));
+    req.on('end', () => {
+      seen.push(`${req.method} ${req.url} ${body}`);
+      if (req.url === '/old') res.writeHead(307, { location: '/new' }).end();
+      else if (req.url === '/made') res.writeHead(303, { location: '/see' }).end();
+      else if (req.url === '/loop') res.writeHead(302, { location: '/loop' }).end();
+      else res.end('here');
+    });
+  });
+  const f = nodeFetch();
+  t.after(() => f.destroy());
+  const a = await f(new URL(`${s.url}/old`), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  assert.equal(a.status, 200);
+  assert.equal(await a.text(), 'here');
+  await f(new URL(`${s.url}/made`), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  assert.deepEqual(seen, ['POST /old {}', 'POST /new {}', 'POST /made {}', 'GET /see ']);
+  await assert.rejects(f(new URL(`${s.url}/loop`), { method: 'GET', headers: {} }), (e: Error) =>
+    /more than 20 redirects/.test(String((e.cause as Error).message)),
+  );
+});

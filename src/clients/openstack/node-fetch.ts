@@ -8,6 +8,9 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { FetchFn, FetchResponse } from './http-sender.ts';
 
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 20;
+
 /** A body larger than this is not read (no OpenStack answer kubeward asks for comes near it). */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -51,8 +54,8 @@ export function nodeFetch(o: NodeFetchOptions = {}): FetchFn & { destroy(): void
   const http = new HttpAgent(agentOpts);
   const https = new HttpsAgent(agentOpts);
   const limit = o.maxBodyBytes ?? MAX_BODY_BYTES;
-  const send: FetchFn = (url, init) =>
-    new Promise<FetchResponse>((resolve, reject) => {
+  const once = (url: URL, init: RequestInit): Promise<FetchResponse & { location?: string }> =>
+    new Promise((resolve, reject) => {
       const signal = init.signal ?? undefined;
       if (signal?.aborted) return reject(signal.reason);
       const secure = url.protocol === 'https:';
@@ -80,11 +83,29 @@ export function nodeFetch(o: NodeFetchOptions = {}): FetchFn & { destroy(): void
         res.on('end', () => {
           if (!res.complete) return reject(networkError(new Error('the response was cut off')));
           const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: headerReader(res), text: async () => text });
+          resolve({ status: res.statusCode ?? 0, headers: headerReader(res), text: async () => text, location: res.headers.location });
         });
       });
       req.end(body);
     });
+  // Redirects are followed as fetch follows them (a proxy sending http to https, an endpoint moved):
+  // 303, and 301/302 after a POST, go on as a GET without a body; at most MAX_REDIRECTS.
+  const send: FetchFn = async (url, init) => {
+    let at = url;
+    let next: RequestInit = init;
+    for (let hop = 0; ; hop++) {
+      const res = await once(at, next);
+      if (!REDIRECTS.has(res.status) || res.location === undefined) return res;
+      if (hop === MAX_REDIRECTS) throw networkError(new Error(`more than ${MAX_REDIRECTS} redirects`));
+      at = new URL(res.location, at);
+      if (at.protocol !== 'http:' && at.protocol !== 'https:') throw networkError(new Error(`a redirect to ${at.protocol} is not followed`));
+      const method = (next.method ?? 'GET').toUpperCase();
+      if (res.status === 303 ? method !== 'HEAD' : (res.status === 301 || res.status === 302) && method === 'POST') {
+        const { 'content-type': _t, ...headers } = next.headers as Record<string, string>;
+        next = { ...next, method: 'GET', body: undefined, headers };
+      }
+    }
+  };
   return Object.assign(send, {
     destroy: () => {
       http.destroy();
