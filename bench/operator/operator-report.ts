@@ -37,6 +37,8 @@ export interface SizeResult {
   statusConflicts: number;
   kubeByResource: Record<string, number>;
   osByKind: Record<string, number>;
+  /** Events the run left, by type and reason: how many Event objects, and their summed count (repeats). */
+  eventsByReason?: Record<string, { objects: number; count: number }>;
 }
 
 export interface Row {

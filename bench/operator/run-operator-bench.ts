@@ -153,6 +153,21 @@ function requestKind(service: string, method: string, path: string): string {
   return `${method} ${service} ${p}`;
 }
 
+/** Events in these namespaces by type and reason (the ManagedClusters' and, in namespace default, the Nodes'). */
+async function eventReasons(api: KubeApi, namespaces: string[]): Promise<Record<string, { objects: number; count: number }>> {
+  const out: Record<string, { objects: number; count: number }> = {};
+  for (const ns of namespaces) {
+    const list = await api.events.list(ns).catch(() => ({ items: [] }));
+    for (const e of list.items) {
+      const k = `${e.type ?? ''} ${e.reason ?? ''}`;
+      const r = (out[k] ??= { objects: 0, count: 0 });
+      r.objects++;
+      r.count += e.count ?? 1;
+    }
+  }
+  return out;
+}
+
 async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: KubeTestServer, api: KubeApi, kubeconfigText: string): Promise<SizeResult> {
   const ns = `opbench-n${n}`;
   const perProject = new Map<string, OsRequest[]>();
@@ -242,6 +257,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     if (proc.child.exitCode !== null) throw new Error(`the operator exited early (${proc.child.exitCode}): ${proc.stderr.slice(-800)}`);
     const after = await apiserverMetrics(kube);
     counting = false;
+    const eventsByReason = await eventReasons(api, [ns, 'default']);
     const operatorStatus: unknown = await fetch(`${admin}/status`, { signal: AbortSignal.timeout(4000) }).then(
       (r) => r.json(),
       () => undefined,
@@ -296,6 +312,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       statusConflicts: kubeCounts.statusConflicts,
       kubeByResource: kubeCounts.byResource,
       osByKind,
+      eventsByReason,
       ...{ warnLogs, errorLogs, operatorStatus, samples: samples.map((x) => ({ ...x, atMs: x.atMs - startMs })) },
     };
   } finally {

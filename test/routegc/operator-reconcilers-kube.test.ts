@@ -19,6 +19,9 @@ import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics
 import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
 import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
 import { openCloud } from './routegc-fixture.ts';
+import { roundReads } from '../../src/controllers/managed-cluster/round-reads.ts';
+import { clusterConditionWriter } from '../../src/controllers/managed-cluster/cluster-status.ts';
+import { waitFor } from '../../testkit/wait-for.ts';
 
 const missing = kubeApiserverMissing();
 const NS = 'tenant-a';
@@ -117,5 +120,69 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
     assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99'], 'termination removes every route in the cluster CIDR, and only those');
     assert.deepEqual(await fl(key, signal), {}, 'flight leaves a cluster being deleted alone');
     await clusters.patch(NS, 'k1', { metadata: { finalizers: null } });
+  });
+
+  test('side by side as the operator runs them: one router, servers and Node read, and one status write with both first conditions', async (t) => {
+    const c = await openCloud(t);
+    const s1 = await c.server('a');
+    for (const n of (await mgmt.api.nodes.list()).items) await mgmt.api.nodes.delete(undefined, n.metadata.name);
+    const node = await mgmt.api.nodes.create({
+      metadata: { name: 'node-a' },
+      spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` },
+    } as Node);
+    await mgmt.api.nodes.replaceStatus({ ...node, status: { addresses: [{ type: 'InternalIP', address: s1.ip }] } });
+    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }]);
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    await mgmt.api.secrets.create({ metadata: { name: 'k2-kubeconfig', namespace: NS }, data: { kubeconfig: b64(mgmt.kubeconfigText) } });
+    await mgmt.api.secrets.create({ metadata: { name: 'k2-cloud', namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
+    const real = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
+    const mc = await real.create({
+      metadata: { name: 'k2', namespace: NS },
+      spec: {
+        kubeconfigSecretRef: { name: 'k2-kubeconfig' },
+        cloudCredentialsSecretRef: { name: 'k2-cloud', cloud: 'emu' },
+        clusterCIDR: '100.100.0.0/16',
+        openstack: { routerID: c.routerId, securityGroupName: 'default' },
+        nodePools: [{ name: 'small' }],
+      },
+    });
+    await real.replaceStatus({ ...mc, status: { phase: 'Running' } });
+    let puts = 0;
+    // The real client, counting its status writes (its methods bound: it keeps private fields).
+    const clusters = new Proxy(real, {
+      get: (target, prop) => {
+        if (prop === 'replaceStatus') return (obj: ManagedCluster, call?: object) => (puts++, target.replaceStatus(obj, call));
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const log = createSilentLogger();
+    const events = new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log });
+    const clients = secretClusterClients({ secrets: mgmt.api.secrets, log, clock: systemClock });
+    const registry = new Registry();
+    // As operator-controllers.ts builds them when both run.
+    const reads = roundReads({ clock: systemClock });
+    const conditionWriter = clusterConditionWriter({ clusters, clock: systemClock, log, gather: { writers: 2, gatherMs: 3000 } });
+    const common = { clusters, clients, events, clock: systemClock, log, intervalMs: 300_000, random: () => 0, reads, conditionWriter };
+    const gc = routeGcReconciler({ ...common, metrics: createRouteGcMetrics(registry) });
+    const fl = flightReconciler({ ...common, metrics: createFlightMetrics(registry) });
+    const signal = new AbortController().signal;
+    // The Secrets are read and the Keystone token made before counting: this test counts the cycle's reads.
+    await clients(await real.get(NS, 'k2'));
+    c.emu.requests = [];
+    await Promise.all([gc(`${NS}/k2`, signal), fl(`${NS}/k2`, signal)]);
+    const kinds = c.emu.requests.map((r) => `${r.method} ${r.path.split('?')[0]!.replace(/[0-9a-f-]{32,36}/g, '{id}')}`);
+    assert.equal(kinds.filter((k) => k.endsWith('/servers/detail')).length, 1, kinds.join(', '));
+    assert.equal(kinds.filter((k) => k === 'GET /v2.0/routers/{id}' || k.endsWith('/routers/{id}')).length, 1, kinds.join(', '));
+    const conditions = await waitFor(
+      async () => {
+        const types = (await real.get(NS, 'k2')).status?.conditions?.map((x) => x.type) ?? [];
+        return types.includes('FlightHealthy') && types.includes('RouteGCHealthy') ? types : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    assert.deepEqual([...conditions].sort(), ['FlightHealthy', 'RouteGCHealthy', 'RouteLimitApproaching']);
+    assert.equal(puts, 1, 'one status write for both first conditions');
+    await real.delete(NS, 'k2');
   });
 });

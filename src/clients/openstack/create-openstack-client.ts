@@ -5,6 +5,7 @@ import { loadCloudConfig, type CloudConfig } from './cloud-config.ts';
 import type { LookupEnvironment } from './clouds-file-lookup.ts';
 import type { FetchFn, SenderDeps } from './http-sender.ts';
 import { KeystoneSession } from './keystone-session.ts';
+import { nodeFetch } from './node-fetch.ts';
 import { OpenStackHttp } from './openstack-http.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
 import type { OpenStackClient } from './openstack-client.ts';
@@ -34,7 +35,7 @@ export interface OpenStackClientOptions {
   config: CloudConfig;
   log: Logger;
   clock?: Clock;
-  /** Default: the global fetch. */
+  /** Default: the process's one node:http(s) transport with keep-alive agents (node-fetch.ts). */
   fetch?: FetchFn;
   /** Overrides of DEFAULT_RETRY_POLICY (attempts, backoff, per-attempt timeout). */
   retry?: Partial<RetryPolicy>;
@@ -51,9 +52,15 @@ export interface OpenStackClientHandle extends OpenStackClient {
   readonly session: KeystoneSession;
 }
 
+let shared: FetchFn | undefined;
+/** One transport per process: every client (every cluster's, in the operator) shares its agents, so each cloud endpoint is one pool of connections. */
+function processFetch(): FetchFn {
+  return (shared ??= nodeFetch());
+}
+
 export function createOpenStackClient(opts: OpenStackClientOptions): OpenStackClientHandle {
   const deps: SenderDeps = {
-    fetch: opts.fetch ?? ((url, init) => fetch(url, init)),
+    fetch: opts.fetch ?? processFetch(),
     clock: opts.clock ?? systemClock,
     log: opts.log.child({ cloud: opts.config.cloudName }),
     policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },

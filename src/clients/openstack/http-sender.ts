@@ -5,7 +5,19 @@ import type { Logger } from '../../base/logger.ts';
 import { OpenStackError, type OpenStackErrorDetails } from './openstack-error.ts';
 import { retryDelayMs, isRetryable, type AttemptOutcome, type RetryPolicy } from './retry-policy.ts';
 
-export type FetchFn = (input: URL, init: RequestInit) => Promise<Response>;
+/** What the sender reads of an answer: fetch's Response has it, and so does node-fetch.ts's. */
+export interface FetchResponse {
+  status: number;
+  headers: HeaderReader;
+  text(): Promise<string>;
+}
+
+/** Header lookup by name (case-insensitive), null when absent, as fetch's Headers.get. */
+export interface HeaderReader {
+  get(name: string): string | null;
+}
+
+export type FetchFn = (input: URL, init: RequestInit) => Promise<FetchResponse>;
 
 export interface SenderDeps {
   fetch: FetchFn;
@@ -30,13 +42,13 @@ export interface SendRequest {
 
 export interface SendResult {
   status: number;
-  headers: Headers;
+  headers: HeaderReader;
   text: string;
   requestId?: string;
   attempts: number;
 }
 
-export function requestIdOf(headers: Headers): string | undefined {
+export function requestIdOf(headers: HeaderReader): string | undefined {
   return headers.get('x-openstack-request-id') ?? headers.get('x-compute-request-id') ?? undefined;
 }
 

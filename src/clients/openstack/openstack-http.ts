@@ -4,7 +4,7 @@
 import type { KeystoneSession } from './keystone-session.ts';
 import type { ServiceType } from './service-catalog.ts';
 import { OpenStackError, codeForStatus, parseFault } from './openstack-error.ts';
-import { sendWithRetries, type SendResult, type SenderDeps } from './http-sender.ts';
+import { sendWithRetries, type HeaderReader, type SendResult, type SenderDeps } from './http-sender.ts';
 import { OpenStackBodyError, parseResponseText, readArrayBody, readListPage, readObjectBody, type BodySource } from './response-body.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -23,7 +23,7 @@ export interface ApiRequest {
 
 export interface ApiResponse<T> {
   status: number;
-  headers: Headers;
+  headers: HeaderReader;
   body: T;
   requestId?: string;
 }

@@ -14,7 +14,8 @@ import { RouteWriter } from '../managed-cluster/route-writer.ts';
 import { DEFAULT_FLIGHT_TIMING } from './decide-flight.ts';
 import { DEFAULT_ROUTE_LIMIT } from '../routegc/decide-routegc.ts';
 import { flightConditions } from './flight-conditions.ts';
-import { openStackFlightCloud } from './flight-cloud.ts';
+import { openStackFlightCloud, sharedFlightCloud } from './flight-cloud.ts';
+import { roundReadCluster, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
 import type { FlightMetrics } from './flight-metrics.ts';
 import { FlightRunner, type FlightTarget } from './flight-round.ts';
 
@@ -51,6 +52,8 @@ export interface FlightReconcilerOptions {
   conditionWriter?: ClusterConditionWriter;
   /** Keep the FlightHealthy condition in the ManagedCluster's status (default true). */
   conditions?: boolean;
+  /** The router, servers and Nodes read once per cluster and round for routegc and flight (operator); default: each round reads its own. */
+  reads?: RoundReads;
 }
 
 export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
@@ -58,7 +61,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
     ...o,
     component: 'kubeward-flight',
     skip: (mc) => skipReason({ phase: mc.status?.phase, noCloud: mc.spec.noCloud, deleting: mc.metadata.deletionTimestamp !== undefined }),
-    build: ({ scope, clients, nodes, emit }) => {
+    build: ({ mc, scope, clients, nodes, emit }) => {
       if (scope.poolProblems.length) o.log.warn({ cluster: scope.key, problems: scope.poolProblems }, 'flight: these node pools prove no instance by name');
       const target: FlightTarget = {
         ...DEFAULT_FLIGHT_SETTINGS,
@@ -70,10 +73,12 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
         pools: scope.pools,
         routerId: scope.routerId,
       };
+      const own = openStackFlightCloud(clients.openstack);
+      const read = o.reads?.of(roundReadCluster(scope.key, mc.metadata.uid), 'flight');
       return new FlightRunner(
         {
-          cloud: openStackFlightCloud(clients.openstack),
-          nodes,
+          cloud: read ? sharedFlightCloud(own, read) : own,
+          nodes: read ? sharedNodeList(nodes, read) : nodes,
           routes: new RouteWriter(clients.openstack.neutron),
           emit,
           metrics: o.metrics,

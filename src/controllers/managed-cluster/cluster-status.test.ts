@@ -54,3 +54,52 @@ test("two controllers' wishes for one cluster become one write on the newest obj
   );
   assert.equal(writes[1]!.metadata.resourceVersion, '2', "the second write used the first one's answer, not the stale object");
 });
+
+test("gather: a cluster's first conditions of routegc and flight go out as one write; the first caller does not wait for it", async () => {
+  const writes: ManagedCluster[] = [];
+  const clusters = {
+    replaceStatus: async (obj: ManagedCluster) => (writes.push(obj), { ...obj, metadata: { ...obj.metadata, resourceVersion: String(writes.length + 1) } }),
+  } as unknown as ResourceClient<ManagedCluster>;
+  const clock = new ManualClock(0);
+  const write = clusterConditionWriter({ clusters, clock, log: createSilentLogger(), gather: { writers: 2, gatherMs: 3000 } });
+  await write(MC, [WISH]);
+  assert.equal(writes.length, 0, "routegc's first conditions wait for flight's");
+  await write(MC, [{ type: 'FlightHealthy', status: 'True', reason: 'Healthy', message: 'ok' }]);
+  assert.equal(writes.length, 1);
+  assert.deepEqual(
+    writes[0]!.status?.conditions?.map((x) => x.type),
+    ['RouteGCHealthy', 'FlightHealthy'],
+  );
+  clock.advance(3000);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(writes.length, 1, 'the timer of the gathered write writes nothing more');
+  // Conditions the cluster already holds are written at once: only first conditions wait.
+  const held: ManagedCluster = { ...MC, status: { conditions: writes[0]!.status!.conditions } };
+  await write(held, [{ ...WISH, status: 'False', reason: 'Failed', message: 'router gone' }]);
+  assert.equal(writes.length, 2);
+});
+
+test('gather: when the other controller does not write (skipped, slow), the first conditions go out after gatherMs; a fallen fence writes nothing', async () => {
+  const writes: ManagedCluster[] = [];
+  const clusters = { replaceStatus: async (obj: ManagedCluster) => (writes.push(obj), obj) } as unknown as ResourceClient<ManagedCluster>;
+  const clock = new ManualClock(0);
+  const write = clusterConditionWriter({ clusters, clock, log: createSilentLogger(), gather: { writers: 2, gatherMs: 3000 } });
+  await write(MC, [WISH], new AbortController().signal);
+  clock.advance(2999);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(writes.length, 0);
+  clock.advance(1);
+  for (let i = 0; i < 5 && writes.length === 0; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(writes.length, 1);
+  assert.deepEqual(
+    writes[0]!.status?.conditions?.map((x) => x.type),
+    ['RouteGCHealthy'],
+  );
+  const fence = new AbortController();
+  const other: ManagedCluster = { ...MC, metadata: { ...MC.metadata, name: 'k2' } };
+  await write(other, [WISH], fence.signal);
+  fence.abort(new Error('leadership lost'));
+  clock.advance(3000);
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(writes.length, 1, 'a replica that lost its lease while the write waited writes nothing');
+});

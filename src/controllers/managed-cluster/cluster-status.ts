@@ -4,6 +4,7 @@
 // knows (its own last write, else the informer's copy, else the caller's), so the controllers no
 // longer race each other into 409s. A conflict (deorbit or a person wrote) re-reads and retries.
 // Only changed conditions are written (cluster-conditions.ts), so a steady cluster costs no write.
+// With `gather`, a cluster's first conditions of routegc and flight go out as one write.
 // A status write does not start a cycle (see operator/cycle-trigger.ts): the apiserver leaves
 // metadata.generation alone for status updates.
 import type { Clock } from '../../base/clock.ts';
@@ -24,12 +25,25 @@ export interface ClusterConditionWriterOptions {
   cached?: (key: string) => ManagedCluster | undefined;
   /** Counts the 409s met (bench and metrics). */
   onConflict?: () => void;
+  /**
+   * First conditions (operator, issue 17): how many controllers write to each cluster (routegc and
+   * flight: 2), and how long the first one's first conditions wait for the others' (ms). A write whose
+   * condition types the cluster's status does not hold yet waits up to gatherMs for the other
+   * controllers' wishes, so a new cluster, or every cluster at the operator's first start, gets one
+   * PUT for both first conditions instead of one each. Its caller does not wait: the write goes out
+   * with the last controller's wishes or when the time is up. Default: no waiting.
+   */
+  gather?: { writers: number; gatherMs: number };
 }
 
 interface Pending {
   wishes: Map<string, ConditionWish>;
   signals: AbortSignal[];
   mc: ManagedCluster;
+  /** Calls that put wishes here (the writers gathered). */
+  callers: number;
+  /** A first write waiting for the other controllers (gather). */
+  waiting?: boolean;
 }
 
 const keyOf = (mc: ManagedCluster): string => (mc.metadata.namespace ? `${mc.metadata.namespace}/${mc.metadata.name}` : mc.metadata.name);
@@ -95,21 +109,45 @@ export function clusterConditionWriter(o: ClusterConditionWriterOptions): Cluste
     flushing.delete(key);
   };
 
-  return async (mc, wishes, signal) => {
-    if (wishes.length === 0 || signal?.aborted) return;
-    const key = keyOf(mc);
-    const p: Pending = pending.get(key) ?? { wishes: new Map(), signals: [], mc };
-    // A later wish for the same condition type replaces an earlier one not yet written.
-    for (const w of wishes) p.wishes.set(w.type, w);
-    if (signal) p.signals.push(signal);
-    p.mc = mc;
-    pending.set(key, p);
+  const start = (key: string): Promise<void> => {
     let f = flushing.get(key);
     if (!f) {
       f = flush(key);
       flushing.set(key, f);
     }
+    return f;
+  };
+
+  /** None of these condition types is in the cluster's status yet: the controller's first conditions. */
+  const isFirst = (key: string, mc: ManagedCluster, wishes: ConditionWish[]): boolean => {
+    const held = newest(key, mc).status?.conditions ?? [];
+    return !wishes.some((w) => held.some((c) => c.type === w.type));
+  };
+
+  return async (mc, wishes, signal) => {
+    if (wishes.length === 0 || signal?.aborted) return;
+    const key = keyOf(mc);
+    const fresh = !pending.has(key);
+    const p: Pending = pending.get(key) ?? { wishes: new Map(), signals: [], mc, callers: 0 };
+    // A later wish for the same condition type replaces an earlier one not yet written.
+    for (const w of wishes) p.wishes.set(w.type, w);
+    if (signal) p.signals.push(signal);
+    p.mc = mc;
+    p.callers++;
+    pending.set(key, p);
+    const g = o.gather;
+    if (g && !flushing.has(key) && p.callers < g.writers && (p.waiting || (fresh && isFirst(key, mc, wishes)))) {
+      if (!p.waiting) {
+        p.waiting = true;
+        // Written by the last writer's call, or here once the time is up; the caller goes on meanwhile.
+        void o.clock.sleep(g.gatherMs).then(() => {
+          if (pending.get(key) === p && p.waiting) void start(key);
+        });
+      }
+      return;
+    }
+    p.waiting = false;
     // Resolves once this cluster's queue is written, this caller's wishes included.
-    await f;
+    await start(key);
   };
 }

@@ -13,6 +13,7 @@ import type { FlightMetrics } from '../flight/flight-metrics.ts';
 import type { ClusterConnector } from '../managed-cluster/cluster-connector.ts';
 import { deorbitReconciler } from '../managed-cluster/deorbit-reconciler.ts';
 import { clusterConditionWriter } from '../managed-cluster/cluster-status.ts';
+import { roundReads } from '../managed-cluster/round-reads.ts';
 import { DEORBIT_FINALIZER, type ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts';
 import { routeGcReconciler } from '../routegc/routegc-reconciler.ts';
@@ -21,7 +22,7 @@ import { Controller, type Reconciler } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
 import { isCycleTrigger, isDeorbitTrigger, isRouteGcTrigger } from './cycle-trigger.ts';
 import { decideLifecycle } from '../managed-cluster/deorbit-lifecycle.ts';
-import { DEORBIT_SLOT_MS, runDeadlineMs, SLOT_GRACE_MS, workersFor } from './operator-scale.ts';
+import { DEORBIT_SLOT_MS, FIRST_CONDITIONS_GATHER_MS, runDeadlineMs, SLOT_GRACE_MS, workersFor } from './operator-scale.ts';
 import { routeTerminationGate } from './route-termination-gate.ts';
 
 export type ControllerName = 'deorbit' | 'routegc' | 'flight';
@@ -101,7 +102,17 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
     });
   };
   // One status writer for routegc and flight: their conditions of one cluster go out merged, one write at a time.
-  const conditionWriter = clusterConditionWriter({ clusters: d.clusters, clock: d.clock, log: d.log, cached: d.cached });
+  // With both running, a cluster's first conditions of the two go out as one write (cluster-status.ts gather).
+  const both = names.includes('routegc') && names.includes('flight');
+  const conditionWriter = clusterConditionWriter({
+    clusters: d.clusters,
+    clock: d.clock,
+    log: d.log,
+    cached: d.cached,
+    gather: both ? { writers: 2, gatherMs: FIRST_CONDITIONS_GATHER_MS } : undefined,
+  });
+  // One read of the router, the servers and the Nodes per cluster and round for both (round-reads.ts).
+  const reads = both ? roundReads({ clock: d.clock }) : undefined;
   const deorbitCleansRoutes = names.includes('deorbit') && names.includes('routegc');
   if (names.includes('deorbit')) {
     const log = d.log.child({ controller: 'deorbit' });
@@ -157,6 +168,7 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
       deadlineMs: runDeadlineMs(s.intervalMs),
       conditionWriter,
       cached: d.cached,
+      reads,
     });
     // A cluster deorbit is terminating (protected ones included) gets its routes removed by deorbit,
     // after its LBs and volumes are gone; routegc alone would remove them at once. Once deorbit let
@@ -183,6 +195,7 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
       deadlineMs: runDeadlineMs(s.intervalMs),
       conditionWriter,
       cached: d.cached,
+      reads,
     });
     out.push({ controller: make('flight', reconcile, 0, runDeadlineMs(s.intervalMs) + SLOT_GRACE_MS), wants: isCycleTrigger });
   }

@@ -32,3 +32,10 @@ export const DEORBIT_SLOT_MS = 60_000;
 export function startSpreadMs(clusters: number, intervalMs: number): number {
   return Math.max(0, Math.min(5000, Math.floor(intervalMs / 2), clusters * 5));
 }
+
+/**
+ * How long a cluster's first conditions of routegc (or flight) wait for the other's, so both go out
+ * in one status write (cluster-status.ts gather). The two first cycles of a cluster run side by side
+ * (operator.ts), so the wait is usually far shorter; the conditions are at most this late.
+ */
+export const FIRST_CONDITIONS_GATHER_MS = 3000;

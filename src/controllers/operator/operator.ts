@@ -209,7 +209,7 @@ export class Operator {
 
   /**
    * After start or a leader change: once the cache is synced, every owned cluster's first look by
-   * every controller is queued at a random point of a short window (operator-scale.ts startSpreadMs),
+   * every controller is queued at one random point of a short window (operator-scale.ts startSpreadMs),
    * so all begin within seconds and their clouds are not all asked in the same instant.
    */
   #startControllers(): void {
@@ -227,7 +227,10 @@ export class Operator {
       this.#dispatching = true;
       for (const obj of owned) {
         const key = objectKey(obj);
-        for (const c of this.#controllers) c.enqueue(key, Math.floor(random() * spread));
+        // One point per cluster for every controller: routegc's and flight's first cycles of a cluster
+        // run side by side and share their reads of the router, servers and Nodes (round-reads.ts).
+        const delay = Math.floor(random() * spread);
+        for (const c of this.#controllers) c.enqueue(key, delay);
       }
     });
   }

@@ -15,9 +15,10 @@ import { managedClusterReconciler, type ClusterContext } from '../managed-cluste
 import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import { scopeOf } from '../managed-cluster/cluster-scope.ts';
 import { RouteWriter } from '../managed-cluster/route-writer.ts';
-import { openStackRouteGcCloud } from './routegc-cloud.ts';
+import { openStackRouteGcCloud, sharedRouteGcCloud } from './routegc-cloud.ts';
 import { routeGcConditions } from './routegc-conditions.ts';
 import { RouteGcRunner } from './routegc-cycle.ts';
+import { roundReadCluster, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
 import { DEFAULT_ROUTE_LIMIT } from './decide-routegc.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
 
@@ -40,12 +41,14 @@ export interface RouteGcSettings {
 }
 
 /** The one way routegc's runner for a cluster is built (reconciler and termination clean-up alike). */
-export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: Logger, clock: Clock): RouteGcRunner {
+export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: Logger, clock: Clock, reads?: RoundReads): RouteGcRunner {
+  const own = openStackRouteGcCloud(ctx.clients.openstack);
+  const read = reads?.of(roundReadCluster(ctx.scope.key, ctx.mc.metadata.uid), 'routegc');
   return new RouteGcRunner(
     {
-      cloud: openStackRouteGcCloud(ctx.clients.openstack),
+      cloud: read ? sharedRouteGcCloud(own, read) : own,
       writer: new RouteWriter(ctx.clients.openstack.neutron),
-      nodes: ctx.nodes,
+      nodes: read ? sharedNodeList(ctx.nodes, read) : ctx.nodes,
       emit: ctx.emit,
       metrics: s.metrics,
       log,
@@ -84,6 +87,8 @@ export interface RouteGcReconcilerOptions extends RouteGcSettings {
   conditionWriter?: ClusterConditionWriter;
   /** Keep the RouteLimitApproaching and RouteGCHealthy conditions in the ManagedCluster's status (default true). */
   conditions?: boolean;
+  /** The router, servers and Nodes read once per cluster and round for routegc and flight (operator); default: each cycle reads its own. */
+  reads?: RoundReads;
 }
 
 export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
@@ -103,7 +108,7 @@ export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
       o.metrics.refused.inc({ cluster: scopeOf(mc).key, reason: refusal });
       await o.events.record(mc, 'Normal', ROUTEGC_TERMINATION_SKIPPED_REASON, `termination route clean-up skipped: ${reason}`);
     },
-    build: (ctx) => routeGcRunnerFor(ctx, settings, o.log, o.clock),
+    build: (ctx) => routeGcRunnerFor(ctx, settings, o.log, o.clock, o.reads),
     run: async (runner, { mc }, signal) => {
       if (mc.metadata.deletionTimestamp !== undefined) {
         const left = await runner.removeAll(o.clock, { timeoutMs: 0, pollMs: 0, signal });

@@ -1,0 +1,115 @@
+// The OpenStack client's transport on node:http and node:https with keep-alive agents, instead of
+// undici's fetch (issue 17, "Fast start"): the operator makes thousands of small calls at its start,
+// and fetch's Request, Response, Headers and stream objects cost about 25 KiB of garbage and a
+// measurable share of the start's CPU per call (docs/operator-scale.md). Same contract as the fetch
+// it replaces (http-sender.ts): resolves with any status, rejects on a network failure or when the
+// signal aborts (the sender tells its timeout from the caller's abort), and reads the whole body.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { FetchFn, FetchResponse } from './http-sender.ts';
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 20;
+
+/** A body larger than this is not read (no OpenStack answer kubeward asks for comes near it). */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export interface NodeFetchOptions {
+  /** Connections per origin (default 32); more requests wait for a free one. */
+  maxSockets?: number;
+  /** Idle connections kept per origin (default 4), each closed after keepAliveMs idle. */
+  maxFreeSockets?: number;
+  /** Idle time after which a kept connection is closed (default 4 s, as undici). */
+  keepAliveMs?: number;
+  maxBodyBytes?: number;
+}
+
+/** Headers of an answer, looked up by lower-case name as fetch's Headers.get does. */
+function headerReader(res: IncomingMessage): FetchResponse['headers'] {
+  return {
+    get: (name) => {
+      const v = res.headers[name.toLowerCase()];
+      return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+    },
+  };
+}
+
+/** A network failure as fetch reports one ("fetch failed", the system error as its cause), so messages stay the same. */
+function networkError(cause: unknown): Error {
+  return new TypeError('fetch failed', { cause });
+}
+
+/**
+ * One FetchFn with its two agents. The operator shares one between every cluster's client, so a
+ * cloud's endpoints are one pool of connections, whichever cluster asks.
+ */
+export function nodeFetch(o: NodeFetchOptions = {}): FetchFn & { destroy(): void } {
+  const agentOpts = {
+    keepAlive: true,
+    keepAliveMsecs: 1000,
+    maxSockets: o.maxSockets ?? 32,
+    maxFreeSockets: o.maxFreeSockets ?? 4,
+    timeout: o.keepAliveMs ?? 4000,
+  };
+  const http = new HttpAgent(agentOpts);
+  const https = new HttpsAgent(agentOpts);
+  const limit = o.maxBodyBytes ?? MAX_BODY_BYTES;
+  const once = (url: URL, init: RequestInit): Promise<FetchResponse & { location?: string }> =>
+    new Promise((resolve, reject) => {
+      const signal = init.signal ?? undefined;
+      if (signal?.aborted) return reject(signal.reason);
+      const secure = url.protocol === 'https:';
+      const headers: Record<string, string | number> = { ...(init.headers as Record<string, string> | undefined) };
+      const body = typeof init.body === 'string' ? Buffer.from(init.body) : undefined;
+      if (body) headers['content-length'] = body.length;
+      const req = (secure ? httpsRequest : httpRequest)(url, { method: init.method ?? 'GET', headers, agent: secure ? https : http, signal });
+      req.on('error', (err) => reject(signal?.aborted ? signal.reason : networkError(err)));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > limit) {
+            // Rejected first: destroying the answer emits 'aborted' at once.
+            reject(networkError(new Error(`the response body is larger than ${limit} bytes`)));
+            res.destroy();
+            return;
+          }
+          chunks.push(c);
+        });
+        res.on('error', (err) => reject(signal?.aborted ? signal.reason : networkError(err)));
+        // An answer cut off before its end (connection reset, aborted) is a failed attempt, not a short body.
+        res.on('aborted', () => reject(signal?.aborted ? signal.reason : networkError(new Error('the response was cut off'))));
+        res.on('end', () => {
+          if (!res.complete) return reject(networkError(new Error('the response was cut off')));
+          const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: headerReader(res), text: async () => text, location: res.headers.location });
+        });
+      });
+      req.end(body);
+    });
+  // Redirects are followed as fetch follows them (a proxy sending http to https, an endpoint moved):
+  // 303, and 301/302 after a POST, go on as a GET without a body; at most MAX_REDIRECTS.
+  const send: FetchFn = async (url, init) => {
+    let at = url;
+    let next: RequestInit = init;
+    for (let hop = 0; ; hop++) {
+      const res = await once(at, next);
+      if (!REDIRECTS.has(res.status) || res.location === undefined) return res;
+      if (hop === MAX_REDIRECTS) throw networkError(new Error(`more than ${MAX_REDIRECTS} redirects`));
+      at = new URL(res.location, at);
+      if (at.protocol !== 'http:' && at.protocol !== 'https:') throw networkError(new Error(`a redirect to ${at.protocol} is not followed`));
+      const method = (next.method ?? 'GET').toUpperCase();
+      if (res.status === 303 ? method !== 'HEAD' : (res.status === 301 || res.status === 302) && method === 'POST') {
+        const { 'content-type': _t, ...headers } = next.headers as Record<string, string>;
+        next = { ...next, method: 'GET', body: undefined, headers };
+      }
+    }
+  };
+  return Object.assign(send, {
+    destroy: () => {
+      http.destroy();
+      https.destroy();
+    },
+  });
+}
