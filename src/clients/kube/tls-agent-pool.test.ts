@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, request, type RequestOptions } from 'node:https';
+import { Agent as HttpsAgent, createServer, request, type RequestOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +61,21 @@ users:
   assert.equal(sharesTls(proxied, new URL('https://api.example:6443/api')), false);
   assert.equal(sharesTls(plain, new URL('http://127.0.0.1:8080/api')), false);
   assert.equal(proxied.getCurrentCluster()?.proxyUrl, 'http://proxy.example:3128', 'the copy made to drop the text keeps every field');
+});
+
+test("a pooled agent's socket-list key is the origin and the TLS options without the CA, certificate and key (its context holds them)", () => {
+  const pem = (label: string) => `-----BEGIN ${label}-----\n${'A'.repeat(1500)}\n-----END ${label}-----\n`;
+  // The request's options as client-node fills them in: the material next to the pooled context.
+  const { agent } = pooledTls({ rejectUnauthorized: true, servername: 'api.name.example' });
+  const material = { ca: pem('CERTIFICATE'), cert: Buffer.from(pem('CERTIFICATE')), key: pem('PRIVATE KEY') };
+  const request = { host: 'api.name.example', port: 6443, rejectUnauthorized: true, servername: 'api.name.example', ...material };
+  const name = agent.getName(request);
+  assert.ok(name.length < 200, `a short key, not the material: ${name.length} characters`);
+  assert.ok(!name.includes('AAAA'));
+  assert.equal(name, agent.getName({ host: 'api.name.example', port: 6443, rejectUnauthorized: true, servername: 'api.name.example' }));
+  assert.notEqual(name, agent.getName({ ...request, port: 6444 }), 'another origin has its own sockets');
+  assert.ok(new HttpsAgent().getName(request).includes('AAAA'), "node's own agent keys by the material (what this guards against)");
+  assert.equal(request.ca, material.ca, "the caller's options are left as they are");
 });
 
 test("an identity unused for 10 s with no socket is dropped (its context's memory), and the next call builds it again", () => {

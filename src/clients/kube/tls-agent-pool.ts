@@ -75,6 +75,17 @@ class SessionKeepingAgent extends HttpsAgent {
     this.#identity = identity;
   }
 
+  /**
+   * The key of the agent's socket lists. https.Agent's own (lib/https.js) appends the CA, certificate
+   * and key as text: a string of several KiB per request, kept as a key while a socket of the origin
+   * lives. This agent serves one identity (its context holds that material), so the origin and the
+   * other TLS options are enough, and a client may leave the material in its options.
+   */
+  override getName(options?: ConnectionOptions & { host?: string | null; port?: number | string | null }): string {
+    if (!options) return super.getName(options);
+    return super.getName({ ...options, ca: undefined, cert: undefined, key: undefined, pfx: undefined, passphrase: undefined });
+  }
+
   // http.Agent calls createConnection(options, callback); https.Agent's own (lib/https.js) then uses
   // options.session when set (before its per-agent cache) and caches what the socket's 'session' gives.
   override createConnection(options: ConnectionOptions, callback?: (err: Error | null, socket: Duplex) => void): Duplex {
