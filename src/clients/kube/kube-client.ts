@@ -115,14 +115,6 @@ export class KubeClient {
       const shared = pooledTls(options as TlsIdentityOptions);
       options.agent = shared.agent;
       (options as { secureContext?: unknown }).secureContext = shared.secureContext;
-      // The context holds them. Left in, https.Agent's getName would turn the CA, certificate and key
-      // Buffers into one string of several KiB per request, kept as the key of the agent's socket lists.
-      const material = options as { ca?: unknown; cert?: unknown; key?: unknown; pfx?: unknown; passphrase?: unknown };
-      delete material.ca;
-      delete material.cert;
-      delete material.key;
-      delete material.pfx;
-      delete material.passphrase;
     } else {
       await this.#kc.applyToHTTPSOptions(options as never);
       // client-node's agent (one per KubeConfig, made without keep-alive): turned on once, in place,

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, request, type RequestOptions } from 'node:https';
+import { Agent as HttpsAgent, createServer, request, type RequestOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { createTestCa } from '../../../testkit/certs.ts';
 import { KubeClient, sharesTls } from './kube-client.ts';
 import { loadKubeConfig } from './load-kube-config.ts';
-import { keptTlsSessions, pooledTls, pooledTlsCount, tlsIdentityKey, type TlsIdentityOptions } from './tls-agent-pool.ts';
+import { closedTlsContexts, keptTlsSessions, pooledTls, pooledTlsCount, tlsIdentityKey, type TlsIdentityOptions } from './tls-agent-pool.ts';
 
 test('clients with the same TLS identity share one keep-alive agent and context; another identity gets its own', () => {
   const before = pooledTlsCount();
@@ -63,15 +63,66 @@ users:
   assert.equal(proxied.getCurrentCluster()?.proxyUrl, 'http://proxy.example:3128', 'the copy made to drop the text keeps every field');
 });
 
-test("an identity unused for 10 s with no socket is dropped (its context's memory), and the next call builds it again", () => {
+test("a pooled agent's socket-list key is the origin and the TLS options without the CA, certificate and key (its context holds them)", () => {
+  const pem = (label: string) => `-----BEGIN ${label}-----\n${'A'.repeat(1500)}\n-----END ${label}-----\n`;
+  // The request's options as client-node fills them in: the material next to the pooled context.
+  const { agent } = pooledTls({ rejectUnauthorized: true, servername: 'api.name.example' });
+  const material = { ca: pem('CERTIFICATE'), cert: Buffer.from(pem('CERTIFICATE')), key: pem('PRIVATE KEY') };
+  const request = { host: 'api.name.example', port: 6443, rejectUnauthorized: true, servername: 'api.name.example', ...material };
+  const name = agent.getName(request);
+  assert.ok(name.length < 200, `a short key, not the material: ${name.length} characters`);
+  assert.ok(!name.includes('AAAA'));
+  assert.equal(name, agent.getName({ host: 'api.name.example', port: 6443, rejectUnauthorized: true, servername: 'api.name.example' }));
+  assert.notEqual(name, agent.getName({ ...request, port: 6444 }), 'another origin has its own sockets');
+  assert.ok(new HttpsAgent().getName(request).includes('AAAA'), "node's own agent keys by the material (what this guards against)");
+  assert.equal(request.ca, material.ca, "the caller's options are left as they are");
+});
+
+test("an identity unused for 4 s with no socket is dropped (its context's memory), and the next call builds it again", () => {
   const t0 = Date.now() + 86_400_000; // after every entry the other tests made
   const a = pooledTls({ servername: 'api.idle.example' }, t0);
-  assert.equal(pooledTls({ servername: 'api.idle.example' }, t0 + 9_000), a, 'still in use within 10 s');
-  const b = pooledTls({ servername: 'api.other.example' }, t0 + 9_000 + 10_000);
-  const again = pooledTls({ servername: 'api.idle.example' }, t0 + 9_000 + 10_000);
+  assert.equal(pooledTls({ servername: 'api.idle.example' }, t0 + 3_000), a, 'still in use within 4 s');
+  const b = pooledTls({ servername: 'api.other.example' }, t0 + 3_000 + 4_000);
+  const again = pooledTls({ servername: 'api.idle.example' }, t0 + 3_000 + 4_000);
   assert.notEqual(again, a);
   assert.notEqual(again.secureContext, a.secureContext);
-  assert.equal(pooledTls({ servername: 'api.other.example' }, t0 + 9_000 + 10_001), b, 'a recent one is kept');
+  assert.equal(pooledTls({ servername: 'api.other.example' }, t0 + 3_000 + 4_001), b, 'a recent one is kept');
+});
+
+test("a dropped identity's context is freed at once, and a caller that still holds the entry connects with a context of its own (node aborts on a closed one)", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-tls-close-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const ca = await createTestCa('kw-close-ca', dir);
+  const pair = await ca.issueServer('apiserver', ['IP:127.0.0.1']);
+  const server = createServer({ cert: pair.cert, key: pair.key }, (_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const port = (server.address() as AddressInfo).port;
+  const identity = { ca: ca.cert, rejectUnauthorized: true };
+  const t0 = Date.now() + 1.5 * 86_400_000; // after the entries of the tests above, before those below
+  const held = pooledTls(identity, t0);
+  const closedBefore = closedTlsContexts();
+  // 5 s later, unused and without a socket: the next call drops it.
+  const again = pooledTls(identity, t0 + 5_000);
+  assert.notEqual(again, held, 'dropped and built again');
+  assert.equal(closedTlsContexts(), closedBefore + 1, "the dropped identity's context was freed");
+  const get = (shared: typeof held) =>
+    new Promise<string>((resolve, reject) => {
+      const options = { host: '127.0.0.1', port, path: '/', ...identity, agent: shared.agent, secureContext: shared.secureContext };
+      request(options, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString())).on('end', () => resolve(body));
+      })
+        .on('error', reject)
+        .end();
+    });
+  assert.equal(await get(held), 'ok', 'the entry held past its drop still connects, and verifies the server with the CA in its options');
+  assert.equal(await get(again), 'ok');
+  held.agent.destroy();
+  again.agent.destroy();
 });
 
 test("a cluster's next cycle resumes its TLS session after the agent was dropped (no full handshake), and another identity does not get it", async (t) => {

@@ -36,18 +36,25 @@ const MAX_SOCKETS = 4;
 const MAX_FREE_SOCKETS = 1;
 const IDLE_MS = 2000;
 /**
- * An identity unused this long, with no socket left, is dropped: its SecureContext holds about
- * 29 KiB of OpenSSL memory (the CA's store; measured in docs/operator-scale.md) and building it
- * again takes about 0.13 ms, against a cycle's handshake of 0.8 ms. A cycle's calls come well
- * within it; the cluster's next cycle (tens of seconds later) builds a new one.
+ * An identity unused this long, with no socket left, is dropped and its SecureContext's OpenSSL
+ * memory (about 29 KiB: the CA's store, the client certificate and key; docs/operator-scale.md) is
+ * freed at once (closeContext). Building it again takes about 0.13 ms against a cycle's handshake of
+ * 0.8 ms; a cycle's calls come back to back, within it, and the cluster's next cycle (tens of seconds
+ * later) builds a new one. Session 4 kept it 10 s and left the freeing to V8's next full collection:
+ * at the start, when every cluster has its first cycle within seconds, that kept nearly every
+ * cluster's context alive at once, and glibc's arena kept the pages of that peak as free holes.
  */
-const DROP_AFTER_MS = 10_000;
+const DROP_AFTER_MS = 4000;
 /** Identities kept; the oldest is dropped past this (its sockets close when idle, then it is garbage). */
 const MAX_IDENTITIES = 10_000;
 
 interface Entry extends PooledTls {
+  agent: SessionKeepingAgent;
   lastUsedMs: number;
 }
+
+/** Contexts freed by closeContext, for tests. */
+let closedContexts = 0;
 
 /**
  * TLS sessions kept past their agent, per identity and origin, most recently stored last. An agent
@@ -69,10 +76,39 @@ function keepSession(at: string, session: Buffer): void {
 /** An agent that resumes the identity's kept session on each new connection and keeps the newest one. */
 class SessionKeepingAgent extends HttpsAgent {
   readonly #identity: string;
+  readonly #context: SecureContext;
+  #closed = false;
 
-  constructor(identity: string, options: ConstructorParameters<typeof HttpsAgent>[0]) {
+  constructor(identity: string, context: SecureContext, options: ConstructorParameters<typeof HttpsAgent>[0]) {
     super(options);
     this.#identity = identity;
+    this.#context = context;
+  }
+
+  /**
+   * Frees the context's OpenSSL memory now rather than at V8's next full collection. Only for an
+   * identity with no socket: node aborts the process when it wraps a new socket in a closed context
+   * (crypto_tls.cc asserts the SSL it makes from it), so a connection this agent still makes (a
+   * caller that got the entry before it was dropped) builds a context of its own from the options.
+   */
+  closeContext(): void {
+    if (this.#closed) return;
+    const native = (this.#context as { context?: { close?: () => void } }).context;
+    if (typeof native?.close !== 'function') return; // then V8's collection frees it, as before
+    this.#closed = true;
+    closedContexts++;
+    native.close();
+  }
+
+  /**
+   * The key of the agent's socket lists. https.Agent's own (lib/https.js) appends the CA, certificate
+   * and key as text: a string of several KiB per request, kept as a key while a socket of the origin
+   * lives. This agent serves one identity (its context holds that material), so the origin and the
+   * other TLS options are enough, and a client may leave the material in its options.
+   */
+  override getName(options?: ConnectionOptions & { host?: string | null; port?: number | string | null }): string {
+    if (!options) return super.getName(options);
+    return super.getName({ ...options, ca: undefined, cert: undefined, key: undefined, pfx: undefined, passphrase: undefined });
   }
 
   // http.Agent calls createConnection(options, callback); https.Agent's own (lib/https.js) then uses
@@ -81,7 +117,8 @@ class SessionKeepingAgent extends HttpsAgent {
     const at = `${this.#identity} ${options.host ?? ''}:${options.port ?? ''}:${options.servername ?? ''}`;
     const kept = options.session === undefined ? sessions.get(at) : undefined;
     const make = super.createConnection as (o: ConnectionOptions, cb?: (err: Error | null, socket: Duplex) => void) => TLSSocket;
-    const socket = make.call(this, kept ? { ...options, session: kept } : options, callback);
+    const own = this.#closed && options.secureContext === this.#context ? { secureContext: undefined } : {};
+    const socket = make.call(this, { ...options, ...own, ...(kept ? { session: kept } : {}) }, callback);
     socket.on('session', (session: Buffer) => keepSession(at, session));
     // As the agent does with its own cache: a connection that failed may have failed on the session.
     socket.once('close', (hadError: boolean) => {
@@ -128,6 +165,7 @@ function dropIdle(nowMs: number): void {
     if (nowMs - e.lastUsedMs < DROP_AFTER_MS) return;
     if (hasSockets(e.agent)) continue;
     pool.delete(key);
+    e.agent.closeContext();
   }
 }
 
@@ -144,7 +182,7 @@ export function pooledTls(o: TlsIdentityOptions, nowMs = Date.now()): PooledTls 
     return hit;
   }
   const secureContext = createSecureContext({ ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase });
-  const agent = new SessionKeepingAgent(key, {
+  const agent = new SessionKeepingAgent(key, secureContext, {
     keepAlive: true,
     maxSockets: MAX_SOCKETS,
     maxFreeSockets: MAX_FREE_SOCKETS,
@@ -153,13 +191,24 @@ export function pooledTls(o: TlsIdentityOptions, nowMs = Date.now()): PooledTls 
   });
   const entry = { agent, secureContext, lastUsedMs: nowMs };
   pool.set(key, entry);
-  if (pool.size > MAX_IDENTITIES) pool.delete(pool.keys().next().value!);
+  if (pool.size > MAX_IDENTITIES) {
+    // Past the bound the oldest goes even with sockets: its context is left to V8, which frees it
+    // once those sockets are gone.
+    const [oldKey, oldest] = pool.entries().next().value!;
+    pool.delete(oldKey);
+    if (!hasSockets(oldest.agent)) oldest.agent.closeContext();
+  }
   return entry;
 }
 
 /** For tests: how many identities the pool holds. */
 export function pooledTlsCount(): number {
   return pool.size;
+}
+
+/** For tests: how many dropped identities' contexts were freed at once. */
+export function closedTlsContexts(): number {
+  return closedContexts;
 }
 
 /** For tests and status: how many TLS sessions are kept. */
