@@ -174,11 +174,19 @@ export interface PrimaryHandlers {
 export interface FollowingPrimary {
   /** Tells the primary the frontends served now (after start and after every reload): it hands over connections for those. */
   ready(): void;
-  /** A connection of this process ended: the primary hears the new count once per event-loop turn. */
+  /** A connection of this process ended: the primary hears the new count within REPORT_DELAY_MS. */
   closed(): void;
   /** The undo: stop obeying the primary. */
   stop(): void;
 }
+
+/**
+ * How long a worker gathers the ends of its connections into one report. Only ends are reported:
+ * the primary counts the connections it sends itself. Until the report arrives the primary counts
+ * the ended ones as open, so it may keep a new connection that the worker would have taken; one
+ * report per end instead cost a message per connection under a new-connection load.
+ */
+export const REPORT_DELAY_MS = 10;
 
 /**
  * The worker's side: obeys the primary's messages, reports its load, and shuts down (SIGTERM to
@@ -186,15 +194,15 @@ export interface FollowingPrimary {
  */
 export function followPrimary(handlers: PrimaryHandlers, proc: NodeJS.Process = process): FollowingPrimary {
   let received = 0;
-  let reportQueued = false;
+  let reportTimer: NodeJS.Timeout | undefined;
   const report = (): void => {
-    reportQueued = false;
+    reportTimer = undefined;
     if (proc.connected) proc.send?.({ kind: 'kubeward-proxy:load', open: handlers.open(), received } satisfies WorkerReport);
   };
   const queueReport = (): void => {
-    if (reportQueued) return;
-    reportQueued = true;
-    setImmediate(report);
+    if (reportTimer) return;
+    reportTimer = setTimeout(report, REPORT_DELAY_MS);
+    reportTimer.unref();
   };
   const onMessage = (raw: unknown, handle: unknown): void => {
     const msg = raw as WorkerMessage;
@@ -202,8 +210,8 @@ export function followPrimary(handlers: PrimaryHandlers, proc: NodeJS.Process = 
       const client = handle as AcceptedHandle | undefined;
       if (!client || typeof client.close !== 'function') return;
       received++;
-      handlers.connection(msg.frontend, client);
-      queueReport();
+      // Closed at once when no frontend here has that name: reported as an end.
+      if (!handlers.connection(msg.frontend, client)) queueReport();
     } else if (msg?.kind === 'kubeward-proxy:reload') handlers.reload();
     else if (msg?.kind === 'kubeward-proxy:drain') handlers.drain(msg.frontend, msg.upstream, msg.drained);
   };
@@ -216,6 +224,7 @@ export function followPrimary(handlers: PrimaryHandlers, proc: NodeJS.Process = 
     },
     closed: queueReport,
     stop: () => {
+      clearTimeout(reportTimer);
       proc.off('message', onMessage);
       proc.off('disconnect', onDisconnect);
     },
