@@ -187,3 +187,24 @@ test('--workers 2: a reload that adds and removes a listen address changes where
   assert.equal(still.upstream, 'a', 'the kept address still serves');
   assert.equal(onB.filter((c) => !c.socket.destroyed).length, 2, 'established connections survive the reloads');
 });
+
+test('--workers 2 --worker-accept reuseport: every process listens and the kernel spreads a burst of 64 connects over both', async (t) => {
+  const ups = await startUpstreams(t, ['a']);
+  const [port, admin] = [await freePort(), await freePort()];
+  const p = startWorkers(
+    t,
+    ['--listen', `127.0.0.1:${port}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--worker-accept', 'reuseport'],
+    admin,
+  );
+  await p.ready();
+  const primary = p.child.pid!;
+  const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
+  const { stdout } = await run('ss', ['-tlnpH', `( sport = :${port} )`]);
+  assert.deepEqual(new Set([...stdout.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]))), new Set([primary, worker]), 'both processes listen on the port');
+  const burst = await Promise.all(Array.from({ length: 64 }, () => openGreeted(port)));
+  t.after(() => burst.forEach((c) => c.socket.destroy()));
+  // The kernel picks by a hash of each connection's addresses, as a fair coin would: fewer than 8
+  // of 64 for one process has a probability of about 1e-10.
+  const held = await heldBy(port);
+  assert.ok((held.get(primary) ?? 0) >= 8 && (held.get(worker!) ?? 0) >= 8, `held per process: ${JSON.stringify([...held])}`);
+});
