@@ -104,13 +104,20 @@ export class WorkerPool {
     const msg: WorkerMessage = { kind: 'kubeward-proxy:connection', frontend };
     // A raw TCP handle is sent as Node's 'net.Native' type: the worker gets the handle itself,
     // nothing read from it (lib/internal/child_process.js, handleConversion).
-    w.child.send(msg, client as unknown as Socket, (err) => {
-      if (!w.inFlight.delete(client)) return; // the worker exited first: already closed
-      if (err) {
-        w.sent--;
-        keep(client);
-      } else client.close();
-    });
+    try {
+      w.child.send(msg, client as unknown as Socket, (err) => {
+        if (!w.inFlight.delete(client)) return; // the worker exited first: already closed
+        if (err) {
+          w.sent--;
+          keep(client);
+        } else client.close();
+      });
+    } catch {
+      // Not sent (the channel went away under us): the primary serves it.
+      w.inFlight.delete(client);
+      w.sent--;
+      return false;
+    }
     return true;
   }
 
