@@ -34,8 +34,8 @@ export async function runProxyMode(
     log: ctx.log,
     registry: ctx.registry,
     reusePort: config.reusePort || (shared && !byPrimary),
-    // --worker-accept primary: the primary alone listens and hands connections out (proxy-workers.ts);
-    // a worker opens no listener. reuseport: every process listens and accepts its own.
+    // --worker-accept reuseport (the default): every process listens and accepts its own. primary:
+    // the primary alone listens and hands connections out (proxy-workers.ts); a worker opens none.
     handOff:
       processes > 1 && byPrimary
         ? (frontend, client) => pool?.handOff(frontend, client, proxy.openConnections, (c) => proxy.adopt(frontend, c)) ?? false

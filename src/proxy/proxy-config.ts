@@ -116,7 +116,7 @@ export const DEFAULTS = {
   discoveryDebounce: '1s',
   cacheFile: '/var/lib/kubeward/proxy-upstreams.json',
   workers: 1,
-  workerAccept: 'primary',
+  workerAccept: 'reuseport',
 } as const;
 
 export const DISCOVERY_TYPES = ['static', 'kubernetes'] as const;
@@ -480,7 +480,7 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
     {
       key: 'workerAccept',
       value: '<primary|reuseport>',
-      help: 'with --workers: primary accepts and hands each connection to the process with the fewest open ones; reuseport: every process listens (SO_REUSEPORT) and the kernel picks by a hash of the addresses, without the hand-over cost',
+      help: 'with --workers: reuseport: every process listens (SO_REUSEPORT) and the kernel picks by a hash of the addresses; primary: this one alone accepts and hands each connection to the process with the fewest open ones (exact spread, more CPU per new connection)',
       defaultText: DEFAULTS.workerAccept,
     },
     { key: 'watchConfig', help: 'reload when the --config file changes (as on SIGHUP)' },

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
-import { followPrimary, REPORT_DELAY_MS, type WorkerReport } from './proxy-workers.ts';
+import { followPrimary, type WorkerReport } from './proxy-workers.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import type { AcceptedHandle } from './adopt-socket.ts';
 
@@ -31,7 +31,7 @@ const handle = (): AcceptedHandle & { closed: boolean } => {
   return h;
 };
 
-test('a worker serves the connections the primary hands over and reports the ends of connections in one message', async () => {
+test('a worker serves the connections the primary hands over and reports the ends of its connections, one message per turn', async () => {
   const proc = fakeProcess();
   let open = 0;
   const got: string[] = [];
@@ -55,14 +55,14 @@ test('a worker serves the connections the primary hands over and reports the end
   for (let i = 0; i < 3; i++) proc.emit('message', { kind: 'kubeward-proxy:connection', frontend: 'api' }, handle());
   proc.emit('message', { kind: 'kubeward-proxy:connection', frontend: 'api' }, undefined); // no socket came with it: ignored
   assert.deepEqual(got, ['api', 'api', 'api']);
-  await delay(REPORT_DELAY_MS * 3);
+  await delay(30);
   assert.equal(proc.sent.length, 1, 'no report for connections received: the primary counted them when it sent them');
 
   open = 1;
   following.closed();
   following.closed();
   await waitFor(() => proc.sent.length > 1, { timeoutMs: 2000, what: 'the load report' });
-  await delay(REPORT_DELAY_MS * 3);
+  await delay(30);
   assert.deepEqual(proc.sent.slice(1), [{ kind: 'kubeward-proxy:load', open: 1, received: 3 }], 'one report for both ends');
 
   proc.emit('disconnect');
