@@ -68,6 +68,11 @@ const badConfigs: { name: string; args?: string[]; yaml?: string; stderr: RegExp
     stderr: /--relay: expected handle or socket/,
   },
   {
+    name: 'an unknown way for workers to get connections',
+    args: ['--upstream', '127.0.0.1:1', '--workers', '2', '--worker-accept', 'shared'],
+    stderr: /--worker-accept: expected primary or reuseport/,
+  },
+  {
     name: 'an unreadable CA file',
     args: ['--upstream', '127.0.0.1:1', '--listen', '127.0.0.1:0', '--ca-file', '/nonexistent/ca.crt', '--admin-address', 'off'],
     stderr: /--ca-file \/nonexistent\/ca\.crt: cannot read/,
