@@ -1,16 +1,19 @@
-// Several proxy processes behind the same listen addresses (--workers). The primary alone listens
-// and accepts; it keeps `count` workers running and hands each new connection to the process with
-// the fewest open connections (pick-process.ts), itself included: the accepted socket goes to the
-// worker over the IPC channel (a descriptor in an SCM_RIGHTS message, Node's `child.send(msg,
-// handle)`). So no worker ever listens: a reload's added and removed addresses, a restarted worker
-// and shutdown concern the primary's listeners only. Each worker runs its own health checks (see
-// README: the trade-off); operator drains and reloads reach every worker over the same channel.
-//
-// Why not SO_REUSEPORT (each process its own listening socket): the kernel picks a socket by a hash
-// of the connection's addresses, whatever each process's load; 64 connections split 34/30 to 39/25.
-// Why not one listening socket shared by every process: libuv polls without EPOLLEXCLUSIVE, every
-// process wakes for every connection and the first to call accept() wins; a burst of 64 connects
-// split from 0/65 to 63/2 (docs/proxy-performance.md, "Workers sharing one listening socket").
+// Several proxy processes behind the same listen addresses (--workers): the primary keeps `count`
+// workers running. Each worker runs its own health checks (see docs/proxy.md: the trade-off);
+// operator drains and reloads reach every worker over the IPC channel. Two ways to get connections
+// to them (--worker-accept):
+// - reuseport (the default): every process listens with SO_REUSEPORT and accepts its own; the
+//   kernel picks a socket by a hash of the connection's addresses, whatever each process's load
+//   (64 connections split 32/32 to 39/25). Nothing here is in the path of a connection.
+// - primary: the primary alone listens and accepts, and hands each new connection to the process
+//   with the fewest open connections (pick-process.ts), itself included: the accepted socket goes
+//   to the worker over the IPC channel (a descriptor in an SCM_RIGHTS message, Node's
+//   `child.send(msg, handle)`). An exact spread, and no worker ever listens, but 20-30 us more CPU
+//   per new connection and no lower paced p99 in the measurements, hence not the default.
+// Not offered: one listening socket shared by every process. libuv polls without EPOLLEXCLUSIVE,
+// every process wakes for every connection and the first to call accept() wins; a burst of 64
+// connects split up to 50/15 and 16/49 (docs/proxy-performance.md, "Workers sharing one listening
+// socket").
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Logger } from '../base/logger.ts';
