@@ -8,7 +8,7 @@
 // - primary: the primary alone listens and accepts, and hands each new connection to the process
 //   with the fewest open connections (pick-process.ts), itself included: the accepted socket goes
 //   to the worker over the IPC channel (a descriptor in an SCM_RIGHTS message, Node's
-//   `child.send(msg, handle)`). An exact spread, and no worker ever listens, but 20-30 us more CPU
+//   `child.send(msg, handle)`). An exact spread, and no worker ever listens, but 20-35 us more CPU
 //   per new connection and no lower paced p99 in the measurements, hence not the default.
 // Not offered: one listening socket shared by every process. libuv polls without EPOLLEXCLUSIVE,
 // every process wakes for every connection and the first to call accept() wins; a burst of 64
