@@ -24,17 +24,24 @@ export async function runProxyMode(
   const proxyConfig = resolveProxyConfig(config);
   const isWorker = process.env[WORKER_ENV] === '1';
   const processes = isWorker ? 1 : config.workers === 'auto' ? availableParallelism() : (config.workers ?? DEFAULTS.workers);
+  // How workers get their connections (read at start: a reload does not change it).
+  const byPrimary = (config.workerAccept ?? DEFAULTS.workerAccept) === 'primary';
+  const shared = processes > 1 || isWorker;
   let pool: WorkerPool | undefined;
   // A worker's side of the channel, once its proxy runs (connections arrive only after it said ready).
   let primary: FollowingPrimary | undefined;
   const proxy: KubewardProxy = await startProxy(proxyConfig, {
     log: ctx.log,
     registry: ctx.registry,
-    reusePort: config.reusePort,
-    // The primary alone listens and hands connections out (proxy-workers.ts); a worker opens no listener.
-    handOff: processes > 1 ? (frontend, client) => pool?.handOff(frontend, client, proxy.openConnections, (c) => proxy.adopt(frontend, c)) ?? false : undefined,
-    fromPrimary: isWorker,
-    onConnectionClosed: isWorker ? () => primary?.closed() : undefined,
+    reusePort: config.reusePort || (shared && !byPrimary),
+    // --worker-accept reuseport (the default): every process listens and accepts its own. primary:
+    // the primary alone listens and hands connections out (proxy-workers.ts); a worker opens none.
+    handOff:
+      processes > 1 && byPrimary
+        ? (frontend, client) => pool?.handOff(frontend, client, proxy.openConnections, (c) => proxy.adopt(frontend, c)) ?? false
+        : undefined,
+    fromPrimary: isWorker && byPrimary,
+    onConnectionClosed: isWorker && byPrimary ? () => primary?.closed() : undefined,
     onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
     onCheckResult: hooks.onCheckResult,
     relay: config.relay,
@@ -60,8 +67,9 @@ export async function runProxyMode(
     ctx.shutdown.add('proxy: stop following the primary', () => following.stop());
     primary.ready();
   } else if (processes > 1) {
-    // Workers get the same arguments; the admin listener and the listen addresses stay with the primary.
-    const args = [...process.argv.slice(2), '--admin-address', 'off', '--workers', '1'];
+    // Workers get the same arguments; the admin listener stays with the primary, and so do the
+    // listen addresses unless every process listens (--worker-accept reuseport).
+    const args = [...process.argv.slice(2), '--admin-address', 'off', '--workers', '1', ...(byPrimary ? [] : ['--reuse-port'])];
     pool = new WorkerPool({
       count: processes - 1,
       script: process.argv[1]!,

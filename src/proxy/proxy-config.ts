@@ -116,6 +116,7 @@ export const DEFAULTS = {
   discoveryDebounce: '1s',
   cacheFile: '/var/lib/kubeward/proxy-upstreams.json',
   workers: 1,
+  workerAccept: 'reuseport',
 } as const;
 
 export const DISCOVERY_TYPES = ['static', 'kubernetes'] as const;
@@ -205,6 +206,7 @@ export const proxyFields = {
   reusePort: optional(boolean),
   relay: optional(zEnum(['handle', 'socket'], { error: 'expected handle or socket' })),
   workers: optional(union([literal('auto'), integer(1, 64)], { error: 'expected a whole number from 1 to 64, or auto' })),
+  workerAccept: optional(zEnum(['primary', 'reuseport'], { error: 'expected primary or reuseport' })),
   frontends: optional(array(frontendObject, { error: 'expected a list of frontends (name, listen, upstreams, ...)' })),
 };
 
@@ -472,8 +474,14 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
     {
       key: 'workers',
       value: '<n|auto>',
-      help: 'processes serving the listen addresses, this one included, each with its own checks; this one accepts and hands each connection to the least loaded; auto: one per CPU',
+      help: 'processes serving the listen addresses, this one included, each with its own checks; auto: one per CPU',
       defaultText: String(DEFAULTS.workers),
+    },
+    {
+      key: 'workerAccept',
+      value: '<primary|reuseport>',
+      help: 'with --workers: reuseport: every process listens (SO_REUSEPORT) and the kernel picks by a hash of the addresses; primary: this one alone accepts and hands each connection to the process with the fewest open ones (exact spread, more CPU per new connection)',
+      defaultText: DEFAULTS.workerAccept,
     },
     { key: 'watchConfig', help: 'reload when the --config file changes (as on SIGHUP)' },
     { key: 'shutdownGrace', value: '<duration>', help: 'on SIGTERM, how long open connections may finish', defaultText: DEFAULTS.shutdownGrace },

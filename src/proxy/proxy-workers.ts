@@ -1,16 +1,19 @@
-// Several proxy processes behind the same listen addresses (--workers). The primary alone listens
-// and accepts; it keeps `count` workers running and hands each new connection to the process with
-// the fewest open connections (pick-process.ts), itself included: the accepted socket goes to the
-// worker over the IPC channel (a descriptor in an SCM_RIGHTS message, Node's `child.send(msg,
-// handle)`). So no worker ever listens: a reload's added and removed addresses, a restarted worker
-// and shutdown concern the primary's listeners only. Each worker runs its own health checks (see
-// README: the trade-off); operator drains and reloads reach every worker over the same channel.
-//
-// Why not SO_REUSEPORT (each process its own listening socket): the kernel picks a socket by a hash
-// of the connection's addresses, whatever each process's load; 64 connections split 34/30 to 39/25.
-// Why not one listening socket shared by every process: libuv polls without EPOLLEXCLUSIVE, every
-// process wakes for every connection and the first to call accept() wins; a burst of 64 connects
-// split from 0/65 to 63/2 (docs/proxy-performance.md, "Workers sharing one listening socket").
+// Several proxy processes behind the same listen addresses (--workers): the primary keeps `count`
+// workers running. Each worker runs its own health checks (see docs/proxy.md: the trade-off);
+// operator drains and reloads reach every worker over the IPC channel. Two ways to get connections
+// to them (--worker-accept):
+// - reuseport (the default): every process listens with SO_REUSEPORT and accepts its own; the
+//   kernel picks a socket by a hash of the connection's addresses, whatever each process's load
+//   (64 connections split 32/32 to 39/25). Nothing here is in the path of a connection.
+// - primary: the primary alone listens and accepts, and hands each new connection to the process
+//   with the fewest open connections (pick-process.ts), itself included: the accepted socket goes
+//   to the worker over the IPC channel (a descriptor in an SCM_RIGHTS message, Node's
+//   `child.send(msg, handle)`). An exact spread, and no worker ever listens, but 20-35 us more CPU
+//   per new connection and no lower paced p99 in the measurements, hence not the default.
+// Not offered: one listening socket shared by every process. libuv polls without EPOLLEXCLUSIVE,
+// every process wakes for every connection and the first to call accept() wins; a burst of 64
+// connects split up to 50/15 and 16/49 (docs/proxy-performance.md, "Workers sharing one listening
+// socket").
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Logger } from '../base/logger.ts';
@@ -104,13 +107,20 @@ export class WorkerPool {
     const msg: WorkerMessage = { kind: 'kubeward-proxy:connection', frontend };
     // A raw TCP handle is sent as Node's 'net.Native' type: the worker gets the handle itself,
     // nothing read from it (lib/internal/child_process.js, handleConversion).
-    w.child.send(msg, client as unknown as Socket, (err) => {
-      if (!w.inFlight.delete(client)) return; // the worker exited first: already closed
-      if (err) {
-        w.sent--;
-        keep(client);
-      } else client.close();
-    });
+    try {
+      w.child.send(msg, client as unknown as Socket, (err) => {
+        if (!w.inFlight.delete(client)) return; // the worker exited first: already closed
+        if (err) {
+          w.sent--;
+          keep(client);
+        } else client.close();
+      });
+    } catch {
+      // Not sent (the channel went away under us): the primary serves it.
+      w.inFlight.delete(client);
+      w.sent--;
+      return false;
+    }
     return true;
   }
 
@@ -174,7 +184,12 @@ export interface PrimaryHandlers {
 export interface FollowingPrimary {
   /** Tells the primary the frontends served now (after start and after every reload): it hands over connections for those. */
   ready(): void;
-  /** A connection of this process ended: the primary hears the new count once per event-loop turn. */
+  /**
+   * A connection of this process ended: the primary hears the new count at the end of this
+   * event-loop turn (one message for all the ends of a turn). Only ends are reported: the primary
+   * counts the connections it sends itself. Gathering them for 10 ms instead left back-to-back wrk
+   * runs split up to 47/17: the primary counted the previous run's connections as still open.
+   */
   closed(): void;
   /** The undo: stop obeying the primary. */
   stop(): void;
@@ -186,15 +201,13 @@ export interface FollowingPrimary {
  */
 export function followPrimary(handlers: PrimaryHandlers, proc: NodeJS.Process = process): FollowingPrimary {
   let received = 0;
-  let reportQueued = false;
+  let reportQueued: NodeJS.Immediate | undefined;
   const report = (): void => {
-    reportQueued = false;
+    reportQueued = undefined;
     if (proc.connected) proc.send?.({ kind: 'kubeward-proxy:load', open: handlers.open(), received } satisfies WorkerReport);
   };
   const queueReport = (): void => {
-    if (reportQueued) return;
-    reportQueued = true;
-    setImmediate(report);
+    reportQueued ??= setImmediate(report);
   };
   const onMessage = (raw: unknown, handle: unknown): void => {
     const msg = raw as WorkerMessage;
@@ -202,8 +215,8 @@ export function followPrimary(handlers: PrimaryHandlers, proc: NodeJS.Process = 
       const client = handle as AcceptedHandle | undefined;
       if (!client || typeof client.close !== 'function') return;
       received++;
-      handlers.connection(msg.frontend, client);
-      queueReport();
+      // Closed at once when no frontend here has that name: reported as an end.
+      if (!handlers.connection(msg.frontend, client)) queueReport();
     } else if (msg?.kind === 'kubeward-proxy:reload') handlers.reload();
     else if (msg?.kind === 'kubeward-proxy:drain') handlers.drain(msg.frontend, msg.upstream, msg.drained);
   };
@@ -216,6 +229,7 @@ export function followPrimary(handlers: PrimaryHandlers, proc: NodeJS.Process = 
     },
     closed: queueReport,
     stop: () => {
+      clearImmediate(reportQueued);
       proc.off('message', onMessage);
       proc.off('disconnect', onDisconnect);
     },

@@ -68,6 +68,11 @@ const badConfigs: { name: string; args?: string[]; yaml?: string; stderr: RegExp
     stderr: /--relay: expected handle or socket/,
   },
   {
+    name: 'an unknown way for workers to get connections',
+    args: ['--upstream', '127.0.0.1:1', '--workers', '2', '--worker-accept', 'shared'],
+    stderr: /--worker-accept: expected primary or reuseport/,
+  },
+  {
     name: 'an unreadable CA file',
     args: ['--upstream', '127.0.0.1:1', '--listen', '127.0.0.1:0', '--ca-file', '/nonexistent/ca.crt', '--admin-address', 'off'],
     stderr: /--ca-file \/nonexistent\/ca\.crt: cannot read/,
@@ -186,7 +191,8 @@ test('--relay socket runs the net.Socket data path and says so in /status and /m
 
 test('with --workers 2 two processes serve the listen address, both fail over, a drain reaches both, SIGTERM stops both', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
-  // freePort stays here: the test connects to the port it asked for (the primary alone binds it).
+  // freePort stays here: the primary and its worker each bind this same port (SO_REUSEPORT), where
+  // port 0 would give each process a port of its own.
   const [port, admin] = [await freePort(), await freePort()];
   const { child, out, exited } = runCli(t, [
     '--listen',
@@ -220,8 +226,7 @@ test('with --workers 2 two processes serve the listen address, both fail over, a
     timeoutMs: 15_000,
     what: `proxy ready; stderr: ${out.stderr.slice(-500)}`,
   });
-  assert.equal(count('frontend listening'), 1, 'the primary alone listens');
-  assert.equal(count('frontend serving the connections the primary hands over'), 1, 'the primary is ready only once its worker is too');
+  assert.equal(count('frontend listening'), 2, 'the primary is ready only once its worker listens too');
   const workerPids = logs().find((l) => l.msg === 'proxy workers started')!.pids!;
   assert.equal(workerPids.length, 1);
   t.after(() =>
@@ -234,15 +239,15 @@ test('with --workers 2 two processes serve the listen address, both fail over, a
     }),
   );
 
-  // The primary hands each connection to the process with the fewest open ones: one after another,
-  // they alternate, so the primary (whose /status this is) keeps exactly half.
+  // The kernel spreads connections over both processes by their addresses: the primary (whose
+  // /status this is) sees only its share.
   const first: Greeted[] = [];
   for (let i = 0; i < 40; i++) first.push(await openGreeted(port));
   t.after(() => first.forEach((c) => c.socket.destroy()));
   const accepted = async () =>
     ((await (await fetch(`${base}/status`)).json()) as { frontends: { counters: { accepted: number } }[] }).frontends[0]!.counters.accepted;
   const byPrimary = await accepted();
-  assert.equal(byPrimary, 20, `the primary served ${byPrimary} of 40 connections; the worker the rest`);
+  assert.ok(byPrimary > 0 && byPrimary < 40, `the primary accepted ${byPrimary} of 40 connections; the worker the rest`);
   first.forEach((c) => c.socket.destroy());
 
   const b = `127.0.0.1:${ups[1]!.address.port}`;

@@ -1,5 +1,6 @@
-// `kubeward proxy --workers 2` as real processes on loopback: the primary alone listens and hands
-// each connection to the process with the fewest open ones (src/proxy/proxy-workers.ts). Which
+// `kubeward proxy --workers 2` as real processes on loopback, both ways of getting connections to
+// the workers (src/proxy/proxy-workers.ts): the primary alone listens and hands each connection to
+// the process with the fewest open ones, or every process listens with SO_REUSEPORT. Which
 // process holds a connection is read from the OS (ss), not from the proxy's own counters.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -100,12 +101,23 @@ function refused(port: number): Promise<boolean> {
   });
 }
 
-test('--workers 2: a burst of 64 connects splits 32/32, only the primary listens, a killed worker comes back, a killed primary takes the worker along', async (t) => {
+test('--workers 2 --worker-accept primary: a burst of 64 connects splits 32/32, only the primary listens, a killed worker comes back, a killed primary takes the worker along', async (t) => {
   const ups = await startUpstreams(t, ['a']);
   const [port, admin] = [await freePort(), await freePort()];
   const p = startWorkers(
     t,
-    ['--listen', `127.0.0.1:${port}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--shutdown-grace', '500ms'],
+    [
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--upstream',
+      `127.0.0.1:${ups[0]!.address.port}`,
+      '--health-check',
+      'tcp',
+      '--shutdown-grace',
+      '500ms',
+      '--worker-accept',
+      'primary',
+    ],
     admin,
   );
   await p.ready();
@@ -145,7 +157,7 @@ test('--workers 2: a burst of 64 connects splits 32/32, only the primary listens
   await waitFor(() => !isAlive(successor), { timeoutMs: 10_000, what: 'the worker gone with the primary' });
 });
 
-test('--workers 2: a reload that adds and removes a listen address changes where clients connect, and both processes serve the new one', async (t) => {
+test('--workers 2 --worker-accept primary: a reload that adds and removes a listen address changes where clients connect, and both processes serve the new one', async (t) => {
   const ups = await startUpstreams(t, ['a']);
   const [a, b, admin] = [await freePort(), await freePort(), await freePort()];
   const dir = await mkdtemp(join(tmpdir(), 'kw-workers-'));
@@ -154,7 +166,7 @@ test('--workers 2: a reload that adds and removes a listen address changes where
   const yaml = (ports: number[]) =>
     `healthCheck: tcp\nfrontends:\n  - name: api\n    listen: [${ports.map((x) => `"127.0.0.1:${x}"`).join(', ')}]\n    upstreams: ["127.0.0.1:${ups[0]!.address.port}"]\n`;
   await writeFile(file, yaml([a]));
-  const p = startWorkers(t, ['--config', file], admin);
+  const p = startWorkers(t, ['--config', file, '--worker-accept', 'primary'], admin);
   await p.ready();
   const primary = p.child.pid!;
   const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
@@ -186,4 +198,25 @@ test('--workers 2: a reload that adds and removes a listen address changes where
   t.after(() => still.socket.destroy());
   assert.equal(still.upstream, 'a', 'the kept address still serves');
   assert.equal(onB.filter((c) => !c.socket.destroyed).length, 2, 'established connections survive the reloads');
+});
+
+test('--workers 2 (--worker-accept reuseport, the default): every process listens and the kernel spreads a burst of 64 connects over both', async (t) => {
+  const ups = await startUpstreams(t, ['a']);
+  const [port, admin] = [await freePort(), await freePort()];
+  const p = startWorkers(
+    t,
+    ['--listen', `127.0.0.1:${port}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--worker-accept', 'reuseport'],
+    admin,
+  );
+  await p.ready();
+  const primary = p.child.pid!;
+  const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
+  const { stdout } = await run('ss', ['-tlnpH', `( sport = :${port} )`]);
+  assert.deepEqual(new Set([...stdout.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]))), new Set([primary, worker]), 'both processes listen on the port');
+  const burst = await Promise.all(Array.from({ length: 64 }, () => openGreeted(port)));
+  t.after(() => burst.forEach((c) => c.socket.destroy()));
+  // The kernel picks by a hash of each connection's addresses, as a fair coin would: fewer than 8
+  // of 64 for one process has a probability of about 1e-10.
+  const held = await heldBy(port);
+  assert.ok((held.get(primary) ?? 0) >= 8 && (held.get(worker!) ?? 0) >= 8, `held per process: ${JSON.stringify([...held])}`);
 });
