@@ -124,6 +124,27 @@ test('only the first wake-up of a sleeping thread counts for its delay', () => {
   assert.deepEqual(a.wakeDelays.get(B), [{ wakee: B, waker: W, delayNs: 1_000, sameCpu: false }]);
 });
 
+test('a wake-up of a thread still on its CPU is no wait: nor is one seen before the thread switched out', () => {
+  const a = analyzeTrace(
+    [
+      sw(0, 0, 0, 'R', B), // the backend runs
+      wake(100, 1, P, B, 0), // woken while still running (it had set itself to sleep, not yet switched out)
+      sw(200, 0, B, 'S', 0),
+      wake(5_000, 1, P, B, 0), // a real wake-up
+      sw(5_300, 0, 0, 'R', B),
+      wake(6_000, 1, W, P, 1), // the proxy was running before the trace began: its wake-up is void at its switch-out
+      sw(7_000, 1, P, 'S', 0),
+      sw(9_000, 1, 0, 'R', P),
+    ],
+    new Set(),
+  );
+  assert.deepEqual(
+    a.wakeDelays.get(B)!.map((d) => d.delayNs),
+    [300],
+  );
+  assert.equal(a.wakeDelays.get(P), undefined);
+});
+
 test('quantile by nearest rank, and spread in µs', () => {
   assert.equal(quantile([], 0.5), undefined);
   assert.equal(quantile([5, 1, 3], 0.5), 3);

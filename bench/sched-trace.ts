@@ -147,6 +147,9 @@ export class TraceWalker {
   }
 
   #wakeup(ev: Extract<TraceEvent, { kind: 'wakeup' }>): void {
+    // The kernel also traces a wake-up of a thread still on its CPU (it was about to sleep, or
+    // runnable after a preemption): no wait for a CPU follows from it.
+    if (this.#onSince.has(ev.wakee)) return;
     if (!this.#pending.has(ev.wakee)) this.#pending.set(ev.wakee, { ns: ev.ns, waker: ev.tid, sameCpu: ev.targetCpu === ev.cpu });
     const waker = this.#open.get(ev.tid);
     if (waker && waker.firstWriteNs !== undefined && waker.leg.wakee === undefined && ev.wakee !== ev.tid) {
@@ -175,6 +178,9 @@ export class TraceWalker {
       this.#runNs.set(ev.prevTid, (this.#runNs.get(ev.prevTid) ?? 0) + ev.ns - since);
       this.#onSince.delete(ev.prevTid);
     }
+    // A wake-up seen while the thread was still running (before the trace knew it was) is void too.
+    this.#pending.delete(ev.prevTid);
+    this.#wakeeOf.delete(ev.prevTid);
     const out = this.#open.get(ev.prevTid);
     if (out) {
       if (ev.prevState.startsWith('R')) {
