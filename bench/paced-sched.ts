@@ -194,6 +194,10 @@ function legSummary(legs: readonly Leg[], requests: number, names: Map<number, s
     wakeeDelaySameCpu: spread(pick((l) => (l.wakeeSameCpu === true ? l.wakeeDelayNs : undefined))),
     wakeeDelayOtherCpu: spread(pick((l) => (l.wakeeSameCpu === false ? l.wakeeDelayNs : undefined))),
     through: spread(through),
+    /** Median on-CPU µs of the wake-ups that passed on k chunks (k = 1..8, unpreempted): a fixed cost per turn plus one per chunk. */
+    runByChunks: Object.fromEntries(
+      [1, 2, 3, 4, 5, 6, 7, 8].map((k) => [k, spread(legs.filter((l) => l.writes === k && l.preemptions === 0).map((l) => l.runNs))?.p50Us]),
+    ),
     single: singleSummary(legs),
   };
 }
