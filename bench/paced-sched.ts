@@ -180,6 +180,11 @@ function legSummary(legs: readonly Leg[], requests: number, names: Map<number, s
     syscallsPerLeg: Number((legs.reduce((a, l) => a + l.syscalls, 0) / Math.max(1, legs.length)).toFixed(2)),
     preemptedLegsPerK: Number(((legs.filter((l) => l.preemptions > 0).length * 1000) / Math.max(1, legs.length)).toFixed(2)),
     wakers: Object.fromEntries(wakers),
+    preemptedBy: Object.fromEntries(
+      legs
+        .flatMap((l) => l.preemptedBy)
+        .reduce((m, tid) => m.set(names.get(tid) ?? 'other', (m.get(names.get(tid) ?? 'other') ?? 0) + 1), new Map<string, number>()),
+    ),
     wakees: Object.fromEntries(wakees),
     /** Per chunk passed on: from the wake-up that brought it to its write (batched ones wait for those before). */
     inProxy: spread(legs.flatMap((l) => l.writeAtNs)),

@@ -101,6 +101,7 @@ test('a preemption is counted apart from the run time, and the leg goes on until
   const leg = a.legs[0]!;
   assert.equal(leg.preemptions, 1);
   assert.equal(leg.preemptedNs, 4_000);
+  assert.deepEqual(leg.preemptedBy, [W]);
   assert.equal(leg.runNs, 2_000);
   assert.equal(leg.toWriteNs, 5_500); // from running to the write, the preemption inside
   assert.equal(leg.wakeeSameCpu, false);

@@ -60,6 +60,8 @@ export interface Leg {
   /** Off the CPU with work to do (switched out runnable) between running and sleeping. */
   preemptedNs: number;
   preemptions: number;
+  /** The threads that took the CPU at its preemptions. */
+  preemptedBy: number[];
   /** On the CPU, from running to sleeping, preemptions left out. */
   runNs: number;
   syscalls: number;
@@ -186,6 +188,7 @@ export class TraceWalker {
       if (ev.prevState.startsWith('R')) {
         out.preemptedAtNs = ev.ns;
         out.leg.preemptions++;
+        out.leg.preemptedBy.push(ev.nextTid);
       } else {
         closeLeg(out, ev.ns);
         this.#legs.push(out.leg);
@@ -236,6 +239,7 @@ function newLeg(tid: number, waker: number, wakeDelayNs: number): Leg {
     afterWriteNs: undefined,
     preemptedNs: 0,
     preemptions: 0,
+    preemptedBy: [],
     runNs: 0,
     syscalls: 0,
     writeAtNs: [],
