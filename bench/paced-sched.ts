@@ -180,6 +180,11 @@ function legSummary(legs: readonly Leg[], requests: number, names: Map<number, s
     syscallsPerLeg: Number((legs.reduce((a, l) => a + l.syscalls, 0) / Math.max(1, legs.length)).toFixed(2)),
     preemptedLegsPerK: Number(((legs.filter((l) => l.preemptions > 0).length * 1000) / Math.max(1, legs.length)).toFixed(2)),
     wakers: Object.fromEntries(wakers),
+    preemptedBy: Object.fromEntries(
+      legs
+        .flatMap((l) => l.preemptedBy)
+        .reduce((m, tid) => m.set(names.get(tid) ?? 'other', (m.get(names.get(tid) ?? 'other') ?? 0) + 1), new Map<string, number>()),
+    ),
     wakees: Object.fromEntries(wakees),
     /** Per chunk passed on: from the wake-up that brought it to its write (batched ones wait for those before). */
     inProxy: spread(legs.flatMap((l) => l.writeAtNs)),
@@ -194,6 +199,10 @@ function legSummary(legs: readonly Leg[], requests: number, names: Map<number, s
     wakeeDelaySameCpu: spread(pick((l) => (l.wakeeSameCpu === true ? l.wakeeDelayNs : undefined))),
     wakeeDelayOtherCpu: spread(pick((l) => (l.wakeeSameCpu === false ? l.wakeeDelayNs : undefined))),
     through: spread(through),
+    /** Median on-CPU µs of the wake-ups that passed on k chunks (k = 1..8, unpreempted): a fixed cost per turn plus one per chunk. */
+    runByChunks: Object.fromEntries(
+      [1, 2, 3, 4, 5, 6, 7, 8].map((k) => [k, spread(legs.filter((l) => l.writes === k && l.preemptions === 0).map((l) => l.runNs))?.p50Us]),
+    ),
     single: singleSummary(legs),
   };
 }

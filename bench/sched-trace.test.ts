@@ -101,6 +101,7 @@ test('a preemption is counted apart from the run time, and the leg goes on until
   const leg = a.legs[0]!;
   assert.equal(leg.preemptions, 1);
   assert.equal(leg.preemptedNs, 4_000);
+  assert.deepEqual(leg.preemptedBy, [W]);
   assert.equal(leg.runNs, 2_000);
   assert.equal(leg.toWriteNs, 5_500); // from running to the write, the preemption inside
   assert.equal(leg.wakeeSameCpu, false);
@@ -122,6 +123,27 @@ test('a thread already runnable when the trace starts makes no leg; one without 
 test('only the first wake-up of a sleeping thread counts for its delay', () => {
   const a = analyzeTrace([wake(0, 1, W, B, 0), wake(300, 1, P, B, 0), sw(1_000, 0, 0, 'R', B)], new Set());
   assert.deepEqual(a.wakeDelays.get(B), [{ wakee: B, waker: W, delayNs: 1_000, sameCpu: false }]);
+});
+
+test('a wake-up of a thread still on its CPU is no wait: nor is one seen before the thread switched out', () => {
+  const a = analyzeTrace(
+    [
+      sw(0, 0, 0, 'R', B), // the backend runs
+      wake(100, 1, P, B, 0), // woken while still running (it had set itself to sleep, not yet switched out)
+      sw(200, 0, B, 'S', 0),
+      wake(5_000, 1, P, B, 0), // a real wake-up
+      sw(5_300, 0, 0, 'R', B),
+      wake(6_000, 1, W, P, 1), // the proxy was running before the trace began: its wake-up is void at its switch-out
+      sw(7_000, 1, P, 'S', 0),
+      sw(9_000, 1, 0, 'R', P),
+    ],
+    new Set(),
+  );
+  assert.deepEqual(
+    a.wakeDelays.get(B)!.map((d) => d.delayNs),
+    [300],
+  );
+  assert.equal(a.wakeDelays.get(P), undefined);
 });
 
 test('quantile by nearest rank, and spread in µs', () => {

@@ -60,6 +60,8 @@ export interface Leg {
   /** Off the CPU with work to do (switched out runnable) between running and sleeping. */
   preemptedNs: number;
   preemptions: number;
+  /** The threads that took the CPU at its preemptions. */
+  preemptedBy: number[];
   /** On the CPU, from running to sleeping, preemptions left out. */
   runNs: number;
   syscalls: number;
@@ -147,6 +149,9 @@ export class TraceWalker {
   }
 
   #wakeup(ev: Extract<TraceEvent, { kind: 'wakeup' }>): void {
+    // The kernel also traces a wake-up of a thread still on its CPU (it was about to sleep, or
+    // runnable after a preemption): no wait for a CPU follows from it.
+    if (this.#onSince.has(ev.wakee)) return;
     if (!this.#pending.has(ev.wakee)) this.#pending.set(ev.wakee, { ns: ev.ns, waker: ev.tid, sameCpu: ev.targetCpu === ev.cpu });
     const waker = this.#open.get(ev.tid);
     if (waker && waker.firstWriteNs !== undefined && waker.leg.wakee === undefined && ev.wakee !== ev.tid) {
@@ -175,11 +180,15 @@ export class TraceWalker {
       this.#runNs.set(ev.prevTid, (this.#runNs.get(ev.prevTid) ?? 0) + ev.ns - since);
       this.#onSince.delete(ev.prevTid);
     }
+    // A wake-up seen while the thread was still running (before the trace knew it was) is void too.
+    this.#pending.delete(ev.prevTid);
+    this.#wakeeOf.delete(ev.prevTid);
     const out = this.#open.get(ev.prevTid);
     if (out) {
       if (ev.prevState.startsWith('R')) {
         out.preemptedAtNs = ev.ns;
         out.leg.preemptions++;
+        out.leg.preemptedBy.push(ev.nextTid);
       } else {
         closeLeg(out, ev.ns);
         this.#legs.push(out.leg);
@@ -230,6 +239,7 @@ function newLeg(tid: number, waker: number, wakeDelayNs: number): Leg {
     afterWriteNs: undefined,
     preemptedNs: 0,
     preemptions: 0,
+    preemptedBy: [],
     runNs: 0,
     syscalls: 0,
     writeAtNs: [],
