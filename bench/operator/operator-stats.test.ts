@@ -41,6 +41,20 @@ test("cycleStarts: a router read right after a group list is flight's; any other
   assert.deepEqual(cycleStarts([R(0, '/network/v2.0/routers'), R(1, '/network/v2.0/security-groups')]), { routegc: [], flight: [] }, 'lists are no markers');
 });
 
+test("cycleStarts: a first round where flight took routegc's router read leaves routegc's next cycle its own", () => {
+  const log = [
+    R(0, ROUTER), // routegc cycle 1 (flight takes this read)
+    R(3, SERVERS), // flight's, taken by routegc
+    R(12, GROUPS), // flight round 1: no router GET follows
+    R(10_500, ROUTER), // routegc cycle 2, an interval later
+    R(11_000, SERVERS),
+    R(14_000, SERVERS),
+    R(14_010, GROUPS),
+    R(14_020, ROUTER), // flight round 2 reads on its own
+  ];
+  assert.deepEqual(cycleStarts(log), { routegc: [0, 10_500], flight: [12, 14_010] });
+});
+
 test('lateness: only what goes past 1.5 × interval counts', () => {
   assert.deepEqual(lateness([0, 30_000, 75_000, 125_000], 30_000), [0, 0, 5000]);
   assert.deepEqual(lateness([5], 30_000), []);

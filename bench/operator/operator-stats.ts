@@ -16,17 +16,20 @@ export type CycleKind = 'routegc' | 'flight';
  * a flight round lists the security groups by name and then reads the router; a routegc cycle reads
  * the router first. So a GET of the router right after a security-group list is flight's, every
  * other GET of the router starts a routegc cycle, and each security-group list starts a flight round.
+ * In a cluster's first round flight takes routegc's read of the router (src/controllers/managed-cluster/
+ * round-reads.ts) and makes no GET of its own: so flight's claim lasts `owedMs` after its group list,
+ * and a router GET after that is routegc's next cycle (its first call, an interval later).
  */
-export function cycleStarts(requests: readonly OsRequest[]): Record<CycleKind, number[]> {
+export function cycleStarts(requests: readonly OsRequest[], owedMs = 5000): Record<CycleKind, number[]> {
   const out: Record<CycleKind, number[]> = { routegc: [], flight: [] };
-  let flightOwesRouter = false;
+  let flightOwesRouterUntil = -Infinity;
   for (const r of requests) {
     if (r.method !== 'GET') continue;
     if (/\/security-groups\?(.*&)?name=/.test(r.path)) {
       out.flight.push(r.atMs);
-      flightOwesRouter = true;
+      flightOwesRouterUntil = r.atMs + owedMs;
     } else if (/\/routers\/[^/?]+$/.test(r.path.split('?')[0]!)) {
-      if (flightOwesRouter) flightOwesRouter = false;
+      if (r.atMs <= flightOwesRouterUntil) flightOwesRouterUntil = -Infinity;
       else out.routegc.push(r.atMs);
     }
   }

@@ -15,7 +15,7 @@ const MAX_REDIRECTS = 20;
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export interface NodeFetchOptions {
-  /** Connections per origin (default 32); more requests wait for a free one. */
+  /** Connections per origin (default: no cap); more requests wait for a free one. */
   maxSockets?: number;
   /** Idle connections kept per origin (default 4), each closed after keepAliveMs idle. */
   maxFreeSockets?: number;
@@ -47,7 +47,10 @@ export function nodeFetch(o: NodeFetchOptions = {}): FetchFn & { destroy(): void
   const agentOpts = {
     keepAlive: true,
     keepAliveMsecs: 1000,
-    maxSockets: o.maxSockets ?? 32,
+    // No cap per origin, as undici has none: clusters in one region share its endpoints, and a few
+    // clusters' hung calls must not hold the connections every other cluster waits for. The workers
+    // bound the calls in flight.
+    maxSockets: o.maxSockets ?? Infinity,
     maxFreeSockets: o.maxFreeSockets ?? 4,
     timeout: o.keepAliveMs ?? 4000,
   };

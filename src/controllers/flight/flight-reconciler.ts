@@ -15,7 +15,7 @@ import { DEFAULT_FLIGHT_TIMING } from './decide-flight.ts';
 import { DEFAULT_ROUTE_LIMIT } from '../routegc/decide-routegc.ts';
 import { flightConditions } from './flight-conditions.ts';
 import { openStackFlightCloud, sharedFlightCloud } from './flight-cloud.ts';
-import { roundReadCluster, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
+import { firstCycleOnly, roundReadCluster, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
 import type { FlightMetrics } from './flight-metrics.ts';
 import { FlightRunner, type FlightTarget } from './flight-round.ts';
 
@@ -74,7 +74,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
         routerId: scope.routerId,
       };
       const own = openStackFlightCloud(clients.openstack);
-      const read = o.reads?.of(roundReadCluster(scope.key, mc.metadata.uid), 'flight');
+      const read = o.reads && firstCycleOnly(o.reads.of(roundReadCluster(scope.key, mc.metadata.uid), 'flight'));
       return new FlightRunner(
         {
           cloud: read ? sharedFlightCloud(own, read) : own,

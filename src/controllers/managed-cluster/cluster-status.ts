@@ -140,9 +140,11 @@ export function clusterConditionWriter(o: ClusterConditionWriterOptions): Cluste
       if (!p.waiting) {
         p.waiting = true;
         // Written by the last writer's call, or here once the time is up; the caller goes on meanwhile.
-        void o.clock.sleep(g.gatherMs).then(() => {
+        // The caller's fence ends the wait early (a stopping replica keeps no timer; what it wished is not written then).
+        const go = () => {
           if (pending.get(key) === p && p.waiting) void start(key);
-        });
+        };
+        o.clock.sleep(g.gatherMs, signal).then(go, go);
       }
       return;
     }

@@ -17,7 +17,7 @@ import { RouteGcRunner, type RouteGcCloud } from '../routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../routegc/routegc-metrics.ts';
 import type { ClusterNodes } from './cluster-adapters.ts';
 import { inst, node, r } from './cluster-fixtures.test-helpers.ts';
-import { ROUND_READ_WINDOW_MS, roundReads, roundReadCluster, sharedNodeList } from './round-reads.ts';
+import { firstCycleOnly, ROUND_READ_WINDOW_MS, roundReads, roundReadCluster, sharedNodeList } from './round-reads.ts';
 
 function counter<T>(value: () => T) {
   const c = { calls: 0, read: async () => (c.calls++, value()) };
@@ -185,4 +185,23 @@ test("routegc's cycle and flight's round side by side make one router, one serve
   clock.advance(30_000);
   await Promise.all([routegc.cycle(), flight.round()]);
   assert.deepEqual(calls, { router: 2, servers: 2, nodes: 2, groups: 2 });
+});
+
+test('firstCycleOnly: a runner shares each of its first reads, and reads on its own after', async () => {
+  const clock = new ManualClock(0);
+  const reads = roundReads({ clock });
+  const servers = counter(() => ['s']);
+  const router = counter(() => 'r');
+  const rg = firstCycleOnly(reads.of('c', 'routegc'));
+  const fl = firstCycleOnly(reads.of('c', 'flight'));
+  await rg('router/r1', router.read);
+  await fl('servers', servers.read);
+  await rg('servers', servers.read);
+  await fl('router/r1', router.read);
+  assert.deepEqual([router.calls, servers.calls], [1, 1], 'the first round: one read of each');
+  // Second cycles within the window still read on their own: neither offers nor takes.
+  await fl('servers', servers.read);
+  await rg('servers', servers.read);
+  assert.equal(servers.calls, 3);
+  assert.equal(reads.size, 0, 'nothing offered after the first cycle');
 });

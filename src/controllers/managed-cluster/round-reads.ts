@@ -20,7 +20,7 @@ import type { ClusterNodes } from './cluster-adapters.ts';
 export type ClusterRead = <T>(what: string, own: () => Promise<T>, signal?: AbortSignal) => Promise<T>;
 
 export interface RoundReads {
-  /** The reads of one cluster (its key and UID) by one controller ("routegc", "flight"). */
+  /** The reads of one cluster (its key and UID) by one controller ("routegc", "flight"); see firstCycleOnly for what the operator shares. */
   of(cluster: string, reader: string): ClusterRead;
   /** For tests and metrics: reads now on offer. */
   readonly size: number;
@@ -88,3 +88,23 @@ export function sharedNodeList(nodes: ClusterNodes, read: ClusterRead): ClusterN
 
 /** The cluster id round reads are kept under: its key and UID, so a cluster made again under the same name shares nothing with the old one. */
 export const roundReadCluster = (key: string, uid: string | undefined): string => `${key}#${uid ?? ''}`;
+
+/**
+ * `read` for a runner's first cycle only: each of the router, servers and Nodes is shared the first
+ * time the runner reads it, and read on its own every time after. The first cycles of routegc and
+ * flight run side by side (operator.ts queues them at one point); their later rounds drift apart
+ * with each controller's own jitter, so a later read would meet the other controller's only by
+ * chance, a routegc cycle that took flight's reads would leave no call of its own in the cloud's
+ * request log the bench and the isolation test read cycles from (bench/operator/operator-stats.ts),
+ * and a read that old is not worth the doubt.
+ */
+export function firstCycleOnly(read: ClusterRead): ClusterRead {
+  // One bit per kind read so far: small, since every runner of every cluster holds one.
+  let done = 0;
+  return (what, own, signal) => {
+    const bit = what === 'nodes' ? 1 : what === 'servers' ? 2 : 4;
+    if (done & bit) return own();
+    done |= bit;
+    return read(what, own, signal);
+  };
+}

@@ -18,7 +18,7 @@ import { RouteWriter } from '../managed-cluster/route-writer.ts';
 import { openStackRouteGcCloud, sharedRouteGcCloud } from './routegc-cloud.ts';
 import { routeGcConditions } from './routegc-conditions.ts';
 import { RouteGcRunner } from './routegc-cycle.ts';
-import { roundReadCluster, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
+import { firstCycleOnly, roundReadCluster, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
 import { DEFAULT_ROUTE_LIMIT } from './decide-routegc.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
 
@@ -43,7 +43,7 @@ export interface RouteGcSettings {
 /** The one way routegc's runner for a cluster is built (reconciler and termination clean-up alike). */
 export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: Logger, clock: Clock, reads?: RoundReads): RouteGcRunner {
   const own = openStackRouteGcCloud(ctx.clients.openstack);
-  const read = reads?.of(roundReadCluster(ctx.scope.key, ctx.mc.metadata.uid), 'routegc');
+  const read = reads && firstCycleOnly(reads.of(roundReadCluster(ctx.scope.key, ctx.mc.metadata.uid), 'routegc'));
   return new RouteGcRunner(
     {
       cloud: read ? sharedRouteGcCloud(own, read) : own,
