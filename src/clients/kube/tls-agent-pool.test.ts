@@ -10,7 +10,15 @@ import fc from 'fast-check';
 import { createTestCa } from '../../../testkit/certs.ts';
 import { KubeClient, sharesTls } from './kube-client.ts';
 import { loadKubeConfig } from './load-kube-config.ts';
-import { closedTlsContexts, keptTlsSessions, pooledTls, pooledTlsCount, tlsIdentityKey, type TlsIdentityOptions } from './tls-agent-pool.ts';
+import {
+  closedTlsContexts,
+  keptTlsSessionBytes,
+  keptTlsSessions,
+  pooledTls,
+  pooledTlsCount,
+  tlsIdentityKey,
+  type TlsIdentityOptions,
+} from './tls-agent-pool.ts';
 
 test('clients with the same TLS identity share one keep-alive agent and context; another identity gets its own', () => {
   const before = pooledTlsCount();
@@ -149,6 +157,11 @@ test("a cluster's next cycle resumes its TLS session after the agent was dropped
       };
       const req = request(options, (res) => {
         const socket = res.socket as TLSSocket;
+        // What the socket keeps for its life (node's tls.connect): the pooled context, not the CA.
+        const kept = Object.getOwnPropertySymbols(socket).find((sym) => sym.description === 'connect-options');
+        const connectOptions = kept && (socket as unknown as Record<symbol, { ca?: unknown; secureContext?: unknown }>)[kept];
+        if (connectOptions && (connectOptions.ca !== undefined || connectOptions.secureContext !== shared.secureContext))
+          reject(new Error('the socket keeps the CA from the options, or not the pooled context'));
         res.resume();
         res.on('end', () => {
           // The ticket comes after the handshake: wait until the socket has one to give.
@@ -223,4 +236,7 @@ current-context: x
   );
   assert.equal(seen[0]!.resumed, false);
   assert.equal(seen[1]!.resumed, true, "the second cycle resumed the first one's session");
+  const bytes = keptTlsSessionBytes();
+  assert.ok(bytes.length > 0);
+  assert.equal(bytes.held, bytes.length, 'each kept session is a Buffer of its own, not a slice that keeps a pool slab alive');
 });

@@ -60,16 +60,25 @@ let closedContexts = 0;
  * TLS sessions kept past their agent, per identity and origin, most recently stored last. An agent
  * caches the sessions of its own connections, but it is dropped between a cluster's cycles (above),
  * so each cycle made a full handshake: key exchange, the server's certificate chain checked, and
- * Node's getPeerCertificate and name check. With the session kept (a Buffer of about 1-2 KiB: the
- * ticket and the peer certificate) the next cycle's connection resumes it and skips all of that;
- * Node checks the server's name only on a full handshake, and the session was made by one that
+ * Node's getPeerCertificate and name check. With the session kept (a Buffer with the ticket and the
+ * certificates: about 4.3 KiB with a client certificate) the next cycle's connection resumes it and
+ * skips all of that;
+ * node checks the server's name only on a full handshake, and the session was made by one that
  * passed the same checks (same CA and verification: they are part of the identity key).
  */
 const sessions = new Map<string, Buffer>();
 
+/**
+ * Kept as a copy of its own. The session node hands over is a slice of a Buffer pool slab (64 KiB in
+ * Node 24; Buffer.poolSize), and a kept slice keeps its whole slab alive: in the operator at N=600,
+ * 155 slabs (10 MiB, 14 KiB per cluster) were held by about six small slices each, mostly sessions
+ * and the CA of requests in flight (heap snapshot, docs/operator-scale.md).
+ */
 function keepSession(at: string, session: Buffer): void {
+  const own = Buffer.allocUnsafeSlow(session.length);
+  session.copy(own);
   sessions.delete(at);
-  sessions.set(at, session);
+  sessions.set(at, own);
   if (sessions.size > MAX_IDENTITIES) sessions.delete(sessions.keys().next().value!);
 }
 
@@ -117,8 +126,15 @@ class SessionKeepingAgent extends HttpsAgent {
     const at = `${this.#identity} ${options.host ?? ''}:${options.port ?? ''}:${options.servername ?? ''}`;
     const kept = options.session === undefined ? sessions.get(at) : undefined;
     const make = super.createConnection as (o: ConnectionOptions, cb?: (err: Error | null, socket: Duplex) => void) => TLSSocket;
-    const own = this.#closed && options.secureContext === this.#context ? { secureContext: undefined } : {};
-    const socket = make.call(this, { ...options, ...own, ...(kept ? { session: kept } : {}) }, callback);
+    // The socket keeps the options it was made with for its life (node's tls.connect). With this
+    // identity's context they need no CA, certificate or key, which client-node decodes per request
+    // into small Buffers, slices of a pool slab that they would keep alive; a closed context (a
+    // connection after the drop) is left out instead, and tls.connect builds one from them.
+    const tlsOptions =
+      this.#closed && options.secureContext === this.#context
+        ? { secureContext: undefined }
+        : { ca: undefined, cert: undefined, key: undefined, pfx: undefined, passphrase: undefined };
+    const socket = make.call(this, { ...options, ...tlsOptions, ...(kept ? { session: kept } : {}) }, callback);
     socket.on('session', (session: Buffer) => keepSession(at, session));
     // As the agent does with its own cache: a connection that failed may have failed on the session.
     socket.once('close', (hadError: boolean) => {
@@ -188,6 +204,8 @@ export function pooledTls(o: TlsIdentityOptions, nowMs = Date.now()): PooledTls 
     maxFreeSockets: MAX_FREE_SOCKETS,
     timeout: IDLE_MS,
     scheduling: 'lifo',
+    // The sessions map above keeps them, as copies; the agent's own cache would keep node's slices.
+    maxCachedSessions: 0,
   });
   const entry = { agent, secureContext, lastUsedMs: nowMs };
   pool.set(key, entry);
@@ -209,6 +227,17 @@ export function pooledTlsCount(): number {
 /** For tests: how many dropped identities' contexts were freed at once. */
 export function closedTlsContexts(): number {
   return closedContexts;
+}
+
+/** For tests: the bytes the kept sessions hold, and the bytes of the ArrayBuffers under them. */
+export function keptTlsSessionBytes(): { length: number; held: number } {
+  let length = 0;
+  let held = 0;
+  for (const b of sessions.values()) {
+    length += b.length;
+    held += b.buffer.byteLength;
+  }
+  return { length, held };
 }
 
 /** For tests and status: how many TLS sessions are kept. */
