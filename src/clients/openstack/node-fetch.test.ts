@@ -3,12 +3,13 @@
 // a refused connection and an aborted call each reject, and the sender classifies them as before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../base/clock.ts';
 import { createSilentLogger } from '../../base/logger.ts';
 import { sendWithRetries } from './http-sender.ts';
-import { nodeFetch } from './node-fetch.ts';
+import { nodeFetch, withoutCredentials } from './node-fetch.ts';
 import { OpenStackError } from './openstack-error.ts';
 
 async function serve(
@@ -112,5 +113,43 @@ test('redirects are followed as fetch follows them: 307 keeps the method and bod
   assert.deepEqual(seen, ['POST /old {}', 'POST /new {}', 'POST /made {}', 'GET /see ']);
   await assert.rejects(f(new URL(`${s.url}/loop`), { method: 'GET', headers: {} }), (e: Error) =>
     /more than 20 redirects/.test(String((e.cause as Error).message)),
+  );
+});
+
+test('a redirect to another origin does not carry the token; one within the origin does', async (t) => {
+  const tokens: string[] = [];
+  const other = await serve(t, (req, res) => {
+    tokens.push(`other ${String(req.headers['x-auth-token'])} ${String(req.headers['authorization'])}`);
+    res.end('moved here');
+  });
+  const s = await serve(t, (req, res) => {
+    tokens.push(`self ${req.url} ${String(req.headers['x-auth-token'])}`);
+    if (req.url === '/away') res.writeHead(302, { location: `${other.url}/there` }).end();
+    else if (req.url === '/near') res.writeHead(307, { location: '/here' }).end();
+    else res.end('here');
+  });
+  const f = nodeFetch();
+  t.after(() => f.destroy());
+  await f(new URL(`${s.url}/near`), { method: 'GET', headers: { 'X-Auth-Token': 'tok' } });
+  const away = await f(new URL(`${s.url}/away`), { method: 'GET', headers: { 'X-Auth-Token': 'tok', Authorization: 'Bearer b', accept: 'application/json' } });
+  assert.equal(await away.text(), 'moved here');
+  assert.deepEqual(tokens, ['self /near tok', 'self /here tok', 'self /away tok', 'other undefined undefined']);
+});
+
+test('withoutCredentials drops every credential header in any case and keeps the rest', () => {
+  fc.assert(
+    fc.property(
+      fc.dictionary(fc.stringMatching(/^[A-Za-z][A-Za-z-]{0,11}$/), fc.string({ maxLength: 8 })),
+      fc.constantFrom('X-Auth-Token', 'x-auth-token', 'AUTHORIZATION', 'Cookie', 'X-Subject-Token'),
+      (rest, cred) => {
+        const out = withoutCredentials({ ...rest, [cred]: 'secret' });
+        assert.ok(
+          !Object.keys(out).some((k) => ['x-auth-token', 'x-subject-token', 'authorization', 'proxy-authorization', 'cookie'].includes(k.toLowerCase())),
+        );
+        for (const [k, v] of Object.entries(rest))
+          if (!['x-auth-token', 'x-subject-token', 'authorization', 'proxy-authorization', 'cookie'].includes(k.toLowerCase()) && k !== cred)
+            assert.equal(out[k], v);
+      },
+    ),
   );
 });

@@ -34,6 +34,15 @@ function headerReader(res: IncomingMessage): FetchResponse['headers'] {
   };
 }
 
+const CREDENTIAL_HEADERS = new Set(['x-auth-token', 'x-subject-token', 'authorization', 'proxy-authorization', 'cookie']);
+
+/** The headers without those that carry a credential (any case), for a request to another origin. */
+export function withoutCredentials(headers: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) if (!CREDENTIAL_HEADERS.has(k.toLowerCase())) out[k] = v;
+  return out;
+}
+
 /** A network failure as fetch reports one ("fetch failed", the system error as its cause), so messages stay the same. */
 function networkError(cause: unknown): Error {
   return new TypeError('fetch failed', { cause });
@@ -100,8 +109,12 @@ export function nodeFetch(o: NodeFetchOptions = {}): FetchFn & { destroy(): void
       const res = await once(at, next);
       if (!REDIRECTS.has(res.status) || res.location === undefined) return res;
       if (hop === MAX_REDIRECTS) throw networkError(new Error(`more than ${MAX_REDIRECTS} redirects`));
+      const from = at;
       at = new URL(res.location, at);
       if (at.protocol !== 'http:' && at.protocol !== 'https:') throw networkError(new Error(`a redirect to ${at.protocol} is not followed`));
+      // fetch drops Authorization and Cookie when a redirect leaves the origin; Keystone's token
+      // travels in X-Auth-Token, which fetch would have sent on. It stays with the origin that was asked.
+      if (at.origin !== from.origin) next = { ...next, headers: withoutCredentials(next.headers as Record<string, string> | undefined) };
       const method = (next.method ?? 'GET').toUpperCase();
       if (res.status === 303 ? method !== 'HEAD' : (res.status === 301 || res.status === 302) && method === 'POST') {
         const { 'content-type': _t, ...headers } = next.headers as Record<string, string>;
