@@ -5,15 +5,10 @@
 // Usage: node bench/burst-latency.ts [--rounds N] [--before N] [--after N] [--idle N]
 //   [--peer nginx|kubeward|nginx-2|kubeward-2|LABEL=[--node-flag ...] /path/to/bin/kubeward.js[@--flag ...]]...
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { freePort } from '../testkit/wait-for.ts';
-import { measureIdle, measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
-import { parsePeer, type PeerSpec } from './peer-spec.ts';
-import { ProcessGroup } from './process-group.ts';
-import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
+import { interleavePeers, startPeerProxy, type PeerTurn } from './interleaved-peers.ts';
+import { measureIdle, measureWrk, runWrk, type LoadSettings } from './measure-perf.ts';
 
 const { values: opt } = parseArgs({
   options: {
@@ -25,7 +20,6 @@ const { values: opt } = parseArgs({
     peer: { type: 'string', multiple: true, default: ['kubeward', 'nginx'] },
   },
 });
-const repo = new URL('..', import.meta.url).pathname;
 const load: LoadSettings = { durationS: Number(opt.duration), connections: 64, threads: 2 };
 
 function timeWait(): number {
@@ -50,19 +44,15 @@ function line(label: string, phase: string, r: Awaited<ReturnType<typeof measure
   );
 }
 
-async function measure(env: PeerEnv, spec: PeerSpec, round: number, backendPort: number, paced: LoadSettings): Promise<void> {
-  const proxy = await startProxy(
-    { ...env, kubewardMain: spec.main, kubewardNodeArgs: spec.nodeArgs, kubewardExtraArgs: spec.extraArgs },
-    spec.peer,
-    { upstreamPorts: [backendPort], tlsUpstreams: false },
-    `${spec.label}-r${round}`,
-  );
+async function measure(turn: PeerTurn): Promise<void> {
+  const { env, spec, backend, paced } = turn;
+  const proxy = await startPeerProxy(turn);
   const pid = proxy.process.pid;
   const url = `http://127.0.0.1:${proxy.port}/`;
   try {
     await runWrk(url, { ...load, durationS: 1 });
     for (let i = 0; i < Number(opt.before); i++) line(spec.label, `before ${i + 1}`, await measureWrk(url, pid, paced));
-    await measureIdle(proxy.port, backendPort, pid, Number(opt.idle));
+    await measureIdle(proxy.port, backend.port, pid, Number(opt.idle));
     line(spec.label, 'saturated after burst', await measureWrk(url, pid, load));
     for (let i = 0; i < Number(opt.after); i++) line(spec.label, `after ${i + 1}`, await measureWrk(url, pid, paced));
   } finally {
@@ -70,21 +60,4 @@ async function measure(env: PeerEnv, spec: PeerSpec, round: number, backendPort:
   }
 }
 
-const group = new ProcessGroup();
-process.on('exit', () => group.killAllNow());
-const dir = await mkdtemp(join(tmpdir(), 'kw-burst-'));
-try {
-  const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'bin/kubeward.js'), nodeBin: process.execPath, kubewardExtraArgs: [] };
-  const port = await freePort();
-  await startBackend(env, { port, name: 'perf', readyzDownFlag: join(dir, 'never') });
-  const paced: LoadSettings = { ...load, script: join(dir, 'paced.lua') };
-  await writeFile(paced.script!, pacedScript(10));
-  const peers = opt.peer.map((p) => parsePeer(p, repo));
-  for (let round = 1; round <= Number(opt.rounds); round++) {
-    const order = round % 2 === 1 ? peers : [...peers].reverse();
-    for (const spec of order) await measure(env, spec, round, port, paced);
-  }
-} finally {
-  await group.stopAll();
-  await rm(dir, { recursive: true, force: true });
-}
+await interleavePeers({ name: 'burst', peers: opt.peer, rounds: Number(opt.rounds), paced: load, thinkMs: 10 }, measure);

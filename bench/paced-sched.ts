@@ -9,19 +9,16 @@
 //   [--peer nginx|kubeward|haproxy|LABEL=[--node-flag ...] /path/to/bin/kubeward.js[@--flag ...]]...
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { freePort } from '../testkit/wait-for.ts';
-import { measureIdle, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
+import { interleavePeers, startPeerProxy, type PeerTurn } from './interleaved-peers.ts';
+import { measureIdle, runWrk, type LoadSettings } from './measure-perf.ts';
 import { parseWrkOutput, type WrkResult } from './parse-wrk.ts';
-import { parsePeer, type PeerSpec } from './peer-spec.ts';
 import { processTree } from './proc-stats.ts';
-import { ProcessGroup } from './process-group.ts';
 import { parseTraceLine, spread, TraceWalker, type Leg, type TraceAnalysis } from './sched-trace.ts';
-import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
 
 const { values: opt } = parseArgs({
   options: {
@@ -37,7 +34,6 @@ const { values: opt } = parseArgs({
     peer: { type: 'string', multiple: true, default: ['nginx', 'kubeward'] },
   },
 });
-const repo = new URL('..', import.meta.url).pathname;
 const DURATION_S = Number(opt.duration);
 const TRACE_S = Number(opt.trace);
 if (!(TRACE_S > 0 && TRACE_S + 2 <= DURATION_S)) throw new Error('--trace must be > 0 and at least 2 s shorter than --duration');
@@ -207,18 +203,15 @@ function legSummary(legs: readonly Leg[], requests: number, names: Map<number, s
   };
 }
 
-async function measure(env: PeerEnv, spec: PeerSpec, round: number, backendPid: number, backendPort: number, paced: LoadSettings): Promise<void> {
-  const proxy = await startProxy(
-    { ...env, kubewardMain: spec.main, kubewardNodeArgs: spec.nodeArgs, kubewardExtraArgs: spec.extraArgs },
-    spec.peer,
-    { upstreamPorts: [backendPort], tlsUpstreams: false },
-    `${spec.label}-r${round}`,
-  );
+async function measure(turn: PeerTurn): Promise<void> {
+  const { env, spec, round, paced } = turn;
+  const backendPid = turn.backend.pid;
+  const proxy = await startPeerProxy(turn);
   const url = `http://127.0.0.1:${proxy.port}/`;
   const at = (): string => new Date().toISOString().slice(11, 19);
   try {
     await runWrk(url, saturated);
-    if (Number(opt.idle) > 0) await measureIdle(proxy.port, backendPort, proxy.process.pid, Number(opt.idle));
+    if (Number(opt.idle) > 0) await measureIdle(proxy.port, turn.backend.port, proxy.process.pid, Number(opt.idle));
     await runWrk(url, saturated);
     if (Number(opt.warm) > 0) await runWrk(url, { ...paced, durationS: Number(opt.warm) });
     const pids = processTree(proxy.process.pid);
@@ -321,22 +314,14 @@ function existsTask(pid: number, tid: number): boolean {
   }
 }
 
-const group = new ProcessGroup();
-process.on('exit', () => group.killAllNow());
-const dir = await mkdtemp(join(tmpdir(), 'kw-paced-'));
-try {
-  const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'bin/kubeward.js'), nodeBin: process.execPath, kubewardExtraArgs: [] };
-  const port = await freePort();
-  const backend = await startBackend(env, { port, name: 'perf', readyzDownFlag: join(dir, 'never') });
-  const connections = Number(opt.connections);
-  const paced: LoadSettings = { durationS: DURATION_S, connections, threads: Math.min(2, connections), script: join(dir, 'paced.lua') };
-  await writeFile(paced.script!, pacedScript(Number(opt['think-ms'])));
-  const peers = opt.peer.map((p) => parsePeer(p, repo));
-  for (let round = 1; round <= Number(opt.rounds); round++) {
-    const order = round % 2 === 1 ? peers : [...peers].reverse();
-    for (const spec of order) await measure(env, spec, round, backend.pid, port, paced);
-  }
-} finally {
-  await group.stopAll();
-  await rm(dir, { recursive: true, force: true });
-}
+const connections = Number(opt.connections);
+await interleavePeers(
+  {
+    name: 'paced',
+    peers: opt.peer,
+    rounds: Number(opt.rounds),
+    paced: { durationS: DURATION_S, connections, threads: Math.min(2, connections) },
+    thinkMs: Number(opt['think-ms']),
+  },
+  measure,
+);

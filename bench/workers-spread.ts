@@ -5,18 +5,12 @@
 // between `--workers` (docs/proxy-performance.md, "Workers sharing one listening socket"). Run after
 // npm run build, under the bench lock.
 // Usage: node bench/workers-spread.ts [--rounds N] [--duration S]
-//   [--peer nginx|nginx-2|kubeward|kubeward-2|LABEL=/path/to/bin/kubeward.js[@--flag ...]]...
+//   [--peer nginx|nginx-2|kubeward|kubeward-2|haproxy|LABEL=[--node-flag ...] /path/to/bin/kubeward.js[@--flag ...]]...
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
-import { freePort } from '../testkit/wait-for.ts';
-import type { ProxyPeer } from './bench-stats.ts';
-import { measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
-import { ProcessGroup } from './process-group.ts';
-import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
+import { loadavg } from 'node:os';
+import { parseArgs, promisify } from 'node:util';
+import { interleavePeers, startPeerProxy, type PeerTurn } from './interleaved-peers.ts';
+import { measureWrk, runWrk, type LoadSettings } from './measure-perf.ts';
 
 const run = promisify(execFile);
 const { values: opt } = parseArgs({
@@ -27,23 +21,7 @@ const { values: opt } = parseArgs({
     peer: { type: 'string', multiple: true, default: ['kubeward-2', 'nginx-2'] },
   },
 });
-const repo = new URL('..', import.meta.url).pathname;
 const load: LoadSettings = { durationS: Number(opt.duration), connections: 64, threads: 2 };
-
-interface PeerSpec {
-  label: string;
-  peer: ProxyPeer;
-  main: string;
-  extraArgs: string[];
-}
-
-/** As bench/burst-latency.ts names peers. */
-function parsePeer(text: string): PeerSpec {
-  const m = /^([\w.-]+)=([^@]+)(?:@(.*))?$/.exec(text);
-  if (m) return { label: m[1]!, peer: 'kubeward', main: m[2]!, extraArgs: m[3] ? m[3].split(' ') : [] };
-  if (!['kubeward', 'kubeward-2', 'nginx', 'nginx-2'].includes(text)) throw new Error(`--peer ${text}: not a peer`);
-  return { label: text, peer: text as ProxyPeer, main: join(repo, 'bin/kubeward.js'), extraArgs: [] };
-}
 
 /** Established connections on the proxy's listen port, counted per process that holds them, largest first. */
 async function perProcess(port: number): Promise<number[]> {
@@ -67,13 +45,9 @@ async function spread(port: number, paced: LoadSettings): Promise<string> {
   return counts.join('/');
 }
 
-async function measure(env: PeerEnv, spec: PeerSpec, round: number, backendPort: number, paced: LoadSettings): Promise<void> {
-  const proxy = await startProxy(
-    { ...env, kubewardMain: spec.main, kubewardExtraArgs: spec.extraArgs },
-    spec.peer,
-    { upstreamPorts: [backendPort], tlsUpstreams: false },
-    `${spec.label}-r${round}`,
-  );
+async function measure(turn: PeerTurn): Promise<void> {
+  const { env, spec, round, paced } = turn;
+  const proxy = await startPeerProxy(turn);
   const pid = proxy.process.pid;
   const url = `http://127.0.0.1:${proxy.port}/`;
   try {
@@ -102,21 +76,4 @@ async function measure(env: PeerEnv, spec: PeerSpec, round: number, backendPort:
   }
 }
 
-const group = new ProcessGroup();
-process.on('exit', () => group.killAllNow());
-const dir = await mkdtemp(join(tmpdir(), 'kw-spread-'));
-try {
-  const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'bin/kubeward.js'), nodeBin: process.execPath, kubewardExtraArgs: [] };
-  const port = await freePort();
-  await startBackend(env, { port, name: 'perf', readyzDownFlag: join(dir, 'never') });
-  const paced: LoadSettings = { ...load, script: join(dir, 'paced.lua') };
-  await writeFile(paced.script!, pacedScript(10));
-  const peers = opt.peer.map(parsePeer);
-  for (let round = 1; round <= Number(opt.rounds); round++) {
-    const order = round % 2 === 1 ? peers : [...peers].reverse();
-    for (const spec of order) await measure(env, spec, round, port, paced);
-  }
-} finally {
-  await group.stopAll();
-  await rm(dir, { recursive: true, force: true });
-}
+await interleavePeers({ name: 'spread', peers: opt.peer, rounds: Number(opt.rounds), paced: load, thinkMs: 10 }, measure);
