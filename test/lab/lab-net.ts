@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { execCommand, type ExecOptions, type ExecResult } from '../../src/sys/exec.ts';
+import { isAlive } from '../../testkit/process-alive.ts';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 export const NODE = join(REPO, 'node_modules', '.bin', 'node');
@@ -111,14 +112,5 @@ export async function stopChild(child: ChildProcess, signal: NodeJS.Signals, gra
     return await exited;
   } finally {
     clearTimeout(timer);
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -11,6 +11,7 @@ import type { TestContext } from 'node:test';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { MAIN, NODE, boundPortsInLog } from '../../testkit/kubeward-process.ts';
 import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
+import { isAlive } from '../../testkit/process-alive.ts';
 
 type Greeted = Awaited<ReturnType<typeof openGreeted>>;
 
@@ -266,12 +267,3 @@ test('with --workers 2 two processes serve the listen address, both fail over, a
   assert.equal(await exited, 0);
   await waitFor(() => workerPids.every((pid) => !isAlive(pid)), { timeoutMs: 5000, what: 'the worker gone with the primary' });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

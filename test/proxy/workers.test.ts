@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
 import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
+import { isAlive } from '../../testkit/process-alive.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -78,15 +79,6 @@ function kill(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
     process.kill(pid, signal);
   } catch {
     /* gone */
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
