@@ -18,7 +18,7 @@ import { flightReconciler } from '../../src/controllers/flight/flight-reconciler
 import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
 import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
 import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
-import { openCloud } from './routegc-fixture.ts';
+import { openCloud, type Cloud } from './routegc-fixture.ts';
 import { roundReads } from '../../src/controllers/managed-cluster/round-reads.ts';
 import { clusterConditionWriter } from '../../src/controllers/managed-cluster/cluster-status.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
@@ -29,8 +29,11 @@ const NS = 'tenant-a';
 describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserver, emulator)', { skip: missing }, () => {
   const mgmt = useKubeCluster({ namespace: NS });
 
-  test('a Running cluster is collected and repaired; its deletion removes all its routes; events land on the ManagedCluster', async (t) => {
-    const c = await openCloud(t);
+  /**
+   * One cluster on the real apiserver: node-a on the emulator's server "a" (the only Node), the
+   * router's routes set to node-a's pod CIDR and `routes`, the two Secrets and the ManagedCluster.
+   */
+  async function clusterOnNodeA(c: Cloud, name: string, o: { routes: { destination: string; nexthop: string }[]; finalizers?: string[] }) {
     const s1 = await c.server('a');
     for (const n of (await mgmt.api.nodes.list()).items) await mgmt.api.nodes.delete(undefined, n.metadata.name);
     const node = await mgmt.api.nodes.create({
@@ -38,24 +41,32 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
       spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` },
     } as Node);
     await mgmt.api.nodes.replaceStatus({ ...node, status: { addresses: [{ type: 'InternalIP', address: s1.ip }] } });
-    await c.os.neutron.updateRoutes(c.routerId, [
-      { destination: '100.100.1.0/24', nexthop: s1.ip },
-      { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
-      { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
-    ]);
+    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }, ...o.routes]);
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    await mgmt.api.secrets.create({ metadata: { name: 'k1-kubeconfig', namespace: NS }, data: { kubeconfig: b64(mgmt.kubeconfigText) } });
-    await mgmt.api.secrets.create({ metadata: { name: 'k1-cloud', namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
+    await mgmt.api.secrets.create({ metadata: { name: `${name}-kubeconfig`, namespace: NS }, data: { kubeconfig: b64(mgmt.kubeconfigText) } });
+    await mgmt.api.secrets.create({ metadata: { name: `${name}-cloud`, namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
     const clusters = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
     const mc = await clusters.create({
-      metadata: { name: 'k1', namespace: NS, finalizers: ['test.kubeward.io/keep'] },
+      metadata: { name, namespace: NS, ...(o.finalizers ? { finalizers: o.finalizers } : {}) },
       spec: {
-        kubeconfigSecretRef: { name: 'k1-kubeconfig' },
-        cloudCredentialsSecretRef: { name: 'k1-cloud', cloud: 'emu' },
+        kubeconfigSecretRef: { name: `${name}-kubeconfig` },
+        cloudCredentialsSecretRef: { name: `${name}-cloud`, cloud: 'emu' },
         clusterCIDR: '100.100.0.0/16',
         openstack: { routerID: c.routerId, securityGroupName: 'default' },
         nodePools: [{ name: 'small' }],
       },
+    });
+    return { s1, mc, clusters };
+  }
+
+  test('a Running cluster is collected and repaired; its deletion removes all its routes; events land on the ManagedCluster', async (t) => {
+    const c = await openCloud(t);
+    const { s1, mc, clusters } = await clusterOnNodeA(c, 'k1', {
+      routes: [
+        { destination: '100.100.2.0/24', nexthop: '10.0.0.99' },
+        { destination: '10.200.0.0/16', nexthop: '10.0.0.99' },
+      ],
+      finalizers: ['test.kubeward.io/keep'],
     });
     const log = createSilentLogger();
     const events = new EventRecorder({ events: mgmt.api.events, component: 'kubeward-operator', clock: systemClock, log });
@@ -124,28 +135,7 @@ describe('routegc and flight reconcilers for ManagedClusters (real kube-apiserve
 
   test('side by side as the operator runs them: one router, servers and Node read, and one status write with both first conditions', async (t) => {
     const c = await openCloud(t);
-    const s1 = await c.server('a');
-    for (const n of (await mgmt.api.nodes.list()).items) await mgmt.api.nodes.delete(undefined, n.metadata.name);
-    const node = await mgmt.api.nodes.create({
-      metadata: { name: 'node-a' },
-      spec: { podCIDR: '100.100.1.0/24', providerID: `openstack:///${s1.id}` },
-    } as Node);
-    await mgmt.api.nodes.replaceStatus({ ...node, status: { addresses: [{ type: 'InternalIP', address: s1.ip }] } });
-    await c.os.neutron.updateRoutes(c.routerId, [{ destination: '100.100.1.0/24', nexthop: s1.ip }]);
-    const b64 = (s: string) => Buffer.from(s).toString('base64');
-    await mgmt.api.secrets.create({ metadata: { name: 'k2-kubeconfig', namespace: NS }, data: { kubeconfig: b64(mgmt.kubeconfigText) } });
-    await mgmt.api.secrets.create({ metadata: { name: 'k2-cloud', namespace: NS }, data: { 'clouds.yaml': b64(c.emu.cloudsYaml('emu')) } });
-    const real = mgmt.api.resource<ManagedCluster>(KINDS.managedCluster);
-    const mc = await real.create({
-      metadata: { name: 'k2', namespace: NS },
-      spec: {
-        kubeconfigSecretRef: { name: 'k2-kubeconfig' },
-        cloudCredentialsSecretRef: { name: 'k2-cloud', cloud: 'emu' },
-        clusterCIDR: '100.100.0.0/16',
-        openstack: { routerID: c.routerId, securityGroupName: 'default' },
-        nodePools: [{ name: 'small' }],
-      },
-    });
+    const { mc, clusters: real } = await clusterOnNodeA(c, 'k2', { routes: [] });
     await real.replaceStatus({ ...mc, status: { phase: 'Running' } });
     let puts = 0;
     // The real client, counting its status writes (its methods bound: it keeps private fields).
