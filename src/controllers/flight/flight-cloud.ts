@@ -5,7 +5,6 @@ import type { OpenStackClient } from '../../clients/openstack/openstack-client.t
 import type { RebootType, Router, SecurityGroup, SecurityGroupRuleCreate } from '../../clients/openstack/openstack-types.ts';
 import { toClusterInstance } from '../managed-cluster/cluster-adapters.ts';
 import type { ClusterInstance } from '../managed-cluster/cluster-view.ts';
-import type { ClusterRead } from '../managed-cluster/round-reads.ts';
 
 export interface FlightCloud {
   listServers(signal?: AbortSignal): Promise<ClusterInstance[]>;
@@ -48,14 +47,5 @@ export function openStackFlightCloud(os: OpenStackClient, admin?: OpenStackClien
       if (!found) throw new KubewardError('E_NOT_FOUND', `Keystone has no role named ${role}`);
       await admin.keystone.assignProjectUserRole(me.projectId, me.userId, found.id, { signal });
     },
-  };
-}
-
-/** The router and servers read once per cluster and round with routegc (round-reads.ts); every other call is flight's own. */
-export function sharedFlightCloud(own: FlightCloud, read: ClusterRead): FlightCloud {
-  return {
-    ...own,
-    getRouter: (id, signal) => read(`router/${id}`, () => own.getRouter(id, signal), signal),
-    listServers: (signal) => read('servers', () => own.listServers(signal), signal),
   };
 }

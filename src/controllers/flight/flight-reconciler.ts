@@ -14,8 +14,8 @@ import { RouteWriter } from '../managed-cluster/route-writer.ts';
 import { DEFAULT_FLIGHT_TIMING } from './decide-flight.ts';
 import { DEFAULT_ROUTE_LIMIT } from '../routegc/decide-routegc.ts';
 import { flightConditions } from './flight-conditions.ts';
-import { openStackFlightCloud, sharedFlightCloud } from './flight-cloud.ts';
-import { firstCycleOnly, roundReadCluster, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
+import { openStackFlightCloud } from './flight-cloud.ts';
+import { firstCycleOnly, roundReadCluster, sharedCloud, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
 import type { FlightMetrics } from './flight-metrics.ts';
 import { FlightRunner, type FlightTarget } from './flight-round.ts';
 
@@ -77,7 +77,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
       const read = o.reads && firstCycleOnly(o.reads.of(roundReadCluster(scope.key, mc.metadata.uid), 'flight'));
       return new FlightRunner(
         {
-          cloud: read ? sharedFlightCloud(own, read) : own,
+          cloud: read ? sharedCloud(own, read) : own,
           nodes: read ? sharedNodeList(nodes, read) : nodes,
           routes: new RouteWriter(clients.openstack.neutron),
           emit,

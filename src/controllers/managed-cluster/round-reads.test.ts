@@ -8,16 +8,15 @@ import { Registry } from '../../admin/metrics.ts';
 import { ManualClock } from '../../base/clock.ts';
 import { createSilentLogger } from '../../base/logger.ts';
 import type { Router, SecurityGroup } from '../../clients/openstack/openstack-types.ts';
-import { openStackFlightCloud, sharedFlightCloud, type FlightCloud } from '../flight/flight-cloud.ts';
+import { openStackFlightCloud, type FlightCloud } from '../flight/flight-cloud.ts';
 import { DEFAULT_FLIGHT_TIMING } from '../flight/decide-flight.ts';
 import { createFlightMetrics } from '../flight/flight-metrics.ts';
 import { FlightRunner } from '../flight/flight-round.ts';
-import { sharedRouteGcCloud } from '../routegc/routegc-cloud.ts';
 import { RouteGcRunner, type RouteGcCloud } from '../routegc/routegc-cycle.ts';
 import { createRouteGcMetrics } from '../routegc/routegc-metrics.ts';
 import type { ClusterNodes } from './cluster-adapters.ts';
 import { inst, node, r } from './cluster-fixtures.test-helpers.ts';
-import { firstCycleOnly, ROUND_READ_WINDOW_MS, roundReads, roundReadCluster, sharedNodeList } from './round-reads.ts';
+import { firstCycleOnly, ROUND_READ_WINDOW_MS, roundReads, roundReadCluster, sharedCloud, sharedNodeList } from './round-reads.ts';
 
 function counter<T>(value: () => T) {
   const c = { calls: 0, read: async () => (c.calls++, value()) };
@@ -128,7 +127,7 @@ test("routegc's cycle and flight's round side by side make one router, one serve
   const log = createSilentLogger();
   const routegc = new RouteGcRunner(
     {
-      cloud: sharedRouteGcCloud(rgCloud, reads.of(cluster, 'routegc')),
+      cloud: sharedCloud(rgCloud, reads.of(cluster, 'routegc')),
       writer: { remove: async () => assert.fail('dry run') },
       nodes: sharedNodeList(nodes, reads.of(cluster, 'routegc')),
       emit: async () => {},
@@ -147,7 +146,7 @@ test("routegc's cycle and flight's round side by side make one router, one serve
   );
   const flight = new FlightRunner(
     {
-      cloud: sharedFlightCloud(flCloud, reads.of(cluster, 'flight')),
+      cloud: sharedCloud(flCloud, reads.of(cluster, 'flight')),
       nodes: sharedNodeList(nodes, reads.of(cluster, 'flight')),
       routes: { add: async () => assert.fail('dry run') },
       emit: async () => {},

@@ -14,7 +14,9 @@
 // aborted read is never shared; the controller that waited on it reads on its own. Each controller
 // still decides on the view alone, with its own refusals on partial or empty views.
 import type { Clock } from '../../base/clock.ts';
+import type { Router } from '../../clients/openstack/openstack-types.ts';
 import type { ClusterNodes } from './cluster-adapters.ts';
+import type { ClusterInstance } from './cluster-view.ts';
 
 /** Reads a value of one cluster: the shared one of this round, or `own` (then offered to the other controller). */
 export type ClusterRead = <T>(what: string, own: () => Promise<T>, signal?: AbortSignal) => Promise<T>;
@@ -84,6 +86,21 @@ export function roundReads(o: { clock: Clock; windowMs?: number; readers?: numbe
 /** The cluster's Nodes with the list shared through `read` (condition writes stay the controller's own). */
 export function sharedNodeList(nodes: ClusterNodes, read: ClusterRead): ClusterNodes {
   return { list: (signal) => read('nodes', () => nodes.list(signal), signal), setCondition: (...a) => nodes.setCondition(...a) };
+}
+
+/** What routegc's and flight's views of the cloud both read. */
+export interface RouterAndServers {
+  getRouter(id: string, signal?: AbortSignal): Promise<Router | undefined>;
+  listServers(signal?: AbortSignal): Promise<ClusterInstance[]>;
+}
+
+/** A controller's cloud with the router and the servers shared through `read`; every other call stays its own. */
+export function sharedCloud<C extends RouterAndServers>(own: C, read: ClusterRead): C {
+  return {
+    ...own,
+    getRouter: (id: string, signal?: AbortSignal) => read(`router/${id}`, () => own.getRouter(id, signal), signal),
+    listServers: (signal?: AbortSignal) => read('servers', () => own.listServers(signal), signal),
+  };
 }
 
 /** The cluster id round reads are kept under: its key and UID, so a cluster made again under the same name shares nothing with the old one. */

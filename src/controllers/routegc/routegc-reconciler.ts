@@ -15,10 +15,10 @@ import { managedClusterReconciler, type ClusterContext } from '../managed-cluste
 import type { ManagedCluster } from '../managed-cluster/managed-cluster.ts';
 import { scopeOf } from '../managed-cluster/cluster-scope.ts';
 import { RouteWriter } from '../managed-cluster/route-writer.ts';
-import { openStackRouteGcCloud, sharedRouteGcCloud } from './routegc-cloud.ts';
+import { openStackRouteGcCloud } from './routegc-cloud.ts';
 import { routeGcConditions } from './routegc-conditions.ts';
 import { RouteGcRunner } from './routegc-cycle.ts';
-import { firstCycleOnly, roundReadCluster, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
+import { firstCycleOnly, roundReadCluster, sharedCloud, sharedNodeList, type RoundReads } from '../managed-cluster/round-reads.ts';
 import { DEFAULT_ROUTE_LIMIT } from './decide-routegc.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
 
@@ -46,7 +46,7 @@ export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: L
   const read = reads && firstCycleOnly(reads.of(roundReadCluster(ctx.scope.key, ctx.mc.metadata.uid), 'routegc'));
   return new RouteGcRunner(
     {
-      cloud: read ? sharedRouteGcCloud(own, read) : own,
+      cloud: read ? sharedCloud(own, read) : own,
       writer: new RouteWriter(ctx.clients.openstack.neutron),
       nodes: read ? sharedNodeList(ctx.nodes, read) : ctx.nodes,
       emit: ctx.emit,
