@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../base/clock.ts';
@@ -152,4 +153,29 @@ test('withoutCredentials drops every credential header in any case and keeps the
       },
     ),
   );
+});
+
+test("a burst of calls in flight at once leaves its connections to the next burst (idle ones are kept, up to FREE_SOCKETS), and the caller's signal keeps no listener", async (t) => {
+  const held: (() => void)[] = [];
+  const s = await serve(t, (_req, res) => held.push(() => res.end('{}')));
+  const f = nodeFetch();
+  t.after(() => f.destroy());
+  const fence = new AbortController();
+  const deps = { fetch: f, clock: systemClock, log: createSilentLogger(), policy: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 2, attemptTimeoutMs: 5000 } };
+  const burst = async () => {
+    const calls = Array.from({ length: 20 }, () =>
+      sendWithRetries(deps, { service: 'nova', method: 'GET', url: new URL(`${s.url}/servers/detail`), headers: {}, signal: fence.signal }),
+    );
+    // All 20 are in flight (the server holds every answer) before any is answered.
+    for (let i = 0; i < 200 && held.length < 20; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(held.length, 20);
+    for (const answer of held.splice(0)) answer();
+    return Promise.all(calls);
+  };
+  await burst();
+  assert.equal(s.sockets(), 20);
+  await burst();
+  // With 4 kept (undici's figure, before), 16 of the second burst's calls made new connections.
+  assert.equal(s.sockets(), 20, "the second burst reused the first one's connections");
+  assert.equal(getEventListeners(fence.signal, 'abort').length, 0, "every attempt let go of the caller's signal");
 });

@@ -11,13 +11,24 @@ import type { FetchFn, FetchResponse } from './http-sender.ts';
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 20;
 
+/**
+ * Idle connections kept per origin. With 4 (undici's figure) the operator's start, a burst of a
+ * hundred or more calls in flight to one endpoint, closed every connection past the fourth after its
+ * answer and opened a new one for the next call: 1,724 connections for 4,000 calls at N=1,000
+ * (docs/operator-scale.md, session 6), each a full TLS handshake against a real cloud. This is not
+ * a cap on connections (there is none, for isolation): idle ones still close after keepAliveMs, so
+ * after a burst nothing is kept, and the calls in flight, bounded by the workers (at most 256 per
+ * controller), bound how many can be idle at once.
+ */
+export const FREE_SOCKETS = 256;
+
 /** A body larger than this is not read (no OpenStack answer kubeward asks for comes near it). */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export interface NodeFetchOptions {
   /** Connections per origin (default: no cap); more requests wait for a free one. */
   maxSockets?: number;
-  /** Idle connections kept per origin (default 4), each closed after keepAliveMs idle. */
+  /** Idle connections kept per origin (default FREE_SOCKETS), each closed after keepAliveMs idle. */
   maxFreeSockets?: number;
   /** Idle time after which a kept connection is closed (default 4 s, as undici). */
   keepAliveMs?: number;
@@ -60,7 +71,7 @@ export function nodeFetch(o: NodeFetchOptions = {}): FetchFn & { destroy(): void
     // clusters' hung calls must not hold the connections every other cluster waits for. The workers
     // bound the calls in flight.
     maxSockets: o.maxSockets ?? Infinity,
-    maxFreeSockets: o.maxFreeSockets ?? 4,
+    maxFreeSockets: o.maxFreeSockets ?? FREE_SOCKETS,
     timeout: o.keepAliveMs ?? 4000,
   };
   const http = new HttpAgent(agentOpts);
