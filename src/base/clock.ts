@@ -6,12 +6,33 @@ export interface Clock {
   now(): number;
   /** Resolves after ms, or rejects with the signal's reason when it aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls fn after ms unless the returned function was called first. Optional: `after` falls back to
+   * sleep. A timer that is usually cancelled (a deadline, a slot) costs no AbortController, no
+   * promise chain and no AbortError with a stack this way.
+   */
+  timer?(ms: number, fn: () => void): () => void;
+}
+
+/** Aborts the fallback timer of `after`: nobody reads it (its rejection is dropped), so one made once serves. */
+const CANCELLED: Error = Object.freeze(new Error('timer cancelled')) as Error;
+
+/** Calls fn after ms on the clock unless the returned cancel is called first (idempotent). */
+export function after(clock: Clock, ms: number, fn: () => void): () => void {
+  if (clock.timer) return clock.timer(ms, fn);
+  const abort = new AbortController();
+  clock.sleep(ms, abort.signal).then(fn, () => undefined);
+  return () => abort.abort(CANCELLED);
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: async (ms, signal) => {
     await sleepTimer(ms, undefined, signal ? { signal } : undefined);
+  },
+  timer: (ms, fn) => {
+    const t = setTimeout(fn, ms);
+    return () => clearTimeout(t);
   },
 };
 
@@ -41,6 +62,18 @@ export class ManualClock implements Clock {
         { once: true },
       );
     });
+  }
+
+  timer(ms: number, fn: () => void): () => void {
+    let live = true;
+    // Called a microtask after advance(), as a sleeper's continuation runs.
+    const sleeper = { until: this.#now + ms, resolve: () => queueMicrotask(() => live && fn()) };
+    this.#sleepers.push(sleeper);
+    return () => {
+      if (!live) return;
+      live = false;
+      this.#sleepers = this.#sleepers.filter((s) => s !== sleeper);
+    };
   }
 
   advance(ms: number): void {

@@ -54,16 +54,46 @@ export function requestIdOf(headers: HeaderReader): string | undefined {
 
 type Attempt = { ok: true; result: Omit<SendResult, 'attempts'> } | { ok: false; outcome: AttemptOutcome; error: unknown };
 
+/**
+ * One attempt's signal: the caller's abort (its reason) or the attempt's timeout, whichever comes
+ * first. A controller of its own with a timer and one listener on the caller's signal, both let go
+ * when the attempt ends, instead of AbortSignal.timeout joined by AbortSignal.any: the operator's
+ * start makes thousands of attempts, and each composite signal made every listener the transport
+ * added to it follow its sources (docs/operator-scale.md, session 6).
+ */
+function attemptSignal(ms: number, parent: AbortSignal | undefined): { signal: AbortSignal; timedOut: () => boolean; release: () => void } {
+  const own = new AbortController();
+  let timedOut = false;
+  const onParent = (): void => own.abort(parent!.reason);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    own.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  }, ms);
+  // As AbortSignal.timeout's: an attempt in flight keeps the process alive through its socket, not its timer.
+  timer.unref();
+  if (parent?.aborted) own.abort(parent.reason);
+  else parent?.addEventListener('abort', onParent, { once: true });
+  return {
+    signal: own.signal,
+    timedOut: () => timedOut,
+    release: () => {
+      clearTimeout(timer);
+      parent?.removeEventListener('abort', onParent);
+    },
+  };
+}
+
 async function attemptOnce(deps: SenderDeps, req: SendRequest): Promise<Attempt> {
-  const timeout = AbortSignal.timeout(deps.policy.attemptTimeoutMs);
-  const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+  const a = attemptSignal(deps.policy.attemptTimeoutMs, req.signal);
   try {
-    const res = await deps.fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal });
+    const res = await deps.fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal: a.signal });
     const text = await res.text();
     return { ok: true, result: { status: res.status, headers: res.headers, text, requestId: requestIdOf(res.headers) } };
   } catch (err) {
     if (req.signal?.aborted) throw req.signal.reason;
-    return { ok: false, outcome: timeout.aborted ? { kind: 'timeout' } : { kind: 'network' }, error: err };
+    return { ok: false, outcome: a.timedOut() ? { kind: 'timeout' } : { kind: 'network' }, error: err };
+  } finally {
+    a.release();
   }
 }
 

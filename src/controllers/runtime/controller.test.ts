@@ -149,3 +149,38 @@ test('workers follow workersFor, never below the least number', async (t) => {
   c.enqueue('a');
   assert.equal(c.workers, 7);
 });
+
+test('a reconcile that returns within its slot frees its worker at once, and its slot timer never fires', async (t) => {
+  const clock = new ManualClock(0);
+  const started: string[] = [];
+  const c = new Controller({
+    name: 'slots-in-time',
+    clock,
+    log: createSilentLogger(),
+    metrics: createControllerMetrics(new Registry()),
+    workers: 1,
+    slotTimeoutMs: 5000,
+    reconcile: async (key) => {
+      started.push(key);
+      if (key === 'fails') throw new Error('boom');
+    },
+  });
+  c.start();
+  t.after(() => c.close());
+  // One worker: each key runs only once the one before it has given the worker back, with no time passing.
+  for (const k of ['a', 'fails', 'b', 'c']) c.enqueue(k);
+  await waitFor(() => started.length === 4 && c.idle, { what: 'every key on the one worker without the clock moving' });
+  assert.deepEqual(started, ['a', 'fails', 'b', 'c']);
+  assert.equal(clock.now(), 0);
+  // Past every slot: no worker is freed a second time (a stale timer would start a second worker's worth of runs).
+  clock.advance(5000);
+  await new Promise((r) => setImmediate(r));
+  c.enqueue('d');
+  c.enqueue('e');
+  await waitFor(() => started.includes('e') && c.idle);
+  assert.deepEqual(
+    started.filter((k) => k === 'd' || k === 'e'),
+    ['d', 'e'],
+  );
+  assert.equal(c.status().workers, 1);
+});

@@ -5,7 +5,7 @@
 // reconcile that is still running after slotTimeoutMs gives its worker back: its key stays busy (no
 // second run of it starts) until it returns, but a few hung clusters can never hold every worker.
 import type { Clock } from '../../base/clock.ts';
-import { jitter } from '../../base/clock.ts';
+import { after, jitter } from '../../base/clock.ts';
 import { describeError, isKubewardError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
 import type { BackoffPolicy } from './backoff.ts';
@@ -137,10 +137,24 @@ export class Controller {
         continue;
       }
       // Past its slot the run goes on without a worker; the key is done only when it returns.
-      const freed = new AbortController();
-      await Promise.race([run, this.#o.clock.sleep(slotMs, freed.signal).catch(() => undefined)]);
-      freed.abort();
+      await this.#slot(run, slotMs);
     }
+  }
+
+  /**
+   * Resolves when run settles or slotMs has passed, whichever is first. A plain timer of the clock,
+   * cancelled when the run returns in time (nearly always): no AbortController and no AbortError
+   * per reconcile (issue 17, the operator's start).
+   */
+  #slot(run: Promise<void>, slotMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const cancel = after(this.#o.clock, slotMs, resolve);
+      const done = (): void => {
+        cancel();
+        resolve();
+      };
+      run.then(done, done);
+    });
   }
 
   async #reconcileOne(key: string): Promise<void> {

@@ -1,7 +1,7 @@
 // A work queue of keys with one reconcile in flight per key: a key added while it is being
 // processed is marked dirty and comes back once, after the current run is done. Delayed adds keep
 // the earliest deadline per key; failures count per key for the backoff.
-import type { Clock } from '../../base/clock.ts';
+import { after, type Clock } from '../../base/clock.ts';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
 
 export class WorkQueue {
@@ -11,7 +11,7 @@ export class WorkQueue {
   readonly #queued = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #dirty = new Set<string>();
-  readonly #delayed = new Map<string, { at: number; abort: AbortController }>();
+  readonly #delayed = new Map<string, { at: number; cancel: () => void }>();
   readonly #failures = new Map<string, number>();
   #waiters: ((key: string | undefined) => void)[] = [];
   #shutDown = false;
@@ -45,16 +45,15 @@ export class WorkQueue {
     const at = this.#clock.now() + delayMs;
     const pending = this.#delayed.get(key);
     if (pending && pending.at <= at) return;
-    pending?.abort.abort();
-    const abort = new AbortController();
-    this.#delayed.set(key, { at, abort });
-    this.#clock.sleep(delayMs, abort.signal).then(
-      () => {
-        if (this.#delayed.get(key)?.abort === abort) this.#delayed.delete(key);
-        this.add(key);
-      },
-      () => undefined,
-    );
+    pending?.cancel();
+    // The clock's plain timer: every key of the operator waits here between its rounds (no
+    // AbortController and promise chain per wait, issue 17).
+    const entry = { at, cancel: (): void => undefined };
+    entry.cancel = after(this.#clock, delayMs, () => {
+      if (this.#delayed.get(key) === entry) this.#delayed.delete(key);
+      this.add(key);
+    });
+    this.#delayed.set(key, entry);
   }
 
   /** Re-adds a failed key after its backoff; returns the delay used. */
@@ -105,7 +104,7 @@ export class WorkQueue {
 
   shutDown(): void {
     this.#shutDown = true;
-    for (const d of this.#delayed.values()) d.abort.abort();
+    for (const d of this.#delayed.values()) d.cancel();
     this.#delayed.clear();
     for (const w of this.#waiters.splice(0)) w(undefined);
   }
