@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describeError } from '../../base/errors.ts';
 import { KubeApiError, errorFromResponse } from './kube-api-error.ts';
-import { pooledTls, type TlsIdentityOptions } from './tls-agent-pool.ts';
+import { pooledTls, type PooledTls, type TlsIdentityOptions } from './tls-agent-pool.ts';
 import type { WatchEvent } from './kube-types.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -108,13 +108,14 @@ export class KubeClient {
   async #send(method: string, path: string, opts: RequestOptionsKw, timeoutMs: number): Promise<IncomingMessage> {
     const url = new URL(this.#server.pathname.replace(/\/$/, '') + path, this.#server);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const options: RequestOptions & { ca?: unknown } = { method, headers: {} };
+    let options: RequestOptions & { ca?: unknown } = { method, headers: {} };
     if (this.#sharedTls && sharesTls(this.#kc, url)) {
       await applyWithoutAgent(this.#kc, options);
       // Computed per call: an exec credential plugin may hand out a new client certificate.
       const shared = pooledTls(options as TlsIdentityOptions);
-      options.agent = shared.agent;
-      (options as { secureContext?: unknown }).secureContext = shared.secureContext;
+      // The shared context holds the CA, certificate and key: the request goes without them, so the
+      // agent's getName need not copy the options to leave them out (pooledRequestOptions).
+      options = pooledRequestOptions(options, shared);
     } else {
       await this.#kc.applyToHTTPSOptions(options as never);
       // client-node's agent (one per KubeConfig, made without keep-alive): turned on once, in place,
@@ -137,9 +138,11 @@ export class KubeClient {
     const isHttps = url.protocol === 'https:';
     // A plain-http server (a test proxy) gets no TLS options and no TLS agent.
     const reqOpts: RequestOptions = isHttps ? options : { method, headers };
+    // Built for this call alone: the signal goes in place rather than into one more copy.
+    if (opts.signal) reqOpts.signal = opts.signal;
     return new Promise<IncomingMessage>((resolve, reject) => {
       const fail = (err: unknown): void => reject(new KubeApiError({ method, path, message: describeError(err), cause: err }));
-      const req = (isHttps ? httpsRequest : httpRequest)(url, { ...reqOpts, signal: opts.signal }, resolve);
+      const req = (isHttps ? httpsRequest : httpRequest)(url, reqOpts, resolve);
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs} ms`)));
       req.on('error', fail);
       req.end(payload);
@@ -153,6 +156,18 @@ export class KubeClient {
  */
 export function sharesTls(kc: KubeConfig, url: URL): boolean {
   return url.protocol === 'https:' && !kc.getCurrentCluster()?.proxyUrl;
+}
+
+/** The TLS material a pooled identity's SecureContext holds, left out of its requests. */
+const CONTEXT_MATERIAL = new Set(['ca', 'cert', 'key', 'pfx', 'passphrase']);
+
+/** A pooled call's options: everything client-node set but the material, with the shared agent and context. */
+export function pooledRequestOptions(options: RequestOptions, shared: PooledTls): RequestOptions {
+  const out: Record<string, unknown> = {};
+  for (const k in options) if (!CONTEXT_MATERIAL.has(k)) out[k] = (options as Record<string, unknown>)[k];
+  out.agent = shared.agent;
+  out.secureContext = shared.secureContext;
+  return out as RequestOptions;
 }
 
 /**

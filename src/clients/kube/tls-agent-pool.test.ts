@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import fc from 'fast-check';
 import { createTestCa } from '../../../testkit/certs.ts';
-import { KubeClient, sharesTls } from './kube-client.ts';
+import { KubeClient, pooledRequestOptions, sharesTls } from './kube-client.ts';
 import { loadKubeConfig } from './load-kube-config.ts';
 import {
   closedTlsContexts,
@@ -239,4 +239,31 @@ current-context: x
   const bytes = keptTlsSessionBytes();
   assert.ok(bytes.length > 0);
   assert.equal(bytes.held, bytes.length, 'each kept session is a Buffer of its own, not a slice that keeps a pool slab alive');
+});
+
+test("a pooled call's options leave the material to the shared context and keep the rest; the agent names them without a copy", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-tls-opts-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const ca = await createTestCa('kw-opts-ca', dir);
+  const o = {
+    ca: ca.cert,
+    cert: 'c',
+    key: 'k',
+    passphrase: 'p',
+    method: 'GET',
+    headers: { authorization: 'Bearer t' },
+    servername: 'api',
+    rejectUnauthorized: true,
+  };
+  const shared = pooledTls({ ca: o.ca, servername: 'api' });
+  const out = pooledRequestOptions(o as RequestOptions, shared) as RequestOptions & Record<string, unknown>;
+  for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase']) assert.equal(k in out, false, k);
+  assert.equal(out.headers, o.headers);
+  assert.equal(out.servername, 'api');
+  assert.equal(out.rejectUnauthorized, true);
+  assert.equal(out.agent, shared.agent);
+  assert.equal(out.secureContext, shared.secureContext);
+  // The same name with or without the material: sockets of both kinds share the origin's lists.
+  const name = (x: object) => shared.agent.getName({ host: '127.0.0.1', port: 6443, ...x });
+  assert.equal(name({ servername: 'api', rejectUnauthorized: true }), name({ servername: 'api', rejectUnauthorized: true, ca: o.ca, cert: 'c', key: 'k' }));
 });

@@ -116,7 +116,13 @@ class SessionKeepingAgent extends HttpsAgent {
    * other TLS options are enough, and a client may leave the material in its options.
    */
   override getName(options?: ConnectionOptions & { host?: string | null; port?: number | string | null }): string {
-    if (!options) return super.getName(options);
+    // KubeClient's pooled calls come without the material (kube-client.ts pooledRequestOptions):
+    // no copy then; node calls this two or three times per request.
+    if (
+      !options ||
+      (options.ca === undefined && options.cert === undefined && options.key === undefined && options.pfx === undefined && options.passphrase === undefined)
+    )
+      return super.getName(options);
     return super.getName({ ...options, ca: undefined, cert: undefined, key: undefined, pfx: undefined, passphrase: undefined });
   }
 
