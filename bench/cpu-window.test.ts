@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { busyShares, parseProcStat, readProcStat } from './cpu-window.ts';
+import { busyShares, parseProcStat, readProcStat, readWindow, treeTicks, windowShares } from './cpu-window.ts';
 
 // /proc/stat of a 2-CPU machine (Linux 6.x: ten fields per line).
 const STAT = `cpu  1000 10 500 8000 100 0 40 0 0 0
@@ -57,4 +57,32 @@ test('property: any two readings of counters that only grow give shares between 
 
 test('this machine: /proc/stat has a line per CPU', () => {
   assert.ok(readProcStat().size >= 1);
+});
+
+// /proc/<pid>/stat after the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime ...
+const stat = (name: string, utime: number, stime: number, cutime: number, cstime: number): string =>
+  `42 (${name}) S 1 42 42 0 -1 4194560 100 0 0 0 ${utime} ${stime} ${cutime} ${cstime} 20 0 1 0 100 1000 10`;
+
+test("treeTicks: each process's own time, and the root's reaped children's; a name with spaces and parentheses is read right", () => {
+  const texts = new Map([
+    [10, stat('node', 100, 50, 30, 20)],
+    [11, stat('nginx: worker (x) y', 7, 3, 1000, 1000)],
+  ]);
+  assert.equal(treeTicks(texts, 10), 100 + 50 + 30 + 20 + 7 + 3);
+});
+
+test("windowShares: what the CPUs did beyond the bench's tree is other processes', in % of one CPU", () => {
+  const a = { cpus: parseProcStat('cpu0 0 0 0 0\ncpu1 0 0 0 0\n'), mine: 0 };
+  // 100 ticks per CPU elapsed; 150 busy in all, 120 of them the bench's: 30 ticks, 30 % of one CPU.
+  const b = { cpus: parseProcStat('cpu0 100 0 0 0\ncpu1 50 0 0 50\n'), mine: 120 };
+  const w = windowShares(a, b);
+  assert.equal(w.foreignPct, 30);
+  assert.deepEqual(
+    w.busy,
+    new Map([
+      [0, 1],
+      [1, 0.5],
+    ]),
+  );
+  assert.ok(readWindow(process.pid).mine > 0);
 });

@@ -1,6 +1,7 @@
 // Per-CPU utilization over a measurement window, from two readings of /proc/stat: which side
 // (the load on one core, the proxy on the other) was the bottleneck. Pure apart from readProcStat.
 import { readFileSync } from 'node:fs';
+import { processTree } from './proc-stats.ts';
 
 /** One CPU's counters from a "cpuN" line, in USER_HZ ticks. */
 export interface CpuTicks {
@@ -40,6 +41,63 @@ export function busyShares(before: Map<number, CpuTicks>, after: Map<number, Cpu
   return out;
 }
 
+/**
+ * CPU ticks (user + system) of root's tree: every living descendant, plus what root's reaped
+ * children used (cutime, cstime: a wrk or openloop run that ended inside the window). What the
+ * CPUs were busy with beyond this, over a window, is other processes' (another helper's tsc) and
+ * the kernel's own threads.
+ */
+export function treeTicks(statTexts: ReadonlyMap<number, string>, root: number): number {
+  let ticks = 0;
+  for (const [pid, text] of statTexts) {
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    // After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
+    ticks += Number(f[11]) + Number(f[12]);
+    if (pid === root) ticks += Number(f[13]) + Number(f[14]);
+  }
+  return ticks;
+}
+
+/** Busy ticks of all CPUs together. */
+export function totalBusy(m: Map<number, CpuTicks>): number {
+  let busy = 0;
+  for (const t of m.values()) busy += t.busy;
+  return busy;
+}
+
 export function readProcStat(): Map<number, CpuTicks> {
   return parseProcStat(readFileSync('/proc/stat', 'utf8'));
+}
+
+export interface WindowReading {
+  cpus: Map<number, CpuTicks>;
+  /** treeTicks of the bench's own tree (load, backend, proxy). */
+  mine: number;
+}
+
+export function readWindow(root: number): WindowReading {
+  const cpus = readProcStat();
+  const texts = new Map<number, string>();
+  for (const pid of processTree(root)) {
+    try {
+      texts.set(pid, readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  return { cpus, mine: treeTicks(texts, root) };
+}
+
+/**
+ * Each CPU's busy share over the window, and the CPU time spent outside the bench's tree as a
+ * percentage of one CPU (other processes on the machine, kernel threads): a turn where that is
+ * high measured a busy machine, not only the peer.
+ */
+export function windowShares(a: WindowReading, b: WindowReading): { busy: Map<number, number>; foreignPct: number } {
+  const busy = busyShares(a.cpus, b.cpus);
+  let elapsed = 0;
+  for (const [cpu, t] of a.cpus) elapsed += (b.cpus.get(cpu)?.total ?? t.total) - t.total;
+  const perCpu = a.cpus.size > 0 ? elapsed / a.cpus.size : 0;
+  const foreign = totalBusy(b.cpus) - totalBusy(a.cpus) - (b.mine - a.mine);
+  return { busy, foreignPct: perCpu > 0 ? Math.max(0, (foreign / perCpu) * 100) : 0 };
 }

@@ -3,7 +3,7 @@
 // shares two cores between wrk, the backend and the proxy. Used by npm run bench (--placement,
 // --open-loop) and bench/placement-ab.ts. Metric keys are "<placement>:<metric>".
 import { cpus as osCpus } from 'node:os';
-import { busyShares, readProcStat } from './cpu-window.ts';
+import { readWindow, windowShares } from './cpu-window.ts';
 import { measureWrk, runWrk, type LoadSettings } from './measure-perf.ts';
 import { runOpenloop, type Arrivals } from './openloop.ts';
 import { checkPinned, cpuSets, pinProcess, pinTree, type Placement } from './placement.ts';
@@ -55,20 +55,34 @@ export async function measureVariant(t: VariantTarget, placement: Placement, s: 
     // Warm-up in this placement (JIT, buffers; the proxy's caches on its core).
     await runWrk(url, { ...s.saturated, durationS: 1, cpus: load });
     if (s.wrk) {
-      const before = readProcStat();
+      const before = readWindow(process.pid);
       const ka = await measureWrk(url, t.proxyPid, { ...s.saturated, cpus: load });
-      const busy = busyShares(before, readProcStat());
-      Object.assign(out, { [key('kaRps')]: ka.wrk.requestsPerSec, [key('kaP50Ms')]: ka.wrk.p50Ms, [key('kaP99Ms')]: ka.wrk.p99Ms });
+      const { busy, foreignPct } = windowShares(before, readWindow(process.pid));
+      out[key('kaForeignPct')] = foreignPct;
+      Object.assign(out, {
+        [key('kaRps')]: ka.wrk.requestsPerSec,
+        [key('kaP50Ms')]: ka.wrk.p50Ms,
+        [key('kaP99Ms')]: ka.wrk.p99Ms,
+        [key('kaErrors')]: ka.wrk.socketErrors + ka.wrk.badResponses,
+      });
       for (const [cpu, share] of busy) out[key(`kaCpu${cpu}Busy`)] = share * 100;
       if (ka.cpuUsPerRequest !== undefined) out[key('kaCpuUsPerReq')] = ka.cpuUsPerRequest;
+      const kpBefore = readWindow(process.pid);
       const kp = await measureWrk(url, t.proxyPid, { ...s.paced, cpus: load });
-      Object.assign(out, { [key('kpRps')]: kp.wrk.requestsPerSec, [key('kpP50Ms')]: kp.wrk.p50Ms, [key('kpP99Ms')]: kp.wrk.p99Ms });
+      out[key('kpForeignPct')] = windowShares(kpBefore, readWindow(process.pid)).foreignPct;
+      Object.assign(out, {
+        [key('kpRps')]: kp.wrk.requestsPerSec,
+        [key('kpP50Ms')]: kp.wrk.p50Ms,
+        [key('kpP99Ms')]: kp.wrk.p99Ms,
+        [key('kpErrors')]: kp.wrk.socketErrors + kp.wrk.badResponses,
+      });
       if (kp.cpuUsPerRequest !== undefined) out[key('kpCpuUsPerReq')] = kp.cpuUsPerRequest;
     }
     if (s.openloopBin !== undefined) {
       for (const rate of s.openloopRates) {
         const durationS = Math.max(s.openloopDurationS, Math.ceil(s.openloopMinRequests / rate));
         const cpuBefore = t.proxyPid === undefined ? undefined : readTreeUsage(t.proxyPid).cpuSeconds;
+        const olBefore = readWindow(process.pid);
         const r = await runOpenloop(s.openloopBin, {
           port: t.port,
           connections: s.openloopConnections,
@@ -80,6 +94,7 @@ export async function measureVariant(t: VariantTarget, placement: Placement, s: 
           cpus: load,
         });
         const ol = `ol${rate}`;
+        out[key(`${ol}ForeignPct`)] = windowShares(olBefore, readWindow(process.pid)).foreignPct;
         Object.assign(out, {
           [key(`${ol}P50Ms`)]: r.latP50Us / 1000,
           [key(`${ol}P99Ms`)]: r.latP99Us / 1000,
@@ -123,9 +138,11 @@ export function variantMetrics(
         { key: `${p}:kaCpuUsPerReq`, label: `proxy CPU per keep-alive request (µs), ${where}`, digits: 1, proxyOnly: true },
         { key: `${p}:kaCpu0Busy`, label: `CPU 0 busy at saturation (%), ${where}`, digits: 0 },
         { key: `${p}:kaCpu1Busy`, label: `CPU 1 busy at saturation (%), ${where}`, digits: 0 },
+        { key: `${p}:kaForeignPct`, label: `other processes' CPU at saturation (% of one CPU), ${where}`, digits: 0 },
         { key: `${p}:kpP50Ms`, label: `paced (wrk) p50 (ms), ${where}`, digits: 2 },
         { key: `${p}:kpP99Ms`, label: `paced (wrk) p99 (ms), ${where}`, digits: 2 },
         { key: `${p}:kpCpuUsPerReq`, label: `proxy CPU per paced (wrk) request (µs), ${where}`, digits: 1, proxyOnly: true },
+        { key: `${p}:kpForeignPct`, label: `other processes' CPU, paced (wrk) (% of one CPU), ${where}`, digits: 0 },
       );
     }
     for (const rate of s.openloopRates) {
@@ -136,6 +153,7 @@ export function variantMetrics(
         { key: `${p}:ol${rate}SvcP99Ms`, label: `${gen} p99 from real send (ms), ${where}`, digits: 3 },
         { key: `${p}:ol${rate}LagP99Us`, label: `${gen} generator's send lag p99 (µs), ${where}`, digits: 0 },
         { key: `${p}:ol${rate}CpuUsPerReq`, label: `proxy CPU per ${gen} request (µs), ${where}`, digits: 1, proxyOnly: true },
+        { key: `${p}:ol${rate}ForeignPct`, label: `other processes' CPU, ${gen} (% of one CPU), ${where}`, digits: 0 },
       );
     }
   }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { buildOpenloop, openloopMissing, parseOpenloop, renderOpenloop, runOpenloop, type OpenloopResult } from './openloop.ts';
+import { buildOpenloop, openloopMissing, parseArrivals, parseOpenloop, parseRates, renderOpenloop, runOpenloop, type OpenloopResult } from './openloop.ts';
 
 // As openloop.c prints it.
 const LINE =
@@ -95,4 +95,22 @@ test('openloop against a real HTTP server: the rate it was asked for, latency fr
     server.close();
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('--open-loop rates and --arrivals: whole requests/s, or an error naming the word', () => {
+  assert.deepEqual(parseRates('6000,500'), [6000, 500]);
+  assert.deepEqual(parseRates(''), []);
+  assert.throws(() => parseRates('6000,fast'), /"fast" is not a whole number/);
+  assert.throws(() => parseRates('0'), /"0" is not/);
+  assert.throws(() => parseRates('1.5'), /"1.5" is not/);
+  assert.equal(parseArrivals('even'), 'even');
+  assert.throws(() => parseArrivals('burst'), /"burst" is neither poisson nor even/);
+});
+
+test('property: any list of rates from 1 to 1,000,000 parses back to itself', () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 1, max: 1_000_000 }), { minLength: 1, maxLength: 6 }), (rates) =>
+      assert.deepEqual(parseRates(rates.join(',')), rates),
+    ),
+  );
 });

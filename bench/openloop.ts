@@ -97,6 +97,22 @@ export function renderOpenloop(r: OpenloopResult): string {
   return `openloop ${words.join(' ')}\n`;
 }
 
+/** "6000,500" → [6000, 500]; "" → none. Whole requests per second from 1 to 1,000,000. */
+export function parseRates(text: string): number[] {
+  if (text.trim() === '') return [];
+  return text.split(',').map((w) => {
+    const n = Number(w.trim());
+    if (!/^\d+$/.test(w.trim()) || !Number.isInteger(n) || n < 1 || n > 1_000_000)
+      throw new Error(`"${w}" is not a whole number of requests/s from 1 to 1000000`);
+    return n;
+  });
+}
+
+export function parseArrivals(text: string): Arrivals {
+  if (text !== 'poisson' && text !== 'even') throw new Error(`"${text}" is neither poisson nor even`);
+  return text;
+}
+
 /** Why openloop cannot be built here (no C compiler), or undefined. */
 export async function openloopMissing(): Promise<string | undefined> {
   try {

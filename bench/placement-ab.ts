@@ -10,11 +10,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createTestCa } from '../testkit/certs.ts';
 import { freePort } from '../testkit/wait-for.ts';
 import { mediansOf, PEERS, peerOrder, type Peer, type Sample } from './bench-stats.ts';
 import { measureVariant, variantMetrics, type VariantSettings } from './isolation.ts';
 import { pacedScript, type LoadSettings } from './measure-perf.ts';
-import { buildOpenloop, openloopMissing, type Arrivals } from './openloop.ts';
+import { buildOpenloop, openloopMissing, parseArrivals, parseRates } from './openloop.ts';
 import { parsePlacements } from './placement.ts';
 import { ProcessGroup } from './process-group.ts';
 import { renderSpreadTable } from './round-spread.ts';
@@ -38,9 +39,8 @@ const durationS = Number(opt.duration);
 const placements = parsePlacements(opt.placement);
 const peers = opt.peers.split(',') as Peer[];
 for (const p of peers) if (!(PEERS as readonly string[]).includes(p)) throw new Error(`--peers: ${p} is not one of ${PEERS.join(', ')}`);
-const rates = opt.rates === '' ? [] : opt.rates.split(',').map(Number);
-if (rates.some((r) => !(r > 0))) throw new Error('--rates: positive numbers, comma-separated');
-if (opt.arrivals !== 'poisson' && opt.arrivals !== 'even') throw new Error('--arrivals: poisson or even');
+const rates = parseRates(opt.rates);
+const arrivals = parseArrivals(opt.arrivals);
 
 function say(text: string): void {
   process.stderr.write(`[placement ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
@@ -57,7 +57,12 @@ async function main(): Promise<void> {
     if (missing) throw new Error(`open loop: ${missing}`);
     const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'bin/kubeward.js'), nodeBin: process.execPath, kubewardExtraArgs: [] };
     const port = await freePort();
-    const backend = await startBackend(env, { port, name: 'perf', readyzDownFlag: join(dir, 'never') });
+    // A TLS port beside the plain one for HAProxy's check-ssl, as npm run bench has (without it HAProxy marks the server down).
+    const checkPort = await freePort();
+    const ca = await createTestCa('kubeward-bench-ca', dir);
+    const server = await ca.issueServer('backend', ['IP:127.0.0.1', 'DNS:localhost']);
+    const tls = { caFile: ca.certFile, ca: ca.cert, certFile: server.certFile, keyFile: server.keyFile };
+    const backend = await startBackend(env, { port, checkPort, tls, name: 'perf', readyzDownFlag: join(dir, 'never') });
     const saturated: LoadSettings = { durationS, connections: 64, threads: 2 };
     const paced: LoadSettings = { ...saturated, script: join(dir, 'paced.lua') };
     await writeFile(paced.script!, pacedScript(10));
@@ -70,11 +75,12 @@ async function main(): Promise<void> {
       openloopConnections: 64,
       openloopDurationS: durationS,
       openloopMinRequests: 4000,
-      arrivals: opt.arrivals as Arrivals,
+      arrivals,
     };
     for (let round = 1; round <= rounds; round++) {
       for (const peer of peerOrder(peers, round - 1)) {
-        const proxy = peer === 'direct' ? undefined : await startProxy(env, peer, { upstreamPorts: [port], tlsUpstreams: false }, `r${round}`);
+        const proxy =
+          peer === 'direct' ? undefined : await startProxy(env, peer, { upstreamPorts: [port], tlsUpstreams: false, haproxyCheckPort: checkPort }, `r${round}`);
         try {
           await new Promise((r) => setTimeout(r, 1000)); // kubeward's first checks, nginx's workers forked
           const metrics: Record<string, number> = { load1: loadavg()[0]! };
@@ -91,7 +97,7 @@ async function main(): Promise<void> {
           samples.push({ peer, round, metrics });
           say(
             `round ${round} ${peer}: ${Object.entries(metrics)
-              .filter(([k]) => /P99|Busy|load1/.test(k))
+              .filter(([k]) => /P99Ms|Busy|Foreign|load1|kaRps/.test(k))
               .map(([k, v]) => `${k}=${v.toFixed(2)}`)
               .join(' ')}`,
           );
@@ -109,7 +115,7 @@ async function main(): Promise<void> {
     ...variantMetrics(placements, {
       wrk: !opt['no-wrk'],
       openloopRates: rates,
-      arrivals: opt.arrivals as Arrivals,
+      arrivals,
       openloopConnections: 64,
     }),
   ];
@@ -120,7 +126,7 @@ async function main(): Promise<void> {
   const out = opt.out ?? join(repo, `bench/results/${startedAt.toISOString().slice(0, 16).replace(':', '')}-placement.json`);
   await writeFile(
     out,
-    `${JSON.stringify({ date: startedAt.toISOString(), settings: { rounds, durationS, placements, rates, arrivals: opt.arrivals, peers }, medians: mediansOf(samples), samples }, null, 2)}\n`,
+    `${JSON.stringify({ date: startedAt.toISOString(), settings: { rounds, durationS, placements, rates, arrivals, peers }, medians: mediansOf(samples), samples }, null, 2)}\n`,
   );
   process.stdout.write(`${table}\n\nwritten: ${out}\n`);
 }
