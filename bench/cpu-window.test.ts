@@ -15,8 +15,8 @@ btime 1700000000
 test('parseProcStat reads each cpuN line, not the sum; busy leaves out idle and iowait', () => {
   const m = parseProcStat(STAT);
   assert.deepEqual([...m.keys()], [0, 1]);
-  assert.deepEqual(m.get(0), { busy: 600 + 5 + 300 + 30, total: 600 + 5 + 300 + 30 + 3900 + 50 });
-  assert.deepEqual(parseProcStat('cpu0 1 2 3 4\n').get(0), { busy: 6, total: 10 }, 'older kernels print four fields');
+  assert.deepEqual(m.get(0), { busy: 600 + 5 + 300 + 30, total: 600 + 5 + 300 + 30 + 3900 + 50, irq: 30 });
+  assert.deepEqual(parseProcStat('cpu0 1 2 3 4\n').get(0), { busy: 6, total: 10, irq: 0 }, 'older kernels print four fields');
   assert.equal(parseProcStat('cpu0 1 2 3\ncpux 1 2 3 4 5\n').size, 0);
 });
 
@@ -72,11 +72,12 @@ test("treeTicks: each process's own time, and the root's reaped children's; a na
 });
 
 test("windowShares: what the CPUs did beyond the bench's tree is other processes', in % of one CPU", () => {
-  const a = { cpus: parseProcStat('cpu0 0 0 0 0\ncpu1 0 0 0 0\n'), mine: 0 };
-  // 100 ticks per CPU elapsed; 150 busy in all, 120 of them the bench's: 30 ticks, 30 % of one CPU.
-  const b = { cpus: parseProcStat('cpu0 100 0 0 0\ncpu1 50 0 0 50\n'), mine: 120 };
+  const a = { cpus: parseProcStat('cpu0 0 0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0 0 0\n'), mine: 0 };
+  // 100 ticks per CPU elapsed; 150 busy in all, 10 of them softirq and 110 the bench's tasks': 30 ticks of other tasks, 30 % of one CPU.
+  const b = { cpus: parseProcStat('cpu0 90 0 0 0 0 0 10 0 0 0\ncpu1 50 0 0 50 0 0 0 0 0 0\n'), mine: 110 };
   const w = windowShares(a, b);
   assert.equal(w.foreignPct, 30);
+  assert.equal(w.irqPct, 10);
   assert.deepEqual(
     w.busy,
     new Map([

@@ -8,6 +8,8 @@ export interface CpuTicks {
   /** Everything but idle and iowait. */
   busy: number;
   total: number;
+  /** irq + softirq, inside busy. With tick accounting (this kernel: no CONFIG_IRQ_TIME_ACCOUNTING) a tick that lands in a softirq is counted here and not in the task it interrupted, so loopback traffic's receive work is here, whoever caused it. */
+  irq: number;
 }
 
 /**
@@ -23,7 +25,7 @@ export function parseProcStat(text: string): Map<number, CpuTicks> {
     const f = m[2]!.trim().split(/\s+/).map(Number);
     const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = f;
     const busy = user + nice + system + irq + softirq + steal;
-    out.set(Number(m[1]), { busy, total: busy + idle + iowait });
+    out.set(Number(m[1]), { busy, total: busy + idle + iowait, irq: irq + softirq });
   }
   return out;
 }
@@ -58,10 +60,10 @@ export function treeTicks(statTexts: ReadonlyMap<number, string>, root: number):
   return ticks;
 }
 
-/** Busy ticks of all CPUs together. */
-export function totalBusy(m: Map<number, CpuTicks>): number {
+/** Busy ticks of all CPUs together, without irq and softirq (tasks' time and steal). */
+export function totalTaskBusy(m: Map<number, CpuTicks>): number {
   let busy = 0;
-  for (const t of m.values()) busy += t.busy;
+  for (const t of m.values()) busy += t.busy - t.irq;
   return busy;
 }
 
@@ -89,15 +91,19 @@ export function readWindow(root: number): WindowReading {
 }
 
 /**
- * Each CPU's busy share over the window, and the CPU time spent outside the bench's tree as a
- * percentage of one CPU (other processes on the machine, kernel threads): a turn where that is
- * high measured a busy machine, not only the peer.
+ * Each CPU's busy share over the window; the tasks' CPU time outside the bench's tree (other
+ * processes on the machine, kernel threads such as ksoftirqd, the hypervisor's steal) and the
+ * irq + softirq time (mostly the bench's own loopback traffic), each as a percentage of one CPU.
+ * A turn with much foreign time measured a busy machine, not only the peer.
  */
-export function windowShares(a: WindowReading, b: WindowReading): { busy: Map<number, number>; foreignPct: number } {
+export function windowShares(a: WindowReading, b: WindowReading): { busy: Map<number, number>; foreignPct: number; irqPct: number } {
   const busy = busyShares(a.cpus, b.cpus);
   let elapsed = 0;
   for (const [cpu, t] of a.cpus) elapsed += (b.cpus.get(cpu)?.total ?? t.total) - t.total;
   const perCpu = a.cpus.size > 0 ? elapsed / a.cpus.size : 0;
-  const foreign = totalBusy(b.cpus) - totalBusy(a.cpus) - (b.mine - a.mine);
-  return { busy, foreignPct: perCpu > 0 ? Math.max(0, (foreign / perCpu) * 100) : 0 };
+  const foreign = totalTaskBusy(b.cpus) - totalTaskBusy(a.cpus) - (b.mine - a.mine);
+  let irq = 0;
+  for (const [cpu, t] of a.cpus) irq += (b.cpus.get(cpu)?.irq ?? t.irq) - t.irq;
+  const pct = (ticks: number): number => (perCpu > 0 ? Math.max(0, (ticks / perCpu) * 100) : 0);
+  return { busy, foreignPct: pct(foreign), irqPct: pct(irq) };
 }

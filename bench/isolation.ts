@@ -57,8 +57,8 @@ export async function measureVariant(t: VariantTarget, placement: Placement, s: 
     if (s.wrk) {
       const before = readWindow(process.pid);
       const ka = await measureWrk(url, t.proxyPid, { ...s.saturated, cpus: load });
-      const { busy, foreignPct } = windowShares(before, readWindow(process.pid));
-      out[key('kaForeignPct')] = foreignPct;
+      const { busy, foreignPct, irqPct } = windowShares(before, readWindow(process.pid));
+      Object.assign(out, { [key('kaForeignPct')]: foreignPct, [key('kaIrqPct')]: irqPct });
       Object.assign(out, {
         [key('kaRps')]: ka.wrk.requestsPerSec,
         [key('kaP50Ms')]: ka.wrk.p50Ms,
@@ -139,6 +139,7 @@ export function variantMetrics(
         { key: `${p}:kaCpu0Busy`, label: `CPU 0 busy at saturation (%), ${where}`, digits: 0 },
         { key: `${p}:kaCpu1Busy`, label: `CPU 1 busy at saturation (%), ${where}`, digits: 0 },
         { key: `${p}:kaForeignPct`, label: `other processes' CPU at saturation (% of one CPU), ${where}`, digits: 0 },
+        { key: `${p}:kaIrqPct`, label: `irq + softirq at saturation (% of one CPU), ${where}`, digits: 0 },
         { key: `${p}:kpP50Ms`, label: `paced (wrk) p50 (ms), ${where}`, digits: 2 },
         { key: `${p}:kpP99Ms`, label: `paced (wrk) p99 (ms), ${where}`, digits: 2 },
         { key: `${p}:kpCpuUsPerReq`, label: `proxy CPU per paced (wrk) request (µs), ${where}`, digits: 1, proxyOnly: true },

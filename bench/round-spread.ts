@@ -54,8 +54,9 @@ export function renderSpreadTable(
   const lines = [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`];
   for (const r of rows) {
     const cells = peers.map((p) => formatSpread(spreadOf(roundValues(samples, r.key, p)), r.digits));
-    const rc = ratios.map(([a, b]) => formatSpread(spreadOf(roundRatios(samples, r.key, a, b)), 2, 'x'));
-    if ([...cells, ...rc].every((c) => c === '—')) continue;
+    // A ratio of load, CPU shares or the generator's own lag between peers says nothing.
+    const rc = ratios.map(([a, b]) => (/Busy|Foreign|Irq|load1|Lag/.test(r.key) ? '' : formatSpread(spreadOf(roundRatios(samples, r.key, a, b)), 2, 'x')));
+    if ([...cells, ...rc].every((c) => c === '—' || c === '')) continue;
     lines.push(`| ${[r.label, ...cells, ...rc].join(' | ')} |`);
   }
   return lines.join('\n');
