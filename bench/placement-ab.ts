@@ -6,7 +6,7 @@
 // "Measuring the p99 apart from the scheduler (session 6)". Run after npm run build, under the bench lock.
 // Usage: node bench/placement-ab.ts [--rounds N] [--duration S] [--placement shared|pinned|both]
 //   [--no-wrk] [--rates 6000,500] [--arrivals poisson|even] [--peers kubeward,nginx,haproxy,direct] [--out FILE]
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,8 +15,8 @@ import { freePort } from '../testkit/wait-for.ts';
 import { mediansOf, PEERS, peerOrder, type Peer, type Sample } from './bench-stats.ts';
 import { measureVariant, variantMetrics, type VariantSettings } from './isolation.ts';
 import { pacedScript, type LoadSettings } from './measure-perf.ts';
-import { buildOpenloop, openloopMissing, parseArrivals, parseRates } from './openloop.ts';
-import { parsePlacements } from './placement.ts';
+import { buildOpenloop, openloopMissing, parseArrivals, parseRates, type Arrivals } from './openloop.ts';
+import { parsePlacements, type Placement } from './placement.ts';
 import { ProcessGroup } from './process-group.ts';
 import { renderSpreadTable } from './round-spread.ts';
 import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
@@ -31,6 +31,10 @@ const { values: opt } = parseArgs({
     arrivals: { type: 'string', default: 'poisson' },
     peers: { type: 'string', default: 'kubeward,nginx,haproxy,direct' },
     out: { type: 'string' },
+    // A window in which other processes used more than this much of one CPU is marked and left out of the ranges.
+    'quiet-max': { type: 'string', default: '10' },
+    // Print the tables of earlier runs' JSON files instead of measuring.
+    report: { type: 'string', multiple: true, default: [] },
   },
 });
 const repo = new URL('..', import.meta.url).pathname;
@@ -41,6 +45,8 @@ const peers = opt.peers.split(',') as Peer[];
 for (const p of peers) if (!(PEERS as readonly string[]).includes(p)) throw new Error(`--peers: ${p} is not one of ${PEERS.join(', ')}`);
 const rates = parseRates(opt.rates);
 const arrivals = parseArrivals(opt.arrivals);
+
+const quietMax = Number(opt['quiet-max']);
 
 function say(text: string): void {
   process.stderr.write(`[placement ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
@@ -110,10 +116,21 @@ async function main(): Promise<void> {
     await group.stopAll();
     await rm(dir, { recursive: true, force: true });
   }
+  process.stdout.write(`${renderRun(samples, placements, rates, arrivals, peers)}\n`);
+  const out = opt.out ?? join(repo, `bench/results/${startedAt.toISOString().slice(0, 16).replace(':', '')}-placement.json`);
+  await writeFile(
+    out,
+    `${JSON.stringify({ date: startedAt.toISOString(), settings: { rounds, durationS, placements, rates, arrivals, peers, wrk: !opt['no-wrk'] }, medians: mediansOf(samples), samples }, null, 2)}\n`,
+  );
+  process.stdout.write(`written: ${out}\n`);
+}
+
+function renderRun(samples: readonly Sample[], placements: readonly Placement[], rates: readonly number[], arrivals: Arrivals, peers: readonly Peer[]): string {
+  const wrk = samples.some((s) => Object.keys(s.metrics).some((k) => k.includes(':ka')));
   const rows = [
     { key: 'load1', label: 'load average (1 min) at the turn start', digits: 2 },
     ...variantMetrics(placements, {
-      wrk: !opt['no-wrk'],
+      wrk,
       openloopRates: rates,
       arrivals,
       openloopConnections: 64,
@@ -122,16 +139,23 @@ async function main(): Promise<void> {
   const ratios: Array<[Peer, Peer]> = [];
   if (peers.includes('kubeward') && peers.includes('nginx')) ratios.push(['kubeward', 'nginx']);
   if (peers.includes('kubeward-2') && peers.includes('nginx-2')) ratios.push(['kubeward-2', 'nginx-2']);
-  const table = renderSpreadTable(samples, rows, peers, ratios);
-  const out = opt.out ?? join(repo, `bench/results/${startedAt.toISOString().slice(0, 16).replace(':', '')}-placement.json`);
-  await writeFile(
-    out,
-    `${JSON.stringify({ date: startedAt.toISOString(), settings: { rounds, durationS, placements, rates, arrivals, peers }, medians: mediansOf(samples), samples }, null, 2)}\n`,
-  );
-  process.stdout.write(`${table}\n\nwritten: ${out}\n`);
+  return renderSpreadTable(samples, rows, peers, ratios, quietMax);
 }
 
-main().catch((err: unknown) => {
+async function report(files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    const run = JSON.parse(await readFile(file, 'utf8')) as {
+      date: string;
+      settings: { placements: Placement[]; rates: number[]; arrivals: Arrivals; peers: Peer[] };
+      samples: Sample[];
+    };
+    const s = run.settings;
+    process.stdout.write(`${file} (${run.date}; * = other processes used more than ${quietMax} % of one CPU in that window)\n\n`);
+    process.stdout.write(`${renderRun(run.samples, s.placements, s.rates, s.arrivals, s.peers)}\n\n`);
+  }
+}
+
+(opt.report.length > 0 ? report(opt.report) : main()).catch((err: unknown) => {
   process.stderr.write(`placement-ab failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exitCode = 1;
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Sample } from './bench-stats.ts';
-import { formatSpread, renderSpreadTable, roundRatios, roundValues, spreadOf } from './round-spread.ts';
+import { foreignKeyOf, formatSpread, renderSpreadTable, roundRatios, roundValues, spreadOf } from './round-spread.ts';
 
 const samples: Sample[] = [
   { peer: 'nginx', round: 2, metrics: { p99: 0.4 } },
@@ -33,4 +33,20 @@ test('the table has a row per metric measured, and leaves out a metric no peer h
   );
   assert.match(t, /\| p99 \(ms\) \| 0.50 0.44 0.60 \(0.44–0.60\) \| 0.25 0.40 \(0.25–0.40\) \| 2.00 1.10 \(1.10–2.00x\) \|/);
   assert.doesNotMatch(t, /absent/);
+});
+
+test("a value measured while other processes were busy is marked and left out of the range, and so is its round's ratio", () => {
+  assert.equal(foreignKeyOf('pinned:kpP99Ms'), 'pinned:kpForeignPct');
+  assert.equal(foreignKeyOf('shared:ol6000SvcP99Ms'), 'shared:ol6000ForeignPct');
+  assert.equal(foreignKeyOf('shared:ol6000ForeignPct'), undefined);
+  assert.equal(foreignKeyOf('kaP99Ms'), undefined);
+  const s: Sample[] = [
+    { peer: 'kubeward', round: 1, metrics: { 'pinned:kpP99Ms': 0.5, 'pinned:kpForeignPct': 0 } },
+    { peer: 'kubeward', round: 2, metrics: { 'pinned:kpP99Ms': 3, 'pinned:kpForeignPct': 60 } },
+    { peer: 'nginx', round: 1, metrics: { 'pinned:kpP99Ms': 0.25, 'pinned:kpForeignPct': 1 } },
+    { peer: 'nginx', round: 2, metrics: { 'pinned:kpP99Ms': 0.3, 'pinned:kpForeignPct': 2 } },
+  ];
+  const t = renderSpreadTable(s, [{ key: 'pinned:kpP99Ms', label: 'p99', digits: 2 }], ['kubeward', 'nginx'], [['kubeward', 'nginx']], 10);
+  assert.match(t, /\| p99 \| 0.50 3.00\* \(0.50–0.50\) \| 0.25 0.30 \(0.25–0.30\) \| 2.00 10.00\* \(2.00–2.00x\) \|/);
+  assert.match(renderSpreadTable(s, [{ key: 'pinned:kpP99Ms', label: 'p99', digits: 2 }], ['kubeward'], [], 10), /0.50 3.00\* \(0.50–0.50\)/);
 });
