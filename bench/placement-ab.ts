@@ -5,7 +5,7 @@
 // kubeward/nginx ratio's) and writes the samples as JSON. For docs/proxy-performance.md,
 // "Measuring the p99 apart from the scheduler (session 6)". Run after npm run build, under the bench lock.
 // Usage: node bench/placement-ab.ts [--rounds N] [--duration S] [--placement shared|pinned|both]
-//   [--no-wrk] [--rates 6000,500] [--arrivals poisson|even] [--peers kubeward,nginx,haproxy,direct] [--out FILE]
+//   [--no-wrk] [--rates 6000,500] [--min-requests N] [--arrivals poisson|even] [--peers kubeward,nginx,haproxy,direct] [--out FILE]
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,8 @@ const { values: opt } = parseArgs({
     placement: { type: 'string', default: 'both' },
     'no-wrk': { type: 'boolean', default: false },
     rates: { type: 'string', default: '6000,500' },
+    // A low rate's window lasts until it has this many requests (a p99 over 1 % of them).
+    'min-requests': { type: 'string', default: '4000' },
     arrivals: { type: 'string', default: 'poisson' },
     peers: { type: 'string', default: 'kubeward,nginx,haproxy,direct' },
     out: { type: 'string' },
@@ -80,7 +82,7 @@ async function main(): Promise<void> {
       openloopBin: rates.length > 0 ? await buildOpenloop(dir) : undefined,
       openloopConnections: 64,
       openloopDurationS: durationS,
-      openloopMinRequests: 4000,
+      openloopMinRequests: Number(opt['min-requests']),
       arrivals,
     };
     for (let round = 1; round <= rounds; round++) {
@@ -120,7 +122,7 @@ async function main(): Promise<void> {
   const out = opt.out ?? join(repo, `bench/results/${startedAt.toISOString().slice(0, 16).replace(':', '')}-placement.json`);
   await writeFile(
     out,
-    `${JSON.stringify({ date: startedAt.toISOString(), settings: { rounds, durationS, placements, rates, arrivals, peers, wrk: !opt['no-wrk'] }, medians: mediansOf(samples), samples }, null, 2)}\n`,
+    `${JSON.stringify({ date: startedAt.toISOString(), settings: { rounds, durationS, placements, rates, arrivals, peers, wrk: !opt['no-wrk'], minRequests: Number(opt['min-requests']) }, medians: mediansOf(samples), samples }, null, 2)}\n`,
   );
   process.stdout.write(`written: ${out}\n`);
 }
