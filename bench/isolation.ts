@@ -97,6 +97,7 @@ export async function measureVariant(t: VariantTarget, placement: Placement, s: 
         out[key(`${ol}ForeignPct`)] = windowShares(olBefore, readWindow(process.pid)).foreignPct;
         Object.assign(out, {
           [key(`${ol}P50Ms`)]: r.latP50Us / 1000,
+          [key(`${ol}P90Ms`)]: r.latP90Us / 1000,
           [key(`${ol}P99Ms`)]: r.latP99Us / 1000,
           [key(`${ol}P999Ms`)]: r.latP999Us / 1000,
           [key(`${ol}SvcP99Ms`)]: r.svcP99Us / 1000,
@@ -150,6 +151,7 @@ export function variantMetrics(
       const gen = `open loop ${rate}/s (${s.arrivals}, ${s.openloopConnections} conns)`;
       out.push(
         { key: `${p}:ol${rate}P50Ms`, label: `${gen} p50 from intended send (ms), ${where}`, digits: 3 },
+        { key: `${p}:ol${rate}P90Ms`, label: `${gen} p90 from intended send (ms), ${where}`, digits: 3 },
         { key: `${p}:ol${rate}P99Ms`, label: `${gen} p99 from intended send (ms), ${where}`, digits: 3 },
         { key: `${p}:ol${rate}SvcP99Ms`, label: `${gen} p99 from real send (ms), ${where}`, digits: 3 },
         { key: `${p}:ol${rate}LagP99Us`, label: `${gen} generator's send lag p99 (µs), ${where}`, digits: 0 },
