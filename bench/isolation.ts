@@ -137,14 +137,14 @@ export function variantMetrics(
         { key: `${p}:kaP50Ms`, label: `keep-alive p50 (ms), ${where}`, digits: 2 },
         { key: `${p}:kaP99Ms`, label: `keep-alive p99 (ms), ${where}`, digits: 2 },
         { key: `${p}:kaCpuUsPerReq`, label: `proxy CPU per keep-alive request (µs), ${where}`, digits: 1, proxyOnly: true },
-        { key: `${p}:kaCpu0Busy`, label: `CPU 0 busy at saturation (%), ${where}`, digits: 0 },
-        { key: `${p}:kaCpu1Busy`, label: `CPU 1 busy at saturation (%), ${where}`, digits: 0 },
-        { key: `${p}:kaForeignPct`, label: `other processes' CPU at saturation (% of one CPU), ${where}`, digits: 0 },
-        { key: `${p}:kaIrqPct`, label: `irq + softirq at saturation (% of one CPU), ${where}`, digits: 0 },
+        { key: `${p}:kaCpu0Busy`, label: `CPU 0 busy at saturation (%), ${where}`, digits: 0, noRatio: true },
+        { key: `${p}:kaCpu1Busy`, label: `CPU 1 busy at saturation (%), ${where}`, digits: 0, noRatio: true },
+        { key: `${p}:kaForeignPct`, label: `other processes' CPU at saturation (% of one CPU), ${where}`, digits: 0, noRatio: true },
+        { key: `${p}:kaIrqPct`, label: `irq + softirq at saturation (% of one CPU), ${where}`, digits: 0, noRatio: true },
         { key: `${p}:kpP50Ms`, label: `paced (wrk) p50 (ms), ${where}`, digits: 2 },
         { key: `${p}:kpP99Ms`, label: `paced (wrk) p99 (ms), ${where}`, digits: 2 },
         { key: `${p}:kpCpuUsPerReq`, label: `proxy CPU per paced (wrk) request (µs), ${where}`, digits: 1, proxyOnly: true },
-        { key: `${p}:kpForeignPct`, label: `other processes' CPU, paced (wrk) (% of one CPU), ${where}`, digits: 0 },
+        { key: `${p}:kpForeignPct`, label: `other processes' CPU, paced (wrk) (% of one CPU), ${where}`, digits: 0, noRatio: true },
       );
     }
     for (const rate of s.openloopRates) {
@@ -154,9 +154,9 @@ export function variantMetrics(
         { key: `${p}:ol${rate}P90Ms`, label: `${gen} p90 from intended send (ms), ${where}`, digits: 3 },
         { key: `${p}:ol${rate}P99Ms`, label: `${gen} p99 from intended send (ms), ${where}`, digits: 3 },
         { key: `${p}:ol${rate}SvcP99Ms`, label: `${gen} p99 from real send (ms), ${where}`, digits: 3 },
-        { key: `${p}:ol${rate}LagP99Us`, label: `${gen} generator's send lag p99 (µs), ${where}`, digits: 0 },
+        { key: `${p}:ol${rate}LagP99Us`, label: `${gen} generator's send lag p99 (µs), ${where}`, digits: 0, noRatio: true },
         { key: `${p}:ol${rate}CpuUsPerReq`, label: `proxy CPU per ${gen} request (µs), ${where}`, digits: 1, proxyOnly: true },
-        { key: `${p}:ol${rate}ForeignPct`, label: `other processes' CPU, ${gen} (% of one CPU), ${where}`, digits: 0 },
+        { key: `${p}:ol${rate}ForeignPct`, label: `other processes' CPU, ${gen} (% of one CPU), ${where}`, digits: 0, noRatio: true },
       );
     }
   }
