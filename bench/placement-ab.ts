@@ -5,9 +5,9 @@
 // kubeward/nginx ratio's) and writes the samples as JSON. For docs/proxy-performance.md,
 // "Measuring the p99 apart from the scheduler (session 6)". Run after npm run build, under the bench lock.
 // Usage: node bench/placement-ab.ts [--rounds N] [--duration S] [--placement shared|pinned|both]
-//   [--no-wrk] [--rates 6000,500] [--min-requests N] [--arrivals poisson|even] [--peers kubeward,nginx,haproxy,direct] [--out FILE]
+//   [--no-wrk] [--spin] [--rates 6000,500] [--min-requests N] [--arrivals poisson|even] [--peers kubeward,nginx,haproxy,direct] [--out FILE]
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTestCa } from '../testkit/certs.ts';
@@ -35,6 +35,10 @@ const { values: opt } = parseArgs({
     out: { type: 'string' },
     // A window in which other processes used more than this much of one CPU is marked and left out of the ranges.
     'quiet-max': { type: 'string', default: '10' },
+    // A SCHED_IDLE busy loop on each CPU for the whole run, so no vCPU halts between requests (a
+    // cross-CPU wake-up of a halted vCPU goes through the hypervisor: docs/proxy-performance.md).
+    // Any runnable task preempts it at once; every peer runs with it alike. CPU busy shares then read 100 %.
+    spin: { type: 'boolean', default: false },
     // Print the tables of earlier runs' JSON files instead of measuring.
     report: { type: 'string', multiple: true, default: [] },
   },
@@ -71,6 +75,9 @@ async function main(): Promise<void> {
     const server = await ca.issueServer('backend', ['IP:127.0.0.1', 'DNS:localhost']);
     const tls = { caFile: ca.certFile, ca: ca.cert, certFile: server.certFile, keyFile: server.keyFile };
     const backend = await startBackend(env, { port, checkPort, tls, name: 'perf', readyzDownFlag: join(dir, 'never') });
+    if (opt.spin) {
+      for (const cpu of cpus().keys()) group.start(`spin-${cpu}`, 'chrt', ['-i', '0', 'taskset', '-c', String(cpu), 'sh', '-c', 'while :; do :; done']);
+    }
     const saturated: LoadSettings = { durationS, connections: 64, threads: 2 };
     const paced: LoadSettings = { ...saturated, script: join(dir, 'paced.lua') };
     await writeFile(paced.script!, pacedScript(10));
@@ -122,7 +129,7 @@ async function main(): Promise<void> {
   const out = opt.out ?? join(repo, `bench/results/${startedAt.toISOString().slice(0, 16).replace(':', '')}-placement.json`);
   await writeFile(
     out,
-    `${JSON.stringify({ date: startedAt.toISOString(), settings: { rounds, durationS, placements, rates, arrivals, peers, wrk: !opt['no-wrk'], minRequests: Number(opt['min-requests']) }, medians: mediansOf(samples), samples }, null, 2)}\n`,
+    `${JSON.stringify({ date: startedAt.toISOString(), settings: { rounds, durationS, placements, rates, arrivals, peers, wrk: !opt['no-wrk'], minRequests: Number(opt['min-requests']), spin: opt.spin }, medians: mediansOf(samples), samples }, null, 2)}\n`,
   );
   process.stdout.write(`written: ${out}\n`);
 }
