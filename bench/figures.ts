@@ -48,6 +48,13 @@ export function issueFigures(m: Medians, modes: readonly ModeMemory[]): Figure[]
   pair('5. keep-alive p99 latency at saturation', 'kaP99Ms', 1.2);
   pair('5. keep-alive p99 latency, paced (about 6,000 requests/s)', 'kpP99Ms', 1.2);
   pair('6. CPU per new connection', 'ncCpuUsPerConn', 2.0);
+  // The same p99s measured apart from the scheduler (npm run bench -- --placement, --open-loop), when the run has them.
+  for (const key of Object.keys(m).sort()) {
+    const v = /^(shared|pinned):(kaP99Ms|kpP99Ms|ol(\d+)P99Ms)$/.exec(key);
+    if (!v) continue;
+    const what = v[2] === 'kaP99Ms' ? 'at saturation (wrk)' : v[2] === 'kpP99Ms' ? 'paced (wrk)' : `open loop ${v[3]} requests/s`;
+    pair(`5. keep-alive p99 latency ${what}, ${v[1]}`, key, 1.2);
+  }
   return out;
 }
 

@@ -8,6 +8,8 @@ export interface MetricSpec {
   digits: number;
   /** Measured on the proxy process (CPU, memory): there is no such number for "direct". */
   proxyOnly?: boolean;
+  /** A share of the machine or of the load generator (CPU busy, other processes, send lag): no ratio between peers. */
+  noRatio?: boolean;
 }
 
 export const METRICS: readonly MetricSpec[] = [
@@ -71,14 +73,15 @@ export function renderMedianTable(medians: Medians, metrics: readonly MetricSpec
     const m = medians[spec.key];
     if (!m) continue;
     const values = COLUMNS.map((p) => formatNumber(m[p], spec.digits));
+    const r = (a: number | undefined, b: number | undefined): string => formatRatio(spec.noRatio ? undefined : ratio(a, b));
     lines.push(
       row([
         spec.label,
         ...values,
-        formatRatio(ratio(m.kubeward, m.nginx)),
-        formatRatio(ratio(m['kubeward-2'], m['nginx-2'])),
-        formatRatio(ratio(m.kubeward, m.haproxy)),
-        formatRatio(spec.proxyOnly ? undefined : ratio(m.kubeward, m.direct)),
+        r(m.kubeward, m.nginx),
+        r(m['kubeward-2'], m['nginx-2']),
+        r(m.kubeward, m.haproxy),
+        spec.proxyOnly ? DASH : r(m.kubeward, m.direct),
       ]),
     );
   }

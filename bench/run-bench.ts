@@ -17,7 +17,10 @@ import { ProcessGroup } from './process-group.ts';
 import { readTreeMemory } from './proc-stats.ts';
 
 const MiB = 2 ** 20;
-import { renderFailoverTable, renderMedianTable } from './render-table.ts';
+import { METRICS, renderFailoverTable, renderMedianTable } from './render-table.ts';
+import { measureVariant, variantMetrics, type VariantSettings } from './isolation.ts';
+import { buildOpenloop, openloopMissing, parseArrivals, parseRates } from './openloop.ts';
+import { parsePlacements, type Placement } from './placement.ts';
 import { issueFigures, renderFigures } from './figures.ts';
 import { measureModesAtRest, modesSkipReason, type ModeMemory } from './measure-modes.ts';
 import { buildDist } from '../scripts/build.ts';
@@ -27,10 +30,18 @@ import { freeResultBase } from './result-name.ts';
 
 const HELP = `usage: npm run bench -- [--rounds N] [--duration S] [--idle-connections N] [--failover-rounds N]
   [--failover-window S] [--skip-perf] [--skip-modes] [--skip-failover] [--kubeward-arg ARG]... [--out DIR]
+  [--placement shared|pinned|both] [--open-loop RATE[,RATE...]] [--arrivals poisson|even]
 kubeward runs as shipped: npm run build first, then bin/kubeward.js (the build with its V8 settings).
 It is measured as one process against nginx with one worker, and with --workers 2 against nginx's
 two workers (kubespray's setting). Keep-alive is measured at saturation and paced (64 connections,
 10 ms on average between a connection's requests). --kubeward-arg adds a flag to every kubeward proxy started.
+--placement pinned (or both) adds, after each peer's usual figures (which stay measured as always,
+with no CPU affinity), wrk at saturation and paced again with the proxy alone on CPU 1 and wrk and
+the backend on CPU 0 (rows named "pinned"); about 3.5 min more for 3 rounds.
+--open-loop 6000,500 adds bench/openloop.c (built with cc) at those request rates over 64
+connections, Poisson arrivals, latency from the intended send time, in every placement asked for
+(shared always); about 4.5 min more per placement for 3 rounds. docs/proxy-performance.md,
+"Measuring the p99 apart from the scheduler (session 6)", says what each figure measures.
 --skip-modes leaves out watch, routes and agent at rest (they need root: network namespaces).
 Every daemon and peer runs with the environment kubeward's shipped units give it (bench/daemon-env.ts):
 PATH and nothing else, so NODE_EXTRA_CA_CERTS, NODE_OPTIONS, SSL_CERT_* and the like in your shell
@@ -47,6 +58,9 @@ const { values: opt } = parseArgs({
     'skip-failover': { type: 'boolean', default: false },
     'skip-modes': { type: 'boolean', default: false },
     'kubeward-arg': { type: 'string', multiple: true, default: [] },
+    placement: { type: 'string', default: 'shared' },
+    'open-loop': { type: 'string', default: '' },
+    arrivals: { type: 'string', default: 'poisson' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -69,6 +83,19 @@ const BULK_TIMES = 5;
  * saturation, so this is the p99 a cluster sees.
  */
 const PACED_THINK_MS = 10;
+const placements = parseOr2('placement', () => parsePlacements(opt.placement));
+const openloopRates = parseOr2('open-loop', () => parseRates(opt['open-loop']));
+const arrivals = parseOr2('arrivals', () => parseArrivals(opt.arrivals));
+/** The variants measured after today's figures: pinned wrk, and the open loop in each placement. */
+const variantPlacements: Placement[] = openloopRates.length > 0 ? placements : placements.filter((p) => p !== 'shared');
+const variantBase: Omit<VariantSettings, 'saturated' | 'paced' | 'openloopBin'> = {
+  wrk: true,
+  openloopRates,
+  openloopConnections: 64,
+  openloopDurationS: load.durationS,
+  openloopMinRequests: 4000,
+  arrivals,
+};
 const idleConnections = positive('idle-connections', opt['idle-connections']);
 const failover: FailoverSettings = {
   windowMs: positive('failover-window', opt['failover-window']) * 1000,
@@ -87,8 +114,17 @@ function positive(name: string, text: string): number {
   return n;
 }
 
+function parseOr2<T>(name: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    process.stderr.write(`bench: --${name}: ${err instanceof Error ? err.message : String(err)}\n${HELP}\n`);
+    process.exit(2);
+  }
+}
+
 function checkTools(): void {
-  const missing = ['wrk', 'curl', 'nginx', 'haproxy', 'ss'].filter((t) => {
+  const missing = ['wrk', 'curl', 'nginx', 'haproxy', 'ss', ...(variantPlacements.includes('pinned') ? ['taskset'] : [])].filter((t) => {
     try {
       execFileSync('sh', ['-c', `command -v ${t}`], { stdio: 'ignore' });
       return false;
@@ -137,7 +173,14 @@ function machine(): Record<string, string | number> {
   };
 }
 
-async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { port: number; checkPort: number }, paced: LoadSettings): Promise<Sample> {
+async function measurePeer(
+  env: PeerEnv,
+  peer: Peer,
+  round: number,
+  backend: { port: number; checkPort: number; pid: number },
+  paced: LoadSettings,
+  variants: VariantSettings,
+): Promise<Sample> {
   const metrics: Record<string, number> = {};
   const proxy =
     peer === 'direct'
@@ -172,6 +215,12 @@ async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { p
     Object.assign(metrics, { ncRps: nc.wrk.requestsPerSec, ncErrors: nc.wrk.socketErrors + nc.wrk.badResponses });
     if (nc.cpuUsPerRequest !== undefined) metrics.ncCpuUsPerConn = nc.cpuUsPerRequest;
     metrics.bulkMBps = await measureBulk(`${url}files/100m.bin`, BULK_TIMES);
+    // The variants after every usual figure, so those are measured exactly as before.
+    const order = round % 2 === 1 ? variantPlacements : [...variantPlacements].reverse();
+    for (const placement of order) {
+      const v = { ...variants, wrk: placement !== 'shared' };
+      Object.assign(metrics, await measureVariant({ port, proxyPid: pid, backendPid: backend.pid }, placement, v, round * 7919));
+    }
     say(
       `round ${round} ${peer}: ${Object.entries(metrics)
         .map(([k, v]) => `${k}=${v.toFixed(2)}`)
@@ -185,6 +234,11 @@ async function measurePeer(env: PeerEnv, peer: Peer, round: number, backend: { p
 
 async function main(group: ProcessGroup): Promise<void> {
   checkTools();
+  const noCompiler = openloopRates.length > 0 ? await openloopMissing() : undefined;
+  if (noCompiler) {
+    process.stderr.write(`bench: --open-loop: ${noCompiler}\n`);
+    process.exit(2);
+  }
   const startedAt = new Date();
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-'));
   process.once('SIGINT', () => {
@@ -207,12 +261,26 @@ async function main(group: ProcessGroup): Promise<void> {
       await mkdir(filesDir);
       await writeFile(join(filesDir, '100m.bin'), '');
       await truncate(join(filesDir, '100m.bin'), 100 * 1e6); // sparse: served from memory, no disk in the measurement
-      const backend = { port: await freePort(), checkPort: await freePort() };
-      await startBackend(env, { port: backend.port, checkPort: backend.checkPort, name: 'perf', tls: cert, filesDir, readyzDownFlag: join(dir, 'never') });
+      const ports = { port: await freePort(), checkPort: await freePort() };
+      const backendProc = await startBackend(env, {
+        port: ports.port,
+        checkPort: ports.checkPort,
+        name: 'perf',
+        tls: cert,
+        filesDir,
+        readyzDownFlag: join(dir, 'never'),
+      });
+      const backend = { ...ports, pid: backendProc.pid };
       const paced: LoadSettings = { ...load, script: join(dir, 'paced.lua') };
       await writeFile(paced.script!, pacedScript(PACED_THINK_MS));
+      const variants: VariantSettings = {
+        ...variantBase,
+        saturated: load,
+        paced,
+        openloopBin: openloopRates.length > 0 ? await buildOpenloop(dir) : undefined,
+      };
       for (let round = 1; round <= rounds; round++) {
-        for (const peer of peerOrder(PEERS, round - 1)) samples.push(await measurePeer(env, peer, round, backend, paced));
+        for (const peer of peerOrder(PEERS, round - 1)) samples.push(await measurePeer(env, peer, round, backend, paced, variants));
       }
     }
     let modes: ModeMemory[] = [];
@@ -255,7 +323,7 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
   const date = startedAt.toISOString().slice(0, 10);
   const medians = mediansOf(samples);
   const m = machine();
-  const perfTable = samples.length > 0 ? renderMedianTable(medians) : '';
+  const perfTable = samples.length > 0 ? renderMedianTable(medians, [...METRICS, ...variantMetrics(variantPlacements, variantBase)]) : '';
   const failoverTable = failovers.length > 0 ? renderFailoverTable(failovers) : '';
   const modesTable = modes.length > 0 ? renderModes(modes) : '';
   const figures = renderFigures(issueFigures(medians, modes));
@@ -266,6 +334,14 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
     failover,
     bulk: `${BULK_TIMES} x 100 MB per round with curl (MB = 10^6 bytes)`,
     kubewardExtraArgs: opt['kubeward-arg'],
+    // Where the variants ran (placement.ts) and the open loop's settings; today's figures are always "shared".
+    variants: {
+      placements: variantPlacements,
+      openloopRates,
+      arrivals,
+      openloopConnections: variantBase.openloopConnections,
+      openloopMinRequests: variantBase.openloopMinRequests,
+    },
   };
   const outDir = opt.out ?? join(repo, 'bench/results');
   await mkdir(outDir, { recursive: true });
