@@ -221,12 +221,6 @@ static void pump(relay_conn* c, int src) {
     c->moved[src] += (double)r;
     c->flags |= F_ACTIVE;
     if ((c->flags & F_WATCH) && !note_first_bytes(c, src)) return;
-    if (c->dir[dst] & D_SHUT) {
-      /* Not reachable by a FIN (we only shut down after the source's FIN), kept as the handle
-       * relay has it: a destination that can take no more bytes ends the connection. */
-      finish(c, END_ERROR);
-      return;
-    }
     ssize_t w = send_some(c->legs[dst].fd, inst->buf, (size_t)r);
     if (w < 0) {
       finish(c, END_ERROR);
