@@ -111,7 +111,7 @@ static void emit(relay_instance* inst, uint32_t slot, int kind, double a, double
   napi_env env = inst->env;
   napi_handle_scope scope;
   napi_value fn, recv, argv[5], result;
-  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  if (inst->on_event == NULL || napi_open_handle_scope(env, &scope) != napi_ok) return;
   if (napi_get_reference_value(env, inst->on_event, &fn) == napi_ok && fn != NULL &&
       napi_get_reference_value(env, inst->resource, &recv) == napi_ok && recv != NULL &&
       napi_create_uint32(env, slot, &argv[0]) == napi_ok && napi_create_int32(env, kind, &argv[1]) == napi_ok &&
@@ -503,8 +503,9 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
   return out;
 }
 
-/* At the environment's teardown the loop runs no more: close every socket and free what is left
- * (the polls are not closed through the loop; their memory goes with the process). */
+/* At the environment's teardown the loop runs no more: every socket still open is closed (its
+ * peer sees the close). A connection still open keeps its struct, which the loop's handle queue
+ * may still point at; with none open, everything is freed. */
 static void instance_finalize(napi_env env, void* data, void* hint) {
   (void)env;
   (void)hint;
@@ -519,6 +520,22 @@ static void instance_finalize(napi_env env, void* data, void* hint) {
   }
   free(inst->buf);
   inst->buf = NULL;
+  if (inst->live != 0) return;
+  free(inst->slots);
+  free(inst->free_slots);
+  free(inst);
+}
+
+/* Before the environment goes: the callback, its receiver and the async context are released
+ * (no event is sent after this). */
+static void env_cleanup(void* arg) {
+  relay_instance* inst = arg;
+  napi_env env = inst->env;
+  if (inst->async_context != NULL) napi_async_destroy(env, inst->async_context);
+  if (inst->on_event != NULL) napi_delete_reference(env, inst->on_event);
+  if (inst->resource != NULL) napi_delete_reference(env, inst->resource);
+  inst->async_context = NULL;
+  inst->on_event = inst->resource = NULL;
 }
 
 static napi_value module_init(napi_env env, napi_value exports) {
@@ -528,6 +545,11 @@ static napi_value module_init(napi_env env, napi_value exports) {
   if (napi_get_uv_event_loop(env, &inst->loop) != napi_ok || napi_set_instance_data(env, inst, instance_finalize, NULL) != napi_ok) {
     free(inst);
     napi_throw_error(env, NULL, "kubeward native relay: no event loop");
+    return NULL;
+  }
+  /* From here the instance is the environment's: its finalizer frees it. */
+  if (napi_add_env_cleanup_hook(env, env_cleanup, inst) != napi_ok) {
+    napi_throw_error(env, NULL, "kubeward native relay: no cleanup hook");
     return NULL;
   }
   napi_property_descriptor props[] = {
