@@ -120,8 +120,14 @@ for (const relay of RELAY_PATHS) {
   test(`an upstream that accepts but never sends a byte is marked down by the first connection it leaves unanswered (${relay} path)`, async (t) => {
     const serve = async (handler: (s: Socket) => void): Promise<{ host: string; port: number }> => {
       const server = createServer(handler);
+      const sockets = new Set<Socket>();
+      server.on('connection', (s) => {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+      });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      t.after(() => new Promise<void>((r) => server.close(() => r())));
+      // Its connections are closed here: close() alone would wait for the proxy's, which this hook runs before.
+      t.after(() => new Promise<void>((r) => (sockets.forEach((s) => s.destroy()), server.close(() => r()))));
       return { host: '127.0.0.1', port: (server.address() as AddressInfo).port };
     };
     const goodAddr = await serve((s) => s.pipe(s));
