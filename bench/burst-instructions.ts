@@ -2,7 +2,7 @@
 // before and after a burst of idle connections, under valgrind's callgrind: load-independent, unlike
 // a p99 on a shared machine. One request in flight at a time (no batching of events per loop turn),
 // so the counts compare like for like. Run after npm run build.
-// Usage: node bench/burst-instructions.ts [--requests N] [--warmup N] [--idle N] [--cache-sim] [--main bin/kubeward.js] [--out DIR] [--proxy-args "--relay native"]
+// Usage: node bench/burst-instructions.ts [--requests N] [--warmup N] [--idle N] [--cache-sim] [--main bin/kubeward.js] [--out DIR] [--proxy-args="--relay native"]
 // Writes callgrind.before and callgrind.after to DIR (callgrind_annotate reads them).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
