@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { createLogger } from '../../src/base/logger.ts';
 import { loadRelayInternals, type RelayPath } from '../../src/proxy/handle-internals.ts';
-import { addonCandidates } from '../../src/proxy/native-relay.ts';
+import { addonCandidates, NativeRelay } from '../../src/proxy/native-relay.ts';
 import { startProxy } from '../../src/proxy/start-proxy.ts';
 import { RELAY_PATHS, frontendConfig, listenPort, startTestProxy, startUpstreams, type TcpUpstream } from './proxy-fixtures.ts';
 
@@ -185,6 +185,39 @@ test('without the native addon --relay native relays on the handle path, says wh
   t.after(() => client.destroy());
   client.write('through the handle path');
   assert.equal((await data).first.toString(), 'through the handle path');
+});
+
+test('a connection the native addon refuses (EMFILE at dup) relays on the handle path; logged once for the frontend', async (t) => {
+  const [up] = await startUpstreams(t, ['a']);
+  const lines: { msg: string; reason?: string }[] = [];
+  const log = createLogger({ format: 'json', level: 'info', write: (l) => void lines.push(JSON.parse(l) as { msg: string }) });
+  let opens = 0;
+  const refusing = {
+    init: () => 408,
+    open: () => (opens++, -24),
+    destroy: () => {},
+    moved: () => 0,
+    active: () => false,
+    unwatch: () => {},
+    stats: (): [number, number] => [0, 0],
+  };
+  const proxy = await startProxy(
+    { frontends: [frontendConfig([up!.address])], shutdownGraceMs: 1000 },
+    { log, relay: 'native', loadNativeRelay: () => new NativeRelay(refusing, 64 * 1024, 'test') },
+  );
+  t.after(() => proxy.destroy());
+  assert.equal(proxy.status().relay, 'native');
+  for (let i = 0; i < 3; i++) {
+    const data = nextDataConnection(up!);
+    const client = connect({ host: '127.0.0.1', port: listenPort(proxy) });
+    t.after(() => client.destroy());
+    client.write(`through the handle path ${i}`);
+    assert.equal((await data).first.toString(), `through the handle path ${i}`);
+  }
+  assert.equal(opens, 3, 'the addon was asked each time');
+  const refused = lines.filter((l) => /native data path refused/.test(l.msg));
+  assert.equal(refused.length, 1, 'said once');
+  assert.equal(refused[0]!.reason, 'the addon could not take the sockets (errno 24)');
 });
 
 test('a missing addon file is named, and the search looks next to the build before the sources', () => {
