@@ -56,7 +56,8 @@ export async function buildNative(out: string, opts: { sanitize?: boolean; cc?: 
     await rm(tmp, { force: true });
     const e = err as NodeJS.ErrnoException & { stderr?: string };
     if (e.code === 'ENOENT') return { ok: false, why: `no C compiler (${cc}) on PATH` };
-    return { ok: false, why: `${cc} failed: ${(e.stderr ?? e.message).trim().split('\n').slice(0, 5).join(' | ')}` };
+    const said = (e.stderr ?? '').trim() || `exit code ${String(e.code ?? '?')}`;
+    return { ok: false, why: `${cc} failed: ${said.split('\n').slice(0, 5).join(' | ')}` };
   }
 }
 
