@@ -2,7 +2,7 @@
 // before and after a burst of idle connections, under valgrind's callgrind: load-independent, unlike
 // a p99 on a shared machine. One request in flight at a time (no batching of events per loop turn),
 // so the counts compare like for like. Run after npm run build.
-// Usage: node bench/burst-instructions.ts [--requests N] [--warmup N] [--idle N] [--cache-sim] [--main bin/kubeward.js] [--out DIR]
+// Usage: node bench/burst-instructions.ts [--requests N] [--warmup N] [--idle N] [--cache-sim] [--main bin/kubeward.js] [--out DIR] [--proxy-args="--relay native"]
 // Writes callgrind.before and callgrind.after to DIR (callgrind_annotate reads them).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -25,6 +25,8 @@ const { values: opt } = parseArgs({
     main: { type: 'string' },
     out: { type: 'string' },
     flags: { type: 'string' },
+    // Proxy flags added to the bench's (e.g. "--relay native").
+    'proxy-args': { type: 'string' },
   },
 });
 const repo = new URL('..', import.meta.url).pathname;
@@ -54,7 +56,7 @@ const args = [
   process.execPath,
   ...V8_FLAGS,
   main,
-  ...bareProxyArgs(port, backendPort, '30s'),
+  ...bareProxyArgs(port, backendPort, '30s', opt['proxy-args']?.split(' ').filter(Boolean)),
 ];
 const child = spawn('valgrind', args, { stdio: ['ignore', 'inherit', 'pipe'] });
 child.stderr.resume();

@@ -1,8 +1,8 @@
-// A/B of the proxy's two data paths (--relay handle and socket), interleaved in one run on the
+// A/B of the proxy's data paths (--relay handle and socket, or --paths handle,native), interleaved in one run on the
 // build as shipped (bin/kubeward.js): per new connection CPU (user, system) and syscalls
 // (strace -c -f), per idle connection RSS, private anonymous memory and live heap (heap snapshots
 // of the proxy, SIGUSR2). The backend is in this process; only the proxy's pid is measured.
-// Usage: node bench/relay-ab.ts [--rounds N] [--conns N] [--idle N] [--callgrind]   (after npm run build)
+// Usage: node bench/relay-ab.ts [--rounds N] [--conns N] [--idle N] [--callgrind] [--paths handle,native]   (after npm run build)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -20,6 +20,8 @@ const { values: opt } = parseArgs({
     idle: { type: 'string', default: '4000' },
     // Instead: instructions per new connection under valgrind's callgrind (load-independent).
     callgrind: { type: 'boolean', default: false },
+    // The --relay values compared, in the first round's order (reversed every other round).
+    paths: { type: 'string', default: 'handle,socket' },
   },
 });
 const ROUNDS = Number(opt.rounds);
@@ -210,7 +212,8 @@ const dir = mkdtempSync(join(tmpdir(), 'relay-ab-'));
 const be = await backend();
 try {
   for (let r = 0; r < ROUNDS; r++) {
-    for (const path of r % 2 === 0 ? ['handle', 'socket'] : ['socket', 'handle'])
+    const paths = opt.paths.split(',').filter(Boolean);
+    for (const path of r % 2 === 0 ? paths : [...paths].reverse())
       console.log(JSON.stringify(opt.callgrind ? await callgrindRound(`${path}`, dir, be) : await round(path, dir, be)));
   }
 } finally {

@@ -7,6 +7,7 @@ import { builtinModules } from 'node:module';
 import { rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEV_ADDON, buildNative, type NativeBuild } from './build-native.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(ROOT, 'dist');
@@ -137,8 +138,20 @@ export async function buildDist(opts: { outdir?: string } = {}): Promise<void> {
   await writeFile(join(outdir, 'meta.json'), JSON.stringify(result.metafile));
 }
 
+/**
+ * The native relay (--relay native) for dist/ (dist/native/relay.node) and for the sources
+ * (build/native/relay.node). Not built: said, and the proxy falls back to the handle path.
+ */
+export async function buildNativeAddons(outdir = DIST): Promise<NativeBuild> {
+  const built = await buildNative(join(outdir, 'native', 'relay.node'));
+  if (built.ok) await buildNative(DEV_ADDON);
+  return built;
+}
+
 if (import.meta.main) {
   const started = Date.now();
   await buildDist();
+  const native = await buildNativeAddons();
   process.stdout.write(`build: dist/ in ${Date.now() - started} ms\n`);
+  process.stdout.write(native.ok ? `build: ${native.path}\n` : `build: native relay not built (${native.why}); --relay native falls back to handle\n`);
 }

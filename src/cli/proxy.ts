@@ -45,6 +45,7 @@ export async function runProxyMode(
     onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
     onCheckResult: hooks.onCheckResult,
     relay: config.relay,
+    nativeAddon: process.env.KUBEWARD_NATIVE_RELAY || undefined,
   });
   const stopReloads = await enableReloads(
     proxy,

@@ -22,9 +22,9 @@ export interface RelayedConnection {
   readonly bytesToClient: number;
   /** Both legs are closed or being closed: nothing left to close. */
   readonly ended: boolean;
-  /** The read slices of the client and of the upstream (for the owner to give back). */
-  readonly clientSlice: Buffer;
-  readonly upstreamSlice: Buffer;
+  /** The read slices of the client and of the upstream (for the owner to give back); undefined: none (native path). */
+  readonly clientSlice: Buffer | undefined;
+  readonly upstreamSlice: Buffer | undefined;
   /** Abortive close of both legs; idempotent. */
   destroy(): void;
 }

@@ -14,6 +14,7 @@ import { ForwardedConnection, relayError, relayRead, type ForwardOptions, type F
 import { connectHandle } from './handle-connect.ts';
 import type { RelayInternals, TcpHandle } from './handle-internals.ts';
 import { HandleConnection } from './handle-relay.ts';
+import type { NativeRelay } from './native-relay.ts';
 import { HealthChecker } from './health-checker.ts';
 import { ListenerSet } from './listener-set.ts';
 import { pickUpstream } from './pick-upstream.ts';
@@ -41,6 +42,8 @@ export interface FrontendDeps {
   buffers: ReadBufferPool;
   /** The handle path's internals (handle-internals.ts); undefined: the socket path. */
   relay?: RelayInternals;
+  /** With the handle path: established connections move their bytes in C (--relay native). */
+  native?: NativeRelay;
   /** Told every check result after it is applied (see StartProxyOptions.onCheckResult). */
   onCheckResult?: (frontend: string, upstream: string, result: ProbeResult) => void;
 }
@@ -83,6 +86,8 @@ export class Frontend {
   readonly #localFaults = new Map<string, ProbeResult>();
   #localSince: number | undefined;
   #listenerErrors = { code: '', loggedAt: -Infinity, suppressed: 0 };
+  /** The native path could not take a connection (relayed on handles instead): logged once. */
+  #nativeRefusedLogged = false;
 
   constructor(config: FrontendConfig, check: LoadedHealthCheck, deps: FrontendDeps, discovered?: HostPort[]) {
     this.#config = config;
@@ -341,8 +346,8 @@ export class Frontend {
     connectionClosed: (c) => {
       // Both sockets are closed: no write refers to either slice any more.
       this.#closedOne();
-      this.#deps.buffers.give(c.clientSlice);
-      this.#deps.buffers.give(c.upstreamSlice);
+      if (c.clientSlice) this.#deps.buffers.give(c.clientSlice);
+      if (c.upstreamSlice) this.#deps.buffers.give(c.upstreamSlice);
       this.list.release(c.upstreamKey);
       this.conns.remove(c);
     },
@@ -377,7 +382,7 @@ export class Frontend {
           out.ok ? { ok: true, leg: out.handle, latencyMs: out.latencyMs } : out,
         ),
       () => false,
-      (upstream, key, slice) => new HandleConnection(relay, client, upstream, key, this.#owner, this.#relayOptions(clientSlice, slice)),
+      (upstream, key, slice) => this.#joinHandles(relay, client, upstream, key, clientSlice, slice),
       (upstream, slice) => {
         // Never read from: its slice is free at once.
         upstream.close();
@@ -391,6 +396,28 @@ export class Frontend {
       this.#deps.buffers.give(clientSlice);
     }
     return joined;
+  }
+
+  /**
+   * Two connected handles become a relayed connection: in C when the native path runs and takes
+   * them (the read slices, never read into, go back at once), else on the handles.
+   */
+  #joinHandles(relay: RelayInternals, client: TcpHandle, upstream: TcpHandle, key: string, clientSlice: Buffer, upstreamSlice: Buffer): RelayedConnection {
+    const opts = this.#relayOptions(clientSlice, upstreamSlice);
+    const native = this.#deps.native;
+    if (native !== undefined) {
+      const conn = native.open(client, upstream, key, this.#owner, opts);
+      if (typeof conn !== 'string') {
+        this.#deps.buffers.give(clientSlice);
+        this.#deps.buffers.give(upstreamSlice);
+        return conn;
+      }
+      if (!this.#nativeRefusedLogged) {
+        this.#nativeRefusedLogged = true;
+        this.#deps.log.warn({ frontend: this.name, reason: conn }, 'the native data path refused a connection; it relays on bare libuv handles (logged once)');
+      }
+    }
+    return new HandleConnection(relay, client, upstream, key, this.#owner, opts);
   }
 
   #relayOptions(clientSlice: Buffer, upstreamSlice: Buffer): ForwardOptions {

@@ -22,6 +22,8 @@ export interface TcpHandle {
   setKeepAlive(on: boolean, delaySeconds: number, intervalSeconds?: number, count?: number): number;
   close(callback?: (this: TcpHandle) => void): void;
   readonly writeQueueSize: number;
+  /** The socket's file descriptor (-1 before one exists); the native path takes it over (native-relay.ts). */
+  readonly fd?: number;
 }
 
 /** stream_wrap's WriteWrap: oncomplete(status) runs with the request as `this`, for writes that went async only. */
@@ -64,8 +66,11 @@ export interface RelayInternals {
   spareWrite: WriteReq;
 }
 
-/** Which data path the proxy runs: `handle` (bare libuv handles) or `socket` (net.Socket on both legs). */
-export type RelayPath = 'handle' | 'socket';
+/**
+ * Which data path the proxy runs: `handle` (bare libuv handles), `socket` (net.Socket on both legs)
+ * or `native` (accept and connect as `handle`, the established bytes in C: native-relay.ts).
+ */
+export type RelayPath = 'handle' | 'socket' | 'native';
 
 const HANDLE_METHODS = [
   'useUserBuffer',

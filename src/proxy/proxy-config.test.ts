@@ -136,16 +136,17 @@ test('the schema refuses an unknown check type, an empty upstream list and unkno
   );
 });
 
-test('relay takes handle or socket and nothing else (the data path, --relay)', () => {
+test('relay takes handle, socket or native and nothing else (the data path, --relay)', () => {
   assert.equal(parse({ relay: 'handle' }).relay, 'handle');
   assert.equal(parse({ relay: 'socket' }).relay, 'socket');
+  assert.equal(parse({ relay: 'native' }).relay, 'native');
   assert.equal(parse({}).relay, undefined, 'absent: the proxy picks handle, or socket when it cannot');
   fc.assert(
     fc.property(
-      fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)).filter((v) => v !== 'handle' && v !== 'socket'),
+      fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)).filter((v) => v !== 'handle' && v !== 'socket' && v !== 'native'),
       (bad) => {
         const r = schema.safeParse({ relay: bad });
-        return !r.success && /expected handle or socket/.test(r.error.issues[0]!.message);
+        return !r.success && /expected handle, socket or native/.test(r.error.issues[0]!.message);
       },
     ),
   );

@@ -204,7 +204,7 @@ export const proxyFields = {
   shutdownGrace: optional(duration({ max: HOUR })),
   watchConfig: optional(boolean),
   reusePort: optional(boolean),
-  relay: optional(zEnum(['handle', 'socket'], { error: 'expected handle or socket' })),
+  relay: optional(zEnum(['handle', 'socket', 'native'], { error: 'expected handle, socket or native' })),
   workers: optional(union([literal('auto'), integer(1, 64)], { error: 'expected a whole number from 1 to 64, or auto' })),
   workerAccept: optional(zEnum(['primary', 'reuseport'], { error: 'expected primary or reuseport' })),
   frontends: optional(array(frontendObject, { error: 'expected a list of frontends (name, listen, upstreams, ...)' })),
@@ -467,8 +467,8 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
     { key: 'reusePort', help: 'listen with SO_REUSEPORT so several proxy processes share the listen addresses (Linux)' },
     {
       key: 'relay',
-      value: '<handle|socket>',
-      help: "the data path: handle relays on bare libuv handles (falls back to socket, logged, when this Node's internals do not fit); socket on net.Socket",
+      value: '<handle|socket|native>',
+      help: "the data path: handle relays on bare libuv handles (falls back to socket, logged, when this Node's internals do not fit); socket on net.Socket; native moves established connections' bytes in C (falls back to handle, logged, when the addon is missing)",
       defaultText: 'handle',
     },
     {

@@ -103,7 +103,7 @@ export class ProxyMetrics {
     });
     this.relayPath = new Gauge({
       name: 'kubeward_proxy_relay_path',
-      help: 'The data path of this process: 1 for handle (bare libuv handles) or socket (net.Socket, --relay socket or the fallback)',
+      help: 'The data path of this process: 1 for handle (bare libuv handles), socket (net.Socket, --relay socket or the fallback) or native (--relay native: bytes moved in C)',
       labelNames: ['path'],
       registers,
     });

@@ -15,6 +15,7 @@ import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './pro
 import { ProxyMetrics } from './proxy-metrics.ts';
 import { ReadBufferPool } from './read-buffer-pool.ts';
 import { loadRelayInternals, type RelayInternals, type RelayPath } from './handle-internals.ts';
+import { addonCandidates, loadNativeRelay, type NativeRelay } from './native-relay.ts';
 import { countOpenFds, planConnectionCaps, readFdLimit } from './fd-budget.ts';
 import { ADMIN_MAX_CONNECTIONS } from '../admin/admin-server.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
@@ -51,6 +52,10 @@ export interface StartProxyOptions {
   relay?: RelayPath;
   /** Finds the handle path's internals (tests inject a failing one); default loadRelayInternals. */
   loadRelayInternals?: () => ReturnType<typeof loadRelayInternals>;
+  /** Finds the native relay for --relay native (tests inject a failing one); default loadNativeRelay. */
+  loadNativeRelay?: (readBytes: number) => ReturnType<typeof loadNativeRelay>;
+  /** The native relay's addon file instead of the build's (KUBEWARD_NATIVE_RELAY: a sanitizer build). */
+  nativeAddon?: string;
 }
 
 /** /status: the data path this process runs, then the frontends. */
@@ -65,6 +70,25 @@ export function chooseRelay(asked: RelayPath, log: Logger, load: () => ReturnTyp
   const found = load();
   if ('unusable' in found) {
     log.warn({ relay: 'socket', reason: found.unusable }, 'the handle data path cannot run on this Node; relaying on net.Socket instead (--relay socket)');
+    return undefined;
+  }
+  return found;
+}
+
+/**
+ * The native relay when --relay native and the handle path runs (it accepts and connects); else
+ * undefined. Without the addon the proxy relays on the handle path, and says why once.
+ */
+export function chooseNative(
+  asked: RelayPath,
+  internals: RelayInternals | undefined,
+  log: Logger,
+  load: () => ReturnType<typeof loadNativeRelay>,
+): NativeRelay | undefined {
+  if (asked !== 'native' || internals === undefined) return undefined;
+  const found = load();
+  if ('unusable' in found) {
+    log.warn({ relay: 'handle', reason: found.unusable }, 'the native data path cannot run here; relaying on bare libuv handles instead (--relay handle)');
     return undefined;
   }
   return found;
@@ -143,6 +167,11 @@ export class KubewardProxy implements ProxyHandle {
     this.#log = opts.log ?? createSilentLogger();
     this.#current = config;
     const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => this.#frontends.map((f) => f.sample()));
+    const asked = opts.relay ?? 'handle';
+    const relay = chooseRelay(asked, this.#log, opts.loadRelayInternals ?? loadRelayInternals);
+    const readBytes = opts.readBufferBytes ?? 64 * 1024;
+    const loadNative = opts.loadNativeRelay ?? ((bytes: number) => loadNativeRelay(bytes, addonCandidates(opts.nativeAddon)));
+    const native = chooseNative(asked, relay, this.#log, () => loadNative(readBytes));
     this.#deps = {
       log: this.#log,
       metrics,
@@ -155,7 +184,8 @@ export class KubewardProxy implements ProxyHandle {
       onConnectionClosed: opts.onConnectionClosed,
       onCheckResult: opts.onCheckResult,
       buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }),
-      relay: chooseRelay(opts.relay ?? 'handle', this.#log, opts.loadRelayInternals ?? loadRelayInternals),
+      relay,
+      native,
     };
     metrics.relayPath.set({ path: this.relayPath }, 1);
     this.adminRoutes = proxyAdminRoutes((name, upstream, drained) => {
@@ -179,7 +209,8 @@ export class KubewardProxy implements ProxyHandle {
 
   /** The data path this process runs (see chooseRelay). */
   get relayPath(): RelayPath {
-    return this.#deps.relay === undefined ? 'socket' : 'handle';
+    if (this.#deps.relay === undefined) return 'socket';
+    return this.#deps.native === undefined ? 'handle' : 'native';
   }
 
   /** Client connections open in this process, over every frontend (retired ones too). */

@@ -66,7 +66,7 @@ const badConfigs: { name: string; args?: string[]; yaml?: string; stderr: RegExp
   {
     name: 'an unknown data path',
     args: ['--upstream', '127.0.0.1:1', '--relay', 'uv'],
-    stderr: /--relay: expected handle or socket/,
+    stderr: /--relay: expected handle, socket or native/,
   },
   {
     name: 'an unknown way for workers to get connections',

@@ -12,7 +12,18 @@ import { createTestCa, type TestCa, type CertPair } from '../../testkit/certs.ts
 import { ApiserverStandin } from '../../testkit/apiserver-standin.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import type { FrontendConfig } from '../../src/proxy/proxy-config.ts';
-import { frontendConfig, httpsGet, listenPort, openGreeted, runLoad, startTestProxy, startUpstreams, upstreamState, waitForState } from './proxy-fixtures.ts';
+import {
+  RELAY_PATHS,
+  frontendConfig,
+  httpsGet,
+  listenPort,
+  openGreeted,
+  runLoad,
+  startTestProxy,
+  startUpstreams,
+  upstreamState,
+  waitForState,
+} from './proxy-fixtures.ts';
 
 let ca: TestCa;
 let cert: CertPair;
@@ -105,36 +116,46 @@ test('a hung upstream (accepts, never answers /readyz) is out within interval ×
   assert.equal(upstreamState(proxy, addr(hung)).total, before, 'no new connection went to the hung upstream');
 });
 
-test('an upstream that accepts but never sends a byte is marked down by the first connection it leaves unanswered', async (t) => {
-  const serve = async (handler: (s: Socket) => void): Promise<{ host: string; port: number }> => {
-    const server = createServer(handler);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    t.after(() => new Promise<void>((r) => server.close(() => r())));
-    return { host: '127.0.0.1', port: (server.address() as AddressInfo).port };
-  };
-  const goodAddr = await serve((s) => s.pipe(s));
-  // Reads and never answers: what a client sees of a SIGSTOPped apiserver (the kernel accepts).
-  const silentAddr = await serve((s) => s.on('data', () => {}));
-  // TCP checks every 10 s pass for both: only the data path can notice the silence in this test.
-  const proxy = await startTestProxy(t, [frontendConfig([goodAddr, silentAddr], { firstByteTimeoutMs: 300 }, { intervalMs: 10_000 })]);
-  await waitForState(proxy, silentAddr, 'up');
-  const clients = Array.from({ length: 4 }, () =>
-    connect(listenPort(proxy), '127.0.0.1', function (this: Socket) {
-      this.write('hello');
-    }),
-  );
-  t.after(() => clients.forEach((c) => c.destroy()));
-  clients.forEach((c) => c.on('error', () => {}));
-  const started = performance.now();
-  await waitForState(proxy, silentAddr, 'down');
-  const ms = performance.now() - started;
-  t.diagnostic(`silent upstream marked down after ${Math.round(ms)} ms (firstByteTimeout 300 ms)`);
-  assert.ok(ms < 300 + 700, `marked down after ${Math.round(ms)} ms`);
-  const st = proxy.status().frontends[0]!.upstreams[1]!;
-  assert.deepEqual([st.state, st.transitions[0]!.cause, st.transitions[0]!.reason], ['down', 'connect', 'timeout']);
-  assert.match(st.transitions[0]!.detail, /no byte from the upstream within 300 ms/);
-  assert.equal(upstreamState(proxy, goodAddr).state, 'up', 'the upstream that answers stays up');
-});
+for (const relay of RELAY_PATHS) {
+  test(`an upstream that accepts but never sends a byte is marked down by the first connection it leaves unanswered (${relay} path)`, async (t) => {
+    const serve = async (handler: (s: Socket) => void): Promise<{ host: string; port: number }> => {
+      const server = createServer(handler);
+      const sockets = new Set<Socket>();
+      server.on('connection', (s) => {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      // Its connections are closed here: close() alone would wait for the proxy's, which this hook runs before.
+      t.after(() => new Promise<void>((r) => (sockets.forEach((s) => s.destroy()), server.close(() => r()))));
+      return { host: '127.0.0.1', port: (server.address() as AddressInfo).port };
+    };
+    const goodAddr = await serve((s) => s.pipe(s));
+    // Reads and never answers: what a client sees of a SIGSTOPped apiserver (the kernel accepts).
+    const silentAddr = await serve((s) => s.on('data', () => {}));
+    // TCP checks every 10 s pass for both: only the data path can notice the silence in this test.
+    const proxy = await startTestProxy(t, [frontendConfig([goodAddr, silentAddr], { firstByteTimeoutMs: 300 }, { intervalMs: 10_000 })], undefined, {
+      relay,
+    });
+    await waitForState(proxy, silentAddr, 'up');
+    const clients = Array.from({ length: 4 }, () =>
+      connect(listenPort(proxy), '127.0.0.1', function (this: Socket) {
+        this.write('hello');
+      }),
+    );
+    t.after(() => clients.forEach((c) => c.destroy()));
+    clients.forEach((c) => c.on('error', () => {}));
+    const started = performance.now();
+    await waitForState(proxy, silentAddr, 'down');
+    const ms = performance.now() - started;
+    t.diagnostic(`silent upstream marked down after ${Math.round(ms)} ms (firstByteTimeout 300 ms)`);
+    assert.ok(ms < 300 + 700, `marked down after ${Math.round(ms)} ms`);
+    const st = proxy.status().frontends[0]!.upstreams[1]!;
+    assert.deepEqual([st.state, st.transitions[0]!.cause, st.transitions[0]!.reason], ['down', 'connect', 'timeout']);
+    assert.match(st.transitions[0]!.detail, /no byte from the upstream within 300 ms/);
+    assert.equal(upstreamState(proxy, goodAddr).state, 'up', 'the upstream that answers stays up');
+  });
+}
 
 test('an upstream in graceful shutdown (/readyz 503, still serving) is drained with zero failed requests', async (t) => {
   const list = await standins(t, 3);

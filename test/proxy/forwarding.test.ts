@@ -1,5 +1,5 @@
 // Real sockets through the proxy: bytes intact both ways, half-close, idle timeout, least
-// connections, IPv6, graceful shutdown; on both data paths (--relay handle and socket).
+// connections, IPv6, graceful shutdown; on every data path (--relay handle, socket and native).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';

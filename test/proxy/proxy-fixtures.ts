@@ -9,6 +9,8 @@ import type { FrontendConfig, ProxyConfig } from '../../src/proxy/proxy-config.t
 import type { HostPort } from '../../src/config/fields.ts';
 import type { UpstreamState } from '../../src/proxy/upstream-list.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
+import { statSync } from 'node:fs';
+import { DEV_ADDON, NATIVE_SOURCE, buildNative } from '../../scripts/build-native.ts';
 
 /** A TCP upstream that greets each connection with "<name>\n", then runs onConnection (default: hold). */
 export class TcpUpstream {
@@ -82,12 +84,25 @@ export function frontendConfig(upstreams: HostPort[], over: Partial<FrontendConf
   };
 }
 
-/** Both data paths, for the tests that run on each (--relay). */
-export const RELAY_PATHS: readonly RelayPath[] = ['handle', 'socket'];
+/** Every data path, for the tests that run on each (--relay). */
+export const RELAY_PATHS: readonly RelayPath[] = ['handle', 'socket', 'native'];
+
+/**
+ * Compiles the native relay for the sources (build/native/relay.node) when it is missing or older
+ * than native/relay.c, so the native-path tests run the current C (KUBEWARD_NATIVE_RELAY: that file).
+ */
+export async function ensureNativeAddon(): Promise<void> {
+  if (process.env.KUBEWARD_NATIVE_RELAY) return;
+  const mtime = (p: string) => statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? -1;
+  if (mtime(DEV_ADDON) >= mtime(NATIVE_SOURCE)) return;
+  const built = await buildNative(DEV_ADDON);
+  if (!built.ok) throw new Error(`the native relay did not build: ${built.why}`);
+}
 
 export async function startTestProxy(t: TestContext, frontends: FrontendConfig[], shutdownGraceMs = 1000, opts: StartProxyOptions = {}): Promise<ProxyHandle> {
+  if (opts.relay === 'native') await ensureNativeAddon();
   const config: ProxyConfig = { frontends, shutdownGraceMs };
-  const proxy = await startProxy(config, opts);
+  const proxy = await startProxy(config, { nativeAddon: process.env.KUBEWARD_NATIVE_RELAY || undefined, ...opts });
   if (opts.relay && proxy.status().relay !== opts.relay) throw new Error(`asked for the ${opts.relay} path, runs ${proxy.status().relay}`);
   t.after(() => proxy.destroy());
   return proxy;

@@ -1,6 +1,7 @@
-// The data path's edge cases on both paths (--relay handle and socket), against real loopback TCP:
-// a client that does not read (backpressure, bounded), resets from either side, connect refused
-// and connect timeout, and the fallback to the socket path when Node's internals do not fit.
+// The data path's edge cases on every path (--relay handle, socket and native), against real
+// loopback TCP: a client that does not read (backpressure, bounded), resets from either side,
+// connect refused and connect timeout; the fallback to the socket path when Node's internals do not
+// fit, and to the handle path when the native addon is missing.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,6 +11,8 @@ import { once } from 'node:events';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { createLogger } from '../../src/base/logger.ts';
 import { loadRelayInternals, type RelayPath } from '../../src/proxy/handle-internals.ts';
+import { addonCandidates, NativeRelay } from '../../src/proxy/native-relay.ts';
+import { startProxy } from '../../src/proxy/start-proxy.ts';
 import { RELAY_PATHS, frontendConfig, listenPort, startTestProxy, startUpstreams, type TcpUpstream } from './proxy-fixtures.ts';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -162,6 +165,66 @@ test('without usable internals the proxy relays on net.Socket, says why once, an
   t.after(() => client.destroy());
   client.write('through the socket path');
   assert.equal((await data).first.toString(), 'through the socket path');
+});
+
+test('without the native addon --relay native relays on the handle path, says why once, and reports it', async (t) => {
+  const [up] = await startUpstreams(t, ['a']);
+  const lines: { msg: string; reason?: string; relay?: string }[] = [];
+  const log = createLogger({ format: 'json', level: 'info', write: (l) => void lines.push(JSON.parse(l) as { msg: string }) });
+  const proxy = await startProxy(
+    { frontends: [frontendConfig([up!.address])], shutdownGraceMs: 1000 },
+    { log, relay: 'native', loadNativeRelay: () => ({ unusable: 'no native relay addon at /nowhere (test)' }) },
+  );
+  t.after(() => proxy.destroy());
+  assert.equal(proxy.status().relay, 'handle');
+  const fallbacks = lines.filter((l) => l.relay === 'handle');
+  assert.equal(fallbacks.length, 1);
+  assert.equal(fallbacks[0]!.reason, 'no native relay addon at /nowhere (test)');
+  const data = nextDataConnection(up!);
+  const client = connect({ host: '127.0.0.1', port: listenPort(proxy) });
+  t.after(() => client.destroy());
+  client.write('through the handle path');
+  assert.equal((await data).first.toString(), 'through the handle path');
+});
+
+test('a connection the native addon refuses (EMFILE at dup) relays on the handle path; logged once for the frontend', async (t) => {
+  const [up] = await startUpstreams(t, ['a']);
+  const lines: { msg: string; reason?: string }[] = [];
+  const log = createLogger({ format: 'json', level: 'info', write: (l) => void lines.push(JSON.parse(l) as { msg: string }) });
+  let opens = 0;
+  const refusing = {
+    init: () => 408,
+    open: () => (opens++, -24),
+    destroy: () => {},
+    moved: () => 0,
+    active: () => false,
+    unwatch: () => {},
+    stats: (): [number, number] => [0, 0],
+  };
+  const proxy = await startProxy(
+    { frontends: [frontendConfig([up!.address])], shutdownGraceMs: 1000 },
+    { log, relay: 'native', loadNativeRelay: () => new NativeRelay(refusing, 64 * 1024, 'test') },
+  );
+  t.after(() => proxy.destroy());
+  assert.equal(proxy.status().relay, 'native');
+  for (let i = 0; i < 3; i++) {
+    const data = nextDataConnection(up!);
+    const client = connect({ host: '127.0.0.1', port: listenPort(proxy) });
+    t.after(() => client.destroy());
+    client.write(`through the handle path ${i}`);
+    assert.equal((await data).first.toString(), `through the handle path ${i}`);
+  }
+  assert.equal(opens, 3, 'the addon was asked each time');
+  const refused = lines.filter((l) => /native data path refused/.test(l.msg));
+  assert.equal(refused.length, 1, 'said once');
+  assert.equal(refused[0]!.reason, 'the addon could not take the sockets (errno 24)');
+});
+
+test('a missing addon file is named, and the search looks next to the build before the sources', () => {
+  const dist = addonCandidates(undefined, 'file:///opt/kubeward/dist/chunks/proxy-X.js');
+  assert.equal(dist[0], '/opt/kubeward/dist/chunks/native/relay.node');
+  assert.equal(dist[1], '/opt/kubeward/dist/native/relay.node');
+  assert.deepEqual(addonCandidates('/tmp/asan/relay.node'), ['/tmp/asan/relay.node'], 'a named file alone');
 });
 
 test('the internals check names what is missing or unexpected, and accepts this Node', () => {

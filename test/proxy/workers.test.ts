@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
-import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
+import { ensureNativeAddon, openGreeted, startUpstreams } from './proxy-fixtures.ts';
 import { isAlive } from '../../testkit/process-alive.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -211,4 +211,32 @@ test('--workers 2 (--worker-accept reuseport, the default): every process listen
   // of 64 for one process has a probability of about 1e-10.
   const held = await heldBy(port);
   assert.ok((held.get(primary) ?? 0) >= 8 && (held.get(worker!) ?? 0) >= 8, `held per process: ${JSON.stringify([...held])}`);
+});
+
+test('--workers 2 --worker-accept primary --relay native: the worker relays in C the connections the primary hands it (32/32), none falls back', async (t) => {
+  await ensureNativeAddon();
+  const ups = await startUpstreams(t, ['a']);
+  const [port, admin] = [await freePort(), await freePort()];
+  const args = ['--listen', `127.0.0.1:${port}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp'];
+  const p = startWorkers(t, [...args, '--shutdown-grace', '500ms', '--worker-accept', 'primary', '--relay', 'native'], admin);
+  await p.ready();
+  const status = (await (await fetch(`http://127.0.0.1:${admin}/status`)).json()) as { relay: string };
+  assert.equal(status.relay, 'native', "the primary's data path");
+  const primary = p.child.pid!;
+  const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
+  const burst = await Promise.all(Array.from({ length: 64 }, () => openGreeted(port)));
+  t.after(() => burst.forEach((c) => c.socket.destroy()));
+  assert.ok(
+    burst.every((c) => c.upstream === 'a'),
+    'every connection got the greeting through',
+  );
+  const held = await heldBy(port);
+  assert.deepEqual([held.get(primary), held.get(worker!)], [32, 32], `held per process: ${JSON.stringify([...held])}`);
+  assert.deepEqual(
+    p.log().filter((l) => /native data path/.test(l.msg)),
+    [],
+    'no process fell back from the native path',
+  );
+  burst.forEach((c) => c.socket.destroy());
+  await waitFor(async () => (await heldBy(port)).size === 0, { timeoutMs: 5000, what: 'the burst closed' });
 });

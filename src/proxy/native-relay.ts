@@ -1,0 +1,225 @@
+// --relay native: the established connection's bytes move in C (native/relay.c) on Node's own libuv
+// loop, and JavaScript is not entered per chunk. The handle path (handle-relay.ts) still accepts and
+// connects; once both legs are connected, their sockets are handed to the addon (it dup()s the two
+// fds, then the handles are closed here, so each socket has one epoll watcher) and JavaScript keeps
+// one small object per connection for the connection set. The addon calls back only when a
+// connection ends and, while the first-byte watch is on, at the first bytes of each direction;
+// counters and the idle flag are read from it on demand (the idle sweep, metrics).
+//
+// The addon is looked for next to the sources (build/native/relay.node, scripts/build-native.ts)
+// and next to the build (dist/native/relay.node), unless the caller names a file (the CLI takes it
+// from KUBEWARD_NATIVE_RELAY: the sanitizer build). One instance per process, whatever the number
+// of proxies in it.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { RelayedConnection } from './connection-set.ts';
+import type { ForwardOwner } from './forward-connection.ts';
+import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';
+import type { TcpHandle } from './handle-internals.ts';
+
+/** What native/relay.c exports (see its js_* functions). */
+interface RelayAddon {
+  init(onEvent: (slot: number, kind: number, a: number, b: number, c: number) => void, readBytes: number): number;
+  open(clientFd: number, upstreamFd: number, watchFirstByte: boolean): number;
+  destroy(slot: number): void;
+  moved(slot: number, fromClient: boolean): number;
+  active(slot: number, clear: boolean): boolean;
+  unwatch(slot: number): void;
+  stats(): [open: number, residueBytes: number];
+}
+
+const ADDON_FUNCTIONS = ['init', 'open', 'destroy', 'moved', 'active', 'unwatch', 'stats'] as const;
+
+// Event kinds and end reasons, as native/relay.c numbers them.
+const EV_END = 0;
+const EV_CLIENT_FIRST = 1;
+const EV_UPSTREAM_FIRST = 2;
+export const END_REASONS = ['eof', 'error', 'destroyed'] as const;
+export type NativeEndReason = (typeof END_REASONS)[number];
+
+export interface NativeRelayOptions {
+  idleTimeoutMs: number;
+  startedAt: number;
+  firstByteTimeoutMs?: number;
+}
+
+/** Where the addon may be, most specific first; `explicit`: that file alone. */
+export function addonCandidates(explicit?: string, moduleUrl: string = import.meta.url): string[] {
+  if (explicit) return [explicit];
+  return [
+    // dist/main.js or dist/chunks/*.js -> dist/native/relay.node (the build's own first)
+    fileURLToPath(new URL('./native/relay.node', moduleUrl)),
+    fileURLToPath(new URL('../native/relay.node', moduleUrl)),
+    // src/proxy/native-relay.ts -> build/native/relay.node
+    fileURLToPath(new URL('../../build/native/relay.node', moduleUrl)),
+  ];
+}
+
+let loaded: NativeRelay | { unusable: string } | undefined;
+
+/** The process's native relay, loaded once; or why it cannot run (the caller falls back to handle). */
+export function loadNativeRelay(readBytes = 64 * 1024, candidates: string[] = addonCandidates()): NativeRelay | { unusable: string } {
+  if (loaded !== undefined) return loaded;
+  if (process.platform !== 'linux') return (loaded = { unusable: `the native relay is built for Linux only (this is ${process.platform})` });
+  const path = candidates.find((p) => existsSync(p));
+  if (path === undefined) return (loaded = { unusable: `no native relay addon at ${candidates.join(' or ')} (npm run build compiles it)` });
+  try {
+    const mod = { exports: {} as Record<string, unknown> };
+    process.dlopen(mod, path);
+    for (const name of ADDON_FUNCTIONS) {
+      if (typeof mod.exports[name] !== 'function') return (loaded = { unusable: `${path} has no ${name}()` });
+    }
+    return (loaded = new NativeRelay(mod.exports as unknown as RelayAddon, readBytes, path));
+  } catch (err) {
+    return (loaded = { unusable: `loading ${path} failed: ${err instanceof Error ? err.message : String(err)}` });
+  }
+}
+
+/** The addon as the frontends use it: opens connections, routes its events to them. */
+export class NativeRelay {
+  readonly path: string;
+  /** Bytes of C state per connection (the addon's struct), for the docs' memory figures. */
+  readonly connectionBytes: number;
+  readonly #addon: RelayAddon;
+  readonly #bySlot: (NativeConnection | undefined)[] = [];
+
+  constructor(addon: RelayAddon, readBytes: number, path: string) {
+    this.#addon = addon;
+    this.path = path;
+    this.connectionBytes = addon.init((slot, kind, a, b, c) => this.#onEvent(slot, kind, a, b, c), readBytes);
+  }
+
+  /** Connections open in C and bytes waiting in their residues. */
+  get stats(): { open: number; residueBytes: number } {
+    const [open, residueBytes] = this.#addon.stats();
+    return { open, residueBytes };
+  }
+
+  /**
+   * Takes over two connected handles that have not read yet: on success the handles are closed
+   * (the addon holds dups of their sockets) and the connection relays; on failure the handles are
+   * left as they were and the reason is returned (the caller relays them on the handle path).
+   */
+  open(client: TcpHandle, upstream: TcpHandle, upstreamKey: string, owner: ForwardOwner, opts: NativeRelayOptions): NativeConnection | string {
+    const cfd = client.fd;
+    const ufd = upstream.fd;
+    if (typeof cfd !== 'number' || typeof ufd !== 'number' || cfd < 0 || ufd < 0) return 'a handle has no file descriptor';
+    const watch = (opts.firstByteTimeoutMs ?? 0) > 0;
+    const slot = this.#addon.open(cfd, ufd, watch);
+    if (slot < 0) return `the addon could not take the sockets (errno ${-slot})`;
+    client.close();
+    upstream.close();
+    const conn = new NativeConnection(this.#addon, slot, upstreamKey, owner, opts);
+    this.#bySlot[slot] = conn;
+    return conn;
+  }
+
+  #onEvent(slot: number, kind: number, a: number, b: number, c: number): void {
+    const conn = this.#bySlot[slot];
+    if (conn === undefined) return;
+    if (kind === EV_END) {
+      // Cleared first: the owner may open a connection that gets this slot again.
+      this.#bySlot[slot] = undefined;
+      conn.ended_(END_REASONS[a] ?? 'error', b, c);
+    } else if (kind === EV_CLIENT_FIRST || kind === EV_UPSTREAM_FIRST) {
+      conn.firstBytes(kind === EV_CLIENT_FIRST);
+    }
+  }
+}
+
+/** One established pair relayed in C, as the connection set and the frontend see it. */
+export class NativeConnection implements RelayedConnection, FirstByteWatched {
+  readonly upstreamKey: string;
+  readonly startedAt: number;
+  readonly idleTimeoutMs: number;
+  readonly firstByteTimeoutMs: number;
+  /** The native path reads into no slice of the pool. */
+  readonly clientSlice = undefined;
+  readonly upstreamSlice = undefined;
+  quietMs = 0;
+  watchingFirstByte: boolean;
+  firstByteTimer: NodeJS.Timeout | undefined = undefined;
+  /** How it ended, once it has (for tests and logs). */
+  endReason: NativeEndReason | undefined = undefined;
+  readonly #addon: RelayAddon;
+  /** The addon's slot while the connection is open there; -1 once it ended. */
+  #slot: number;
+  #closing = false;
+  #toUpstream = 0;
+  #toClient = 0;
+  readonly #owner: ForwardOwner;
+
+  constructor(addon: RelayAddon, slot: number, upstreamKey: string, owner: ForwardOwner, opts: NativeRelayOptions) {
+    this.#addon = addon;
+    this.#slot = slot;
+    this.upstreamKey = upstreamKey;
+    this.startedAt = opts.startedAt;
+    this.idleTimeoutMs = opts.idleTimeoutMs;
+    this.firstByteTimeoutMs = opts.firstByteTimeoutMs ?? 0;
+    this.watchingFirstByte = this.firstByteTimeoutMs > 0;
+    this.#owner = owner;
+  }
+
+  /** A byte moved since the idle sweep last cleared this (the addon keeps the flag). */
+  get active(): boolean {
+    return this.#slot >= 0 && this.#addon.active(this.#slot, false);
+  }
+
+  set active(on: boolean) {
+    if (!on && this.#slot >= 0) this.#addon.active(this.#slot, true);
+  }
+
+  get bytesToUpstream(): number {
+    return this.#slot >= 0 ? this.#addon.moved(this.#slot, true) : this.#toUpstream;
+  }
+
+  get bytesToClient(): number {
+    return this.#slot >= 0 ? this.#addon.moved(this.#slot, false) : this.#toClient;
+  }
+
+  get ended(): boolean {
+    return this.#closing;
+  }
+
+  get upstreamClosed(): boolean {
+    return this.#closing;
+  }
+
+  /** Abortive close of both sockets; idempotent. The owner hears of it when the addon has closed them. */
+  destroy(): void {
+    if (this.#closing) return;
+    this.#closing = true;
+    if (this.#slot >= 0) this.#addon.destroy(this.#slot);
+  }
+
+  /** @internal The first-byte watch's verdict (first-byte-watch.ts). */
+  noAnswer(): void {
+    this.#owner.noAnswer(this);
+  }
+
+  /** @internal The addon saw a direction's first bytes while the watch was on. */
+  firstBytes(fromClient: boolean): void {
+    try {
+      if (this.watchingFirstByte) noteFirstBytes(this, fromClient);
+      if (!this.watchingFirstByte && this.#slot >= 0) this.#addon.unwatch(this.#slot);
+    } catch {
+      // A callback from the loop: a throw would be uncaught. The watch simply ends.
+      endFirstByteWatch(this);
+    }
+  }
+
+  /** @internal The addon closed both sockets (`reason`) after moving these many bytes each way. */
+  ended_(reason: NativeEndReason, toUpstream: number, toClient: number): void {
+    this.#slot = -1;
+    this.#closing = true;
+    this.endReason = reason;
+    this.#toUpstream = toUpstream;
+    this.#toClient = toClient;
+    endFirstByteWatch(this);
+    try {
+      this.#owner.connectionClosed(this);
+    } catch {
+      // The owner's bookkeeping threw: nothing is left open to close, and the daemon goes on.
+    }
+  }
+}
