@@ -469,7 +469,7 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
       key: 'relay',
       value: '<handle|socket|native>',
       help: "the data path: handle relays on bare libuv handles (falls back to socket, logged, when this Node's internals do not fit); socket on net.Socket; native moves established connections' bytes in C (falls back to handle, logged, when the addon is missing)",
-      defaultText: 'handle',
+      defaultText: 'native',
     },
     {
       key: 'workers',

@@ -48,7 +48,7 @@ export interface StartProxyOptions {
   fdLimit?: number | null;
   /** Every health check result, after the proxy applied it (kubeward agent: the watcher's verdicts). */
   onCheckResult?: (frontend: string, upstream: string, result: ProbeResult) => void;
-  /** The data path asked for (--relay); default handle, which falls back to socket when Node's internals do not fit. */
+  /** The data path asked for (--relay); default native, which falls back to handle without the addon, and handle to socket when Node's internals do not fit. */
   relay?: RelayPath;
   /** Finds the handle path's internals (tests inject a failing one); default loadRelayInternals. */
   loadRelayInternals?: () => ReturnType<typeof loadRelayInternals>;
@@ -62,7 +62,7 @@ export interface StartProxyOptions {
 export type ProxyStatus = { relay: RelayPath } & ReturnType<typeof proxyStatus>;
 
 /**
- * The handle path's internals when --relay handle (the default) and they fit this Node; undefined
+ * The handle path's internals when --relay handle or native (the default) and they fit this Node; undefined
  * for the socket path. A fallback is logged once, with the reason.
  */
 export function chooseRelay(asked: RelayPath, log: Logger, load: () => ReturnType<typeof loadRelayInternals>): RelayInternals | undefined {
@@ -167,7 +167,7 @@ export class KubewardProxy implements ProxyHandle {
     this.#log = opts.log ?? createSilentLogger();
     this.#current = config;
     const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => this.#frontends.map((f) => f.sample()));
-    const asked = opts.relay ?? 'handle';
+    const asked = opts.relay ?? 'native';
     const relay = chooseRelay(asked, this.#log, opts.loadRelayInternals ?? loadRelayInternals);
     const readBytes = opts.readBufferBytes ?? 64 * 1024;
     const loadNative = opts.loadNativeRelay ?? ((bytes: number) => loadNativeRelay(bytes, addonCandidates(opts.nativeAddon)));

@@ -228,6 +228,8 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       figure('first start: kubelet start to API via proxy (s)', seconds(t));
       await waitFor(() => nodeReady(), { timeoutMs: 120_000, intervalMs: 500, what: 'Node Ready' });
       figure('first start: kubelet start to Node Ready (s)', seconds(t));
+      const status = JSON.parse((await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/status'])).stdout) as { relay: string };
+      assert.equal(status.relay, 'native', 'the image carries the C relay (dist/native) and the proxy pod runs it, not a fallback');
 
       // Power-cut: the kubelet and every container gone; nothing serves 127.0.0.1:6443.
       const pid = Number(await readFile(join(env.KUBELET_STATE, 'kubelet.pid'), 'utf8'));

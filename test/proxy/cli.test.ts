@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { MAIN, NODE, boundPortsInLog } from '../../testkit/kubeward-process.ts';
-import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
+import { ensureNativeAddon, openGreeted, startUpstreams } from './proxy-fixtures.ts';
 import { isAlive } from '../../testkit/process-alive.ts';
 
 type Greeted = Awaited<ReturnType<typeof openGreeted>>;
@@ -91,6 +91,7 @@ for (const c of badConfigs) {
 }
 
 test('the admin API drains and undrains an upstream; SIGTERM shuts down within the grace', async (t) => {
+  await ensureNativeAddon(); // the default data path is native: /status says so below
   const ups = await startUpstreams(t, ['a', 'b']);
   const { child, out, exited } = runCli(t, [
     '--listen',
@@ -137,9 +138,9 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
   );
   const status = (await (await fetch(`${base}/status`)).json()) as { relay: string; frontends: { upstreams: { upstream: string; drained: boolean }[] }[] };
   assert.equal(status.frontends[0]!.upstreams.find((u) => u.upstream === b)!.drained, true);
-  assert.equal(status.relay, 'handle', 'the default data path');
+  assert.equal(status.relay, 'native', 'the default data path');
   const metrics = await (await fetch(`${base}/metrics`)).text();
-  assert.match(metrics, /kubeward_proxy_relay_path\{path="handle"[^}]*\} 1/);
+  assert.match(metrics, /kubeward_proxy_relay_path\{path="native"[^}]*\} 1/);
   assert.match(metrics, new RegExp(`kubeward_proxy_upstream_drained\\{frontend="default",upstream="${b}"[^}]*\\} 1`));
   assert.match(metrics, new RegExp(`kubeward_proxy_closed_connections_total\\{frontend="default",upstream="${b}",why="drained"[^}]*\\} 5`));
   assert.equal((await fetch(`${base}/upstreams/default/127.0.0.1:1/drain`, { method: 'POST' })).status, 404);

@@ -100,7 +100,8 @@ export async function ensureNativeAddon(): Promise<void> {
 }
 
 export async function startTestProxy(t: TestContext, frontends: FrontendConfig[], shutdownGraceMs = 1000, opts: StartProxyOptions = {}): Promise<ProxyHandle> {
-  if (opts.relay === 'native') await ensureNativeAddon();
+  // native is the default path: the current C is built for it as for --relay native.
+  if ((opts.relay ?? 'native') === 'native') await ensureNativeAddon();
   const config: ProxyConfig = { frontends, shutdownGraceMs };
   const proxy = await startProxy(config, { nativeAddon: process.env.KUBEWARD_NATIVE_RELAY || undefined, ...opts });
   if (opts.relay && proxy.status().relay !== opts.relay) throw new Error(`asked for the ${opts.relay} path, runs ${proxy.status().relay}`);
