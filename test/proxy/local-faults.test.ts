@@ -209,7 +209,10 @@ test('real EMFILE (the fd limit lowered under the running proxy): checks fail lo
   ]);
   t.after(() => p.stop());
   const [listen, admin] = [await p.listenPort(), await p.adminPort()];
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 15_000, what: 'ready' });
+  // Connection: close, so the proxy holds no admin connection that could close (and free a low fd
+  // number) after the limit is lowered below.
+  const ready = () => fetch(`http://127.0.0.1:${admin}/readyz`, { headers: { connection: 'close' } }).catch(() => undefined);
+  await waitFor(async () => (await ready())?.status === 200, { timeoutMs: 15_000, what: 'ready' });
   const held = await Promise.all(Array.from({ length: 5 }, () => openGreeted(listen)));
   t.after(() => held.forEach((h) => h.socket.destroy()));
   const echo = (s: Socket) =>
@@ -224,7 +227,13 @@ test('real EMFILE (the fd limit lowered under the running proxy): checks fail lo
   // The soft limit only: raising it back needs no privilege.
   const softLimit = readFileSync(`/proc/${p.pid}/limits`, 'utf8').match(/^Max open files\s+(\d+)/m)![1]!;
   const setLimit = (n: number | string) => execFileSync('prlimit', ['--pid', String(p.pid), `--nofile=${n}:`]);
-  setLimit(readdirSync(`/proc/${p.pid}/fd`).length - 4);
+  // A new descriptor takes the lowest free number, and the limit refuses numbers at or above it. The
+  // native relay leaves free numbers below the count (it dup()s each connection's two sockets and
+  // the originals are closed), so the limit is also held at the lowest free number.
+  const fds = new Set(readdirSync(`/proc/${p.pid}/fd`).map(Number));
+  let lowestFree = 0;
+  while (fds.has(lowestFree)) lowestFree++;
+  setLimit(Math.min(fds.size - 4, lowestFree));
   t.after(() => void (p.child.exitCode === null && setLimit(softLimit)));
   await p.waitForLog(/^health checks hit a local fault/);
   const fault = p.logs.find((l) => /^health checks hit a local fault/.test(l.msg))!;
