@@ -2,6 +2,7 @@
 // connection failures. Logs method, path, status, latency and request ID, never headers or bodies.
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
+import { timeoutSignal, type TimeoutSignal } from '../../base/timeout-signal.ts';
 import { OpenStackError, type OpenStackErrorDetails } from './openstack-error.ts';
 import { retryDelayMs, isRetryable, type AttemptOutcome, type RetryPolicy } from './retry-policy.ts';
 
@@ -56,31 +57,20 @@ type Attempt = { ok: true; result: Omit<SendResult, 'attempts'> } | { ok: false;
 
 /**
  * One attempt's signal: the caller's abort (its reason) or the attempt's timeout, whichever comes
- * first. A controller of its own with a timer and one listener on the caller's signal, both let go
- * when the attempt ends, instead of AbortSignal.timeout joined by AbortSignal.any: the operator's
- * start makes thousands of attempts, and each composite signal made every listener the transport
- * added to it follow its sources (docs/operator-scale.md, session 6).
+ * first (base/timeout-signal.ts, instead of AbortSignal.timeout joined by AbortSignal.any: the
+ * operator's start makes thousands of attempts; docs/operator-scale.md, session 6).
  */
-function attemptSignal(ms: number, parent: AbortSignal | undefined): { signal: AbortSignal; timedOut: () => boolean; release: () => void } {
-  const own = new AbortController();
-  let timedOut = false;
-  const onParent = (): void => own.abort(parent!.reason);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    own.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
-  }, ms);
-  // As AbortSignal.timeout's: an attempt in flight keeps the process alive through its socket, not its timer.
-  timer.unref();
-  if (parent?.aborted) own.abort(parent.reason);
-  else parent?.addEventListener('abort', onParent, { once: true });
-  return {
-    signal: own.signal,
-    timedOut: () => timedOut,
-    release: () => {
-      clearTimeout(timer);
-      parent?.removeEventListener('abort', onParent);
+function attemptSignal(ms: number, parent: AbortSignal | undefined): TimeoutSignal {
+  return timeoutSignal(
+    (fire) => {
+      const timer = setTimeout(fire, ms);
+      // As AbortSignal.timeout's: an attempt in flight keeps the process alive through its socket, not its timer.
+      timer.unref();
+      return () => clearTimeout(timer);
     },
-  };
+    () => new DOMException('The operation was aborted due to timeout', 'TimeoutError'),
+    parent,
+  );
 }
 
 async function attemptOnce(deps: SenderDeps, req: SendRequest): Promise<Attempt> {
@@ -91,9 +81,9 @@ async function attemptOnce(deps: SenderDeps, req: SendRequest): Promise<Attempt>
     return { ok: true, result: { status: res.status, headers: res.headers, text, requestId: requestIdOf(res.headers) } };
   } catch (err) {
     if (req.signal?.aborted) throw req.signal.reason;
-    return { ok: false, outcome: a.timedOut() ? { kind: 'timeout' } : { kind: 'network' }, error: err };
+    return { ok: false, outcome: a.expired ? { kind: 'timeout' } : { kind: 'network' }, error: err };
   } finally {
-    a.release();
+    a.clear();
   }
 }
 
