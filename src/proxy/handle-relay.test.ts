@@ -5,58 +5,26 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { waitFor } from '../../testkit/wait-for.ts';
-import { takeAccepts, type AcceptedHandle } from './adopt-socket.ts';
-import { connectHandle } from './handle-connect.ts';
-import { loadRelayInternals, type RelayInternals, type TcpHandle } from './handle-internals.ts';
 import { HandleConnection } from './handle-relay.ts';
 import type { ForwardOwner } from './forward-connection.ts';
+import { connectedHandles, throwingOwner } from './relay-pair.test-helpers.ts';
 
 /** A HandleConnection between a real client and a real upstream on loopback, with `owner`. */
 async function relayPair(t: TestContext, owner: ForwardOwner, firstByteTimeoutMs = 0) {
-  const internals = loadRelayInternals() as RelayInternals;
-  assert.ok(!('unusable' in internals));
-  let upstreamSide: Socket | undefined;
-  const upstream = createServer((s) => {
-    upstreamSide = s;
-    s.on('error', () => {});
-  });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  t.after(() => upstream.close());
-  const front = createServer({ pauseOnConnect: true });
-  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
-  t.after(() => front.close());
-  const accepted: AcceptedHandle[] = [];
-  takeAccepts(front, { noDelay: true, keepAliveSeconds: 15 }, (h) => accepted.push(h));
-  const client = connect({ host: '127.0.0.1', port: (front.address() as AddressInfo).port });
-  client.on('error', () => {});
-  t.after(() => client.destroy());
-  await waitFor(() => accepted.length === 1, { what: 'the accepted handle' });
-  const out = await connectHandle(internals, '127.0.0.1', (upstream.address() as AddressInfo).port, 2000);
-  assert.ok(out.ok);
-  const conn = new HandleConnection(internals, accepted[0] as TcpHandle, out.handle, 'k', owner, {
+  const { internals, client, clientHandle, upstreamHandle, upstreamSide } = await connectedHandles(t);
+  const conn = new HandleConnection(internals, clientHandle, upstreamHandle, 'k', owner, {
     idleTimeoutMs: 0,
     startedAt: 0,
     firstByteTimeoutMs,
     clientSlice: Buffer.alloc(1024),
     upstreamSlice: Buffer.alloc(1024),
   });
-  return { internals, client, conn, upstreamSide: () => waitFor(() => upstreamSide, { what: 'the upstream side' }) };
+  return { internals, client, conn, upstreamSide };
 }
 
 test('owner callbacks that throw (no answer, closed) do not escape, and the bytes are counted by the connection', async (t) => {
-  const calls = { noAnswer: 0, closed: 0 };
-  const owner = {
-    noAnswer: () => {
-      calls.noAnswer++;
-      throw new Error('owner fault: noAnswer');
-    },
-    connectionClosed: () => {
-      calls.closed++;
-      throw new Error('owner fault: connectionClosed');
-    },
-  };
+  const { owner, calls } = throwingOwner();
   const { internals, client, conn, upstreamSide: side } = await relayPair(t, owner, 50);
   const spare = internals.spareWrite;
   client.write('hello');

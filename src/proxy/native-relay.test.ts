@@ -7,14 +7,12 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { ensureNativeAddon } from '../../test/proxy/proxy-fixtures.ts';
-import { takeAccepts, type AcceptedHandle } from './adopt-socket.ts';
-import { connectHandle } from './handle-connect.ts';
-import { loadRelayInternals, type RelayInternals, type TcpHandle } from './handle-internals.ts';
 import { addonCandidates, loadNativeRelay, NativeConnection, type NativeRelay } from './native-relay.ts';
 import type { ForwardOwner } from './forward-connection.ts';
+import { connectedHandles, throwingOwner } from './relay-pair.test-helpers.ts';
 
 const fdCount = (): number => readdirSync('/proc/self/fd').length;
 
@@ -37,43 +35,15 @@ async function relay(): Promise<NativeRelay> {
 /** A NativeConnection between a real client and a real upstream on loopback, with `owner`. */
 async function nativePair(t: TestContext, owner: ForwardOwner, firstByteTimeoutMs = 0) {
   const native = await relay();
-  const internals = loadRelayInternals() as RelayInternals;
-  let upstreamSide: Socket | undefined;
-  const upstream = createServer({ allowHalfOpen: true }, (s) => {
-    upstreamSide = s;
-    s.on('error', () => {});
-  });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  t.after(() => upstream.close());
-  const front = createServer({ pauseOnConnect: true });
-  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
-  t.after(() => front.close());
-  const accepted: AcceptedHandle[] = [];
-  takeAccepts(front, { noDelay: true, keepAliveSeconds: 15 }, (h) => accepted.push(h));
-  const client = connect({ host: '127.0.0.1', port: (front.address() as AddressInfo).port, allowHalfOpen: true });
-  client.on('error', () => {});
-  t.after(() => client.destroy());
-  await waitFor(() => accepted.length === 1, { what: 'the accepted handle' });
-  const out = await connectHandle(internals, '127.0.0.1', (upstream.address() as AddressInfo).port, 2000);
-  assert.ok(out.ok);
-  const conn = native.open(accepted[0] as TcpHandle, out.handle, 'k', owner, { idleTimeoutMs: 0, startedAt: 0, firstByteTimeoutMs });
+  const { client, clientHandle, upstreamHandle, upstreamSide } = await connectedHandles(t, { allowHalfOpen: true });
+  const conn = native.open(clientHandle, upstreamHandle, 'k', owner, { idleTimeoutMs: 0, startedAt: 0, firstByteTimeoutMs });
   assert.ok(conn instanceof NativeConnection, String(conn));
   t.after(() => conn.destroy());
-  return { native, client, conn, upstreamSide: () => waitFor(() => upstreamSide, { what: 'the upstream side' }) };
+  return { native, client, conn, upstreamSide };
 }
 
 test('owner callbacks that throw (no answer, closed) do not escape; the addon counts bytes and the idle flag, and says why it ended', async (t) => {
-  const calls = { noAnswer: 0, closed: 0 };
-  const owner = {
-    noAnswer: () => {
-      calls.noAnswer++;
-      throw new Error('owner fault: noAnswer');
-    },
-    connectionClosed: () => {
-      calls.closed++;
-      throw new Error('owner fault: connectionClosed');
-    },
-  };
+  const { owner, calls } = throwingOwner();
   const { client, conn, upstreamSide: side } = await nativePair(t, owner, 50);
   assert.equal(conn.clientSlice, undefined, 'no read slice of the pool');
   conn.active = false;

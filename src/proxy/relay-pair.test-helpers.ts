@@ -1,0 +1,69 @@
+// What the relay tests of both data paths (handle-relay.test.ts, native-relay.test.ts) start from:
+// a real client accepted as a bare handle and a bare handle connected to a real upstream on
+// loopback, not yet relayed; and an owner whose callbacks throw.
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { waitFor } from '../../testkit/wait-for.ts';
+import { takeAccepts, type AcceptedHandle } from './adopt-socket.ts';
+import { connectHandle } from './handle-connect.ts';
+import { loadRelayInternals, type RelayInternals, type TcpHandle } from './handle-internals.ts';
+import type { ForwardOwner } from './forward-connection.ts';
+
+export interface ConnectedHandles {
+  internals: RelayInternals;
+  client: Socket;
+  /** The front's accepted handle of `client`. */
+  clientHandle: TcpHandle;
+  /** A handle connected to the upstream server. */
+  upstreamHandle: TcpHandle;
+  /** The upstream server's socket of upstreamHandle, once it was accepted. */
+  upstreamSide: () => Promise<Socket>;
+}
+
+/** allowHalfOpen: the client and the upstream's socket stay open for writing after the peer's FIN. */
+export async function connectedHandles(t: TestContext, { allowHalfOpen = false } = {}): Promise<ConnectedHandles> {
+  const internals = loadRelayInternals() as RelayInternals;
+  assert.ok(!('unusable' in internals));
+  let upstreamSide: Socket | undefined;
+  const upstream = createServer({ allowHalfOpen }, (s) => {
+    upstreamSide = s;
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  t.after(() => upstream.close());
+  const front = createServer({ pauseOnConnect: true });
+  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+  t.after(() => front.close());
+  const accepted: AcceptedHandle[] = [];
+  takeAccepts(front, { noDelay: true, keepAliveSeconds: 15 }, (h) => accepted.push(h));
+  const client = connect({ host: '127.0.0.1', port: (front.address() as AddressInfo).port, allowHalfOpen });
+  client.on('error', () => {});
+  t.after(() => client.destroy());
+  await waitFor(() => accepted.length === 1, { what: 'the accepted handle' });
+  const out = await connectHandle(internals, '127.0.0.1', (upstream.address() as AddressInfo).port, 2000);
+  assert.ok(out.ok);
+  return {
+    internals,
+    client,
+    clientHandle: accepted[0] as TcpHandle,
+    upstreamHandle: out.handle,
+    upstreamSide: () => waitFor(() => upstreamSide, { what: 'the upstream side' }),
+  };
+}
+
+/** An owner whose callbacks count their calls and then throw: no such throw may escape a loop callback. */
+export function throwingOwner(): { owner: ForwardOwner; calls: { noAnswer: number; closed: number } } {
+  const calls = { noAnswer: 0, closed: 0 };
+  const owner = {
+    noAnswer: () => {
+      calls.noAnswer++;
+      throw new Error('owner fault: noAnswer');
+    },
+    connectionClosed: () => {
+      calls.closed++;
+      throw new Error('owner fault: connectionClosed');
+    },
+  };
+  return { owner, calls };
+}
