@@ -12,7 +12,7 @@ import { waitFor } from '../../testkit/wait-for.ts';
 import { createLogger } from '../../src/base/logger.ts';
 import { loadRelayInternals, type RelayPath } from '../../src/proxy/handle-internals.ts';
 import { addonCandidates, NativeRelay } from '../../src/proxy/native-relay.ts';
-import { startProxy } from '../../src/proxy/start-proxy.ts';
+import { startProxy, type StartProxyOptions } from '../../src/proxy/start-proxy.ts';
 import { RELAY_PATHS, frontendConfig, listenPort, startTestProxy, startUpstreams, type TcpUpstream } from './proxy-fixtures.ts';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -148,44 +148,40 @@ for (const relay of RELAY_PATHS) {
   });
 }
 
-test('without usable internals the proxy relays on net.Socket, says why once, and reports the socket path', async (t) => {
-  const [up] = await startUpstreams(t, ['a']);
-  const lines: { msg: string; reason?: string; relay?: string }[] = [];
-  const log = createLogger({ format: 'json', level: 'info', write: (l) => void lines.push(JSON.parse(l) as { msg: string }) });
-  const proxy = await startTestProxy(t, [frontendConfig([up!.address])], undefined, {
-    log,
-    loadRelayInternals: () => ({ unusable: 'WriteWrap is missing (test)' }),
-  });
-  assert.equal(proxy.status().relay, 'socket');
-  const fallbacks = lines.filter((l) => l.relay === 'socket');
-  assert.equal(fallbacks.length, 1);
-  assert.equal(fallbacks[0]!.reason, 'WriteWrap is missing (test)');
-  const data = nextDataConnection(up!);
-  const client = connect({ host: '127.0.0.1', port: listenPort(proxy) });
-  t.after(() => client.destroy());
-  client.write('through the socket path');
-  assert.equal((await data).first.toString(), 'through the socket path');
-});
+// A path that cannot run here falls back to the next, says why once, and reports the path that runs.
+const FALLBACKS = [
+  {
+    name: 'without usable internals the proxy relays on net.Socket, says why once, and reports the socket path',
+    runs: 'socket',
+    reason: 'WriteWrap is missing (test)',
+    opts: { loadRelayInternals: () => ({ unusable: 'WriteWrap is missing (test)' }) },
+  },
+  {
+    name: 'without the native addon --relay native relays on the handle path, says why once, and reports it',
+    runs: 'handle',
+    reason: 'no native relay addon at /nowhere (test)',
+    opts: { relay: 'native', loadNativeRelay: () => ({ unusable: 'no native relay addon at /nowhere (test)' }) },
+  },
+] as const satisfies readonly { name: string; runs: RelayPath; reason: string; opts: StartProxyOptions }[];
 
-test('without the native addon --relay native relays on the handle path, says why once, and reports it', async (t) => {
-  const [up] = await startUpstreams(t, ['a']);
-  const lines: { msg: string; reason?: string; relay?: string }[] = [];
-  const log = createLogger({ format: 'json', level: 'info', write: (l) => void lines.push(JSON.parse(l) as { msg: string }) });
-  const proxy = await startProxy(
-    { frontends: [frontendConfig([up!.address])], shutdownGraceMs: 1000 },
-    { log, relay: 'native', loadNativeRelay: () => ({ unusable: 'no native relay addon at /nowhere (test)' }) },
-  );
-  t.after(() => proxy.destroy());
-  assert.equal(proxy.status().relay, 'handle');
-  const fallbacks = lines.filter((l) => l.relay === 'handle');
-  assert.equal(fallbacks.length, 1);
-  assert.equal(fallbacks[0]!.reason, 'no native relay addon at /nowhere (test)');
-  const data = nextDataConnection(up!);
-  const client = connect({ host: '127.0.0.1', port: listenPort(proxy) });
-  t.after(() => client.destroy());
-  client.write('through the handle path');
-  assert.equal((await data).first.toString(), 'through the handle path');
-});
+for (const { name, runs, reason, opts } of FALLBACKS) {
+  test(name, async (t) => {
+    const [up] = await startUpstreams(t, ['a']);
+    const lines: { msg: string; reason?: string; relay?: string }[] = [];
+    const log = createLogger({ format: 'json', level: 'info', write: (l) => void lines.push(JSON.parse(l) as { msg: string }) });
+    const proxy = await startProxy({ frontends: [frontendConfig([up!.address])], shutdownGraceMs: 1000 }, { log, ...opts });
+    t.after(() => proxy.destroy());
+    assert.equal(proxy.status().relay, runs);
+    const fallbacks = lines.filter((l) => l.relay === runs);
+    assert.equal(fallbacks.length, 1);
+    assert.equal(fallbacks[0]!.reason, reason);
+    const data = nextDataConnection(up!);
+    const client = connect({ host: '127.0.0.1', port: listenPort(proxy) });
+    t.after(() => client.destroy());
+    client.write(`through the ${runs} path`);
+    assert.equal((await data).first.toString(), `through the ${runs} path`);
+  });
+}
 
 test('a connection the native addon refuses (EMFILE at dup) relays on the handle path; logged once for the frontend', async (t) => {
   const [up] = await startUpstreams(t, ['a']);
