@@ -1,7 +1,7 @@
 // Per-CPU utilization over a measurement window, from two readings of /proc/stat: which side
 // (the load on one core, the proxy on the other) was the bottleneck. Pure apart from readProcStat.
 import { readFileSync } from 'node:fs';
-import { processTree } from './proc-stats.ts';
+import { parseStat, processTree } from './proc-stats.ts';
 
 /** One CPU's counters from a "cpuN" line, in USER_HZ ticks. */
 export interface CpuTicks {
@@ -52,10 +52,9 @@ export function busyShares(before: Map<number, CpuTicks>, after: Map<number, Cpu
 export function treeTicks(statTexts: ReadonlyMap<number, string>, root: number): number {
   let ticks = 0;
   for (const [pid, text] of statTexts) {
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    // After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
-    ticks += Number(f[11]) + Number(f[12]);
-    if (pid === root) ticks += Number(f[13]) + Number(f[14]);
+    const st = parseStat(text);
+    ticks += st.cpuTicks;
+    if (pid === root) ticks += st.childTicks;
   }
   return ticks;
 }

@@ -5,13 +5,27 @@ import { readFileSync, readdirSync } from 'node:fs';
 const TICKS_PER_SECOND = 100;
 const PAGE_BYTES = 4096;
 
-interface Stat {
+export interface Stat {
   ppid: number;
+  /** utime + stime. */
   cpuTicks: number;
+  /** cutime + cstime: what the process's reaped children used. */
+  childTicks: number;
   rssPages: number;
 }
 
-/** Fields of /proc/<pid>/stat after the command name, which may itself contain spaces and parentheses. */
+/** The text of /proc/<pid>/stat: the fields after the command name, which may itself contain spaces and parentheses. */
+export function parseStat(text: string): Stat {
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14) ... rss(21).
+  return {
+    ppid: Number(fields[1]),
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
+    childTicks: Number(fields[13]) + Number(fields[14]),
+    rssPages: Number(fields[21]),
+  };
+}
+
 function readStat(pid: number): Stat | undefined {
   let text: string;
   try {
@@ -19,9 +33,7 @@ function readStat(pid: number): Stat | undefined {
   } catch {
     return undefined;
   }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  // After the name: state(0) ppid(1) ... utime(11) stime(12) ... rss(21).
-  return { ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]), rssPages: Number(fields[21]) };
+  return parseStat(text);
 }
 
 /** CPU seconds (user + system) of one process; undefined once it is gone. */
