@@ -91,22 +91,27 @@ test('the periodic resync re-adds every key', async (t) => {
   assert.deepEqual(seen.sort(), ['a', 'b']);
 });
 
-test('a reconcile past its slot frees its worker; its key stays busy until it returns', async (t) => {
-  const clock = new ManualClock(0);
-  const started: string[] = [];
-  let release!: () => void;
-  const hung = new Promise<void>((r) => (release = r));
-  const c = new Controller({
-    name: 'slots',
+/** One worker whose run holds it at most a 5 s slot, on the given clock (the slot tests). */
+function oneWorkerWithSlot(name: string, clock: ManualClock, reconcile: Reconciler): Controller {
+  return new Controller({
+    name,
     clock,
     log: createSilentLogger(),
     metrics: createControllerMetrics(new Registry()),
     workers: 1,
     slotTimeoutMs: 5000,
-    reconcile: async (key) => {
-      started.push(key);
-      if (key === 'hung') await hung;
-    },
+    reconcile,
+  });
+}
+
+test('a reconcile past its slot frees its worker; its key stays busy until it returns', async (t) => {
+  const clock = new ManualClock(0);
+  const started: string[] = [];
+  let release!: () => void;
+  const hung = new Promise<void>((r) => (release = r));
+  const c = oneWorkerWithSlot('slots', clock, async (key) => {
+    started.push(key);
+    if (key === 'hung') await hung;
   });
   c.start();
   t.after(async () => {
@@ -153,17 +158,9 @@ test('workers follow workersFor, never below the least number', async (t) => {
 test('a reconcile that returns within its slot frees its worker at once, and its slot timer never fires', async (t) => {
   const clock = new ManualClock(0);
   const started: string[] = [];
-  const c = new Controller({
-    name: 'slots-in-time',
-    clock,
-    log: createSilentLogger(),
-    metrics: createControllerMetrics(new Registry()),
-    workers: 1,
-    slotTimeoutMs: 5000,
-    reconcile: async (key) => {
-      started.push(key);
-      if (key === 'fails') throw new Error('boom');
-    },
+  const c = oneWorkerWithSlot('slots-in-time', clock, async (key) => {
+    started.push(key);
+    if (key === 'fails') throw new Error('boom');
   });
   c.start();
   t.after(() => c.close());
