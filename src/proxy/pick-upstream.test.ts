@@ -103,21 +103,58 @@ function seeded(seed: number): () => number {
   return () => (seed = (seed * 16807) % 2147483647) / 2147483647;
 }
 
-test('a recovered upstream takes only its slow-start share of new connections, growing over the window', () => {
-  const share = (elapsedMs: number): number => {
-    // The recovered upstream has no connections, so least-connections alone would give it all of them.
+test('a recovered upstream holds its slow-start share of the connections, growing over the window', () => {
+  // Every pick opens a connection that stays (watches, keep-alive clients): weighted least
+  // connections settles the recovered upstream at its share of a full peer's connections.
+  const settle = (elapsedMs: number): number => {
     const pool = [up('a', { active: 20 }), up('b', { active: 20 }), up('r', { slowStartFrom: 0 })];
     const random = seeded(7);
-    let toR = 0;
-    for (let i = 0; i < 4000; i++) if (pickUpstream(pool, new Set(), random, { now: elapsedMs, slowStartMs: 30_000 })!.key === 'r') toR++;
-    return toR / 4000;
+    for (let i = 0; i < 400; i++) {
+      const pick = pickUpstream(pool, new Set(), random, { now: elapsedMs, slowStartMs: 30_000 })!;
+      pool.find((u) => u.key === pick.key)!.active++;
+    }
+    const [a, b, r] = pool.map((u) => u.active) as [number, number, number];
+    return r / ((a + b) / 2);
   };
-  const shares = [0, 7500, 15_000, 22_500, 30_000].map(share);
-  assert.ok(Math.abs(shares[0]! - 0.1) < 0.03, `at 0 s: ${shares[0]}`);
-  assert.ok(Math.abs(shares[1]! - 0.25) < 0.03, `at 7.5 s: ${shares[1]}`);
-  assert.ok(Math.abs(shares[2]! - 0.5) < 0.03, `at 15 s: ${shares[2]}`);
-  assert.ok(Math.abs(shares[3]! - 0.75) < 0.03, `at 22.5 s: ${shares[3]}`);
-  assert.equal(shares[4], 1, 'after the window least-connections decides alone');
+  const ratios = [0, 7500, 15_000, 22_500, 30_000].map(settle);
+  for (const [i, want] of [0.1, 0.25, 0.5, 0.75, 1].entries()) assert.ok(Math.abs(ratios[i]! - want) < 0.03, `at share ${want}: ${ratios[i]}`);
+});
+
+test('with connections that end at once, a recovered upstream takes its weighted part of the picks', () => {
+  // Nobody holds a connection (one-shot requests): every pick is a tie on load, broken by weight.
+  const pool = [up('a'), up('b'), up('r', { slowStartFrom: 0 })];
+  const random = seeded(11);
+  let toR = 0;
+  for (let i = 0; i < 6000; i++) if (pickUpstream(pool, new Set(), random, { now: 3000, slowStartMs: 30_000 })!.key === 'r') toR++;
+  const want = 0.1 / 2.1;
+  assert.ok(Math.abs(toR / 6000 - want) < 0.015, `r took ${toR / 6000}, want about ${want}`);
+});
+
+test('slow start never hands the pool to a hung peer that piles up connections', () => {
+  // One upstream killed, one 8 s into a 30 s slow start, the third hung: every connection sent to
+  // the hung one stays open (no answer comes), the slow-starting one's one-shot requests finish.
+  // With the share applied as a coin toss the hung one took 72 % of these picks.
+  const pool = [up('killed', { state: 'down' }), up('starting', { slowStartFrom: 0, active: 5 }), up('hung', { active: 5 })];
+  const random = seeded(3);
+  let toHung = 0;
+  for (let i = 0; i < 322; i++) {
+    const pick = pickUpstream(pool, new Set(), random, { now: 8000, slowStartMs: 30_000 })!;
+    if (pick.key === 'hung') {
+      toHung++;
+      pool[2]!.active++;
+    }
+  }
+  assert.ok(toHung <= 20, `the hung upstream took ${toHung} of 322 new connections`);
+  // Without slow start, least connections alone: the same picture.
+  const plain = [up('starting', { active: 5 }), up('hung', { active: 5 })];
+  let plainToHung = 0;
+  for (let i = 0; i < 322; i++) {
+    if (pickUpstream(plain, new Set(), random)!.key === 'hung') {
+      plainToHung++;
+      plain[1]!.active++;
+    }
+  }
+  assert.ok(toHung <= plainToHung + 18, `slow start added ${toHung - plainToHung} picks to the hung upstream`);
 });
 
 test('an upstream in slow start still takes a connection when nothing else is usable', () => {

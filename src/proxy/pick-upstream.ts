@@ -30,12 +30,15 @@ export interface SlowStart {
 
 /**
  * Order among usable upstreams (up or unknown, not drained, not yet tried for this connection):
- * non-backup before backup, up before unknown, local before remote, fewest active connections,
- * lower latency tier, then uniformly at random. An upstream in slow start takes part only with
- * probability equal to its share; when it sits out it is still the choice if nothing else is
- * usable. When none is usable, fail open: try the down ones (backups last), most recently up
- * first, rather than refuse the client (nginx's "no live upstreams"). Drained upstreams are never
- * picked. Returns undefined when nothing is left to try.
+ * non-backup before backup, up before unknown, local before remote, least load, lower latency
+ * tier, then at random in proportion to weight. Load is active connections divided by weight, and
+ * the weight is 1 except during slow start, where it is the upstream's slow-start share: weighted
+ * least connections, as HAProxy's slowstart with leastconn. So slow start never overrides least
+ * connections: a recovering upstream with fewer connections than its weight entitles it to still
+ * wins, and a peer that piles up connections (a hung apiserver holds every one it is sent) loses
+ * its picks to it. When none is usable, fail open: try the down ones (backups last), most
+ * recently up first, rather than refuse the client (nginx's "no live upstreams"). Drained
+ * upstreams are never picked. Returns undefined when nothing is left to try.
  */
 export function pickUpstream(
   upstreams: readonly Upstream[],
@@ -44,24 +47,25 @@ export function pickUpstream(
   slowStart?: SlowStart,
 ): Pick | undefined {
   let best: Upstream | undefined;
-  let ties = 0;
-  let sitOut: Upstream | undefined;
+  let bestWeight = 1;
+  let tieWeight = 0;
   for (const u of upstreams) {
     if (u.drained || u.state === 'down' || tried.has(u.key)) continue;
-    if (slowStart && u.slowStartFrom !== undefined && random() >= slowStartShare(u.slowStartFrom, slowStart.now, slowStart.slowStartMs)) {
-      if (sitOut === undefined || compareUsable(u, sitOut) < 0) sitOut = u;
-      continue;
-    }
-    const cmp = best === undefined ? -1 : compareUsable(u, best);
+    const weight = slowStart && u.slowStartFrom !== undefined ? slowStartShare(u.slowStartFrom, slowStart.now, slowStart.slowStartMs) : 1;
+    const cmp = best === undefined ? -1 : compareUsable(u, weight, best, bestWeight);
     if (cmp < 0) {
       best = u;
-      ties = 1;
-    } else if (cmp === 0 && random() * ++ties < 1) {
-      best = u; // reservoir sampling: each of the tied upstreams wins with probability 1/ties
+      bestWeight = weight;
+      tieWeight = weight;
+    } else if (cmp === 0) {
+      // Weighted reservoir sampling: each tied upstream wins with probability weight / sum of the tied weights.
+      tieWeight += weight;
+      if (random() * tieWeight < weight) {
+        best = u;
+        bestWeight = weight;
+      }
     }
   }
-  // A slow-starting upstream that sat out still beats a worse rank (a backup, or unknown behind up).
-  if (sitOut && (!best || rankState(sitOut) < rankState(best))) best = sitOut;
   if (best) return { key: best.key, failOpen: false };
   return pickFailOpen(upstreams, tried, random);
 }
@@ -82,9 +86,15 @@ function pickFailOpen(upstreams: readonly Upstream[], tried: ReadonlySet<string>
   return best ? { key: best.key, failOpen: true } : undefined;
 }
 
-/** Negative when a ranks before b. */
-function compareUsable(a: Upstream, b: Upstream): number {
-  return rankState(a) - rankState(b) || Number(b.local) - Number(a.local) || a.active - b.active || latencyTier(a.latencyMs) - latencyTier(b.latencyMs);
+/** Negative when a ranks before b; aw and bw are their weights (0 < w <= 1). */
+function compareUsable(a: Upstream, aw: number, b: Upstream, bw: number): number {
+  return (
+    rankState(a) - rankState(b) ||
+    Number(b.local) - Number(a.local) ||
+    // a.active / aw against b.active / bw, without the division.
+    Math.sign(a.active * bw - b.active * aw) ||
+    latencyTier(a.latencyMs) - latencyTier(b.latencyMs)
+  );
 }
 
 function rankState(u: Upstream): number {
