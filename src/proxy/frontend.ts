@@ -18,6 +18,7 @@ import type { NativeRelay } from './native-relay.ts';
 import { HealthChecker } from './health-checker.ts';
 import { ListenerSet } from './listener-set.ts';
 import { pickUpstream } from './pick-upstream.ts';
+import { MAX_PACE_WAIT_MS } from './recovery-pace.ts';
 import { herdSettings, type FrontendConfig, type LoadedHealthCheck } from './proxy-config.ts';
 import type { FrontendSample, ProxyMetrics } from './proxy-metrics.ts';
 import { RebalanceLoop } from './rebalance-loop.ts';
@@ -449,9 +450,23 @@ export class Frontend {
     const { list, config } = this;
     const maxAttempts = (config.maxRetries ?? list.all().length - 1) + 1;
     const tried = new Set<string>();
+    let pacedMs = 0;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      const pick = pickUpstream(list.all(), tried, this.#deps.random, { now: this.#deps.clock.now(), slowStartMs: this.#herd.slowStartMs });
+      const { slowStartMs, pace } = this.#herd;
+      const pick = pickUpstream(list.all(), tried, this.#deps.random, { now: this.#deps.clock.now(), slowStartMs, pace });
       if (!pick) break;
+      if (pick.waitMs !== undefined && pacedMs < MAX_PACE_WAIT_MS) {
+        // Recovery pacing: the best upstream has no token yet. Wait and pick again (the picture may
+        // have changed); past the bound the client connects anyway, late rather than never.
+        const waitMs = Math.min(pick.waitMs, MAX_PACE_WAIT_MS - pacedMs);
+        pacedMs += waitMs;
+        this.#deps.metrics.pacedWaits.inc({ frontend: this.name, upstream: pick.key });
+        await this.#deps.clock.sleep(waitMs);
+        if (clientGone() || this.#destroyed) return false;
+        attempt--;
+        continue;
+      }
+      list.spendPaceToken(pick.key, this.#deps.clock.now(), pace, slowStartMs);
       tried.add(pick.key);
       if (attempt > 0) this.#count('retries');
       if (pick.failOpen) this.#count('failOpen');

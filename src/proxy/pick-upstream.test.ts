@@ -16,6 +16,8 @@ function up(key: string, over: Partial<Upstream> = {}): Upstream {
     active: 0,
     evicted: false,
     slowStartFrom: undefined,
+    paceTokens: undefined,
+    paceAt: undefined,
     joined: false,
     lastCheck: undefined,
     transitions: [],
@@ -165,4 +167,21 @@ test('an upstream in slow start still takes a connection when nothing else is us
 test('without slow-start options the recovery time is ignored', () => {
   const pool = [up('a', { active: 20 }), up('r', { slowStartFrom: 0 })];
   assert.equal(pickUpstream(pool, new Set(), () => 0.99)!.key, 'r');
+});
+
+test('recovery pacing: an upstream with no token sits the pick out while a peer is usable', () => {
+  const pace = { ratePerSec: 100, burst: 5 };
+  const pool = [up('a', { active: 50 }), up('r', { slowStartFrom: 0, paceTokens: 0, paceAt: 1000 })];
+  const opts = { now: 1000, slowStartMs: 30_000, pace };
+  assert.deepEqual(pickUpstream(pool, new Set(), seeded(1), opts), { key: 'a', failOpen: false });
+  // 10 ms later a token is there, and weighted least connections prefers r (0 active).
+  assert.deepEqual(pickUpstream(pool, new Set(), seeded(1), { ...opts, now: 1010 }), { key: 'r', failOpen: false });
+});
+
+test('recovery pacing: when nothing else of its rank is usable the pick says how long to wait', () => {
+  const pace = { ratePerSec: 100, burst: 5 };
+  const pool = [up('down', { state: 'down' }), up('r', { slowStartFrom: 0, paceTokens: -0.5, paceAt: 1000 }), up('spare', { backup: true })];
+  assert.deepEqual(pickUpstream(pool, new Set(), seeded(1), { now: 1000, slowStartMs: 30_000, pace }), { key: 'r', failOpen: false, waitMs: 15 });
+  // After the slow-start window the bucket no longer applies.
+  assert.deepEqual(pickUpstream(pool, new Set(), seeded(1), { now: 40_000, slowStartMs: 30_000, pace }), { key: 'r', failOpen: false });
 });

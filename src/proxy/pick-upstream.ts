@@ -1,12 +1,18 @@
 // Chooses the upstream for one connection attempt. Pure: a linear scan, no allocation, so it can
 // run for every accepted connection.
+import { msUntilToken, type PaceConfig } from './recovery-pace.ts';
 import { slowStartShare } from './slow-start.ts';
-import type { Upstream } from './upstream-list.ts';
+import { isPaced, type Upstream } from './upstream-list.ts';
 
 export interface Pick {
   key: string;
   /** Every usable upstream was tried or down: this is a fail-open attempt at a down one. */
   failOpen: boolean;
+  /**
+   * Set when the best choice is an upstream whose recovery pacing has no token now and nothing
+   * else of its rank is usable: wait this long, then pick again.
+   */
+  waitMs?: number;
 }
 
 /**
@@ -26,6 +32,8 @@ export interface SlowStart {
   now: number;
   /** 0 or less: off. */
   slowStartMs: number;
+  /** Recovery pacing during the slow-start window; absent: off. */
+  pace?: PaceConfig;
 }
 
 /**
@@ -39,6 +47,11 @@ export interface SlowStart {
  * its picks to it. When none is usable, fail open: try the down ones (backups last), most
  * recently up first, rather than refuse the client (nginx's "no live upstreams"). Drained
  * upstreams are never picked. Returns undefined when nothing is left to try.
+ *
+ * Recovery pacing: an upstream in its slow-start window whose token bucket is empty sits this
+ * pick out. When it would have ranked before everything that is left, the pick is that upstream
+ * with `waitMs`, the time until its next token: the caller waits rather than hand the connection to
+ * a backup or a down upstream.
  */
 export function pickUpstream(
   upstreams: readonly Upstream[],
@@ -49,8 +62,20 @@ export function pickUpstream(
   let best: Upstream | undefined;
   let bestWeight = 1;
   let tieWeight = 0;
+  let paced: Upstream | undefined;
+  let pacedWaitMs = 0;
   for (const u of upstreams) {
     if (u.drained || u.state === 'down' || tried.has(u.key)) continue;
+    if (slowStart?.pace && isPaced(u, slowStart.now, slowStart.pace, slowStart.slowStartMs)) {
+      const waitMs = msUntilToken(u, slowStart.now, slowStart.pace);
+      if (waitMs > 0) {
+        if (paced === undefined || rankState(u) < rankState(paced) || (rankState(u) === rankState(paced) && waitMs < pacedWaitMs)) {
+          paced = u;
+          pacedWaitMs = waitMs;
+        }
+        continue;
+      }
+    }
     const weight = slowStart && u.slowStartFrom !== undefined ? slowStartShare(u.slowStartFrom, slowStart.now, slowStart.slowStartMs) : 1;
     const cmp = best === undefined ? -1 : compareUsable(u, weight, best, bestWeight);
     if (cmp < 0) {
@@ -66,6 +91,7 @@ export function pickUpstream(
       }
     }
   }
+  if (paced && (!best || rankState(paced) < rankState(best))) return { key: paced.key, failOpen: false, waitMs: pacedWaitMs };
   if (best) return { key: best.key, failOpen: false };
   return pickFailOpen(upstreams, tried, random);
 }

@@ -16,6 +16,8 @@ function up(key: string, active: number, over: Partial<Upstream> = {}): Upstream
     active,
     evicted: false,
     slowStartFrom: undefined,
+    paceTokens: undefined,
+    paceAt: undefined,
     joined: false,
     lastCheck: undefined,
     transitions: [],

@@ -10,6 +10,7 @@ import { UsageError, describeError } from '../base/errors.ts';
 import { flagNameOf } from '../config/load-config.ts';
 import { caBundleProblem, checkToken, clientPairProblem } from '../probe/tls-material.ts';
 import { boolean, duration, filePath, formatHostPort, hostPort, integer, isHostName, upstreamHostPort, type HostPort } from '../config/fields.ts';
+import type { PaceConfig } from './recovery-pace.ts';
 
 export const HEALTH_CHECK_TYPES = ['readyz', 'tls', 'tcp'] as const;
 export type HealthCheckType = (typeof HEALTH_CHECK_TYPES)[number];
@@ -57,6 +58,8 @@ export interface FrontendConfig {
   drainSpreadMs: number;
   /** How long a recovered upstream's share of new connections ramps up; 0 turns slow start off. Absent: DEFAULTS.slowStart. */
   slowStartMs?: number;
+  /** New connections per second to an upstream in its slow-start window (0: off). Absent: the defaults. */
+  recovery?: PaceConfig;
   /** Absent: on, with the defaults. */
   rebalance?: RebalanceConfig;
   /** Absent: the upstream list is the configured one (static). */
@@ -108,6 +111,9 @@ export const DEFAULTS = {
   drainSpread: '5s',
   shutdownGrace: '30s',
   slowStart: '30s',
+  /** New connections per second a recovering upstream may take, and the burst: see docs/design/recovery-pacing.md. */
+  recoveryRate: 100,
+  recoveryBurst: 20,
   rebalance: true,
   rebalanceThreshold: 2,
   rebalanceInterval: '1s',
@@ -142,6 +148,8 @@ const tuning = {
   maxRetries: optional(integer(0, 100)),
   drainSpread: optional(duration({ max: HOUR })),
   slowStart: optional(duration({ max: HOUR })),
+  recoveryRate: optional(integer(0, 100_000)),
+  recoveryBurst: optional(integer(1, 100_000)),
   rebalance: optional(boolean),
   rebalanceThreshold: optional(integer(0, 100_000)),
   rebalanceInterval: optional(duration({ min: 10, max: HOUR })),
@@ -179,6 +187,8 @@ const frontendObject = strictObject({
   maxRetries: tuning.maxRetries,
   drainSpread: tuning.drainSpread,
   slowStart: tuning.slowStart,
+  recoveryRate: tuning.recoveryRate,
+  recoveryBurst: tuning.recoveryBurst,
   rebalance: tuning.rebalance,
   rebalanceThreshold: tuning.rebalanceThreshold,
   rebalanceInterval: tuning.rebalanceInterval,
@@ -254,6 +264,10 @@ function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'ups
     maxRetries: f.maxRetries ?? top.maxRetries,
     drainSpreadMs: f.drainSpread ?? top.drainSpread ?? ms(DEFAULTS.drainSpread),
     slowStartMs: f.slowStart ?? top.slowStart ?? ms(DEFAULTS.slowStart),
+    recovery: {
+      ratePerSec: f.recoveryRate ?? top.recoveryRate ?? DEFAULTS.recoveryRate,
+      burst: f.recoveryBurst ?? top.recoveryBurst ?? DEFAULTS.recoveryBurst,
+    },
     rebalance: {
       enabled: f.rebalance ?? top.rebalance ?? DEFAULTS.rebalance,
       thresholdConnections: f.rebalanceThreshold ?? top.rebalanceThreshold ?? DEFAULTS.rebalanceThreshold,
@@ -274,9 +288,10 @@ function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'ups
 }
 
 /** The frontend's slow start and rebalancing settings, with the defaults for what an in-process caller left out. */
-export function herdSettings(f: FrontendConfig): { slowStartMs: number; rebalance: RebalanceConfig } {
+export function herdSettings(f: FrontendConfig): { slowStartMs: number; pace: PaceConfig; rebalance: RebalanceConfig } {
   return {
     slowStartMs: f.slowStartMs ?? ms(DEFAULTS.slowStart),
+    pace: f.recovery ?? { ratePerSec: DEFAULTS.recoveryRate, burst: DEFAULTS.recoveryBurst },
     rebalance: f.rebalance ?? {
       enabled: DEFAULTS.rebalance,
       thresholdConnections: DEFAULTS.rebalanceThreshold,
@@ -404,6 +419,18 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
       value: '<duration>',
       help: "how long a recovered upstream's share of new connections ramps up (from 10%); 0 for off",
       defaultText: DEFAULTS.slowStart,
+    },
+    {
+      key: 'recoveryRate',
+      value: '<n>',
+      help: 'new connections per second an upstream in its slow-start window may take (a token bucket); a client waits up to 5s for a token, then connects anyway; 0 for off',
+      defaultText: String(DEFAULTS.recoveryRate),
+    },
+    {
+      key: 'recoveryBurst',
+      value: '<n>',
+      help: 'connections a recovering upstream may take at once before --recovery-rate paces them',
+      defaultText: String(DEFAULTS.recoveryBurst),
     },
     {
       key: 'rebalance',

@@ -32,6 +32,7 @@ export class ProxyMetrics {
   readonly retries: Counter<'frontend'>;
   readonly failOpen: Counter<'frontend'>;
   readonly clientFailures: Counter<'frontend'>;
+  readonly pacedWaits: Counter<'frontend' | 'upstream'>;
   readonly closedByProxy: Counter<'frontend' | 'upstream' | 'why'>;
   readonly rejected: Counter<'frontend' | 'why'>;
   readonly relayPath: Gauge<'path'>;
@@ -87,6 +88,12 @@ export class ProxyMetrics {
       name: 'kubeward_proxy_client_failures_total',
       help: 'Client connections closed because no upstream accepted',
       labelNames: ['frontend'],
+      registers,
+    });
+    this.pacedWaits = new Counter({
+      name: 'kubeward_proxy_paced_waits_total',
+      help: "Waits of a client connection for a recovering upstream's pacing token (--recovery-rate)",
+      labelNames: up,
       registers,
     });
     this.closedByProxy = new Counter({

@@ -1,6 +1,8 @@
 // One frontend's upstream pool: per-upstream state with rise/fall hysteresis, fed by active checks
 // and by the data path's connect failures, so passive and active health share one score. Pure.
 import type { ProbeReason, ProbeResult } from '../probe/probe-result.ts';
+import { refillBucket, takeToken, type PaceConfig } from './recovery-pace.ts';
+import { isSlowStarting } from './slow-start.ts';
 
 /** unknown: not checked yet (usable, ranked after up); up: passing; down: failing or refused a connect. */
 export type UpstreamState = 'unknown' | 'up' | 'down';
@@ -39,6 +41,9 @@ export interface Upstream {
   slowStartFrom: number | undefined;
   /** Joined a running pool and has not been up yet: its first rise starts a slow start too. */
   joined: boolean;
+  /** Recovery pacing's token bucket (recovery-pace.ts); both undefined: full. */
+  paceTokens: number | undefined;
+  paceAt: number | undefined;
   lastCheck: (ProbeResult & { at: number }) | undefined;
   /** Most recent first, at most TRANSITIONS_KEPT. */
   transitions: Transition[];
@@ -134,7 +139,7 @@ export class UpstreamList {
       const rises = u.state === 'unknown' || (u.state === 'down' && u.score >= this.#policy.rise);
       if (rises) {
         u.evicted = false;
-        if (u.state === 'down' || u.joined) u.slowStartFrom = now;
+        if (u.state === 'down' || u.joined) startRecovery(u, now);
         u.joined = false;
       }
       const transition = rises ? moveTo(u, 'up', 'check', result, now) : undefined;
@@ -172,7 +177,7 @@ export class UpstreamList {
     const u = this.get(key);
     if (!u) return undefined;
     const evict = drained && !u.drained;
-    if (!drained && u.drained && now !== undefined) u.slowStartFrom = now;
+    if (!drained && u.drained && now !== undefined) startRecovery(u, now);
     u.drained = drained;
     return { evict };
   }
@@ -180,6 +185,12 @@ export class UpstreamList {
   acquire(key: string): void {
     const u = this.get(key);
     if (u) u.active++;
+  }
+
+  /** A new connection to an upstream in its recovery window spends one of its pacing tokens. */
+  spendPaceToken(key: string, now: number, pace: PaceConfig, slowStartMs: number): void {
+    const u = this.get(key);
+    if (u && isPaced(u, now, pace, slowStartMs)) takeToken(u, now, pace);
   }
 
   release(key: string): void {
@@ -191,6 +202,17 @@ export class UpstreamList {
   hasHealthy(): boolean {
     return this.#upstreams.some((u) => u.state === 'up' && !u.drained);
   }
+}
+
+/** Came back: slow start begins and the pacing bucket is full. */
+function startRecovery(u: Upstream, now: number): void {
+  u.slowStartFrom = now;
+  refillBucket(u);
+}
+
+/** Pacing applies while the upstream is in its slow-start window and pacing is on. */
+export function isPaced(u: Upstream, now: number, pace: PaceConfig | undefined, slowStartMs: number): boolean {
+  return pace !== undefined && pace.ratePerSec > 0 && isSlowStarting(u.slowStartFrom, now, slowStartMs);
 }
 
 function newUpstream(key: string, local: boolean, joined: boolean): Upstream {
@@ -206,6 +228,8 @@ function newUpstream(key: string, local: boolean, joined: boolean): Upstream {
     active: 0,
     evicted: false,
     slowStartFrom: undefined,
+    paceTokens: undefined,
+    paceAt: undefined,
     joined,
     lastCheck: undefined,
     transitions: [],

@@ -145,3 +145,45 @@ test('rebalancing moves long-lived connections onto a recovered upstream at a bo
     new RegExp(`kubeward_proxy_closed_connections_total\\{frontend="test",upstream="127\\.0\\.0\\.1:\\d+",why="rebalance"\\} \\d+`),
   );
 });
+
+test('recovery pacing: 500 clients reconnecting at once reach a lone recovered upstream at the paced rate, none refused', async (t) => {
+  const ups = await startUpstreams(t, ['a', 'b']);
+  const [a, b] = ups as [(typeof ups)[0], (typeof ups)[0]];
+  const pace = { ratePerSec: 200, burst: 10 };
+  const proxy = await start(
+    t,
+    frontendConfig(
+      ups.map((u) => u.address),
+      { slowStartMs: 10_000, recovery: pace, rebalance: { enabled: false, thresholdConnections: 2, intervalMs: 1000, minAgeMs: 0 } },
+      fast,
+    ),
+  );
+  for (const u of ups) await waitForState(proxy, u.address, 'up');
+  await a.close();
+  await b.close();
+  await waitForState(proxy, a.address, 'down');
+  await waitForState(proxy, b.address, 'down');
+  const arrivals: number[] = [];
+  const hold = a.onConnection;
+  a.onConnection = (s) => {
+    arrivals.push(performance.now());
+    hold(s);
+  };
+  await a.listen();
+  await waitForState(proxy, a.address, 'up');
+  const started = performance.now();
+  const results = await Promise.allSettled(Array.from({ length: 500 }, () => openGreeted(listenPort(proxy))));
+  const doneMs = performance.now() - started;
+  t.after(() => results.forEach((r) => r.status === 'fulfilled' && r.value.socket.destroy()));
+  const failed = results.filter((r) => r.status === 'rejected').length;
+  const fromStart = arrivals.filter((x) => x >= started).map((x) => x - started);
+  let busiest = 0;
+  for (let from = 0; from < doneMs; from += 50) busiest = Math.max(busiest, fromStart.filter((x) => x >= from && x < from + 1000).length);
+  t.diagnostic(`500 clients connected in ${Math.round(doneMs)} ms, ${failed} failed; busiest second: ${busiest} new connections at the upstream`);
+  assert.equal(failed, 0);
+  // The burst, the rate over a second and the tcp health checks (one per 100 ms), with 10 % for
+  // connects that complete in batches on the test's one event loop. Unpaced, all 500 land at once.
+  assert.ok(busiest <= (pace.burst + pace.ratePerSec + 10) * 1.1, `busiest second: ${busiest}`);
+  assert.ok(doneMs >= ((500 - pace.burst) / pace.ratePerSec) * 1000 * 0.9, `paced: took ${Math.round(doneMs)} ms`);
+  assert.ok(upstreamState(proxy, a.address).active >= 500);
+});
