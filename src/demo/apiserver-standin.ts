@@ -19,6 +19,8 @@ export interface StandinOptions {
   /** 0 picks a free port; after close() and open() the same port is reused. */
   port?: number;
   name?: string;
+  /** What GET /version reports (default v1.33.0-kubeward-standin); `version` changes it at run time, as an upgrade does. */
+  gitVersion?: string;
 }
 
 export class ApiserverStandin {
@@ -30,9 +32,11 @@ export class ApiserverStandin {
   readonly #opts: StandinOptions;
   readonly #sockets = new Set<Socket>();
   #requests = 0;
+  version: string;
 
   constructor(opts: StandinOptions) {
     this.#opts = opts;
+    this.version = opts.gitVersion ?? 'v1.33.0-kubeward-standin';
     this.name = opts.name ?? 'apiserver';
     this.host = opts.host ?? '127.0.0.1';
     this.#port = opts.port ?? 0;
@@ -105,7 +109,8 @@ export class ApiserverStandin {
       return this.#health(req, res);
     }
     if (url.pathname === '/version') {
-      return json(res, 200, { major: '1', minor: '33', gitVersion: 'v1.33.0-kubeward-standin', server: this.name });
+      const [major = '', minor = ''] = this.version.replace(/^v/, '').split('.');
+      return json(res, 200, { major, minor, gitVersion: this.version, server: this.name });
     }
     if (url.pathname.startsWith('/api/v1/') && url.searchParams.get('watch') === '1') {
       return this.#watch(res);

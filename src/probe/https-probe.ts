@@ -25,6 +25,8 @@ export interface HttpsProbeOptions {
   /** Host:port to connect to instead of the URL's (the proxy probes each upstream under one URL). */
   connectHost?: string;
   connectPort?: number;
+  /** Return the body (up to 64 KiB) of a healthy answer in the result. */
+  keepBody?: boolean;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -118,7 +120,7 @@ export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal):
       res.on('end', () => {
         const ok = status === (opts.expectStatus ?? 200);
         const detail = `HTTP ${status}${ok ? '' : `: ${body.trim().split('\n').slice(-3).join(' | ').slice(0, 200)}`}`;
-        finish({ ok, status, latencyMs: elapsed(), reason: ok ? 'ok' : 'http-status', detail });
+        finish({ ok, status, latencyMs: elapsed(), reason: ok ? 'ok' : 'http-status', detail, ...(ok && opts.keepBody ? { body } : {}) });
       });
       res.on('error', (err) => finish(failedProbe(classifyProbeError(err, deadline.aborted), elapsed(), err.message, status)));
     });

@@ -26,6 +26,8 @@ export interface ProbeResult {
   reason: ProbeReason;
   /** One line of evidence: the status text or the error message. */
   detail: string;
+  /** The answer's body, for probes that asked for it (keepBody). */
+  body?: string;
 }
 
 const TLS_CODES = new Set([

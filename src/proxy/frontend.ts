@@ -24,7 +24,8 @@ import type { FrontendSample, ProxyMetrics } from './proxy-metrics.ts';
 import { RebalanceLoop } from './rebalance-loop.ts';
 import { UpstreamList, type TransitionCause, type UpstreamEvent, type UpstreamMember } from './upstream-list.ts';
 import type { ReadBufferPool } from './read-buffer-pool.ts';
-import { probeUpstream } from './upstream-probe.ts';
+import { fetchUpstreamVersion, probeUpstream } from './upstream-probe.ts';
+import { formatKubeMinor, isOlder } from './version-skew.ts';
 
 export interface FrontendDeps {
   log: Logger;
@@ -87,6 +88,8 @@ export class Frontend {
   readonly #localFaults = new Map<string, ProbeResult>();
   #localSince: number | undefined;
   #listenerErrors = { code: '', loggedAt: -Infinity, suppressed: 0 };
+  /** Upstreams whose /version is being read. */
+  readonly #versionFetches = new Set<string>();
   /** The native path could not take a connection (relayed on handles instead): logged once. */
   #nativeRefusedLogged = false;
 
@@ -452,8 +455,8 @@ export class Frontend {
     const tried = new Set<string>();
     let pacedMs = 0;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      const { slowStartMs, pace } = this.#herd;
-      const pick = pickUpstream(list.all(), tried, this.#deps.random, { now: this.#deps.clock.now(), slowStartMs, pace });
+      const { slowStartMs, pace, minVersion } = this.#herd;
+      const pick = pickUpstream(list.all(), tried, this.#deps.random, { now: this.#deps.clock.now(), slowStartMs, pace, minVersion });
       if (!pick) break;
       if (pick.waitMs !== undefined && pacedMs < MAX_PACE_WAIT_MS) {
         // Recovery pacing: the best upstream has no token yet. Wait and pick again (the picture may
@@ -517,8 +520,34 @@ export class Frontend {
     this.#deps.metrics.checks.inc({ ...labels, result: result.reason });
     this.#deps.metrics.checkSeconds.observe(labels, result.latencyMs / 1000);
     this.#trackLocalFault(key, result);
-    this.#apply(key, this.list.recordCheck(key, result, this.#deps.clock.now()), 'check');
+    const event = this.list.recordCheck(key, result, this.#deps.clock.now());
+    this.#apply(key, event, 'check');
+    if (result.ok && this.#herd.minVersion && (event.transition?.to === 'up' || this.list.get(key)?.version === undefined)) this.#learnVersion(key);
     this.#deps.onCheckResult?.(this.name, key, result);
+  }
+
+  /**
+   * Reads the upstream's /version when the kubelet's version is known: at every rise (an upgrade
+   * restarts the apiserver) and after each passing check until one answer parses. One fetch per
+   * upstream at a time; a failure leaves the version unknown, which never counts as older.
+   */
+  #learnVersion(key: string): void {
+    if (this.#versionFetches.has(key) || this.#destroyed) return;
+    const target = this.#targets.get(key);
+    if (!target) return;
+    this.#versionFetches.add(key);
+    const min = this.#herd.minVersion;
+    fetchUpstreamVersion(target, this.#check, AbortSignal.timeout(this.#check.timeoutMs + 1000))
+      .then((version) => {
+        if (version === undefined || !this.list.setVersion(key, version)) return;
+        const older = isOlder(version, min);
+        this.#deps.log.info(
+          { frontend: this.name, upstream: key, version: formatKubeMinor(version), kubelet: formatKubeMinor(min), older },
+          older ? 'upstream is older than the kubelet: used only while no newer upstream is up' : 'upstream version',
+        );
+      })
+      .catch(() => undefined)
+      .finally(() => this.#versionFetches.delete(key));
   }
 
   /** A local fault streak starts with the first upstream whose check hit one and ends when none has; logged once each way. */

@@ -16,6 +16,7 @@ function up(key: string, over: Partial<Upstream> = {}): Upstream {
     active: 0,
     evicted: false,
     slowStartFrom: undefined,
+    version: undefined,
     paceTokens: undefined,
     paceAt: undefined,
     joined: false,
@@ -184,4 +185,36 @@ test('recovery pacing: when nothing else of its rank is usable the pick says how
   assert.deepEqual(pickUpstream(pool, new Set(), seeded(1), { now: 1000, slowStartMs: 30_000, pace }), { key: 'r', failOpen: false, waitMs: 15 });
   // After the slow-start window the bucket no longer applies.
   assert.deepEqual(pickUpstream(pool, new Set(), seeded(1), { now: 40_000, slowStartMs: 30_000, pace }), { key: 'r', failOpen: false });
+});
+
+test('version skew: an upstream older than the kubelet gets no connection while a newer one is up', () => {
+  const minVersion = { major: 1, minor: 31 };
+  const pool = [
+    up('old', { version: { major: 1, minor: 30 } }),
+    up('new', { version: { major: 1, minor: 31 }, active: 40 }),
+    up('newer', { version: { major: 2, minor: 0 }, active: 60 }),
+  ];
+  const random = seeded(5);
+  const counts = new Map<string, number>();
+  for (let i = 0; i < 500; i++) {
+    const key = pickUpstream(pool, new Set(), random, { now: 0, slowStartMs: 0, minVersion })!.key;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  assert.equal(counts.get('old'), undefined, 'the older one, though it has no connections, took none');
+  // Newer but not yet checked (unknown) does not beat an older one that is up: HA first.
+  const waiting = [up('old', { version: { major: 1, minor: 30 } }), up('new', { state: 'unknown', version: { major: 1, minor: 31 } })];
+  assert.equal(pickUpstream(waiting, new Set(), random, { now: 0, slowStartMs: 0, minVersion })!.key, 'old');
+});
+
+test('version skew: with only older upstreams up, they still serve (no loss of HA), and an unknown version is never older', () => {
+  const minVersion = { major: 1, minor: 31 };
+  const pool = [
+    up('new', { state: 'down', version: { major: 1, minor: 31 } }),
+    up('old1', { version: { major: 1, minor: 30 }, active: 3 }),
+    up('old2', { version: { major: 1, minor: 30 } }),
+  ];
+  assert.deepEqual(pickUpstream(pool, new Set(), seeded(1), { now: 0, slowStartMs: 0, minVersion }), { key: 'old2', failOpen: false });
+  assert.deepEqual(pickUpstream(pool, new Set(['old2']), seeded(1), { now: 0, slowStartMs: 0, minVersion }), { key: 'old1', failOpen: false });
+  const unknown = [up('old', { version: { major: 1, minor: 30 } }), up('unread', { active: 9 })];
+  assert.equal(pickUpstream(unknown, new Set(), seeded(1), { now: 0, slowStartMs: 0, minVersion })!.key, 'unread');
 });

@@ -3,6 +3,7 @@
 import { msUntilToken, type PaceConfig } from './recovery-pace.ts';
 import { slowStartShare } from './slow-start.ts';
 import { isPaced, type Upstream } from './upstream-list.ts';
+import { isOlder, type KubeMinor } from './version-skew.ts';
 
 export interface Pick {
   key: string;
@@ -34,11 +35,15 @@ export interface SlowStart {
   slowStartMs: number;
   /** Recovery pacing during the slow-start window; absent: off. */
   pace?: PaceConfig;
+  /** The node's kubelet version: upstreams known to be older rank after the others (version-skew.ts). */
+  minVersion?: KubeMinor;
 }
 
 /**
  * Order among usable upstreams (up or unknown, not drained, not yet tried for this connection):
- * non-backup before backup, up before unknown, local before remote, least load, lower latency
+ * non-backup before backup, up before unknown, at least the kubelet's version before older (when
+ * the kubelet's version is known: an older apiserver is used only while no newer one is up),
+ * local before remote, least load, lower latency
  * tier, then at random in proportion to weight. Load is active connections divided by weight, and
  * the weight is 1 except during slow start, where it is the upstream's slow-start share: weighted
  * least connections, as HAProxy's slowstart with leastconn. So slow start never overrides least
@@ -64,12 +69,13 @@ export function pickUpstream(
   let tieWeight = 0;
   let paced: Upstream | undefined;
   let pacedWaitMs = 0;
+  const min = slowStart?.minVersion;
   for (const u of upstreams) {
     if (u.drained || u.state === 'down' || tried.has(u.key)) continue;
     if (slowStart?.pace && isPaced(u, slowStart.now, slowStart.pace, slowStart.slowStartMs)) {
       const waitMs = msUntilToken(u, slowStart.now, slowStart.pace);
       if (waitMs > 0) {
-        if (paced === undefined || rankState(u) < rankState(paced) || (rankState(u) === rankState(paced) && waitMs < pacedWaitMs)) {
+        if (paced === undefined || rankState(u, min) < rankState(paced, min) || (rankState(u, min) === rankState(paced, min) && waitMs < pacedWaitMs)) {
           paced = u;
           pacedWaitMs = waitMs;
         }
@@ -77,7 +83,7 @@ export function pickUpstream(
       }
     }
     const weight = slowStart && u.slowStartFrom !== undefined ? slowStartShare(u.slowStartFrom, slowStart.now, slowStart.slowStartMs) : 1;
-    const cmp = best === undefined ? -1 : compareUsable(u, weight, best, bestWeight);
+    const cmp = best === undefined ? -1 : compareUsable(u, weight, best, bestWeight, min);
     if (cmp < 0) {
       best = u;
       bestWeight = weight;
@@ -91,7 +97,7 @@ export function pickUpstream(
       }
     }
   }
-  if (paced && (!best || rankState(paced) < rankState(best))) return { key: paced.key, failOpen: false, waitMs: pacedWaitMs };
+  if (paced && (!best || rankState(paced, min) < rankState(best, min))) return { key: paced.key, failOpen: false, waitMs: pacedWaitMs };
   if (best) return { key: best.key, failOpen: false };
   return pickFailOpen(upstreams, tried, random);
 }
@@ -113,9 +119,9 @@ function pickFailOpen(upstreams: readonly Upstream[], tried: ReadonlySet<string>
 }
 
 /** Negative when a ranks before b; aw and bw are their weights (0 < w <= 1). */
-function compareUsable(a: Upstream, aw: number, b: Upstream, bw: number): number {
+function compareUsable(a: Upstream, aw: number, b: Upstream, bw: number, min: KubeMinor | undefined): number {
   return (
-    rankState(a) - rankState(b) ||
+    rankState(a, min) - rankState(b, min) ||
     Number(b.local) - Number(a.local) ||
     // a.active / aw against b.active / bw, without the division.
     Math.sign(a.active * bw - b.active * aw) ||
@@ -123,6 +129,6 @@ function compareUsable(a: Upstream, aw: number, b: Upstream, bw: number): number
   );
 }
 
-function rankState(u: Upstream): number {
-  return (u.backup ? 2 : 0) + (u.state === 'up' ? 0 : 1);
+function rankState(u: Upstream, min: KubeMinor | undefined): number {
+  return (u.backup ? 4 : 0) + (u.state === 'up' ? 0 : 2) + (isOlder(u.version, min) ? 1 : 0);
 }

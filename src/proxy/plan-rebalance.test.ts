@@ -16,6 +16,7 @@ function up(key: string, active: number, over: Partial<Upstream> = {}): Upstream
     active,
     evicted: false,
     slowStartFrom: undefined,
+    version: undefined,
     paceTokens: undefined,
     paceAt: undefined,
     joined: false,

@@ -11,6 +11,7 @@ import { flagNameOf } from '../config/load-config.ts';
 import { caBundleProblem, checkToken, clientPairProblem } from '../probe/tls-material.ts';
 import { boolean, duration, filePath, formatHostPort, hostPort, integer, isHostName, upstreamHostPort, type HostPort } from '../config/fields.ts';
 import type { PaceConfig } from './recovery-pace.ts';
+import { parseKubeVersion, type KubeMinor } from './version-skew.ts';
 
 export const HEALTH_CHECK_TYPES = ['readyz', 'tls', 'tcp'] as const;
 export type HealthCheckType = (typeof HEALTH_CHECK_TYPES)[number];
@@ -60,6 +61,8 @@ export interface FrontendConfig {
   slowStartMs?: number;
   /** New connections per second to an upstream in its slow-start window (0: off). Absent: the defaults. */
   recovery?: PaceConfig;
+  /** The node's kubelet version: upstreams older than it are used only while no other is up. Absent: no preference. */
+  kubeletVersion?: KubeMinor;
   /** Absent: on, with the defaults. */
   rebalance?: RebalanceConfig;
   /** Absent: the upstream list is the configured one (static). */
@@ -150,6 +153,11 @@ const tuning = {
   slowStart: optional(duration({ max: HOUR })),
   recoveryRate: optional(integer(0, 100_000)),
   recoveryBurst: optional(integer(1, 100_000)),
+  kubeletVersion: optional(
+    string().check(
+      refine((v: string) => parseKubeVersion(v) !== undefined, { error: 'expected a Kubernetes version like v1.31 or 1.31.2 (kubelet --version)' }),
+    ),
+  ),
   rebalance: optional(boolean),
   rebalanceThreshold: optional(integer(0, 100_000)),
   rebalanceInterval: optional(duration({ min: 10, max: HOUR })),
@@ -189,6 +197,7 @@ const frontendObject = strictObject({
   slowStart: tuning.slowStart,
   recoveryRate: tuning.recoveryRate,
   recoveryBurst: tuning.recoveryBurst,
+  kubeletVersion: tuning.kubeletVersion,
   rebalance: tuning.rebalance,
   rebalanceThreshold: tuning.rebalanceThreshold,
   rebalanceInterval: tuning.rebalanceInterval,
@@ -268,6 +277,7 @@ function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'ups
       ratePerSec: f.recoveryRate ?? top.recoveryRate ?? DEFAULTS.recoveryRate,
       burst: f.recoveryBurst ?? top.recoveryBurst ?? DEFAULTS.recoveryBurst,
     },
+    kubeletVersion: parseKubeVersion(f.kubeletVersion ?? top.kubeletVersion ?? ''),
     rebalance: {
       enabled: f.rebalance ?? top.rebalance ?? DEFAULTS.rebalance,
       thresholdConnections: f.rebalanceThreshold ?? top.rebalanceThreshold ?? DEFAULTS.rebalanceThreshold,
@@ -288,8 +298,9 @@ function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'ups
 }
 
 /** The frontend's slow start and rebalancing settings, with the defaults for what an in-process caller left out. */
-export function herdSettings(f: FrontendConfig): { slowStartMs: number; pace: PaceConfig; rebalance: RebalanceConfig } {
+export function herdSettings(f: FrontendConfig): { slowStartMs: number; pace: PaceConfig; minVersion: KubeMinor | undefined; rebalance: RebalanceConfig } {
   return {
+    minVersion: f.kubeletVersion,
     slowStartMs: f.slowStartMs ?? ms(DEFAULTS.slowStart),
     pace: f.recovery ?? { ratePerSec: DEFAULTS.recoveryRate, burst: DEFAULTS.recoveryBurst },
     rebalance: f.rebalance ?? {
@@ -431,6 +442,12 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
       value: '<n>',
       help: 'connections a recovering upstream may take at once before --recovery-rate paces them',
       defaultText: String(DEFAULTS.recoveryBurst),
+    },
+    {
+      key: 'kubeletVersion',
+      value: '<version>',
+      help: "this node's kubelet version (kubelet --version): upstreams whose /version is older are used only while no other is up",
+      defaultText: 'no preference',
     },
     {
       key: 'rebalance',

@@ -91,6 +91,7 @@ export function proxyStatus(frontends: readonly FrontendView[], formatAddress: (
           reason: u.lastCheck ? `${u.lastCheck.reason}: ${u.lastCheck.detail}` : 'not checked yet',
           score: u.score,
           latencyMs: u.latencyMs === undefined ? undefined : Math.round(u.latencyMs * 10) / 10,
+          version: u.version && `${u.version.major}.${u.version.minor}`,
           connections: { active: u.active, established: c.established, total: c.total },
           bytes: { toUpstream: c.bytesToUpstream, toClient: c.bytesToClient },
           lastCheck: u.lastCheck && { ...u.lastCheck, at: iso(u.lastCheck.at) },

@@ -3,6 +3,7 @@
 import type { ProbeReason, ProbeResult } from '../probe/probe-result.ts';
 import { refillBucket, takeToken, type PaceConfig } from './recovery-pace.ts';
 import { isSlowStarting } from './slow-start.ts';
+import type { KubeMinor } from './version-skew.ts';
 
 /** unknown: not checked yet (usable, ranked after up); up: passing; down: failing or refused a connect. */
 export type UpstreamState = 'unknown' | 'up' | 'down';
@@ -41,6 +42,8 @@ export interface Upstream {
   slowStartFrom: number | undefined;
   /** Joined a running pool and has not been up yet: its first rise starts a slow start too. */
   joined: boolean;
+  /** Its Kubernetes version from GET /version, when the frontend knows the kubelet's (version-skew.ts). */
+  version: KubeMinor | undefined;
   /** Recovery pacing's token bucket (recovery-pace.ts); both undefined: full. */
   paceTokens: number | undefined;
   paceAt: number | undefined;
@@ -193,6 +196,14 @@ export class UpstreamList {
     if (u && isPaced(u, now, pace, slowStartMs)) takeToken(u, now, pace);
   }
 
+  /** Records the upstream's version; true when it changed. */
+  setVersion(key: string, version: KubeMinor | undefined): boolean {
+    const u = this.get(key);
+    if (!u || (u.version?.major === version?.major && u.version?.minor === version?.minor)) return false;
+    u.version = version;
+    return true;
+  }
+
   release(key: string): void {
     const u = this.get(key);
     if (u && u.active > 0) u.active--;
@@ -228,6 +239,7 @@ function newUpstream(key: string, local: boolean, joined: boolean): Upstream {
     active: 0,
     evicted: false,
     slowStartFrom: undefined,
+    version: undefined,
     paceTokens: undefined,
     paceAt: undefined,
     joined,

@@ -6,6 +6,32 @@ import { probeHttps } from '../probe/https-probe.ts';
 import { probeTcp, probeTls } from '../probe/socket-probe.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 import type { LoadedHealthCheck } from './proxy-config.ts';
+import { parseVersionBody, type KubeMinor } from './version-skew.ts';
+
+/**
+ * The upstream's Kubernetes version from GET /version (readable without credentials on an
+ * apiserver); undefined for tcp checks, on any failure, or a body that is not an apiserver's.
+ */
+export async function fetchUpstreamVersion(target: HostPort, check: LoadedHealthCheck, signal: AbortSignal): Promise<KubeMinor | undefined> {
+  if (check.type === 'tcp') return undefined;
+  const result = await probeHttps(
+    {
+      url: new URL(`https://${formatHostPort(target)}/version`),
+      timeoutMs: check.timeoutMs,
+      tokenFile: check.tokenFile,
+      connectHost: target.host,
+      connectPort: target.port,
+      ca: check.ca,
+      cert: check.cert,
+      key: check.key,
+      insecureSkipTlsVerify: check.insecureSkipTlsVerify,
+      servername: check.serverName,
+      keepBody: true,
+    },
+    signal,
+  );
+  return result.ok && result.body !== undefined ? parseVersionBody(result.body) : undefined;
+}
 
 export function probeUpstream(target: HostPort, check: LoadedHealthCheck, signal: AbortSignal): Promise<ProbeResult> {
   const tlsOpts = {
