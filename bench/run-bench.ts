@@ -47,6 +47,12 @@ Every daemon and peer runs with the environment kubeward's shipped units give it
 PATH and nothing else, so NODE_EXTRA_CA_CERTS, NODE_OPTIONS, SSL_CERT_* and the like in your shell
 do not reach them; KUBEWARD_V8_FLAGS is passed on to measure other V8 settings.`;
 
+// --soak DURATION is its own harness (bench/soak/), with its own options.
+if (process.argv.includes('--soak') || process.argv.some((a) => a.startsWith('--soak='))) {
+  await import('./soak/soak-main.ts');
+  await new Promise(() => undefined); // soak-main exits the process
+}
+
 const { values: opt } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
