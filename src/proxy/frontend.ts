@@ -26,6 +26,7 @@ import { UpstreamList, type TransitionCause, type UpstreamEvent, type UpstreamMe
 import type { ReadBufferPool } from './read-buffer-pool.ts';
 import { fetchUpstreamVersion, probeUpstream } from './upstream-probe.ts';
 import { formatKubeMinor, isOlder } from './version-skew.ts';
+import { planResolved } from './dns-upstreams.ts';
 
 export interface FrontendDeps {
   log: Logger;
@@ -88,6 +89,11 @@ export class Frontend {
   readonly #localFaults = new Map<string, ProbeResult>();
   #localSince: number | undefined;
   #listenerErrors = { code: '', loggedAt: -Infinity, suppressed: 0 };
+  /** Addresses of the --upstream-dns names in use, and the latest answer (undefined before the first). */
+  #resolved: HostPort[] = [];
+  #resolvedAnswer: HostPort[] | undefined;
+  /** Up and undrained upstreams at the last transition, for the "fewer than two" log. */
+  #reachable: number | undefined;
   /** Upstreams whose /version is being read. */
   readonly #versionFetches = new Set<string>();
   /** The native path could not take a connection (relayed on handles instead): logged once. */
@@ -174,7 +180,7 @@ export class Frontend {
    * resort when every discovered upstream is unusable (a control plane that moved).
    */
   #members(): UpstreamMember[] {
-    const seeds = this.#config.upstreams;
+    const seeds = [...this.#config.upstreams, ...this.#resolved];
     const primary = this.#discovered ?? seeds;
     const targets = new Map(primary.map((u) => [formatHostPort(u), u]));
     const members: UpstreamMember[] = [...targets].map(([key, u]) => ({ key, local: this.#deps.isLocal(u.host) }));
@@ -215,6 +221,26 @@ export class Frontend {
     this.list.setPolicy({ rise: check.rise, fall: check.fall });
     this.#checker.setInterval(check.intervalMs);
     this.#applyMembers();
+  }
+
+  /** The addresses of the --upstream-dns names: a new answer (empty when every name failed: the last good set stays). */
+  setResolved(answer: readonly HostPort[]): { added: string[]; removed: string[] } {
+    this.#resolvedAnswer = [...answer];
+    return this.#replanResolved();
+  }
+
+  get resolved(): readonly HostPort[] {
+    return this.#resolved;
+  }
+
+  /** Applies the DNS plan: departed addresses stay while up until every new one has passed its checks. */
+  #replanResolved(): { added: string[]; removed: string[] } {
+    if (this.#resolvedAnswer === undefined) return { added: [], removed: [] };
+    const next = planResolved(this.#resolved, this.#resolvedAnswer, (key) => this.list.get(key)?.state === 'up');
+    const same = next.length === this.#resolved.length && next.every((u, i) => formatHostPort(u) === formatHostPort(this.#resolved[i]!));
+    if (same) return { added: [], removed: [] };
+    this.#resolved = next;
+    return this.#applyMembers();
   }
 
   /** A new list from discovery (never empty: the caller filters that out). */
@@ -550,6 +576,20 @@ export class Frontend {
       .finally(() => this.#versionFetches.delete(key));
   }
 
+  /** Logs when fewer than two upstreams are reachable (no redundancy left) and when that ends. */
+  #noteReachable(): void {
+    const all = this.list.all();
+    const n = all.filter((u) => u.state === 'up' && !u.drained).length;
+    const before = this.#reachable;
+    this.#reachable = n;
+    if (before === undefined || all.length < 2) return;
+    if (n < 2 && before >= 2) {
+      this.#deps.log.warn({ frontend: this.name, reachable: n, known: all.length }, 'fewer than two upstreams reachable: one more failure loses the API');
+    } else if (n >= 2 && before < 2) {
+      this.#deps.log.info({ frontend: this.name, reachable: n, known: all.length }, 'two or more upstreams reachable again');
+    }
+  }
+
   /** A local fault streak starts with the first upstream whose check hit one and ends when none has; logged once each way. */
   #trackLocalFault(key: string, result: ProbeResult): void {
     if (result.reason === 'local') {
@@ -570,6 +610,9 @@ export class Frontend {
   #apply(key: string, event: UpstreamEvent, cause: TransitionCause): void {
     const t = event.transition;
     if (t) {
+      this.#noteReachable();
+      // A new DNS address that passed its checks may retire the one it replaces.
+      if (this.#resolvedAnswer !== undefined) this.#replanResolved();
       const fields = { frontend: this.name, upstream: key, from: t.from, to: t.to, cause, reason: t.reason, evidence: t.detail };
       if (t.to === 'down') {
         this.#deps.metrics.ejections.inc({ frontend: this.name, upstream: key, cause });

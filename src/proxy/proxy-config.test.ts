@@ -127,9 +127,18 @@ test('port 0 (tests, ephemeral) may repeat', () => {
   assert.equal(checkProxyConfig(parse({ listen: ['127.0.0.1:0', '127.0.0.1:0'], upstream: ['1.1.1.1:1'], insecureSkipTlsVerify: true })), undefined);
 });
 
-test('the schema refuses an unknown check type, an empty upstream list and unknown keys', () => {
+test('the schema refuses an unknown check type and unknown keys; a frontend with no upstream and no DNS name is refused by name', () => {
   assert.equal(schema.safeParse({ healthCheck: 'http' }).success, false);
-  assert.equal(schema.safeParse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: [] }] }).success, false);
+  assert.match(
+    checkProxyConfig(parse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: [] }], healthCheck: 'tcp' })) ?? '',
+    /^frontends\[0\]\.upstreams: list at least one upstream HOST:PORT, or NAME:PORT under upstreamDns$/,
+  );
+  assert.equal(
+    checkProxyConfig(parse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreamDns: ['api.cluster.test:6443'] }], healthCheck: 'tcp' })),
+    undefined,
+  );
+  for (const bad of ['10.0.0.1:6443', '[::1]:6443', 'api.cluster.test', 'api..test:6443', 'api.test:0', 'a b:6443'])
+    assert.equal(schema.safeParse({ upstreamDns: [bad] }).success, false, bad);
   assert.equal(
     schema.safeParse({ frontends: [{ name: 'a', listen: ['127.0.0.1:1'], upstreams: ['1.1.1.1:1'], healthCheck: { kind: 'tcp' } }] }).success,
     false,

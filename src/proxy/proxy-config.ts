@@ -9,7 +9,22 @@ import type { ModeDeclaration } from '../config/mode-declaration.ts';
 import { UsageError, describeError } from '../base/errors.ts';
 import { flagNameOf } from '../config/load-config.ts';
 import { caBundleProblem, checkToken, clientPairProblem } from '../probe/tls-material.ts';
-import { boolean, duration, filePath, formatHostPort, hostPort, integer, isHostName, upstreamHostPort, type HostPort } from '../config/fields.ts';
+import {
+  boolean,
+  checkHostPort,
+  duration,
+  filePath,
+  formatHostPort,
+  hostPort,
+  integer,
+  isHostName,
+  Refused,
+  textField,
+  upstreamHostPort,
+  type HostPort,
+} from '../config/fields.ts';
+import { isIP } from 'node:net';
+import type { NameAndPort } from './dns-upstreams.ts';
 import type { PaceConfig } from './recovery-pace.ts';
 import { parseKubeVersion, type KubeMinor } from './version-skew.ts';
 
@@ -63,6 +78,9 @@ export interface FrontendConfig {
   recovery?: PaceConfig;
   /** The node's kubelet version: upstreams older than it are used only while no other is up. Absent: no preference. */
   kubeletVersion?: KubeMinor;
+  /** DNS names whose addresses are upstreams too, re-resolved every dnsRefreshMs (dns-upstreams.ts). */
+  upstreamDns?: NameAndPort[];
+  dnsRefreshMs?: number;
   /** Absent: on, with the defaults. */
   rebalance?: RebalanceConfig;
   /** Absent: the upstream list is the configured one (static). */
@@ -121,6 +139,7 @@ export const DEFAULTS = {
   rebalanceThreshold: 2,
   rebalanceInterval: '1s',
   rebalanceMinAge: '30s',
+  dnsRefresh: '30s',
   discovery: 'static',
   discoveryDebounce: '1s',
   cacheFile: '/var/lib/kubeward/proxy-upstreams.json',
@@ -134,6 +153,15 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 /** The largest --max-connections; the real cap is also bounded by the process's file descriptor limit. */
 export const MAX_CONNECTIONS_LIMIT = 1_000_000;
+
+/** NAME:PORT of --upstream-dns: a DNS name (an address belongs in --upstream) and a port. */
+const dnsHostPort = textField((text): NameAndPort | Refused => {
+  const r = checkHostPort(text, 1);
+  if ('problem' in r) return new Refused(r.problem);
+  if (isIP(r.host) !== 0 || !isHostName(r.host))
+    return new Refused(`${JSON.stringify(text)}: expected a DNS name and a port, like api.cluster.internal:6443 (give an address with --upstream)`);
+  return { name: r.host, port: r.port };
+});
 
 const checkType = zEnum(HEALTH_CHECK_TYPES, { error: 'expected readyz, tls or tcp' });
 const path = string().check(regex(/^\//, 'expected a path starting with /, like /readyz'));
@@ -167,6 +195,7 @@ const tuning = {
   discoveryDebounce: optional(duration({ max: 5 * MINUTE })),
   cacheFile: optional(file),
   maxConnections: optional(integer(1, MAX_CONNECTIONS_LIMIT)),
+  dnsRefresh: optional(duration({ min: 1000, max: HOUR })),
 };
 
 const healthCheckObject = strictObject({
@@ -187,7 +216,8 @@ const healthCheckObject = strictObject({
 const frontendObject = strictObject({
   name: string().check(regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'expected a short name of lowercase letters, digits, - or _')),
   listen: array(hostPort, { error: 'expected a list of HOST:PORT' }).check(minLength(1, 'list at least one HOST:PORT to listen on')),
-  upstreams: array(upstreamHostPort, { error: 'expected a list of HOST:PORT' }).check(minLength(1, 'list at least one upstream HOST:PORT')),
+  upstreams: optional(array(upstreamHostPort, { error: 'expected a list of HOST:PORT' })),
+  upstreamDns: optional(array(dnsHostPort, { error: 'expected a list of NAME:PORT' })),
   healthCheck: optional(healthCheckObject),
   connectTimeout: tuning.connectTimeout,
   idleTimeout: tuning.idleTimeout,
@@ -207,11 +237,13 @@ const frontendObject = strictObject({
   discoveryDebounce: tuning.discoveryDebounce,
   cacheFile: tuning.cacheFile,
   maxConnections: tuning.maxConnections,
+  dnsRefresh: tuning.dnsRefresh,
 });
 
 export const proxyFields = {
   listen: optional(array(hostPort)),
   upstream: optional(array(upstreamHostPort)),
+  upstreamDns: optional(array(dnsHostPort)),
   healthCheck: optional(checkType),
   healthPath: optional(path),
   caFile: optional(file),
@@ -237,20 +269,23 @@ export const FLAGS_FRONTEND = 'default';
 
 export function resolveProxyConfig(raw: Raw): ProxyConfig {
   const frontends: FrontendConfig[] = [];
-  if (raw.upstream?.length) {
-    frontends.push(resolveFrontend(raw, { name: FLAGS_FRONTEND, listen: raw.listen ?? [parseDefaultListen()], upstreams: raw.upstream }));
+  if (raw.upstream?.length || raw.upstreamDns?.length) {
+    frontends.push(
+      resolveFrontend(raw, { name: FLAGS_FRONTEND, listen: raw.listen ?? [parseDefaultListen()], upstreams: raw.upstream ?? [], upstreamDns: raw.upstreamDns }),
+    );
   }
   for (const f of raw.frontends ?? []) frontends.push(resolveFrontend(raw, f));
   return { frontends, shutdownGraceMs: raw.shutdownGrace ?? ms(DEFAULTS.shutdownGrace) };
 }
 
-function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen' | 'upstreams'> & Partial<RawFrontend>): FrontendConfig {
+function resolveFrontend(top: Raw, f: Pick<RawFrontend, 'name' | 'listen'> & Partial<RawFrontend>): FrontendConfig {
   const hc = f.healthCheck ?? {};
   const type = hc.type ?? top.healthCheck ?? DEFAULTS.healthCheck;
   return {
     name: f.name,
     listen: f.listen,
-    upstreams: f.upstreams,
+    upstreams: f.upstreams ?? [],
+    ...(f.upstreamDns?.length ? { upstreamDns: f.upstreamDns, dnsRefreshMs: f.dnsRefresh ?? top.dnsRefresh ?? ms(DEFAULTS.dnsRefresh) } : {}),
     healthCheck: {
       type,
       path: hc.path ?? top.healthPath ?? DEFAULTS.healthPath,
@@ -314,18 +349,21 @@ export function herdSettings(f: FrontendConfig): { slowStartMs: number; pace: Pa
 
 /** Problems across keys, each naming the key and the fix; undefined when the config is usable. */
 export function checkProxyConfig(raw: Raw): string | undefined {
-  if (raw.listen?.length && !raw.upstream?.length) return '--listen needs at least one --upstream HOST:PORT to forward to';
+  if (raw.listen?.length && !raw.upstream?.length && !raw.upstreamDns?.length)
+    return '--listen needs at least one --upstream HOST:PORT (or --upstream-dns NAME:PORT) to forward to';
   const { frontends } = resolveProxyConfig(raw);
   if (frontends.length === 0) {
     return 'nothing to proxy: give --upstream HOST:PORT (repeatable), or "frontends:" in the --config file';
   }
-  const fromFlags = raw.upstream?.length ? 1 : 0;
+  const fromFlags = raw.upstream?.length || raw.upstreamDns?.length ? 1 : 0;
   const key = (i: number, sub: string) => (i < fromFlags ? `--${sub === 'listen' ? 'listen' : 'upstream'}` : `frontends[${i - fromFlags}].${sub}`);
   const names = new Set<string>();
   const listens = new Map<string, string>();
   for (const [i, f] of frontends.entries()) {
     if (names.has(f.name)) return `${key(i, 'name')}: the frontend name "${f.name}" is used twice; give each frontend its own name`;
     names.add(f.name);
+    if (f.upstreams.length === 0 && !f.upstreamDns?.length)
+      return `${key(i, 'upstreams')}: list at least one upstream HOST:PORT, or NAME:PORT under upstreamDns`;
     for (const l of f.listen) {
       const addr = formatHostPort(l);
       const other = listens.get(addr);
@@ -390,6 +428,18 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
   flags: [
     { key: 'listen', value: '<host:port>', repeatable: true, help: 'address to accept clients on; IPv6 in brackets', defaultText: DEFAULTS.listen },
     { key: 'upstream', value: '<host:port>', repeatable: true, help: 'an apiserver (or etcd member) to forward to' },
+    {
+      key: 'upstreamDns',
+      value: '<name:port>',
+      repeatable: true,
+      help: 'a DNS name whose addresses are upstreams, re-resolved every --dns-refresh; an address that leaves the answer stays until its replacement passes its checks',
+    },
+    {
+      key: 'dnsRefresh',
+      value: '<duration>',
+      help: 'how often --upstream-dns names are resolved again; a failed or empty answer keeps the last good addresses',
+      defaultText: DEFAULTS.dnsRefresh,
+    },
     {
       key: 'healthCheck',
       value: '<readyz|tls|tcp>',

@@ -133,6 +133,16 @@ function registerSampled(registry: Registry, sample: () => readonly FrontendSamp
     },
   });
   new Gauge({
+    name: 'kubeward_proxy_reachable_upstreams',
+    help: 'Upstreams up and not drained; below 2 the frontend has no redundancy left',
+    labelNames: ['frontend'],
+    registers,
+    collect() {
+      this.reset();
+      for (const f of sample()) this.set({ frontend: f.name }, f.upstreams.filter((u) => u.state === 'up' && !u.drained).length);
+    },
+  });
+  new Gauge({
     name: 'kubeward_proxy_upstream_drained',
     help: '1 while an operator has drained the upstream',
     labelNames: ['frontend', 'upstream'],

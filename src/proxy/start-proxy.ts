@@ -19,6 +19,7 @@ import { addonCandidates, loadNativeRelay, type NativeRelay } from './native-rel
 import { countOpenFds, planConnectionCaps, readFdLimit } from './fd-budget.ts';
 import { ADMIN_MAX_CONNECTIONS } from '../admin/admin-server.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
+import { DnsRefresher, systemLookup, type Lookup } from './dns-refresher.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 import { readUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
@@ -56,6 +57,8 @@ export interface StartProxyOptions {
   loadNativeRelay?: (readBytes: number) => ReturnType<typeof loadNativeRelay>;
   /** The native relay's addon file instead of the build's (KUBEWARD_NATIVE_RELAY: a sanitizer build). */
   nativeAddon?: string;
+  /** Resolves --upstream-dns names (tests inject one); default the system resolver. */
+  lookup?: Lookup;
 }
 
 /** /status: the data path this process runs, then the frontends. */
@@ -142,6 +145,7 @@ export class KubewardProxy implements ProxyHandle {
   /** Frontends removed by a reload whose connections have not all ended yet. */
   #retired: Frontend[] = [];
   readonly #discoveries = new Map<string, { d: KubernetesDiscovery; key: string }>();
+  readonly #dns = new Map<string, { r: DnsRefresher; key: string }>();
   #fdLimit: number | undefined;
   #fdsAtStart = 0;
   #reloading: Promise<unknown> = Promise.resolve();
@@ -260,11 +264,13 @@ export class KubewardProxy implements ProxyHandle {
 
   readonly close = once(async () => {
     this.#log.info({ graceMs: this.#current.shutdownGraceMs }, 'proxy closing: no new connections, waiting for open ones');
+    this.#stopDns();
     await this.#stopDiscoveries();
     await Promise.all([...this.#frontends, ...this.#retired].map((f) => f.close(this.#current.shutdownGraceMs)));
   });
 
   destroy(): void {
+    this.#stopDns();
     void this.#stopDiscoveries();
     for (const f of [...this.#frontends, ...this.#retired]) f.destroy();
   }
@@ -273,8 +279,12 @@ export class KubewardProxy implements ProxyHandle {
     const cached = fc.discovery ? await loadCachedList(fc.name, fc.discovery.cacheFile, this.#log) : undefined;
     const f = new Frontend(fc, check, this.#deps, cached);
     try {
+      // The names' first answer is part of the frontend's first upstream list.
+      if (fc.upstreamDns?.length) await this.#startDns(f);
       await f.start();
     } catch (err) {
+      this.#dns.get(fc.name)?.r.close();
+      this.#dns.delete(fc.name);
       f.destroy();
       throw err;
     }
@@ -331,6 +341,40 @@ export class KubewardProxy implements ProxyHandle {
       if (f.discovered) d.seed(f.discovered);
       this.#discoveries.set(f.name, { d, key: JSON.stringify(dc) });
       d.start();
+    }
+  }
+
+  /** Starts the frontend's --upstream-dns refresher (replacing one whose names or interval changed), after a first resolution. */
+  async #startDns(f: Frontend): Promise<void> {
+    const names = f.config.upstreamDns ?? [];
+    const key = JSON.stringify([names, f.config.dnsRefreshMs]);
+    const had = this.#dns.get(f.name);
+    if (had?.key === key) return;
+    had?.r.close();
+    this.#dns.delete(f.name);
+    if (names.length === 0) return;
+    const r = new DnsRefresher({
+      frontend: f.name,
+      names,
+      intervalMs: f.config.dnsRefreshMs ?? 30_000,
+      clock: this.#deps.clock,
+      lookup: this.#opts.lookup ?? systemLookup,
+      log: this.#log,
+      onAnswer: (list) => {
+        f.setResolved(list);
+        this.#applyCaps();
+      },
+    });
+    this.#dns.set(f.name, { r, key });
+    await r.refresh();
+    r.start();
+  }
+
+  #stopDns(names?: ReadonlySet<string>): void {
+    for (const [name, { r }] of this.#dns) {
+      if (names && names.has(name)) continue;
+      r.close();
+      this.#dns.delete(name);
     }
   }
 
@@ -408,6 +452,8 @@ export class KubewardProxy implements ProxyHandle {
     this.#frontends = nextFrontends;
     this.#current = next;
     this.#applyCaps();
+    this.#stopDns(new Set(this.#frontends.map((f) => f.name)));
+    for (const f of this.#frontends) await this.#startDns(f);
     await this.#syncDiscoveries();
     return summary;
   }

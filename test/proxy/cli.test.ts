@@ -50,7 +50,7 @@ const badConfigs: { name: string; args?: string[]; yaml?: string; stderr: RegExp
   {
     name: 'an empty upstream list',
     yaml: 'frontends:\n  - {name: api, listen: ["127.0.0.1:16443"], upstreams: []}\n',
-    stderr: /key "frontends\.0\.upstreams": list at least one upstream/,
+    stderr: /frontends\[0\]\.upstreams: list at least one upstream HOST:PORT, or NAME:PORT under upstreamDns/,
   },
   { name: 'no upstream at all', args: [], stderr: /nothing to proxy: give --upstream/ },
   {

@@ -181,9 +181,14 @@ test('recovery pacing: 500 clients reconnecting at once reach a lone recovered u
   for (let from = 0; from < doneMs; from += 50) busiest = Math.max(busiest, fromStart.filter((x) => x >= from && x < from + 1000).length);
   t.diagnostic(`500 clients connected in ${Math.round(doneMs)} ms, ${failed} failed; busiest second: ${busiest} new connections at the upstream`);
   assert.equal(failed, 0);
-  // The burst, the rate over a second and the tcp health checks (one per 100 ms), with 10 % for
-  // connects that complete in batches on the test's one event loop. Unpaced, all 500 land at once.
-  assert.ok(busiest <= (pace.burst + pace.ratePerSec + 10) * 1.1, `busiest second: ${busiest}`);
+  // The rate over the whole run, from the first arrival to the last: the burst and the tcp health
+  // checks (one per 100 ms) aside, at most the rate (10 % for timer slack).
+  const spanS = (Math.max(...fromStart) - Math.min(...fromStart)) / 1000;
+  const rate = (fromStart.length - pace.burst - 10 * spanS) / spanS;
+  t.diagnostic(`mean rate after the burst: ${Math.round(rate)}/s over ${spanS.toFixed(2)} s`);
+  assert.ok(rate <= pace.ratePerSec * 1.1, `mean rate ${Math.round(rate)}/s`);
   assert.ok(doneMs >= ((500 - pace.burst) / pace.ratePerSec) * 1000 * 0.9, `paced: took ${Math.round(doneMs)} ms`);
+  // The busiest second, loosely: accepts of a starved test process land in batches; unpaced, all 500 land at once.
+  assert.ok(busiest <= 2 * (pace.burst + pace.ratePerSec), `busiest second: ${busiest}`);
   assert.ok(upstreamState(proxy, a.address).active >= 500);
 });
