@@ -58,5 +58,5 @@ test('relative links in the README and docs/ lead to files and headings that exi
 test('the anchor rule matches GitHub for the headings the README links to', () => {
   assert.equal(anchorOf('Measured on a real kubelet'), 'measured-on-a-real-kubelet');
   assert.equal(anchorOf('The image'), 'the-image');
-  assert.equal(anchorOf('Memory and the production build (issue 14)'), 'memory-and-the-production-build-issue-14');
+  assert.equal(anchorOf('Harms 1–10'), 'harms-110');
 });
