@@ -1,5 +1,5 @@
 // Markdown tables of the benchmark's medians and ratios. Pure: results in, text out.
-import { FAILOVER_PEERS, ratio, type Medians, type Peer, type Sample } from './bench-stats.ts';
+import { PEERS, ratio, type Medians, type Peer, type Sample } from './bench-stats.ts';
 import { medianStop, type FailoverSample, type Scenario } from './failover-analysis.ts';
 import { footprintFigures, renderFigures } from './figures.ts';
 import type { ModeMemory } from './measure-modes.ts';
@@ -118,7 +118,8 @@ export function renderFailoverTable(samples: readonly FailoverSample[]): string 
   ];
   const lines = [row(head), row(['---', '---', '---:', '---:', '---:', '---:', '---:'])];
   for (const scenario of Object.keys(SCENARIO_LABELS) as Scenario[]) {
-    for (const peer of FAILOVER_PEERS) {
+    // The peers the run measured, in the bench's order (a run before nginx-2 existed compared nginx).
+    for (const peer of PEERS) {
       const mine = samples.filter((s) => s.scenario === scenario && s.peer === peer);
       if (mine.length === 0) continue;
       lines.push(

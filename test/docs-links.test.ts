@@ -1,4 +1,4 @@
-// Every relative link in README.md, CONTRIBUTING.md and docs/*.md points at a file that exists, and
+// Every relative link in README.md, CONTRIBUTING.md and docs/**/*.md points at a file that exists, and
 // every #anchor at a heading of the page it names: the README was split into docs/ pages, and a
 // moved section must not leave links behind that lead nowhere.
 import { test } from 'node:test';
@@ -11,7 +11,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pages = [
   'README.md',
   'CONTRIBUTING.md',
-  ...readdirSync(join(ROOT, 'docs'))
+  ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
 ];
