@@ -8,7 +8,6 @@
 export const PEERS = ['kubeward', 'kubeward-2', 'nginx', 'nginx-2', 'haproxy', 'direct'] as const;
 export type Peer = (typeof PEERS)[number];
 export type ProxyPeer = Exclude<Peer, 'direct'>;
-export const PROXY_PEERS: readonly ProxyPeer[] = ['kubeward', 'kubeward-2', 'nginx', 'nginx-2', 'haproxy'];
 /** Failover compares the shipped kubeward with kubespray's two choices. */
 export const FAILOVER_PEERS: readonly ProxyPeer[] = ['kubeward', 'nginx-2', 'haproxy'];
 

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { issueFigures, renderFigures } from './figures.ts';
+import { footprintFigures, renderFigures } from './figures.ts';
 
 test('each figure passes at its target, fails above it, and is "not measured" without data', () => {
-  const figures = issueFigures(
+  const figures = footprintFigures(
     {
       restRssMB: { kubeward: 60 },
       restAnonMB: { kubeward: 16.1 },
@@ -27,20 +27,4 @@ test('each figure passes at its target, fails above it, and is "not measured" wi
   const table = renderFigures(figures).split('\n');
   assert.equal(table[2], '| 1. proxy at rest (one process) | RSS ≤ 60 MiB, private ≤ 16 MiB | RSS 60.0 MiB, private 16.1 MiB | FAIL |');
   assert.ok(table.some((l) => l.endsWith('| not measured |')));
-});
-
-test('the p99s of the placement and open-loop variants get rows of their own, named after the variant, only when measured', () => {
-  const figures = issueFigures(
-    { 'pinned:kaP99Ms': { kubeward: 1.1, nginx: 1 }, 'shared:ol6000P99Ms': { kubeward: 0.5, nginx: 0.25 }, 'pinned:kaRps': { kubeward: 1 } },
-    [],
-  );
-  const names = figures.map((f) => f.figure).filter((f) => /shared|pinned/.test(f));
-  assert.deepEqual(names, [
-    '5. keep-alive p99 latency at saturation (wrk), pinned, 1 process vs nginx 1 worker',
-    '5. keep-alive p99 latency at saturation (wrk), pinned, --workers 2 vs nginx 2 workers',
-    '5. keep-alive p99 latency open loop 6000 requests/s, shared, 1 process vs nginx 1 worker',
-    '5. keep-alive p99 latency open loop 6000 requests/s, shared, --workers 2 vs nginx 2 workers',
-  ]);
-  assert.equal(figures.find((f) => f.figure.startsWith('5. keep-alive p99 latency open loop 6000 requests/s, shared, 1'))!.measured, '2.00x');
-  assert.equal(issueFigures({}, []).filter((f) => /shared|pinned/.test(f.figure)).length, 0);
 });

@@ -1,4 +1,4 @@
-// Issue 14's figures as a pass/fail table: the medians of one bench run against the targets.
+// The footprint targets as a pass/fail table: the medians of one bench run against each target.
 // Pure: medians in, rows out. Memory targets are for one process as shipped (the build).
 import { ratio, type Medians } from './bench-stats.ts';
 import type { DaemonMode, ModeMemory } from './measure-modes.ts';
@@ -16,7 +16,7 @@ const x = (v: number | undefined): string => (v === undefined ? '—' : `${v.toF
 const within = (v: number | undefined, max: number): boolean | undefined => (v === undefined ? undefined : v <= max);
 const both = (a: boolean | undefined, b: boolean | undefined): boolean | undefined => (a === undefined || b === undefined ? undefined : a && b);
 
-export function issueFigures(m: Medians, modes: readonly ModeMemory[]): Figure[] {
+export function footprintFigures(m: Medians, modes: readonly ModeMemory[]): Figure[] {
   const out: Figure[] = [];
   const memory = (figure: string, rss: number | undefined, anon: number | undefined, maxRss: number, maxAnon: number): void => {
     out.push({
@@ -48,18 +48,11 @@ export function issueFigures(m: Medians, modes: readonly ModeMemory[]): Figure[]
   pair('5. keep-alive p99 latency at saturation', 'kaP99Ms', 1.2);
   pair('5. keep-alive p99 latency, paced (about 6,000 requests/s)', 'kpP99Ms', 1.2);
   pair('6. CPU per new connection', 'ncCpuUsPerConn', 2.0);
-  // The same p99s measured apart from the scheduler (npm run bench -- --placement, --open-loop), when the run has them.
-  for (const key of Object.keys(m).sort()) {
-    const v = /^(shared|pinned):(kaP99Ms|kpP99Ms|ol(\d+)P99Ms)$/.exec(key);
-    if (!v) continue;
-    const what = v[2] === 'kaP99Ms' ? 'at saturation (wrk)' : v[2] === 'kpP99Ms' ? 'paced (wrk)' : `open loop ${v[3]} requests/s`;
-    pair(`5. keep-alive p99 latency ${what}, ${v[1]}`, key, 1.2);
-  }
   return out;
 }
 
 export function renderFigures(figures: readonly Figure[]): string {
-  const lines = ['| figure (issue 14) | target | measured (median) | result |', '| --- | --- | ---: | --- |'];
+  const lines = ['| figure | target | measured (median) | result |', '| --- | --- | ---: | --- |'];
   for (const f of figures) lines.push(`| ${f.figure} | ${f.target} | ${f.measured} | ${f.pass === undefined ? 'not measured' : f.pass ? 'pass' : 'FAIL'} |`);
   return lines.join('\n');
 }

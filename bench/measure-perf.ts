@@ -19,8 +19,6 @@ export interface LoadSettings {
    * its next request: an open rate far below saturation instead of as fast as possible.
    */
   script?: string;
-  /** taskset CPU list for wrk (the pinned placement, bench/placement.ts); unset: anywhere. */
-  cpus?: string;
 }
 
 /**
@@ -41,8 +39,7 @@ export function pacedScript(meanMs: number): string {
 export async function runWrk(url: string, s: LoadSettings, headers: readonly string[] = []): Promise<WrkResult> {
   const script = s.script === undefined ? [] : ['-s', s.script];
   const args = [`-t${s.threads}`, `-c${s.connections}`, `-d${s.durationS}s`, '--latency', ...script, ...headers.flatMap((h) => ['-H', h]), url];
-  const [cmd, argv] = s.cpus === undefined ? ['wrk', args] : ['taskset', ['-c', s.cpus, 'wrk', ...args]];
-  const { stdout } = await run(cmd, argv, { timeout: (s.durationS + 20) * 1000, killSignal: 'SIGKILL' });
+  const { stdout } = await run('wrk', args, { timeout: (s.durationS + 20) * 1000, killSignal: 'SIGKILL' });
   return parseWrkOutput(stdout);
 }
 

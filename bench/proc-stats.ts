@@ -5,23 +5,20 @@ import { readFileSync, readdirSync } from 'node:fs';
 const TICKS_PER_SECOND = 100;
 const PAGE_BYTES = 4096;
 
-export interface Stat {
+interface Stat {
   ppid: number;
   /** utime + stime. */
   cpuTicks: number;
-  /** cutime + cstime: what the process's reaped children used. */
-  childTicks: number;
   rssPages: number;
 }
 
 /** The text of /proc/<pid>/stat: the fields after the command name, which may itself contain spaces and parentheses. */
-export function parseStat(text: string): Stat {
+function parseStat(text: string): Stat {
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  // After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14) ... rss(21).
+  // After the name: state(0) ppid(1) ... utime(11) stime(12) ... rss(21).
   return {
     ppid: Number(fields[1]),
     cpuTicks: Number(fields[11]) + Number(fields[12]),
-    childTicks: Number(fields[13]) + Number(fields[14]),
     rssPages: Number(fields[21]),
   };
 }

@@ -35,10 +35,3 @@ test('the failover table gives medians and reads stop times as seconds, none, or
   assert.equal(lines[3], '| backend hangs (SIGSTOP: accepts, never answers) | kubeward (1 process) | 3 | 50 | 0 | 2.30 s | 2.00 s |');
   assert.equal(lines[4], '| backend hangs (SIGSTOP: accepts, never answers) | nginx (2 workers) | 1 | 90 | 0 | not within 15 s | not reported |');
 });
-
-test('a metric marked noRatio (a CPU share, the generator lag) has no ratio columns', () => {
-  const t = renderMedianTable({ 'pinned:kaCpu0Busy': { kubeward: 90, nginx: 80, direct: 100 } }, [
-    { key: 'pinned:kaCpu0Busy', label: 'CPU 0 busy', digits: 0, noRatio: true },
-  ]);
-  assert.equal(t.split('\n')[2], '| CPU 0 busy | 90 | 80 | — | — | — | 100 | — | — | — | — |');
-});

@@ -1,6 +1,19 @@
 // Markdown tables of the benchmark's medians and ratios. Pure: results in, text out.
-import { FAILOVER_PEERS, ratio, type Medians, type Peer } from './bench-stats.ts';
+import { PEERS, ratio, type Medians, type Peer, type Sample } from './bench-stats.ts';
 import { medianStop, type FailoverSample, type Scenario } from './failover-analysis.ts';
+import { footprintFigures, renderFigures } from './figures.ts';
+import type { ModeMemory } from './measure-modes.ts';
+
+/** What one `npm run bench` writes to bench/results/<date>.json. */
+export interface BenchResults {
+  date: string;
+  machine: Record<string, string | number>;
+  settings: { rounds: number; load: { durationS: number }; idleConnections: number; kubewardExtraArgs?: readonly string[] } & Record<string, unknown>;
+  medians: Medians;
+  samples: readonly Sample[];
+  modes: readonly ModeMemory[];
+  failovers: readonly FailoverSample[];
+}
 
 export interface MetricSpec {
   key: string;
@@ -8,8 +21,6 @@ export interface MetricSpec {
   digits: number;
   /** Measured on the proxy process (CPU, memory): there is no such number for "direct". */
   proxyOnly?: boolean;
-  /** A share of the machine or of the load generator (CPU busy, other processes, send lag): no ratio between peers. */
-  noRatio?: boolean;
 }
 
 export const METRICS: readonly MetricSpec[] = [
@@ -73,7 +84,7 @@ export function renderMedianTable(medians: Medians, metrics: readonly MetricSpec
     const m = medians[spec.key];
     if (!m) continue;
     const values = COLUMNS.map((p) => formatNumber(m[p], spec.digits));
-    const r = (a: number | undefined, b: number | undefined): string => formatRatio(spec.noRatio ? undefined : ratio(a, b));
+    const r = (a: number | undefined, b: number | undefined): string => formatRatio(ratio(a, b));
     lines.push(
       row([
         spec.label,
@@ -107,7 +118,8 @@ export function renderFailoverTable(samples: readonly FailoverSample[]): string 
   ];
   const lines = [row(head), row(['---', '---', '---:', '---:', '---:', '---:', '---:'])];
   for (const scenario of Object.keys(SCENARIO_LABELS) as Scenario[]) {
-    for (const peer of FAILOVER_PEERS) {
+    // The peers the run measured, in the bench's order (a run before nginx-2 existed compared nginx).
+    for (const peer of PEERS) {
       const mine = samples.filter((s) => s.scenario === scenario && s.peer === peer);
       if (mine.length === 0) continue;
       lines.push(
@@ -146,6 +158,37 @@ function formatMarkedDown(samples: readonly FailoverSample[]): string {
   const sorted = samples.map((s) => s.markedDownMs ?? Infinity).sort((a, b) => a - b);
   const mid = sorted[(sorted.length - 1) >> 1] as number;
   return Number.isFinite(mid) ? `${(mid / 1000).toFixed(2)} s` : 'not marked down';
+}
+
+/** The memory of watch, routes and agent at rest, one line each. */
+export function renderModes(modes: readonly ModeMemory[]): string {
+  const lines = ['| daemon at rest (one process, as shipped; median) | RSS (MiB) | private, RssAnon (MiB) | PSS (MiB) |', '| --- | ---: | ---: | ---: |'];
+  for (const d of modes)
+    lines.push(
+      `| kubeward ${d.mode}${d.mode === 'agent' ? ' (proxy + watch + routes)' : ''} | ${d.rssMB.toFixed(1)} | ${d.anonMB.toFixed(1)} | ${d.pssMB.toFixed(1)} |`,
+    );
+  return lines.join('\n');
+}
+
+/** The line that says where and on what a run was measured: the date, the commit and the machine. */
+export function renderProvenance(r: Pick<BenchResults, 'date' | 'machine' | 'settings'>): string {
+  const m = r.machine;
+  const dirty = m.kubewardProxyDirty === 'yes' ? ' (src/proxy with uncommitted changes)' : '';
+  const extra = r.settings.kubewardExtraArgs?.length ? `, kubeward with ${r.settings.kubewardExtraArgs.join(' ')}` : '';
+  return (
+    `Measured on ${r.date.slice(0, 10)} at kubeward commit \`${m.kubewardCommit}\`${dirty} on ${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, ` +
+    `Linux ${m.kernel}, Node ${m.node}; ${m.nginx}; ${String(m.haproxy).split(' - ')[0]}; ` +
+    `${r.settings.rounds} round${r.settings.rounds === 1 ? '' : 's'} of ${r.settings.load.durationS} s loads, ${r.settings.idleConnections.toLocaleString('en-US')} idle connections${extra}.`
+  );
+}
+
+/** Everything one run reports, in the order the bench prints it and docs/benchmark.md shows it. */
+export function renderResults(r: BenchResults): string {
+  const parts = [renderProvenance(r), renderFigures(footprintFigures(r.medians, r.modes))];
+  if (r.samples.length > 0) parts.push(renderMedianTable(r.medians));
+  if (r.modes.length > 0) parts.push(renderModes(r.modes));
+  if (r.failovers.length > 0) parts.push(renderFailoverTable(r.failovers));
+  return parts.join('\n\n');
 }
 
 function row(cells: readonly string[]): string {

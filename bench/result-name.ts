@@ -1,6 +1,6 @@
-// The name of a bench run's result file. Results are evidence that docs and closing notes link to,
-// and a second run on the same day used to write over the first under the same name. A run now
-// takes the first free name: <base>, then <base>-2, <base>-3 ... for every extension it writes.
+// The name of a bench run's result file. Results are evidence that docs link to, so a second run on
+// the same day never writes over the first: a run takes the first free name, <base>, then <base>-2,
+// <base>-3 ... for every extension it writes.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -15,33 +15,23 @@ import { measureBulk, measureIdle, measureWrk, pacedScript, runWrk, type LoadSet
 import { NGINX_STREAM_MODULE } from './peer-configs.ts';
 import { ProcessGroup } from './process-group.ts';
 import { readTreeMemory } from './proc-stats.ts';
-
-const MiB = 2 ** 20;
-import { METRICS, renderFailoverTable, renderMedianTable } from './render-table.ts';
-import { measureVariant, variantMetrics, type VariantSettings } from './isolation.ts';
-import { buildOpenloop, openloopMissing, parseArrivals, parseRates } from './openloop.ts';
-import { parsePlacements, type Placement } from './placement.ts';
-import { issueFigures, renderFigures } from './figures.ts';
+import { renderResults, type BenchResults } from './render-table.ts';
 import { measureModesAtRest, modesSkipReason, type ModeMemory } from './measure-modes.ts';
 import { buildDist } from '../scripts/build.ts';
 import { runFailoverRound, type BackendCert, type FailoverSettings } from './run-failover.ts';
 import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
 import { freeResultBase } from './result-name.ts';
 
+const MiB = 2 ** 20;
+
 const HELP = `usage: npm run bench -- [--rounds N] [--duration S] [--idle-connections N] [--failover-rounds N]
   [--failover-window S] [--skip-perf] [--skip-modes] [--skip-failover] [--kubeward-arg ARG]... [--out DIR]
-  [--placement shared|pinned|both] [--open-loop RATE[,RATE...]] [--arrivals poisson|even]
 kubeward runs as shipped: npm run build first, then bin/kubeward.js (the build with its V8 settings).
 It is measured as one process against nginx with one worker, and with --workers 2 against nginx's
 two workers (kubespray's setting). Keep-alive is measured at saturation and paced (64 connections,
 10 ms on average between a connection's requests). --kubeward-arg adds a flag to every kubeward proxy started.
---placement pinned (or both) adds, after each peer's usual figures (which stay measured as always,
-with no CPU affinity), wrk at saturation and paced again with the proxy alone on CPU 1 and wrk and
-the backend on CPU 0 (rows named "pinned"); about 3.5 min more for 3 rounds.
---open-loop 6000,500 adds bench/openloop.c (built with cc) at those request rates over 64
-connections, Poisson arrivals, latency from the intended send time, in every placement asked for
-(shared always); about 4.5 min more per placement for 3 rounds. docs/proxy-performance.md,
-"Measuring the p99 apart from the scheduler (session 6)", says what each figure measures.
+docs/benchmark.md says what each figure measures; docs/design/p99-measurement.md why the paced p99
+is the latency figure.
 --skip-modes leaves out watch, routes and agent at rest (they need root: network namespaces).
 Every daemon and peer runs with the environment kubeward's shipped units give it (bench/daemon-env.ts):
 PATH and nothing else, so NODE_EXTRA_CA_CERTS, NODE_OPTIONS, SSL_CERT_* and the like in your shell
@@ -64,9 +54,6 @@ const { values: opt } = parseArgs({
     'skip-failover': { type: 'boolean', default: false },
     'skip-modes': { type: 'boolean', default: false },
     'kubeward-arg': { type: 'string', multiple: true, default: [] },
-    placement: { type: 'string', default: 'shared' },
-    'open-loop': { type: 'string', default: '' },
-    arrivals: { type: 'string', default: 'poisson' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -89,19 +76,6 @@ const BULK_TIMES = 5;
  * saturation, so this is the p99 a cluster sees.
  */
 const PACED_THINK_MS = 10;
-const placements = parseOr2('placement', () => parsePlacements(opt.placement));
-const openloopRates = parseOr2('open-loop', () => parseRates(opt['open-loop']));
-const arrivals = parseOr2('arrivals', () => parseArrivals(opt.arrivals));
-/** The variants measured after today's figures: pinned wrk, and the open loop in each placement. */
-const variantPlacements: Placement[] = openloopRates.length > 0 ? placements : placements.filter((p) => p !== 'shared');
-const variantBase: Omit<VariantSettings, 'saturated' | 'paced' | 'openloopBin'> = {
-  wrk: true,
-  openloopRates,
-  openloopConnections: 64,
-  openloopDurationS: load.durationS,
-  openloopMinRequests: 4000,
-  arrivals,
-};
 const idleConnections = positive('idle-connections', opt['idle-connections']);
 const failover: FailoverSettings = {
   windowMs: positive('failover-window', opt['failover-window']) * 1000,
@@ -120,17 +94,8 @@ function positive(name: string, text: string): number {
   return n;
 }
 
-function parseOr2<T>(name: string, parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    process.stderr.write(`bench: --${name}: ${err instanceof Error ? err.message : String(err)}\n${HELP}\n`);
-    process.exit(2);
-  }
-}
-
 function checkTools(): void {
-  const missing = ['wrk', 'curl', 'nginx', 'haproxy', 'ss', ...(variantPlacements.includes('pinned') ? ['taskset'] : [])].filter((t) => {
+  const missing = ['wrk', 'curl', 'nginx', 'haproxy', 'ss'].filter((t) => {
     try {
       execFileSync('sh', ['-c', `command -v ${t}`], { stdio: 'ignore' });
       return false;
@@ -185,7 +150,6 @@ async function measurePeer(
   round: number,
   backend: { port: number; checkPort: number; pid: number },
   paced: LoadSettings,
-  variants: VariantSettings,
 ): Promise<Sample> {
   const metrics: Record<string, number> = {};
   const proxy =
@@ -221,12 +185,6 @@ async function measurePeer(
     Object.assign(metrics, { ncRps: nc.wrk.requestsPerSec, ncErrors: nc.wrk.socketErrors + nc.wrk.badResponses });
     if (nc.cpuUsPerRequest !== undefined) metrics.ncCpuUsPerConn = nc.cpuUsPerRequest;
     metrics.bulkMBps = await measureBulk(`${url}files/100m.bin`, BULK_TIMES);
-    // The variants after every usual figure, so those are measured exactly as before.
-    const order = round % 2 === 1 ? variantPlacements : [...variantPlacements].reverse();
-    for (const placement of order) {
-      const v = { ...variants, wrk: placement !== 'shared' };
-      Object.assign(metrics, await measureVariant({ port, proxyPid: pid, backendPid: backend.pid }, placement, v, round * 7919));
-    }
     say(
       `round ${round} ${peer}: ${Object.entries(metrics)
         .map(([k, v]) => `${k}=${v.toFixed(2)}`)
@@ -240,11 +198,6 @@ async function measurePeer(
 
 async function main(group: ProcessGroup): Promise<void> {
   checkTools();
-  const noCompiler = openloopRates.length > 0 ? await openloopMissing() : undefined;
-  if (noCompiler) {
-    process.stderr.write(`bench: --open-loop: ${noCompiler}\n`);
-    process.exit(2);
-  }
   const startedAt = new Date();
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-'));
   process.once('SIGINT', () => {
@@ -279,14 +232,8 @@ async function main(group: ProcessGroup): Promise<void> {
       const backend = { ...ports, pid: backendProc.pid };
       const paced: LoadSettings = { ...load, script: join(dir, 'paced.lua') };
       await writeFile(paced.script!, pacedScript(PACED_THINK_MS));
-      const variants: VariantSettings = {
-        ...variantBase,
-        saturated: load,
-        paced,
-        openloopBin: openloopRates.length > 0 ? await buildOpenloop(dir) : undefined,
-      };
       for (let round = 1; round <= rounds; round++) {
-        for (const peer of peerOrder(PEERS, round - 1)) samples.push(await measurePeer(env, peer, round, backend, paced, variants));
+        for (const peer of peerOrder(PEERS, round - 1)) samples.push(await measurePeer(env, peer, round, backend, paced));
       }
     }
     let modes: ModeMemory[] = [];
@@ -329,10 +276,6 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
   const date = startedAt.toISOString().slice(0, 10);
   const medians = mediansOf(samples);
   const m = machine();
-  const perfTable = samples.length > 0 ? renderMedianTable(medians, [...METRICS, ...variantMetrics(variantPlacements, variantBase)]) : '';
-  const failoverTable = failovers.length > 0 ? renderFailoverTable(failovers) : '';
-  const modesTable = modes.length > 0 ? renderModes(modes) : '';
-  const figures = renderFigures(issueFigures(medians, modes));
   const settings = {
     rounds,
     load,
@@ -340,46 +283,16 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
     failover,
     bulk: `${BULK_TIMES} x 100 MB per round with curl (MB = 10^6 bytes)`,
     kubewardExtraArgs: opt['kubeward-arg'],
-    // Where the variants ran (placement.ts) and the open loop's settings; today's figures are always "shared".
-    variants: {
-      placements: variantPlacements,
-      openloopRates,
-      arrivals,
-      openloopConnections: variantBase.openloopConnections,
-      openloopMinRequests: variantBase.openloopMinRequests,
-    },
   };
   const outDir = opt.out ?? join(repo, 'bench/results');
   await mkdir(outDir, { recursive: true });
   // Never over an earlier run's result of the same day (docs link to them): <date>-2 and so on.
   const base = freeResultBase(outDir, date, ['.json', '.md']);
-  await writeFile(
-    join(outDir, `${base}.json`),
-    `${JSON.stringify({ date: startedAt.toISOString(), machine: m, settings, medians, samples, modes, failovers }, null, 2)}\n`,
-  );
-  const md = [
-    `Measured ${startedAt.toISOString()} on ${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}; ${m.nginx}, ${m.haproxy}, Node ${m.node}, kubeward ${m.kubewardCommit}.`,
-    '',
-    figures,
-    '',
-    perfTable,
-    '',
-    modesTable,
-    '',
-    failoverTable,
-    '',
-  ].join('\n');
+  const results: BenchResults = { date: startedAt.toISOString(), machine: m, settings, medians, samples, modes, failovers };
+  await writeFile(join(outDir, `${base}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  const md = `${renderResults(results)}\n`;
   await writeFile(join(outDir, `${base}.md`), md);
   process.stdout.write(`${md}\nwritten: ${join(outDir, `${base}.json`)} and ${base}.md\n`);
-}
-
-function renderModes(modes: readonly ModeMemory[]): string {
-  const lines = ['| daemon at rest (one process, as shipped; median) | RSS (MiB) | private, RssAnon (MiB) | PSS (MiB) |', '| --- | ---: | ---: | ---: |'];
-  for (const d of modes)
-    lines.push(
-      `| kubeward ${d.mode}${d.mode === 'agent' ? ' (proxy + watch + routes)' : ''} | ${d.rssMB.toFixed(1)} | ${d.anonMB.toFixed(1)} | ${d.pssMB.toFixed(1)} |`,
-    );
-  return lines.join('\n');
 }
 
 const group = new ProcessGroup();

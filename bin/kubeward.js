@@ -25,7 +25,7 @@ if (!existsSync(MAIN)) {
 }
 
 /**
- * V8 settings for a small, mostly idle daemon (README "Memory and the production build"; the bench
+ * V8 settings for a small, mostly idle daemon (docs/design/node-footprint.md; the bench
  * measures their cost). A 1 MiB semi-space keeps the young generation small (V8's default grows it
  * to 16 MiB under load and keeps the pages); one GC thread and a worker pool of one spare the
  * threads' stacks and malloc arenas. Maglev tiers up after 12,000 calls instead of 400: start-up

@@ -2,7 +2,7 @@
 // KUBEWARD_V8_FLAGS replaces it) and Node flags a mode adds whatever KUBEWARD_V8_FLAGS says.
 
 /**
- * The operator's V8 setting (docs/operator-scale.md, "Memory per cluster, as shipped"): one process
+ * The operator's V8 setting (docs/design/operator-memory.md): one process
  * for hundreds of clusters allocates all the time, and with the shared list alone V8 kept the pages
  * of old garbage mapped for reuse (216 MiB of heap pages at 800 clusters for 70 MiB of used heap)
  * and grew its heap limit well above the live heap. --optimize-for-size returns such pages and grows
@@ -38,7 +38,7 @@ export function modeNodeFlags(mode, nodeOptions) {
 }
 
 /**
- * glibc malloc settings for the operator (docs/operator-scale.md, "Memory per cluster (session 4)").
+ * glibc malloc settings for the operator (docs/design/operator-memory.md).
  * Each cluster's TLS sockets (OpenSSL's record buffers, Node's TLS wrap: about 80 KiB native per
  * socket) and SecureContexts live a few seconds per cycle; their chunks, freed, stayed in the main
  * arena as holes that glibc never gave back. A fixed mmap threshold makes every chunk of that size
@@ -61,7 +61,7 @@ export function modeEnv(mode, env) {
   return add;
 }
 
-/** The operator's malloc settings (measured in docs/operator-scale.md). */
+/** The operator's malloc settings (measured in docs/design/operator-memory.md). */
 /** @type {Readonly<Record<string, string>>} */
 export const OPERATOR_MALLOC = Object.freeze({
   MALLOC_MMAP_THRESHOLD_: '32768',

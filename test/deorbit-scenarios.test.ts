@@ -324,7 +324,7 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     assert.deepEqual(s.errors, [], 'neither failed a pass: the client retried and re-authenticated');
   });
 
-  // ---- issue 11: what deorbit must never do (each fails on the code before the fix) ----
+  // ---- the harms (docs/test-catalogue.md): what deorbit must never do ----
 
   test('harm 7: a ManagedCluster registered by hand (no deletionPolicy) is deleted: the finalizer goes, nothing in the cluster or the cloud is touched', async () => {
     const s = await scenario({ name: 'h7orphan', spec: { deletionPolicy: undefined } });

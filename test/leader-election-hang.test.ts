@@ -1,4 +1,4 @@
-// Issue 11 harm 8 (two leaders): a leader whose connection to the API hangs must stop acting at its
+// Harm 8 (two leaders, docs/test-catalogue.md): a leader whose connection to the API hangs must stop acting at its
 // renew deadline, before a standby can take the lease, even while its lease call and a destructive
 // call are still in flight. Real kube-apiserver; the leader talks to it through a TCP/HTTP proxy on
 // loopback that is told to hang; the standby talks to it directly.

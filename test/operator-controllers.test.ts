@@ -32,7 +32,7 @@ test('operator flags of routegc and flight are config keys too, and a bad value 
     const flag = await runKubeward(['operator', '--kubeconfig', '/nonexistent', '--routegc-interval', 'often', '--admin-address', 'off']);
     assert.equal(flag.code, 2, flag.stderr);
     assert.match(flag.stderr, /--routegc-interval/);
-    // Two sightings of a route one instant apart would make the confirmation meaningless (issue 11, harm 4).
+    // Two sightings of a route one instant apart would make the confirmation meaningless (harm 4, docs/test-catalogue.md).
     const instant = await runKubeward(['operator', '--kubeconfig', '/nonexistent', '--routegc-confirm-after', '0s', '--admin-address', 'off']);
     assert.equal(instant.code, 2, instant.stderr);
     assert.match(instant.stderr, /--routegc-confirm-after: 0s is too short; the least accepted is 10s/);

@@ -1,4 +1,4 @@
-// Issue 17, isolation: with 10 % of the clusters' OpenStack endpoints hanging, every healthy cluster
+// Isolation: with 10 % of the clusters' OpenStack endpoints hanging, every healthy cluster
 // still cycles on time. kubeward operator (routegc and flight, dry run) runs as a process against a
 // real kube-apiserver (management cluster and every workload cluster) and two emulators: the healthy
 // tenants' and the sick tenants', whose Nova and Neutron accept requests and never answer.
@@ -26,9 +26,10 @@ const OBSERVE_MS = 45_000;
 /** Allowed beyond the 1.5 × interval the jitter permits (a busy CI machine). */
 const MARGIN_MS = 3000;
 
-// Before issue 17's isolation work (2026-11-24, 2 shared cores, commit 4913fc4): the 4 sick clusters
-// held the 4 workers of each controller: 16 of 36 healthy clusters never had both first cycles in
-// 45 s, the other 20 stopped cycling (lateness p99 29.9 s against 15 s allowed).
+// Without isolation (a fixed 4 workers per controller and no slot timeout; commit 4913fc4 on 2 shared
+// AMD EPYC cores), the 4 sick clusters held the 4 workers of each controller: 16 of 36 healthy
+// clusters never had both first cycles in 45 s, the other 20 stopped cycling (lateness p99 29.9 s
+// against 15 s allowed).
 
 describe("operator isolation: 10 % of the clusters' OpenStack hangs (real kube-apiserver, emulators)", { skip: missing }, () => {
   let kube: KubeTestServer;

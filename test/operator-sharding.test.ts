@@ -1,4 +1,4 @@
-// Issue 17, beyond one replica: two `kubeward operator` processes, --shard 0/2 and --shard 1/2,
+// Beyond one replica: two `kubeward operator` processes, --shard 0/2 and --shard 1/2,
 // against one real kube-apiserver and the OpenStack emulator, split 20 ManagedClusters (routegc and
 // flight, dry run) with no cluster handled twice and none dropped; one cluster is pinned to the
 // shard its hash does not pick by the kubeward.io/shard label, one carries a label naming no shard

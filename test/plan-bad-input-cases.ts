@@ -1,4 +1,4 @@
-// The bad inputs for `kubeward plan` and `kubeward check-cert` (issue 12): what each one is, the
+// The bad inputs for `kubeward plan` and `kubeward check-cert`: what each one is, the
 // command line, and what the one line of the error must say. Used by plan-bad-input.test.ts.
 import { join } from 'node:path';
 

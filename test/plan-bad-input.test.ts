@@ -1,4 +1,4 @@
-// Bad inputs for `kubeward plan` and `kubeward check-cert` at the process level (issue 12): each
+// Bad inputs for `kubeward plan` and `kubeward check-cert` at the process level: each
 // exits 2 with one line naming the flag, host or key, and never a stack trace or a written file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

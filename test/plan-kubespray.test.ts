@@ -1,6 +1,6 @@
-// kubeward plan against kubespray v2.30+ (issue 13): kubespray's own sample inventory and group_vars
-// (test/fixtures/kubespray-sample, Apache-2.0, see its NOTICE) and one inventory per row of the
-// issue. Every expected value names the kubespray file it comes from (kubernetes-sigs/kubespray
+// kubeward plan against kubespray v2.30+: kubespray's own sample inventory and group_vars
+// (test/fixtures/kubespray-sample, Apache-2.0, see its NOTICE) and one inventory per kubespray
+// setting that changes the plan. Every expected value names the kubespray file it comes from (kubernetes-sigs/kubespray
 // HEAD 46dbdd399, 2026-08-21, same values as v2.31.0 unless said otherwise).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -109,7 +109,7 @@ describe("kubespray's sample inventory and group_vars", () => {
   });
 });
 
-describe('one inventory per row of issue 13', () => {
+describe('one inventory per kubespray setting that changes the plan', () => {
   test('1. Jinja with kubespray precedence: kube_config_dir set in the inventory moves kube_cert_dir and kube_manifest_dir', () => {
     // inventory/sample/group_vars/k8s_cluster/k8s-cluster.yml: kube_cert_dir: "{{ kube_config_dir }}/ssl", kube_manifest_dir: "{{ kube_config_dir }}/manifests".
     const k8sCluster = SAMPLE_VARS.find((v) => v.source.endsWith('k8s-cluster.yml'))!;

@@ -1,5 +1,5 @@
 // kubeward routes on the command line: every bad input exits 2 with one line naming the flag and
-// the fix, and no stack trace (issue 12's bad-input table for this mode). Each case runs in its own
+// the fix, and no stack trace (a bad input is an operator's typo, not a crash). Each case runs in its own
 // empty network namespace with a throwaway state directory, so a value wrongly accepted starts a
 // daemon that can touch nothing of the host (it is then killed and the case fails).
 import { test } from 'node:test';
@@ -126,7 +126,7 @@ for (const [what, args, message] of cases) {
   });
 }
 
-test('bad input, a resync beyond the timer range (issue 12 item 5): exit 2 naming --resync', async () => {
+test('bad input, a resync beyond the timer range: exit 2 naming --resync', async () => {
   const r = await routes(['--provider', 'azure', '--resync', '1000h']);
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /--resync/);

@@ -33,7 +33,7 @@ const CASES: Record<string, DesiredInput> = {
     nodeIps: {},
     healthCheckerCidrs: HC,
   },
-  // The defaults since issue 13: every port and protocol, as openshift-azure-routes.sh / openshift-gcp-routes.sh
+  // The defaults: every port and protocol, as openshift-azure-routes.sh / openshift-gcp-routes.sh
   // (machine-config-operator templates/master/00-master/{azure,gcp}/files/) redirect them.
   'azure-default-all-ports': {
     provider: 'azure',

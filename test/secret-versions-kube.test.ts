@@ -1,4 +1,4 @@
-// Issue 17, reads from caches: the operator's Secret cache asks a real kube-apiserver for metadata
+// Reads from caches: the operator's Secret cache asks a real kube-apiserver for metadata
 // only (PartialObjectMetadata), so no Secret's contents reach it, and it follows a rotation by its
 // resourceVersion: what decides when a cluster's clients are rebuilt (cluster-clients.ts).
 import { after, before, describe, test } from 'node:test';

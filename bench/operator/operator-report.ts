@@ -1,5 +1,5 @@
-// The operator benchmark's result per size, the issue's targets checked against it, and the Markdown
-// table for docs/operator-scale.md. Pure: results in, text out.
+// The operator benchmark's result per size, the operator's scale targets checked against it, and the
+// Markdown tables for docs/benchmark.md. Pure: results in, text out.
 import { formatNumber } from '../render-table.ts';
 import { slopes } from './operator-stats.ts';
 
@@ -113,7 +113,7 @@ export interface TargetCheck {
 }
 
 /**
- * The issue's targets against the results. "No conflict storm" is read as at most 1 % of status
+ * The operator's scale targets against the results. "No conflict storm" is read as at most 1 % of status
  * writes answered 409; "on time" as cycle lateness p99 under 1 s. A target that needs a size that
  * was not run is undefined (not measured), not passed.
  */
@@ -156,5 +156,5 @@ export function checkTargets(results: readonly SizeResult[]): TargetCheck[] {
 
 export function renderTargets(checks: readonly TargetCheck[]): string {
   const word = (h: boolean | undefined) => (h === undefined ? 'not measured' : h ? 'holds' : 'does not hold');
-  return ['| target | today | measured |', '|---|---|---|', ...checks.map((c) => `| ${c.target} | ${word(c.holds)} | ${c.measured} |`)].join('\n') + '\n';
+  return ['| target | result | measured |', '|---|---|---|', ...checks.map((c) => `| ${c.target} | ${word(c.holds)} | ${c.measured} |`)].join('\n') + '\n';
 }

@@ -56,15 +56,13 @@ function usage(message: string): never {
 }
 
 const HELP = `Usage: npm run bench:operator -- [--sizes 100,500,1000] [--duration 150] [--interval 30s]
-       [--out bench/results] [--concurrency 16] [--sources] [--shared-tls]
+       [--out bench/results] [--concurrency 16]
 Runs kubeward operator (routegc and flight, dry run) against the OpenStack emulator and a real
-kube-apiserver at each size; see docs/operator-scale.md.
+kube-apiserver at each size; see docs/benchmark.md ("The operator at scale").
 The operator runs as shipped: npm run build first, then bin/kubeward.js (the build with the V8
-settings it ships with). --sources runs the TypeScript sources instead (for development: its memory
-figures are not those of what ships).
+settings it ships with).
 Every cluster's kubeconfig has a CA of its own bytes (the same certificate), so the operator keeps
-an agent, a TLS context and sockets per cluster, as with a real fleet; --shared-tls gives every
-cluster the same kubeconfig: one agent and a few sockets serve them all (the bench before 2026-11-24 s3).`;
+an agent, a TLS context and sockets per cluster, as with a real fleet.`;
 
 function parseOptions() {
   let values: Record<string, string | boolean | undefined>;
@@ -76,8 +74,6 @@ function parseOptions() {
         interval: { type: 'string', default: '30s' },
         out: { type: 'string', default: join(ROOT, 'bench/results') },
         concurrency: { type: 'string', default: '16' },
-        sources: { type: 'boolean', default: false },
-        'shared-tls': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
     }));
@@ -90,7 +86,7 @@ function parseOptions() {
   }
   const checked = checkBenchOptions(values as unknown as RawBenchOptions);
   if ('error' in checked) usage(checked.error);
-  return { ...checked, sources: values.sources === true, sharedTls: values['shared-tls'] === true };
+  return checked;
 }
 
 /** A PID start.sh wrote into its state directory (kube-apiserver.pid, etcd.pid). */
@@ -199,7 +195,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       kubeconfigText,
       projects.map((project) => ({ emu, project })),
       o.concurrency,
-      { ownTlsIdentity: !o.sharedTls },
+      { ownTlsIdentity: true },
     );
     process.stderr.write(`N=${n}: ${n} tenants and ManagedClusters made in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
@@ -350,11 +346,9 @@ async function main(): Promise<void> {
   process.stderr.write(
     `bench:operator: sizes ${o.sizes.join(', ')}, ${o.durationS} s each at ${o.intervalMs / 1000} s intervals; ends by itself within ${Math.round(boundMs / 60_000)} min\n`,
   );
-  if (!o.sources) {
-    process.stderr.write('bench:operator: building dist/ (npm run build): the bench measures what ships\n');
-    await buildDist();
-    process.env.KUBEWARD_BIN = 'dist';
-  }
+  process.stderr.write('bench:operator: building dist/ (npm run build): the bench measures what ships\n');
+  await buildDist();
+  process.env.KUBEWARD_BIN = 'dist';
   ({ KubewardProcess: Kubeward } = await import('../../testkit/kubeward-process.ts'));
   const date = new Date();
   const m = machine();
@@ -393,8 +387,8 @@ async function main(): Promise<void> {
         date: date.toISOString(),
         machine: m,
         settings: {
-          tls: o.sharedTls ? 'one TLS identity for every cluster' : 'a TLS identity per cluster',
-          runs: o.sources ? 'TypeScript sources' : 'bin/kubeward.js (dist/, shipped V8 flags)',
+          tls: 'a TLS identity per cluster',
+          runs: 'bin/kubeward.js (dist/, shipped V8 flags)',
           v8Flags: process.env.KUBEWARD_V8_FLAGS,
           sizes: o.sizes,
           durationS: o.durationS,

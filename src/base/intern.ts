@@ -1,5 +1,5 @@
 // One copy of a string that many long-lived objects hold with equal contents (the same endpoint URL
-// in the Keystone catalog of every project of a region, issue 17). JSON.parse gives each response
+// in the Keystone catalog of every project of a region). JSON.parse gives each response
 // its own copies; a cluster's catalog lives as long as its token, so a thousand clusters kept a
 // thousand copies of each URL.
 

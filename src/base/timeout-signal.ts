@@ -4,7 +4,7 @@
 // http-sender.ts). One controller of its own with one listener on the parent, both let go by
 // `clear`, instead of AbortSignal.timeout or a sleep joined by AbortSignal.any: a composite signal
 // makes every listener later added to it (one per HTTP request) follow its sources again, and a
-// cleared sleep builds an AbortError with a stack (docs/operator-scale.md, "session 6").
+// cleared sleep builds an AbortError with a stack (docs/design/operator-start.md).
 
 export interface TimeoutSignal {
   /** Aborts with the parent's reason when the parent aborts, or with `reason()` when the timer fires; after clear, neither. */

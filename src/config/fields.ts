@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 // zod/mini with named imports: the daemons' schemas use a few builders, and esbuild leaves the
 // rest of zod out of the build. zod's classic API (`z.string().optional()`) attaches every method
 // to every schema, so importing any of it loads and initialises all of it: about 7 MiB RSS and
-// 8 MiB private memory more at rest (docs/benchmark.md, "Memory and the production build").
+// 8 MiB private memory more at rest (docs/footprint.md).
 import {
   _default,
   boolean as zBoolean,

@@ -1,5 +1,5 @@
-// The injections a review produced from one inventory (issue 12, items 10 and 11): each value is
-// now refused with a problem naming the host and the key, and nothing is rendered from it.
+// Injections hidden in one inventory (shell and YAML through host values, path traversal): each value is
+// refused with a problem naming the host and the key, and nothing is rendered from it.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
@@ -34,7 +34,7 @@ function assertRefused(text: string, host: string | undefined, key: string): voi
 
 const CP = { ip: '10.0.0.11' };
 
-describe('injections from issue 12 item 11 are refused', () => {
+describe('injections through host values are refused', () => {
   test('extra /etc/hosts lines through dns_domain', () => {
     assertRefused(inventory({ cp1: CP, w1: { ip: '10.0.0.21' } }, { dns_domain: 'cluster.local\n203.0.113.66 registry.example.com' }), undefined, 'dns_domain');
   });
@@ -105,7 +105,7 @@ describe('injections from issue 12 item 11 are refused', () => {
   });
 });
 
-describe('path traversal from issue 12 item 10 is refused', () => {
+describe('path traversal through host values is refused', () => {
   test('a worker named ../../../../escaped is refused before anything is rendered', () => {
     assertRefused(inventory({ cp1: CP, '../../../../escaped': { ip: '10.0.0.21' } }), '../../../../escaped', 'name');
   });

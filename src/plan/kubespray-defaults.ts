@@ -48,7 +48,7 @@ export const KUBESPRAY_DEFAULTS: Vars = {
 
 /**
  * The kubespray release whose behaviour plan follows. Behaviour changed in:
- * - v2.29.0: kubespray stopped writing /etc/hosts (commit 15c8a4768, "Do not alter etc/hosts", #12382).
+ * - v2.29.0: kubespray stopped writing /etc/hosts (commit 15c8a4768, "Do not alter etc/hosts", kubespray #12382).
  * - v2.30.0: apiserver_loadbalancer_domain_name defaults to localhost with the local LB, to
  *   loadbalancer_apiserver.address with an external one, and is undefined otherwise (before:
  *   lb-apiserver.kubernetes.local); kube_apiserver_global_endpoint uses loadbalancer_apiserver_port.

@@ -9,7 +9,7 @@ import { formatAddress, quote } from './render-text.ts';
 /**
  * Lines to add to /etc/hosts on every node, for kubespray before v2.29.0 only
  * (roles/kubernetes/preinstall/tasks/0090-etchosts.yml, removed by "Do not alter etc/hosts",
- * #12382); undefined when there is nothing to add.
+ * kubespray #12382); undefined when there is nothing to add.
  */
 export function renderEtcHosts(inv: Inventory): string | undefined {
   if (!writesEtcHosts(inv.kubespray)) return undefined;

@@ -6,7 +6,7 @@
 // Per connection this allocates the two sockets and one ForwardedConnection, and no closure: every
 // listener and the read callback are functions of this module that find their connection through
 // the socket they are called on (`this`). Idle connections are what a node holds by the thousand
-// (docs/proxy-performance.md has the measurements).
+// (docs/design/connection-cost.md has the measurements).
 import { Socket } from 'node:net';
 import type { RelayedConnection } from './connection-set.ts';
 import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';

@@ -1,6 +1,6 @@
 // Moves bytes between a client and an upstream on the two bare libuv TCP handles, without a
 // net.Socket on either leg: per connection two handles and one HandleConnection (a Socket with its
-// ReadableState, WritableState and listeners is ~1.2 KB of heap a leg; docs/proxy-performance.md).
+// ReadableState, WritableState and listeners is ~1.2 KB of heap a leg; docs/design/relay-paths.md).
 // Behaviour is the socket path's (forward-connection.ts): each leg reads into its own slice, a
 // chunk is written on as it is, the source stops reading while the other leg's write is queued
 // (backpressure), a FIN is passed on as a shutdown once queued writes are out and the other

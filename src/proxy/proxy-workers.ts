@@ -12,8 +12,7 @@
 //   per new connection and no lower paced p99 in the measurements, hence not the default.
 // Not offered: one listening socket shared by every process. libuv polls without EPOLLEXCLUSIVE,
 // every process wakes for every connection and the first to call accept() wins; a burst of 64
-// connects split up to 50/15 and 16/49 (docs/proxy-performance.md, "Workers sharing one listening
-// socket").
+// connects split up to 50/15 and 16/49 (docs/design/worker-accept.md).
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Logger } from '../base/logger.ts';

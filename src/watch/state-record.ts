@@ -19,7 +19,7 @@ export interface StateRecord {
    * 'separate': this file is written on transitions only and the later heartbeats go to
    * `<VIP>.beat` in the heartbeat directory (outside the state directory, so OpenShift's consumers,
    * which watch the state directory, are not woken every few seconds). Absent: `heartbeat` here
-   * is rewritten every beat (kubeward before 2026-11).
+   * is rewritten every beat (a watcher run with --heartbeat-dir state-dir).
    */
   heartbeats?: 'separate';
 }

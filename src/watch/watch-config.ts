@@ -105,7 +105,7 @@ export const watchDeclaration: ModeDeclaration<typeof watchFields> = {
     {
       key: 'heartbeatDir',
       value: '<dir|state-dir>',
-      help: "where heartbeats go (<VIP>.beat), kept out of --state-dir so OpenShift's consumers of it are not woken every beat; state-dir rewrites the state files instead (kubeward routes before 2026-11)",
+      help: "where heartbeats go (<VIP>.beat), kept out of --state-dir so OpenShift's consumers of it are not woken every beat; state-dir rewrites the state files every beat instead, for consumers that read the heartbeat there",
       defaultText: '<state-dir>-heartbeat',
     },
     { key: 'caFile', value: '<file>', help: 'CA bundle that signed the apiserver certificate' },

@@ -145,7 +145,7 @@ describe('deploy/ applied to a real kube-apiserver (server-side apply)', { skip:
     assert.equal(await can(['watch', 'managedclusters.kubeward.io', '-A']), 'yes');
     assert.equal(await can(['patch', 'managedclusters.kubeward.io/status', '-n', 'tenant-a']), 'yes');
     assert.equal(await can(['get', 'secrets', '-n', 'tenant-a']), 'yes');
-    // list/watch feed the metadata-only cache of credential resourceVersions (issue 17): clients are
+    // list/watch feed the metadata-only cache of credential resourceVersions: clients are
     // rebuilt when a credential changes, and no Secret is read on an ordinary cycle. Never a write.
     assert.equal(await can(['watch', 'secrets', '-n', 'tenant-a']), 'yes');
     for (const verb of ['create', 'update', 'patch', 'delete']) assert.equal(await can([verb, 'secrets', '-n', 'tenant-a']), 'no', `no ${verb} on Secrets`);

@@ -119,7 +119,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
       test('F2: an errored VM is deleted in the next round; one already deleting is left alone', async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
         const bad = await server('kks-f2-small-badvm');
-        // A Node of the cluster: an empty Node list would refuse every deletion (issue 11, harm 1).
+        // A Node of the cluster: an empty Node list would refuse every deletion (harm 1, docs/test-catalogue.md).
         await setNodes(mgmt.api, [{ name: 'f2-anchor', ip: '10.0.0.250' }]);
         // Real Nova: the admin reset-state action puts a server in vm_state error. The emulator has no
         // such action, nor can real Nova be held in task_state deleting: that half is emulator only.

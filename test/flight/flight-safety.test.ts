@@ -1,4 +1,4 @@
-// Issue 11's flight harms on both OpenStack targets (the emulator always, real Keystone/Neutron/Nova
+// flight's harms (docs/test-catalogue.md) on both OpenStack targets (the emulator always, real Keystone/Neutron/Nova
 // with KUBEWARD_OPENSTACK_REAL=1): an empty Node list (harm 1), identity by name, duplicate names and
 // colliding prefixes (harm 2), rules from an over-broad CIDR (harm 5), per-round budgets; and, on the
 // emulator only, a Nova cell that is down. Every check counts the destructive calls actually sent.

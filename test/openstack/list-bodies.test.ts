@@ -1,4 +1,4 @@
-// Issue 11 harm 6 at the client layer: a 200 whose body is not the list asked for (an HTML maintenance
+// Harm 6 (docs/test-catalogue.md) at the client layer: a 200 whose body is not the list asked for (an HTML maintenance
 // page, `{}`, a renamed key) and a paging marker that repeats are OpenStackBodyErrors for every
 // service's lists, never an empty or "complete" list. Emulator with injected bodies; on the real
 // Neutron/Nova (when KUBEWARD_OPENSTACK_REAL=1) the same checked layer still reads real lists.

@@ -78,7 +78,7 @@ describe('routegc and flight against a real kube-apiserver and the OpenStack emu
     return { s1, s2 };
   }
 
-  // --confirm-after 10s is the least accepted (issue 11, harm 4).
+  // --confirm-after 10s is the least accepted (harm 4, docs/test-catalogue.md).
   const gcArgs = (c: Cloud) => ['routegc', '--router', c.routerId, '--cluster-cidr', '100.100.0.0/16', '--once', '--confirm-after', '10s'];
 
   test('R1 and R5 with real Nodes: --once removes the orphan and the losing duplicate, keeps the rest, exits 0', async (t) => {

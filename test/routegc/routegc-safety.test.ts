@@ -1,4 +1,4 @@
-// Issue 11's routegc harms, each run where it can be: on both OpenStack targets (the emulator always,
+// routegc's harms (docs/test-catalogue.md), each run where it can be: on both OpenStack targets (the emulator always,
 // real Keystone/Neutron/Nova with KUBEWARD_OPENSTACK_REAL=1) when no fault is injected, on the
 // emulator for a down Nova cell and a Neutron without revision-if-match.
 // Harm 3: a partial Nova list; harm 4: an empty Node list without instance prefixes; harm 5: an

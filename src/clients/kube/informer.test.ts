@@ -134,7 +134,7 @@ test('a transform decides what the cache keeps, from the list and from watch eve
 
 test('the list as received is garbage once the cache holds its transformed objects, while the watch runs', async (t) => {
   // Held in the list-and-watch loop's frame, the list (every object before the transform, with
-  // managedFields) stayed alive for as long as the watch that followed it (issue 17).
+  // managedFields) stayed alive for as long as the watch that followed it.
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
   const refs: WeakRef<object>[] = [];

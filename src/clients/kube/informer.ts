@@ -132,8 +132,8 @@ export class Informer<T extends KubeObject> {
   /**
    * Lists into the cache; returns the resourceVersion to watch from. A method of its own so that the
    * list as received (every object before the transform, managedFields included) is garbage once it
-   * returns: held in #loop's frame it stayed alive for as long as the watch that followed (issue 17,
-   * about 3 KiB per ManagedCluster by heap snapshot).
+   * returns: held in #loop's frame it would stay alive for as long as the watch that follows (about
+   * 3 KiB per ManagedCluster by heap snapshot).
    */
   async #list(): Promise<string> {
     const list = await this.#opts.source.list();

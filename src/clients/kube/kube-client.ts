@@ -187,7 +187,7 @@ async function applyWithoutAgent(kc: KubeConfig, options: RequestOptions): Promi
 /**
  * The whole body as text. Read with 'data' and 'end' rather than `for await`: the async iterator
  * made several promises and closures per chunk and per call, a few percent of the operator's
- * garbage in its first cycles (docs/operator-scale.md).
+ * garbage in its first cycles (docs/design/operator-start.md).
  */
 function readBody(res: IncomingMessage, method: string, path: string): Promise<string> {
   return new Promise((resolve, reject) => {

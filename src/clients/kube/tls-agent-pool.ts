@@ -2,7 +2,7 @@
 // certificate and key, verification, server name), shared by every client that has it. Without it
 // each per-cluster client had client-node's own agent, without keep-alive: a full TLS handshake and
 // a new SecureContext (the CA parsed again) on every call. Measured in the operator bench: the
-// handshakes and contexts were the largest part of a cluster's first cycle (docs/operator-scale.md).
+// handshakes and contexts were the largest part of a cluster's first cycle (docs/design/operator-start.md).
 import { createHash } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { Agent as HttpsAgent } from 'node:https';
@@ -29,7 +29,7 @@ export interface PooledTls {
  * cluster; a few more for clusters that share an origin and identity. A free socket closes after
  * IDLE_MS: a cycle's calls come back to back and reuse it, while the cluster's next cycle is tens of
  * seconds away. An idle TLS socket holds about 80 KiB of native memory (OpenSSL's buffers, measured in
- * docs/operator-scale.md), so keeping one per cluster between cycles (15 s before) made most of a
+ * docs/design/operator-memory.md), so keeping one per cluster between cycles would make most of a
  * cluster's memory; a new handshake per cycle costs about 0.8 ms of CPU instead.
  */
 const MAX_SOCKETS = 4;
@@ -37,12 +37,12 @@ const MAX_FREE_SOCKETS = 1;
 const IDLE_MS = 2000;
 /**
  * An identity unused this long, with no socket left, is dropped and its SecureContext's OpenSSL
- * memory (about 29 KiB: the CA's store, the client certificate and key; docs/operator-scale.md) is
+ * memory (about 29 KiB: the CA's store, the client certificate and key; docs/design/operator-memory.md) is
  * freed at once (closeContext). Building it again takes about 0.13 ms against a cycle's handshake of
  * 0.8 ms; a cycle's calls come back to back, within it, and the cluster's next cycle (tens of seconds
- * later) builds a new one. Session 4 kept it 10 s and left the freeing to V8's next full collection:
- * at the start, when every cluster has its first cycle within seconds, that kept nearly every
- * cluster's context alive at once, and glibc's arena kept the pages of that peak as free holes.
+ * later) builds a new one. Kept 10 s and freed by V8's next full collection instead, at the start,
+ * when every cluster has its first cycle within seconds, nearly every cluster's context would be
+ * alive at once, and glibc's arena would keep the pages of that peak as free holes.
  */
 const DROP_AFTER_MS = 4000;
 /** Identities kept; the oldest is dropped past this (its sockets close when idle, then it is garbage). */
@@ -72,7 +72,7 @@ const sessions = new Map<string, Buffer>();
  * Kept as a copy of its own. The session node hands over is a slice of a Buffer pool slab (64 KiB in
  * Node 24; Buffer.poolSize), and a kept slice keeps its whole slab alive: in the operator at N=600,
  * 155 slabs (10 MiB, 14 KiB per cluster) were held by about six small slices each, mostly sessions
- * and the CA of requests in flight (heap snapshot, docs/operator-scale.md).
+ * and the CA of requests in flight (heap snapshot, docs/design/operator-memory.md).
  */
 function keepSession(at: string, session: Buffer): void {
   const own = Buffer.allocUnsafeSlow(session.length);

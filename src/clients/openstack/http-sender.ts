@@ -58,7 +58,7 @@ type Attempt = { ok: true; result: Omit<SendResult, 'attempts'> } | { ok: false;
 /**
  * One attempt's signal: the caller's abort (its reason) or the attempt's timeout, whichever comes
  * first (base/timeout-signal.ts, instead of AbortSignal.timeout joined by AbortSignal.any: the
- * operator's start makes thousands of attempts; docs/operator-scale.md, session 6).
+ * operator's start makes thousands of attempts; docs/design/operator-start.md).
  */
 function attemptSignal(ms: number, parent: AbortSignal | undefined): TimeoutSignal {
   return timeoutSignal(

@@ -1,7 +1,7 @@
 // The OpenStack client's transport on node:http and node:https with keep-alive agents, instead of
-// undici's fetch (issue 17, "Fast start"): the operator makes thousands of small calls at its start,
+// undici's fetch: the operator makes thousands of small calls at its start,
 // and fetch's Request, Response, Headers and stream objects cost about 25 KiB of garbage and a
-// measurable share of the start's CPU per call (docs/operator-scale.md). Same contract as the fetch
+// measurable share of the start's CPU per call (docs/design/operator-start.md). Same contract as the fetch
 // it replaces (http-sender.ts): resolves with any status, rejects on a network failure or when the
 // signal aborts (the sender tells its timeout from the caller's abort), and reads the whole body.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
@@ -15,7 +15,7 @@ const MAX_REDIRECTS = 20;
  * Idle connections kept per origin. With 4 (undici's figure) the operator's start, a burst of a
  * hundred or more calls in flight to one endpoint, closed every connection past the fourth after its
  * answer and opened a new one for the next call: 1,724 connections for 4,000 calls at N=1,000
- * (docs/operator-scale.md, session 6), each a full TLS handshake against a real cloud. This is not
+ * (docs/design/operator-start.md), each a full TLS handshake against a real cloud. This is not
  * a cap on connections (there is none, for isolation): idle ones still close after keepAliveMs, so
  * after a burst nothing is kept, and the calls in flight, bounded by the workers (at most 256 per
  * controller), bound how many can be idle at once.

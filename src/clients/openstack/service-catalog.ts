@@ -54,7 +54,7 @@ export function catalogOffers(catalog: CatalogEntry[]): string {
 /**
  * The catalog a client keeps for a token's lifetime: only the endpoints it can ever pick (its
  * interface, its region when it has one), with every string interned (the same URLs recur in every
- * project's catalog of a region; the operator keeps one catalog per cluster, issue 17). Entries keep
+ * project's catalog of a region; the operator keeps one catalog per cluster). Entries keep
  * their type even with no endpoint left, for callers that ask whether a service exists.
  */
 export function keptCatalog(catalog: CatalogEntry[], q: Omit<EndpointQuery, 'service'>): CatalogEntry[] {

@@ -95,7 +95,7 @@ export function secretClusterSource<T>(opts: {
  * project's parser elsewhere) uses by default; duplicate keys are refused by both. Parsed once per
  * cluster at every start or leader change: `yaml` took about 110 µs and left about 160 KiB of
  * garbage per document (13 % of everything the operator allocated in the first 20 s at N=1,000;
- * docs/operator-scale.md), js-yaml about 14 µs. js-yaml is already in the build (client-node's
+ * docs/design/operator-start.md), js-yaml about 14 µs. js-yaml is already in the build (client-node's
  * kubeconfig parser).
  */
 export function parseClouds(text: string, source: string): Record<string, unknown> {

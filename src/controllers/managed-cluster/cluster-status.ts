@@ -1,5 +1,5 @@
 // Writes the controllers' conditions into a ManagedCluster's status (operator mode). One writer for
-// every controller of the process (issue 17): wishes of routegc and flight for the same cluster are
+// every controller of the process: wishes of routegc and flight for the same cluster are
 // merged and sent as one write, one write per cluster at a time, on the newest object this process
 // knows (its own last write, else the informer's copy, else the caller's), so the controllers no
 // longer race each other into 409s. A conflict (deorbit or a person wrote) re-reads and retries.
@@ -26,7 +26,7 @@ export interface ClusterConditionWriterOptions {
   /** Counts the 409s met (bench and metrics). */
   onConflict?: () => void;
   /**
-   * First conditions (operator, issue 17): how many controllers write to each cluster (routegc and
+   * First conditions (operator): how many controllers write to each cluster (routegc and
    * flight: 2), and how long the first one's first conditions wait for the others' (ms). A write whose
    * condition types the cluster's status does not hold yet waits up to gatherMs for the other
    * controllers' wishes, so a new cluster, or every cluster at the operator's first start, gets one

@@ -1,5 +1,5 @@
 // One read per cluster and round of what routegc and flight both look at (the router, the servers,
-// the Nodes), shared by the two controllers' cycles of that round (issue 17, "Fast start"). Both
+// the Nodes), shared by the two controllers' cycles of that round (docs/design/operator-start.md). Both
 // controllers read the same three things from the same cluster, usually within a second of each
 // other (their first cycles are queued at the same moment, operator.ts): the second one to ask takes
 // the first one's read instead of making its own.

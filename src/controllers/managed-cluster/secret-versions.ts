@@ -1,5 +1,5 @@
 // The resourceVersion of every Secret the operator may read credentials from, kept by an informer
-// that stores metadata only (issue 17): a cluster's clients are rebuilt when a credential Secret's
+// that stores metadata only: a cluster's clients are rebuilt when a credential Secret's
 // resourceVersion changes, and the Secret itself is read only then, never on every cycle. The Secret
 // data never stays in this cache.
 import type { Clock } from '../../base/clock.ts';

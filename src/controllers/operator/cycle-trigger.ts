@@ -12,7 +12,7 @@ export function isCycleTrigger(obj: ManagedCluster, old?: ManagedCluster): boole
 }
 
 /**
- * deorbit's trigger (issue 17): not every status write, only what its decision reads from the
+ * deorbit's trigger: not every status write, only what its decision reads from the
  * object: a new or deleted object, a spec change, a deletion starting, the finalizers or the phase.
  * Its own progress is written into status and looked at again by its requeue, not by this event.
  */

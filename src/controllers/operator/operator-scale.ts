@@ -1,5 +1,5 @@
-// How the operator sizes its work to the number of clusters (pure; issue 17). Numbers measured with
-// `npm run bench:operator` on 2 shared cores are in docs/operator-scale.md.
+// How the operator sizes its work to the number of clusters (pure). Numbers measured with
+// `npm run bench:operator` are in docs/benchmark.md and docs/design/operator-start.md.
 
 /** Clusters per worker: a cycle mostly waits on the network, so one worker serves several clusters. */
 export const CLUSTERS_PER_WORKER = 10;

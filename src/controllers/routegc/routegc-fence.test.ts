@@ -1,4 +1,4 @@
-// routegc stops acting the moment the leader's fence falls (issue 11 point "one leader acts"): no
+// routegc stops acting the moment the leader's fence falls (harm 8, docs/test-catalogue.md: one leader acts): no
 // route removal is sent once it is down, mid-cycle or mid-termination, and a cycle stopped by the
 // fence is not counted as a failed cycle. Hand-written fakes record every call; the fence is manual.
 import { test } from 'node:test';

@@ -1,7 +1,7 @@
 // A controller: workers take keys from the work queue and reconcile them, one run per key at a
 // time. A reconcile returns when to look again (or nothing); a thrown error retries the key with
 // per-key backoff. A periodic resync re-adds every key, so nothing waits on an event forever.
-// Isolation (issue 17): the number of workers follows the number of keys (workersFor), and a
+// Isolation: the number of workers follows the number of keys (workersFor), and a
 // reconcile that is still running after slotTimeoutMs gives its worker back: its key stays busy (no
 // second run of it starts) until it returns, but a few hung clusters can never hold every worker.
 import type { Clock } from '../../base/clock.ts';
@@ -144,7 +144,7 @@ export class Controller {
   /**
    * Resolves when run settles or slotMs has passed, whichever is first. A plain timer of the clock,
    * cancelled when the run returns in time (nearly always): no AbortController and no AbortError
-   * per reconcile (issue 17, the operator's start).
+   * per reconcile (docs/design/operator-start.md).
    */
   #slot(run: Promise<void>, slotMs: number): Promise<void> {
     return new Promise<void>((resolve) => {

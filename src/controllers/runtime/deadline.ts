@@ -2,7 +2,7 @@
 // they advance time), joined with a parent signal. Always call the returned `clear` when the work is
 // done: it cancels the timer and lets go of the parent, so a finished reconcile leaves nothing pending.
 //
-// Built for the operator's start (issue 17, docs/operator-scale.md "session 6"): two deadlines per
+// Built for the operator's start (docs/design/operator-start.md): two deadlines per
 // cluster and round, nearly all cleared rather than fired. The timer is the clock's plain timer
 // (no AbortController, no promise, no AbortError with a stack when it is cleared), and the parent is
 // followed as base/timeout-signal.ts follows it.

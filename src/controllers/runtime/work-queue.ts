@@ -47,7 +47,7 @@ export class WorkQueue {
     if (pending && pending.at <= at) return;
     pending?.cancel();
     // The clock's plain timer: every key of the operator waits here between its rounds (no
-    // AbortController and promise chain per wait, issue 17).
+    // AbortController and promise chain per wait: docs/design/operator-start.md).
     const entry = { at, cancel: (): void => undefined };
     entry.cancel = after(this.#clock, delayMs, () => {
       if (this.#delayed.get(key) === entry) this.#delayed.delete(key);
