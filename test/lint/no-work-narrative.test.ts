@@ -32,7 +32,7 @@ export const RULES: readonly { name: string; re: RegExp }[] = [
  */
 export const UPSTREAM: readonly RegExp[] = [
   /\b[\w.-]+\/[\w.-]+ ?#\d+\b/g,
-  /\b(?:kubernetes|kubespray|k0s|okd|openshift|libuv|node|nodejs|etcd|containerd|haproxy|nginx|undici|wrk|cilium|calico|kube-vip|keepalived)(?: issue| PR)? ?#\d+\b/gi,
+  /\b(?:kubernetes|kubespray|k0s|k3s|rke2|talos|okd|openshift|libuv|node|nodejs|etcd|containerd|haproxy|nginx|undici|wrk|cilium|calico|kube-vip|keepalived)(?: issue| PR)? ?#\d+\b/gi,
   /\bOCPBUGS-\d+\b/g,
 ];
 
