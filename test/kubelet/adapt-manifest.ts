@@ -9,6 +9,7 @@ interface Container {
   name: string;
   image: string;
   args?: string[];
+  securityContext?: { capabilities?: { drop?: string[]; add?: string[] } };
 }
 interface PodSpec {
   containers: Container[];
@@ -29,6 +30,8 @@ export interface Adaptation {
   annotations?: Record<string, string>;
   /** Container name -> its new args (a config the test node can serve). */
   args?: Record<string, (args: string[]) => string[]>;
+  /** A deliberate change for a negative case (a capability taken away). */
+  edit?: (pod: PodObject) => void;
 }
 
 /** A DaemonSet's pod template as the static pod a kubelet without a scheduler can run. */
@@ -51,5 +54,6 @@ export function adaptManifest(text: string, a: Adaptation): { yaml: string; pod:
     if (v.hostPath && v.hostPath.path in a.hostPaths) v.hostPath.path = a.hostPaths[v.hostPath.path]!;
   }
   if (a.annotations) pod.metadata.annotations = { ...pod.metadata.annotations, ...a.annotations };
+  a.edit?.(pod);
   return { yaml: stringify(pod), pod };
 }

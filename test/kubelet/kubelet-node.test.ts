@@ -604,6 +604,29 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       await gone('routes');
       await cleanUp();
       await kubectl(['-n', 'kube-system', 'delete', 'daemonset', 'kubeward-node-agents']);
+
+      // The one capability is needed: the routes pod without NET_ADMIN runs, and the kernel refuses its rules.
+      const weak = adaptManifest(await readFile(join(ROOT, 'deploy/routes/static-pod.yaml'), 'utf8'), {
+        image: imageRef,
+        hostPaths,
+        edit: (pod) => {
+          const caps = pod.spec.containers[0]!.securityContext!.capabilities!;
+          assert.deepEqual(caps.add, ['NET_ADMIN']);
+          delete caps.add;
+        },
+      });
+      await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), weak.yaml);
+      const refused = async () =>
+        /Operation not permitted/.test(
+          await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9451/status']).then(
+            (r) => r.stdout,
+            () => '',
+          ),
+        );
+      await waitFor(refused, { timeoutMs: 120_000, intervalMs: 300, what: "the routes pod without NET_ADMIN reports the kernel's refusal in /status" });
+      assert.equal((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), false, 'no rules without NET_ADMIN');
+      await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
+      await gone('routes');
     },
   );
 
