@@ -376,7 +376,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     { timeout: 6 * 60_000 },
     async () => {
       const addrs = env.ADDRS.split(' ');
-      // From the plan-rendered pod (no SO_REUSEPORT) back to deploy/proxy, now with discovery.
+      // From the plan-rendered pod back to deploy/proxy, now with discovery, as a fresh start.
       await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
       await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), {
         timeoutMs: 120_000,
