@@ -11,11 +11,19 @@ const manifests = shippedManifests();
 for (const m of manifests) await writeFile(join(root, m.path), renderShipped(m));
 const byPath = new Map(manifests.map((m) => [m.path, m]));
 const docs = (await readdir(join(root, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => join('docs', f));
+// Units are their own source: their copies are the files.
+const units = new Map<string, string>();
+for (const d of await readdir(join(root, 'deploy'), { withFileTypes: true })) {
+  if (!d.isDirectory()) continue;
+  for (const f of await readdir(join(root, 'deploy', d.name))) {
+    if (f.endsWith('.service')) units.set(`deploy/${d.name}/${f}`, await readFile(join(root, 'deploy', d.name, f), 'utf8'));
+  }
+}
 for (const doc of [...docs, 'README.md']) {
   const text = await readFile(join(root, doc), 'utf8');
   const filled = fillSnippets(text, (p) => {
     const m = byPath.get(p);
-    return m && renderSnippet(m);
+    return m ? renderSnippet(m) : units.get(p);
   });
   if (filled !== text) await writeFile(join(root, doc), filled);
 }

@@ -49,17 +49,19 @@ test("the docs' copies of shipped manifests are the rendered manifests", async (
   for (const doc of [...(await filesUnder('docs', /\.md$/)), 'README.md']) {
     for (const s of findSnippets(await readFile(join(ROOT, doc), 'utf8'))) {
       const m = byPath.get(s.path);
-      assert.ok(m, `${doc}: <!-- manifest: ${s.path} --> names no shipped manifest`);
-      assert.equal(s.body, renderSnippet(m), `${doc}: the copy of ${s.path} differs; ${FIX}`);
+      const expected = m ? renderSnippet(m) : s.path.endsWith('.service') ? await readFile(join(ROOT, s.path), 'utf8').catch(() => undefined) : undefined;
+      assert.ok(expected !== undefined, `${doc}: <!-- manifest: ${s.path} --> names no shipped manifest or unit`);
+      assert.equal(s.body, expected, `${doc}: the copy of ${s.path} differs; ${FIX}`);
       seen.push(`${doc}:${s.path}`);
     }
   }
   assert.ok(seen.includes('docs/proxy.md:deploy/proxy/static-pod.yaml'), 'docs/proxy.md shows the proxy pod');
   assert.ok(seen.includes('docs/routes.md:deploy/routes/static-pod.yaml'), 'docs/routes.md shows the routes pod');
+  assert.ok(seen.includes('docs/routes.md:deploy/routes/kubeward-routes.service'), 'docs/routes.md shows the routes unit');
   // No other pod manifest in the docs: a hand-written one would drift.
   for (const doc of await filesUnder('docs', /\.md$/)) {
     const text = await readFile(join(ROOT, doc), 'utf8');
-    const unmarked = [...text.matchAll(/^(<!-- manifest: \S+ -->\n)?```ya?ml\n(?:(?!```)[\s\S])*?^kind: (Pod|DaemonSet)$/gm)].filter((m) => m[1] === undefined);
+    const unmarked = [...text.matchAll(/^(<!-- manifest: \S+ -->\n)?```(?:ya?ml|ini)\n(?:(?!```)[\s\S])*?^(kind: Pod|kind: DaemonSet|\[Service\])$/gm)].filter((m) => m[1] === undefined);
     assert.deepEqual(unmarked.map((m) => m[2]), [], `${doc}: a ${unmarked[0]?.[2]} written by hand; mark it with <!-- manifest: deploy/... -->`);
   }
 });
