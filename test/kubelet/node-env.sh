@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # A node for the kubelet tier: one network namespace holding three real kube-apiservers (one etcd,
-# lease endpoint reconciler), containerd and a real kubelet v1.20 whose kubeconfig points at
-# https://127.0.0.1:6443, which only kubeward proxy (a static pod) serves. Uses
-# ../shared/kubelet/ (build.sh must have run; runtime.sh installs the container tools).
+# lease endpoint reconciler), containerd, a container registry on the node's loopback
+# (127.0.0.1:5000, Debian's docker-registry, which .ci/run installs) and a real kubelet v1.20 whose
+# kubeconfig points at https://127.0.0.1:6443, which only kubeward proxy (a static pod) serves.
+# Uses ../shared/kubelet/ (build.sh must have run; runtime.sh installs the container tools).
 #   node-env.sh start   prints KEY=value lines (also in $STATE/env) for the tests
 #   node-env.sh stop    stops the kubelet, its pods, containerd, the apiservers; deletes the netns
-# Env: KW_NODE_STATE (default /tmp/kw-node), KW_NODE_NETNS (default kwk-<pid>), KUBEWARD_SHARED_DIR,
-#      KW_NODE_IMAGE (a docker-archive from npm run image; imported into containerd's k8s.io namespace)
+# Env: KW_NODE_STATE (default /tmp/kw-node), KW_NODE_NETNS (default kwk-<pid>), KUBEWARD_SHARED_DIR.
+# The image gets to containerd as to any node: pushed to the registry (npm run image -- --push
+# 127.0.0.1:5000, inside the namespace), pulled by the kubelet when a pod names it.
 set -euo pipefail
 STATE="${KW_NODE_STATE:-/tmp/kw-node}"
 SHARED="${KUBEWARD_SHARED_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}"
@@ -21,6 +23,11 @@ stop() {
   KUBELET_STATE="$STATE/kubelet" bash "$KL/kubelet.sh" stop >/dev/null 2>&1 || true
   KUBELET_RT_STATE="$STATE/runtime" bash "$KL/runtime.sh" stop >/dev/null 2>&1 || true
   NETNS="$NETNS" STATE="$STATE/multi" PKI_FROM="$STATE/pki" bash "$KL/multi-apiserver.sh" stop >/dev/null 2>&1 || true
+  if [ -f "$STATE/registry/pid" ]; then
+    p=$(cat "$STATE/registry/pid"); kill "$p" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$p" 2>/dev/null || true; rm -rf "$STATE/registry"
+  fi
   rm -f "$STATE/env"
   rm -rf "$STATE/multi/etcd"   # the logs stay for a look after a failure
 }
@@ -55,10 +62,27 @@ if ctr version >/dev/null 2>&1; then echo "node-env: a containerd is already run
 NETNS="$NETNS" KUBELET_RT_STATE="$STATE/runtime" bash "$KL/runtime.sh" start > "$STATE/logs/runtime.out" 2>&1 \
   || { tail -20 "$STATE/logs/runtime.out" >&2; exit 1; }
 echo "node-env: containerd up after $(since)" >&2
-if [ -n "${KW_NODE_IMAGE:-}" ]; then
-  ctr -n k8s.io images import "$KW_NODE_IMAGE" >/dev/null
-  echo "node-env: image imported after $(since)" >&2
-fi
+# The registry: plain HTTP on the namespace's loopback (containerd speaks HTTP to a loopback
+# registry), its storage under $STATE, run as nobody; stopped by its PID.
+command -v docker-registry >/dev/null || { echo "node-env: no docker-registry; install Debian's docker-registry (bash .ci/run does)" >&2; exit 1; }
+REG="$STATE/registry"
+mkdir -p "$REG/data"
+cat > "$REG/config.yml" <<YML
+version: 0.1
+log: { level: warn, fields: { service: registry } }
+storage: { filesystem: { rootdirectory: $REG/data }, delete: { enabled: true } }
+http: { addr: "127.0.0.1:5000" }
+YML
+chown -R 65534:65534 "$REG/data"
+ip netns exec "$NETNS" setpriv --reuid=65534 --regid=65534 --clear-groups docker-registry serve "$REG/config.yml" > "$STATE/logs/registry.log" 2>&1 &
+echo $! > "$REG/pid"
+for _ in $(seq 100); do
+  ip netns exec "$NETNS" curl -fsS --max-time 1 http://127.0.0.1:5000/v2/ >/dev/null 2>&1 && break
+  kill -0 "$(cat "$REG/pid")" 2>/dev/null || { tail -5 "$STATE/logs/registry.log" >&2; exit 1; }
+  sleep 0.1
+done
+ip netns exec "$NETNS" curl -fsS --max-time 1 http://127.0.0.1:5000/v2/ >/dev/null || { echo "node-env: the registry did not answer on 127.0.0.1:5000" >&2; exit 1; }
+echo "node-env: registry up after $(since)" >&2
 mkdir -p "$STATE/kubelet/manifests"
 cat >> "$STATE/env" <<ENV
 STATE=$STATE
@@ -69,5 +93,6 @@ TOKEN=$P/admin.token
 KUBECONFIG=$STATE/multi/kubeconfig
 MANIFESTS=$STATE/kubelet/manifests
 KUBELET_STATE=$STATE/kubelet
+REGISTRY=127.0.0.1:5000
 ENV
 cat "$STATE/env"
