@@ -7,8 +7,11 @@ import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
 import type { RequestLogEntry } from '../../testkit/openstack/openstack-emulator.ts';
 import { openCliCloud, type CliCloud } from '../routegc/cli-cloud-fixture.ts';
 import { setNodes } from '../routegc/kube-cluster-fixture.ts';
+import { kubernikusClaim } from '../../src/controllers/managed-cluster/provisioner-claims.ts';
 
 const missing = kubeApiserverMissing();
+/** What Kubernikus writes on cluster k1's servers: flight's proof for those without a Node. */
+const K1 = kubernikusClaim('k1').metadata;
 
 /** Reboots, deletions, tags, metadata, group assignments and rules: what flight must never send on doubt. */
 const destructive = (r: RequestLogEntry) =>
@@ -46,6 +49,8 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
       [['--cluster-cidr', '::/0', '--allow-wide-cluster-cidr'], /whole address space/],
       [['--pool', 'small-x'], /collide/],
       [['--cluster-uid', 'a,b'], /metadata\.uid/],
+      [['--owner-metadata', 'noequals'], /key=value/],
+      [['--owner-metadata', 'kubeward:owner=x'], /kubeward's own key/],
     ] as const) {
       const r = await c.run('flight', [...base, ...extra]);
       assert.equal(r.code, 2, r.stderr);
@@ -56,8 +61,8 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
 
   test('harm 1: with an empty Node list the round is refused (exit 1, the reason printed) and nothing destructive is sent, dry run or not', async () => {
     await setNodes(c.api, []);
-    const a = await c.server('kks-k1-small-aaaaa');
-    await c.server('kks-k1-small-bbbbb');
+    const a = await c.server('kks-k1-small-aaaaa', K1);
+    await c.server('kks-k1-small-bbbbb', K1);
     c.emu.store.servers.get(a.id)!.vm_state = 'error';
     c.emu.requests = [];
     for (const dry of [['--dry-run'], []]) {
@@ -70,7 +75,7 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
   });
 
   test('--dry-run lists what it would do and sends none of it; the real run does exactly that, and never to a server proven by nothing', async () => {
-    const anchor = await c.server('kks-k1-small-ccccc');
+    const anchor = await c.server('kks-k1-small-ccccc', K1);
     const foreign = await c.server('worker-x');
     // Nodes for every proven server but one, and a Node named like the foreign server (no providerID).
     const ids = [...c.emu.store.servers.values()].filter((s) => /^kks-k1-small-(aaaaa|ccccc)$/.test(s.name));
