@@ -128,15 +128,14 @@ describe('flight proves before it destroys, with real kube-apiservers and the Op
     return {
       round: (key: string) => fl(key, signal),
       /** "call id" of every reboot, deletion, tag and metadata write the cluster of this namespace sent. */
-      destructive: (ns: string) =>
-        (rec.get(ns)?.log ?? []).filter((l) => DESTRUCTIVE.includes(l.call)).map((l) => `${l.call} ${String(l.args[0])}`),
+      destructive: (ns: string) => (rec.get(ns)?.log ?? []).filter((l) => DESTRUCTIVE.includes(l.call)).map((l) => `${l.call} ${String(l.args[0])}`),
     };
   }
   const events = async (ns: string, name: string, reason: string) =>
     (await mgmt.api.events.list(ns)).items.filter((e) => e.involvedObject.kind === 'ManagedCluster' && e.involvedObject.name === name && e.reason === reason);
   const condition = async (ns: string, name: string) => (await clusters().get(ns, name)).status?.conditions?.find((x) => x.type === FLIGHT_CONDITION);
 
-  test('two ManagedClusters named k1 share a project: neither touches the other, a -debug server is nobody\'s, both say OwnerConflict', async (t) => {
+  test("two ManagedClusters named k1 share a project: neither touches the other, a -debug server is nobody's, both say OwnerConflict", async (t) => {
     const clock = new ManualClock(T0);
     const c = await openCloud(t, { clock, timings: { serverBuildMs: 0, serverRebootMs: 0, serverDeleteMs: 0 } });
     const k1 = kubernikusClaim('k1').metadata;
@@ -165,7 +164,7 @@ describe('flight proves before it destroys, with real kube-apiservers and the Op
     const targets = (ns: string) => op.destructive(ns).map((x) => x.split(' ')[1]!);
     for (const id of targets('proof-a')) assert.ok(ids(a).has(id), `proof-a/k1 touched ${id}: ${op.destructive('proof-a').join('; ')}`);
     for (const id of targets('proof-b')) assert.ok(ids(b).has(id), `proof-b/k1 touched ${id}: ${op.destructive('proof-b').join('; ')}`);
-    assert.ok(!targets('proof-a').includes(debug.id) && !targets('proof-b').includes(debug.id), 'a person\'s -debug server is nobody\'s');
+    assert.ok(!targets('proof-a').includes(debug.id) && !targets('proof-b').includes(debug.id), "a person's -debug server is nobody's");
     assert.ok(
       ![...op.destructive('proof-a'), ...op.destructive('proof-b')].some((x) => /reboot|deleteServer/.test(x)),
       'every server has a Ready Node in its own cluster: nothing is rebooted or deleted',
@@ -175,7 +174,8 @@ describe('flight proves before it destroys, with real kube-apiservers and the Op
     const mcB = await clusters().get('proof-b', 'k1');
     for (const s of a) assert.deepEqual([(await stamp(s.id))['kubeward:owner'], (await stamp(s.id))['kubeward:owner-ref']], [mcA.metadata.uid, 'proof-a/k1']);
     // The errored one is not running: flight labels running servers only.
-    for (const s of b.slice(0, 2)) assert.deepEqual([(await stamp(s.id))['kubeward:owner'], (await stamp(s.id))['kubeward:owner-ref']], [mcB.metadata.uid, 'proof-b/k1']);
+    for (const s of b.slice(0, 2))
+      assert.deepEqual([(await stamp(s.id))['kubeward:owner'], (await stamp(s.id))['kubeward:owner-ref']], [mcB.metadata.uid, 'proof-b/k1']);
     assert.equal((await stamp(debug.id))['kubeward:owner'], undefined);
     for (const [ns, theirs] of [
       ['proof-a', 'proof-b/k1'],
@@ -219,7 +219,11 @@ describe('flight proves before it destroys, with real kube-apiservers and the Op
     const destroyed = op.destructive('proof-a').filter((x) => /reboot|deleteServer/.test(x));
     assert.deepEqual(destroyed, [`nova.deleteServer ${s.notready!.id}`], 'only the errored server whose Node is NotReady goes, once');
     const reasons = (await events('proof-a', 'k2', 'ErroredInstanceNodeReady')).map((e) => e.message ?? '');
-    for (const n of ['n-byid', 'kks-k2-small-byname', 'n-byip']) assert.ok(reasons.some((m) => m.includes(n)), `${n} protects its server: ${reasons.join(' | ')}`);
+    for (const n of ['n-byid', 'kks-k2-small-byname', 'n-byip'])
+      assert.ok(
+        reasons.some((m) => m.includes(n)),
+        `${n} protects its server: ${reasons.join(' | ')}`,
+      );
     const stale = (await mgmt.api.events.list()).items.filter((e) => e.reason === 'StaleProviderID' && e.involvedObject.name === 'kks-k2-small-stale');
     assert.ok(stale.length > 0 && stale[0]!.message?.includes(gone.id), 'the stale providerID is reported on its Node');
     await clusters().delete('proof-a', 'k2');
