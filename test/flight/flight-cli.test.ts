@@ -108,5 +108,29 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
       touched.some((p) => p.includes(anchor.id)),
       'the proven server got its repairs',
     );
+    const kubeSystem = (await c.api.namespaces.get(undefined, 'kube-system')).metadata.uid;
+    assert.equal(
+      (await c.os.nova.getServer(anchor.id))!.metadata['kubeward:owner'],
+      kubeSystem,
+      "without --cluster-uid the owner id is the cluster's kube-system UID, never the cluster's name",
+    );
+  });
+
+  test('servers stamped by another owner id hold the round (OwnerChanged, exit 1, nothing sent) until --adopt-owner takes them over', async () => {
+    const adopted = await c.server('kks-k1-small-dpt2z');
+    await c.os.nova.mergeMetadata(adopted.id, { 'kubeward:owner': 'old-id', 'kubeward:cluster': 'k1' });
+    const registered = [...c.emu.store.servers.values()].filter((s) => /^kks-k1-small-(aaaaa|ccccc|dpt2z)$/.test(s.name));
+    const ipOf = async (id: string) => Object.values((await c.os.nova.getServer(id))!.addresses).flat()[0]!.addr;
+    await setNodes(c.api, await Promise.all(registered.map(async (s) => ({ name: `n-${s.name}`, ip: await ipOf(s.id), instanceId: s.id }))));
+    c.emu.requests = [];
+    const held = await c.run('flight', base);
+    assert.equal(held.code, 1, held.stderr);
+    assert.match(held.stdout, /refused \(OwnerChanged\): 1 server\(s\) carry owner id old-id/);
+    assert.match(held.stdout, /--adopt-owner old-id/);
+    assert.deepEqual(c.emu.requests.filter(destructive), []);
+    const adopt = await c.run('flight', [...base, '--adopt-owner', 'old-id']);
+    assert.equal(adopt.code, 0, adopt.stderr + adopt.stdout);
+    const kubeSystem = (await c.api.namespaces.get(undefined, 'kube-system')).metadata.uid;
+    assert.equal((await c.os.nova.getServer(adopted.id))!.metadata['kubeward:owner'], kubeSystem, 're-stamped under the new owner id');
   });
 });
