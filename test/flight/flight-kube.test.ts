@@ -354,7 +354,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
 
       test('RouteConflict on real Nodes: duplicate routes and a stale next hop are conditions with their reasons and Warning events on the Node', async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
-        // a is the cluster's by its pool name, b by its Node: both are live instances of the cluster.
+        // a is the cluster's by Kubernikus's metadata, b by its Node: both are live instances of the cluster.
         const a = await server('kks-rc-small-aaaaa');
         const b = await server('kks-rc-small-bbbbb');
         await setNodes(mgmt.api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);
