@@ -51,6 +51,8 @@ export interface FlightReconcilerOptions {
   deadlineMs?: number;
   /** The informer's copy of a ManagedCluster by key (operator); default: read from the API. */
   cached?: (key: string) => ManagedCluster | undefined;
+  /** Every ManagedCluster in the informer (operator), for the namesakes; default: listed from the API each round. */
+  cachedList?: () => ManagedCluster[];
   /** The process's one ManagedCluster status writer (operator); default: one of this reconciler's own. */
   conditionWriter?: ClusterConditionWriter;
   /** Keep the FlightHealthy condition in the ManagedCluster's status (default true). */
@@ -93,7 +95,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
           clock: o.clock,
           // Two ManagedClusters of one name (other namespaces) may share a project: a claim by name is theirs as much as ours.
           namesakes: async (signal) =>
-            (await o.clusters.list(undefined, {}, { signal })).items
+            (o.cachedList ? o.cachedList() : (await o.clusters.list(undefined, {}, { signal })).items)
               .filter((x) => x.metadata.name === scope.clusterName && x.metadata.uid !== mc.metadata.uid)
               .map((x) => `${x.metadata.namespace ?? 'default'}/${x.metadata.name}`),
         },
