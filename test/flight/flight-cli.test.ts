@@ -51,6 +51,7 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
       [['--cluster-uid', 'a,b'], /metadata\.uid/],
       [['--owner-metadata', 'noequals'], /key=value/],
       [['--owner-metadata', 'kubeward:owner=x'], /kubeward's own key/],
+      [['--adopt-owner', 'a,b'], /earlier owner id/],
     ] as const) {
       const r = await c.run('flight', [...base, ...extra]);
       assert.equal(r.code, 2, r.stderr);

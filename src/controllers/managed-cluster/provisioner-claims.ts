@@ -31,7 +31,8 @@ const KEY = /^[A-Za-z0-9_.:-]{1,255}$/;
  * them; a value equal to the cluster's name is name-keyed.
  */
 export function parseOwnerMetadata(items: readonly string[], clusterName: string): { claim?: ProvisionerClaim; problem?: string } {
-  const metadata: Record<string, string> = {};
+  // A Map, not an object: a key such as "__proto__" must stay a key.
+  const pairs = new Map<string, string>();
   for (const raw of items
     .flatMap((i) => i.split(','))
     .map((i) => i.trim())
@@ -42,9 +43,10 @@ export function parseOwnerMetadata(items: readonly string[], clusterName: string
     if (!KEY.test(key) || value === '' || value.length > 255)
       return { problem: `"${raw}" is not key=value (key of letters, digits, "_.:-", a non-empty value), e.g. openshiftClusterID=k1-x7q2p` };
     if (key.startsWith('kubeward:')) return { problem: `"${key}" is kubeward's own key: give the key the provisioner writes` };
-    metadata[key] = value;
+    pairs.set(key, value);
   }
-  if (Object.keys(metadata).length === 0) return {};
+  if (pairs.size === 0) return {};
+  const metadata = Object.fromEntries(pairs);
   return { claim: { provisioner: 'owner metadata', metadata, byName: Object.values(metadata).every((v) => v === clusterName) } };
 }
 
