@@ -145,7 +145,7 @@ function ownerChanged(obs: FlightObservation): Doubt | undefined {
     code: 'OwnerChanged',
     message:
       `${ids.length} server(s) carry owner id ${owner}, an earlier ManagedCluster of this name (re-created with a new UID)` +
-      `${others ? `, and ${others} more other earlier owner ids` : ''}: nothing is rebooted, deleted or stamped until they are adopted ` +
+      `${others ? `, and ${others} more server(s) carry other earlier owner ids` : ''}: nothing is rebooted, deleted or stamped until they are adopted ` +
       `(annotate the ManagedCluster kubeward.io/adopt-owner=${owner}; kubeward flight --adopt-owner ${owner})`,
   };
 }
