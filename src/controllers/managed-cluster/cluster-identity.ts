@@ -1,7 +1,8 @@
 // Which servers of a project are provably one cluster's (pure). Only a proven server may be rebooted,
 // deleted, labelled or opened up; a server that merely carries a Node's name, or a name of the pool
 // grammar, is protected (its addresses stay valid next hops, its Node keeps it "registered") but
-// never destroyed. A name or prefix proves nothing: anyone can create `kks-k1-small-debug`.
+// never destroyed. A name or prefix proves nothing: anyone can create `kks-k1-small-debug`, and a
+// person's suffix (`-debug`, `-test1`) looks like a generated one.
 //
 // Proofs, each positive and specific to this cluster:
 // - a Node of this cluster whose spec.providerID names the server's UUID (the cloud controller wrote it);
@@ -19,12 +20,8 @@ export const OWNER_METADATA_KEY = 'kubeward:owner';
 export const OWNER_REF_METADATA_KEY = 'kubeward:owner-ref';
 export const ownerTag = (ownerId: string): string => `kubeward:owner=${ownerId}`;
 
-/**
- * The random suffix Kubernikus's name generator appends: five characters of
- * k8s.io/apimachinery/pkg/util/rand's alphabet, which has no vowels and none of 0, 1, 3. Human
- * suffixes (`debug`, `test1`, `admin`) always hold a character outside it.
- */
-const SUFFIX = /^[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+/** Kubernikus's random suffix is five characters (pkg/util/node.go checks the length). */
+const SUFFIX = /^[a-z0-9]{5}$/;
 const POOL = /^[a-z0-9]+$/;
 
 export type OwnershipProof = 'provider-id' | 'provisioner-metadata' | 'owner-metadata' | 'adopted';
@@ -78,7 +75,11 @@ export function poolNameProblem(pool: string): string | undefined {
 
 export const poolPrefix = (cluster: string, pool: string): string => `kks-${cluster}-${pool}-`;
 
-/** The name is the prefix plus exactly a generated suffix, and the prefix ends with the "-" delimiter. */
+/**
+ * Named like a server of the pool: the prefix (ending in the "-" delimiter) and five lower-case
+ * letters or digits, generated (`b2xq9`) or not (`debug`). Such a server is a candidate, whose
+ * addresses stay live next hops; protection may be broad because a name never proves anything.
+ */
 export function matchesPoolPrefix(name: string, prefix: string): boolean {
   return prefix.length > 1 && prefix.endsWith('-') && name.startsWith(prefix) && SUFFIX.test(name.slice(prefix.length));
 }
