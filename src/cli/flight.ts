@@ -3,11 +3,13 @@
 // Settings: src/controllers/flight/flight-config.ts; output lines: flight-report.ts beside it.
 import { homedir } from 'node:os';
 import { systemClock } from '../base/clock.ts';
-import { createKubeApi } from '../clients/kube/kube-api.ts';
+import { createKubeApi, type KubeApi } from '../clients/kube/kube-api.ts';
+import { describeError, KubewardError } from '../base/errors.ts';
 import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
 import { EventRecorder } from '../clients/kube/event-recorder.ts';
 import { openStackClientFor } from '../clients/openstack/create-openstack-client.ts';
 import { poolPrefix } from '../controllers/managed-cluster/cluster-identity.ts';
+import { kubernikusClaim, parseAdoptOwners, parseOwnerMetadata } from '../controllers/managed-cluster/provisioner-claims.ts';
 import { kubeClusterNodes } from '../controllers/managed-cluster/cluster-adapters.ts';
 import { eventEmitter } from '../controllers/managed-cluster/cluster-events.ts';
 import { runPeriodically } from '../controllers/managed-cluster/periodic-loop.ts';
@@ -30,6 +32,10 @@ export function flightCommand() {
       const admin = cfg.adminOsCloud ? await openStackClientFor(cfg.adminOsCloud, where, { log: ctx.log, clock }) : undefined;
       const nodeEvents = new EventRecorder({ events: api.events, component: 'kubeward-flight', clock, log: ctx.log });
       const nodes = kubeClusterNodes(api);
+      // Unique per cluster without being told: the kube-system namespace's UID of the cluster the
+      // kubeconfig reaches (the cluster name alone is shared by every cluster of that name).
+      const ownerId = cfg.clusterUid ?? (await kubeSystemUid(api));
+      const owned = parseOwnerMetadata(cfg.ownerMetadata, cfg.clusterName);
       const runner = new FlightRunner(
         {
           cloud: openStackFlightCloud(os, admin),
@@ -42,7 +48,9 @@ export function flightCommand() {
         },
         {
           clusterName: cfg.clusterName,
-          ownerId: cfg.clusterUid,
+          ownerId,
+          provisionerClaims: [kubernikusClaim(cfg.clusterName), ...(owned.claim ? [owned.claim] : [])],
+          adoptOwners: parseAdoptOwners(cfg.adoptOwner),
           clusterCidr: cfg.clusterCidr,
           securityGroupName: cfg.securityGroup,
           pools: cfg.pool.map((p) => ({ name: p, prefix: poolPrefix(cfg.clusterName, p) })),
@@ -86,4 +94,19 @@ export function flightCommand() {
       };
     },
   });
+}
+
+/** The kube-system namespace's UID: unique per cluster. Unreadable (RBAC, no such namespace): give --cluster-uid. */
+async function kubeSystemUid(api: KubeApi): Promise<string> {
+  let uid: string | undefined;
+  try {
+    uid = (await api.namespaces.get(undefined, 'kube-system')).metadata.uid;
+  } catch (err) {
+    throw new KubewardError(
+      'E_CONFIG',
+      `--cluster-uid: not given, and the kube-system namespace cannot be read to derive one (${describeError(err)}); give the ManagedCluster's metadata.uid`,
+    );
+  }
+  if (!uid) throw new KubewardError('E_CONFIG', "--cluster-uid: not given, and the kube-system namespace has no UID; give the ManagedCluster's metadata.uid");
+  return uid;
 }

@@ -7,8 +7,11 @@ import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
 import type { RequestLogEntry } from '../../testkit/openstack/openstack-emulator.ts';
 import { openCliCloud, type CliCloud } from '../routegc/cli-cloud-fixture.ts';
 import { setNodes } from '../routegc/kube-cluster-fixture.ts';
+import { kubernikusClaim } from '../../src/controllers/managed-cluster/provisioner-claims.ts';
 
 const missing = kubeApiserverMissing();
+/** What Kubernikus writes on cluster k1's servers: flight's proof for those without a Node. */
+const K1 = kubernikusClaim('k1').metadata;
 
 /** Reboots, deletions, tags, metadata, group assignments and rules: what flight must never send on doubt. */
 const destructive = (r: RequestLogEntry) =>
@@ -46,6 +49,9 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
       [['--cluster-cidr', '::/0', '--allow-wide-cluster-cidr'], /whole address space/],
       [['--pool', 'small-x'], /collide/],
       [['--cluster-uid', 'a,b'], /metadata\.uid/],
+      [['--owner-metadata', 'noequals'], /key=value/],
+      [['--owner-metadata', 'kubeward:owner=x'], /kubeward's own key/],
+      [['--adopt-owner', 'a,b'], /earlier owner id/],
     ] as const) {
       const r = await c.run('flight', [...base, ...extra]);
       assert.equal(r.code, 2, r.stderr);
@@ -56,8 +62,8 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
 
   test('harm 1: with an empty Node list the round is refused (exit 1, the reason printed) and nothing destructive is sent, dry run or not', async () => {
     await setNodes(c.api, []);
-    const a = await c.server('kks-k1-small-aaaaa');
-    await c.server('kks-k1-small-bbbbb');
+    const a = await c.server('kks-k1-small-aaaaa', K1);
+    await c.server('kks-k1-small-bbbbb', K1);
     c.emu.store.servers.get(a.id)!.vm_state = 'error';
     c.emu.requests = [];
     for (const dry of [['--dry-run'], []]) {
@@ -70,7 +76,7 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
   });
 
   test('--dry-run lists what it would do and sends none of it; the real run does exactly that, and never to a server proven by nothing', async () => {
-    const anchor = await c.server('kks-k1-small-ccccc');
+    const anchor = await c.server('kks-k1-small-ccccc', K1);
     const foreign = await c.server('worker-x');
     // Nodes for every proven server but one, and a Node named like the foreign server (no providerID).
     const ids = [...c.emu.store.servers.values()].filter((s) => /^kks-k1-small-(aaaaa|ccccc)$/.test(s.name));
@@ -103,5 +109,29 @@ describe('kubeward flight --once as a process', { skip: missing }, () => {
       touched.some((p) => p.includes(anchor.id)),
       'the proven server got its repairs',
     );
+    const kubeSystem = (await c.api.namespaces.get(undefined, 'kube-system')).metadata.uid;
+    assert.equal(
+      (await c.os.nova.getServer(anchor.id))!.metadata['kubeward:owner'],
+      kubeSystem,
+      "without --cluster-uid the owner id is the cluster's kube-system UID, never the cluster's name",
+    );
+  });
+
+  test('servers stamped by another owner id hold the round (OwnerChanged, exit 1, nothing sent) until --adopt-owner takes them over', async () => {
+    const adopted = await c.server('kks-k1-small-dpt2z');
+    await c.os.nova.mergeMetadata(adopted.id, { 'kubeward:owner': 'old-id', 'kubeward:cluster': 'k1' });
+    const registered = [...c.emu.store.servers.values()].filter((s) => /^kks-k1-small-(aaaaa|ccccc|dpt2z)$/.test(s.name));
+    const ipOf = async (id: string) => Object.values((await c.os.nova.getServer(id))!.addresses).flat()[0]!.addr;
+    await setNodes(c.api, await Promise.all(registered.map(async (s) => ({ name: `n-${s.name}`, ip: await ipOf(s.id), instanceId: s.id }))));
+    c.emu.requests = [];
+    const held = await c.run('flight', base);
+    assert.equal(held.code, 1, held.stderr);
+    assert.match(held.stdout, /refused \(OwnerChanged\): 1 server\(s\) carry owner id old-id/);
+    assert.match(held.stdout, /--adopt-owner old-id/);
+    assert.deepEqual(c.emu.requests.filter(destructive), []);
+    const adopt = await c.run('flight', [...base, '--adopt-owner', 'old-id']);
+    assert.equal(adopt.code, 0, adopt.stderr + adopt.stdout);
+    const kubeSystem = (await c.api.namespaces.get(undefined, 'kube-system')).metadata.uid;
+    assert.equal((await c.os.nova.getServer(adopted.id))!.metadata['kubeward:owner'], kubeSystem, 're-stamped under the new owner id');
   });
 });

@@ -8,6 +8,7 @@ import { createSilentLogger } from '../../src/base/logger.ts';
 import { resolveCloudConfig } from '../../src/clients/openstack/cloud-config.ts';
 import { createOpenStackClient } from '../../src/clients/openstack/create-openstack-client.ts';
 import { RouteWriter } from '../../src/controllers/managed-cluster/route-writer.ts';
+import { kubernikusClaim } from '../../src/controllers/managed-cluster/provisioner-claims.ts';
 import { DEFAULT_FLIGHT_TIMING } from '../../src/controllers/flight/decide-flight.ts';
 import { openStackFlightCloud, type FlightCloud } from '../../src/controllers/flight/flight-cloud.ts';
 import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
@@ -15,11 +16,14 @@ import { FlightRunner, type FlightTarget } from '../../src/controllers/flight/fl
 import { openCloud, type Cloud } from '../routegc/routegc-fixture.ts';
 
 const MIN = 60_000;
+/** What Kubernikus writes on the servers it creates for cluster k1: the proof of ownership flight needs. */
+const K1 = kubernikusClaim('k1').metadata;
 const T0 = Date.parse('2026-06-01T12:00:00Z');
 
 function target(c: Cloud, extra: Partial<FlightTarget> = {}): FlightTarget {
   return {
     clusterName: 'k1',
+    ownerId: 'uid-k1',
     clusterCidr: '100.100.0.0/16',
     securityGroupName: 'k1-sg',
     pools: [{ name: 'small', prefix: 'kks-k1-small-' }],
@@ -30,6 +34,7 @@ function target(c: Cloud, extra: Partial<FlightTarget> = {}): FlightTarget {
     repairMissingRoutes: false,
     routeLimit: 30,
     routerId: c.routerId,
+    provisionerClaims: [kubernikusClaim('k1')],
     checkRoles: false,
     dryRun: false,
     ...extra,
@@ -69,9 +74,9 @@ async function setup(t: Parameters<typeof openCloud>[0]) {
  * A registered instance and its Node: a real cluster has some, and an empty Node list is the harm-1
  * case that refuses every destructive repair (test/flight/flight-safety.test.ts).
  */
-async function anchor(c: Cloud): Promise<void> {
-  const a = await c.server('kks-k1-small-anchr');
-  c.nodes.nodes.push({ name: 'n-anchor', addresses: [a.ip], podCidrs: [], instanceId: a.id });
+async function anchor(c: Cloud, name = 'anchr'): Promise<void> {
+  const a = await c.server(`kks-k1-small-${name}`, K1);
+  c.nodes.nodes.push({ name: `n-${name}`, addresses: [a.ip], podCidrs: [], instanceId: a.id });
 }
 
 const actions = (c: Cloud, id: string) => c.emu.requests.filter((r) => r.method === 'POST' && r.path.endsWith(`/servers/${id}/action`)).length;
@@ -79,7 +84,7 @@ const deletes = (c: Cloud, id: string) => c.count('DELETE', `/servers/${id}`);
 
 test('F9 on an injected clock: soft reboot at 10 min, hard reboot at 15 min, deletion at 30 min, each an event and a metric', async (t) => {
   const { c, clock } = await setup(t);
-  const vm = await c.server('kks-k1-small-aaaaa'); // the fixture prefixes names: match on its prefix
+  const vm = await c.server('kks-k1-small-aaaaa', K1); // the fixture prefixes names: match on its prefix
   await c.os.nova.addSecurityGroup(vm.id, 'k1-sg'); // so that the only server actions are reboots
   await anchor(c);
   const f = runner(c, clock, { pools: [{ name: 'small', prefix: `${c.fx.prefix}-kks-k1-small-` }] });
@@ -109,9 +114,11 @@ test('F9 on an injected clock: soft reboot at 10 min, hard reboot at 15 min, del
 
 test('F5: with the cluster API down nothing is rebooted or deleted, even errored or old instances; it resumes when Nodes read again', async (t) => {
   const { c, clock } = await setup(t);
-  const old = await c.server('kks-k1-small-oldvm');
-  const bad = await c.server('kks-k1-small-badvm');
+  const old = await c.server('kks-k1-small-oldvm', K1);
+  const bad = await c.server('kks-k1-small-badvm', K1);
+  // Two registered ones: a reboot and a deletion due in a cluster of three would be "most at once".
   await anchor(c);
+  await anchor(c, 'nchr2');
   await c.os.nova.addSecurityGroup(old.id, 'k1-sg');
   c.emu.requests = [];
   c.emu.store.servers.get(bad.id)!.vm_state = 'error';
@@ -134,8 +141,8 @@ test('F2, F3, F4, F7 in one round, and nothing left to do in the next', async (t
     path: '/security-group-rules',
     body: { security_group_rule: { security_group_id: sgId, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', remote_ip_prefix: '100.100.0.0/16' } },
   });
-  const ok = await c.server('kks-k1-small-okvm1');
-  const err = await c.server('kks-k1-small-errvm');
+  const ok = await c.server('kks-k1-small-okvm1', K1);
+  const err = await c.server('kks-k1-small-errvm', K1);
   c.emu.store.servers.get(err.id)!.vm_state = 'error';
   c.nodes.nodes = [{ name: 'n-ok', addresses: [ok.ip], podCidrs: [], instanceId: ok.id }];
   const f = runner(c, clock, { pools: [{ name: 'small', prefix: `${c.fx.prefix}-kks-k1-small-` }] });
@@ -144,8 +151,8 @@ test('F2, F3, F4, F7 in one round, and nothing left to do in the next', async (t
   assert.deepEqual(first.done.map((a) => a.kind).sort(), ['add-security-group', 'add-tags', 'create-rule', 'create-rule', 'delete-instance', 'merge-metadata']);
   const s = await c.os.nova.getServer(ok.id);
   assert.ok(s!.security_groups!.some((g) => g.name === 'k1-sg'));
-  assert.deepEqual(s!.tags!.sort(), ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small', 'kubeward:owner=name:k1']);
-  assert.equal(s!.metadata['kubeward:owner'], 'name:k1', 'ownership proven by providerID is written down');
+  assert.deepEqual(s!.tags!.sort(), ['kubeward', 'kubeward:cluster=k1', 'kubeward:nodepool=small', 'kubeward:owner=uid-k1']);
+  assert.equal(s!.metadata['kubeward:owner'], 'uid-k1', 'ownership proven by providerID is written down');
   assert.equal(s!.metadata['kubeward:node'], 'n-ok');
   const rules = (await c.os.neutron.getSecurityGroup(sgId))!.security_group_rules
     .filter((r) => r.remote_ip_prefix === '100.100.0.0/16')
@@ -180,7 +187,7 @@ test('F6: the service user gets the missing role through the admin credentials',
 
 test('missing route: a condition and an event; with the repair flag the route is added atomically', async (t) => {
   const { c, clock } = await setup(t);
-  const a = await c.server('kks-k1-small-a');
+  const a = await c.server('kks-k1-small-a', K1);
   c.nodes.nodes = [{ name: 'n-a', addresses: [a.ip], podCidrs: ['100.100.7.0/24'], instanceId: a.id }];
   const detect = await runner(c, clock).round();
   assert.deepEqual(
@@ -197,7 +204,7 @@ test('missing route: a condition and an event; with the repair flag the route is
 
 test('Neutron and Nova failing mid-round: other repairs go on, a later round finishes the rest', async (t) => {
   const { c, clock, sgId } = await setup(t);
-  const vm = await c.server('kks-k1-small-x');
+  const vm = await c.server('kks-k1-small-x', K1);
   c.nodes.nodes = [{ name: 'n-x', addresses: [vm.ip], podCidrs: [], instanceId: vm.id }];
   const ruleFault = c.emu.addFault({ service: 'network', method: 'POST', path: '^/security-group-rules', status: 500 });
   const tagFault = c.emu.addFault({ service: 'compute', method: 'PUT', path: '/tags/', status: 503 });

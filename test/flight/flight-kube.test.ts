@@ -23,6 +23,7 @@ import { kubeClusterNodes, type ClusterNodes } from '../../src/controllers/manag
 import type { ManagedCluster } from '../../src/controllers/managed-cluster/managed-cluster.ts';
 import { FLIGHT_CONDITION } from '../../src/controllers/flight/flight-conditions.ts';
 import { RouteWriter } from '../../src/controllers/managed-cluster/route-writer.ts';
+import { kubernikusClaim } from '../../src/controllers/managed-cluster/provisioner-claims.ts';
 import { startKubeFaultProxy } from '../../testkit/kube/kube-fault-proxy.ts';
 import { kubeApiserverMissing } from '../../testkit/kube/kube-test-server.ts';
 import { useKubeCluster } from '../../testkit/kube/kube-cluster.ts';
@@ -44,7 +45,8 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
     describe(`on ${target.name} OpenStack`, { skip: target.skip }, () => {
       const tenant = useRoutedNetwork(target);
 
-      const server = (name: string) => tenant.fx.addressedServer(name, tenant.net.networkId);
+      /** A server as Kubernikus creates it for the cluster its name says (kks-<cluster>-...): with its owner metadata. */
+      const server = (name: string) => tenant.fx.addressedServer(name, tenant.net.networkId, kubernikusClaim(name.split('-')[1]!).metadata);
       /** Server names carry the fixture's prefix; each scenario has a cluster (and pool prefix) of its own. */
       const poolPrefix = (cluster: string) => `${tenant.fx.prefix}-kks-${cluster}-small-`;
 
@@ -68,9 +70,11 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
           },
           {
             clusterName: cluster,
+            ownerId: `uid-${cluster}`,
             clusterCidr: CIDR,
             securityGroupName: `${tenant.fx.prefix}-${cluster}-sg`,
             pools: [{ name: 'small', prefix: poolPrefix(cluster) }],
+            provisionerClaims: [kubernikusClaim(cluster)],
             ...DEFAULT_FLIGHT_TIMING,
             rebootBeforeDelete: true,
             wantedRoles: [],
@@ -207,7 +211,12 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         t.after(() => proxy.close());
         proxy.mode = 'unavailable-503';
         const down = createKubeApi(loadKubeConfig({ kind: 'text', text: proxy.kubeconfig(parts.token), what: 'fault proxy' }), { timeoutMs: 3000 });
-        await setNodes(mgmt.api, [{ name: 'f5-anchor', ip: '10.0.0.250' }]);
+        // Two registered servers: a reboot and an errored deletion due among three would be "most at once".
+        const anchors = [await server('kks-f5-small-anch1'), await server('kks-f5-small-anch2')];
+        await setNodes(
+          mgmt.api,
+          anchors.map((a, i) => ({ name: `f5-anchor${i}`, ip: a.ip, instanceId: a.id })),
+        );
         const clock = new ManualClock(old.createdMs + 120 * MIN);
         const { f, calls, events } = flight('f5', { clock, nodes: kubeClusterNodes(down), extra: { maxDeletionsPerRound: 5 } });
         for (let i = 0; i < 3; i++) {
@@ -248,8 +257,8 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
         await f.round();
         assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [4, 1]);
         const got = (await tenant.s.admin.nova.getServer(vm.id))!;
-        assert.deepEqual([...got.tags!].sort(), ['kubeward', 'kubeward:cluster=f7', 'kubeward:nodepool=small', 'kubeward:owner=name:f7']);
-        assert.equal(got.metadata['kubeward:owner'], 'name:f7');
+        assert.deepEqual([...got.tags!].sort(), ['kubeward', 'kubeward:cluster=f7', 'kubeward:nodepool=small', 'kubeward:owner=uid-f7']);
+        assert.equal(got.metadata['kubeward:owner'], 'uid-f7');
         assert.equal(got.metadata['kubeward:node'], 'f7-tags');
         await f.round();
         assert.deepEqual([calls('nova.addTag', vm.id), calls('nova.mergeMetadata', vm.id)], [4, 1]);
@@ -345,7 +354,7 @@ describe('flight scenarios F1-F9 against a real kube-apiserver', { skip: missing
 
       test('RouteConflict on real Nodes: duplicate routes and a stale next hop are conditions with their reasons and Warning events on the Node', async (t) => {
         if (!tenant.s.hasNova) return t.skip(NO_NOVA);
-        // a is the cluster's by its pool name, b by its Node: both are live instances of the cluster.
+        // a is the cluster's by Kubernikus's metadata, b by its Node: both are live instances of the cluster.
         const a = await server('kks-rc-small-aaaaa');
         const b = await server('kks-rc-small-bbbbb');
         await setNodes(mgmt.api, [{ name: 'rc-node-b', ip: b.ip, podCIDR: '100.100.4.0/24', instanceId: b.id }]);

@@ -9,6 +9,7 @@ import { systemClock } from '../../src/base/clock.ts';
 import { createSilentLogger } from '../../src/base/logger.ts';
 import type { ClusterEvent } from '../../src/controllers/managed-cluster/cluster-events.ts';
 import { RouteWriter } from '../../src/controllers/managed-cluster/route-writer.ts';
+import { kubernikusClaim } from '../../src/controllers/managed-cluster/provisioner-claims.ts';
 import { DEFAULT_FLIGHT_TIMING } from '../../src/controllers/flight/decide-flight.ts';
 import { openStackFlightCloud } from '../../src/controllers/flight/flight-cloud.ts';
 import { createFlightMetrics } from '../../src/controllers/flight/flight-metrics.ts';
@@ -49,6 +50,7 @@ function flight(os: OpenStackClientHandle, nodes: FakeNodes, prefix: string, ext
       clusterCidr: '100.100.0.0/16',
       securityGroupName: `${prefix}-k1-sg`,
       pools: [{ name: 'small', prefix: `${prefix}-kks-k1-small-` }],
+      provisionerClaims: [kubernikusClaim('k1')],
       ...DEFAULT_FLIGHT_TIMING,
       softRebootAfterMs: 0,
       rebootBeforeDelete: true,
@@ -82,18 +84,19 @@ for (const target of contractTargets(process.env)) {
       net = await fx.network('10.0.0.0/24');
       await fx.securityGroup('k1-sg');
       if (!s.hasNova) return;
-      // Ours by name (pool prefix + 5), a foreign one named like a Node, two sharing one name, and a
+      // Ours by Kubernikus's metadata, a foreign one named like a Node, two sharing one name, and a
       // server of cluster k1-small (pool x) whose name starts with k1's pool prefix.
-      for (const name of [
-        'kks-k1-small-anchr',
-        'kks-k1-small-unre1',
-        'kks-k1-small-unre2',
-        'worker-x',
-        'kks-k1-small-dupes',
-        'kks-k1-small-dupes',
-        'kks-k1-small-x-abcde',
-      ]) {
-        const id = await fx.server(name, net.networkId);
+      const k1 = kubernikusClaim('k1').metadata;
+      for (const [name, metadata] of [
+        ['kks-k1-small-anchr', k1],
+        ['kks-k1-small-unre1', k1],
+        ['kks-k1-small-unre2', k1],
+        ['worker-x', undefined],
+        ['kks-k1-small-dupes', k1],
+        ['kks-k1-small-dupes', k1],
+        ['kks-k1-small-x-abcde', kubernikusClaim('k1-small').metadata],
+      ] as const) {
+        const id = await fx.server(name, net.networkId, metadata);
         const key = servers.has(name) ? `${name}#2` : name;
         servers.set(key, { id, ip: Object.values((await s.admin.nova.getServer(id))!.addresses).flat()[0]!.addr });
       }
@@ -171,9 +174,10 @@ for (const target of contractTargets(process.env)) {
 test('a Nova cell that is down: an errored instance is not deleted while the list may be partial (emulator)', async (t) => {
   const c = await openCloud(t);
   await c.fx.securityGroup('k1-sg');
-  const a = await c.server('kks-k1-small-aaaaa');
-  const bad = await c.server('kks-k1-small-badvm');
-  const down = await c.server('kks-k1-small-downn');
+  const k1 = kubernikusClaim('k1').metadata;
+  const a = await c.server('kks-k1-small-aaaaa', k1);
+  const bad = await c.server('kks-k1-small-badvm', k1);
+  const down = await c.server('kks-k1-small-downn', k1);
   c.nodes.nodes = [
     { name: 'n-a', addresses: [a.ip], podCidrs: [], instanceId: a.id },
     { name: 'n-down', addresses: [down.ip], podCidrs: [], instanceId: down.id },

@@ -78,8 +78,8 @@ export class ContractFixture {
     return g.security_group;
   }
 
-  /** A server on the network (flavor it.tiny, image it-image, as setup.sh creates them), waited for until ACTIVE. */
-  async server(name: string, networkId: string): Promise<string> {
+  /** A server on the network (flavor it.tiny, image it-image, as setup.sh creates them), waited for until ACTIVE; metadata as a provisioner writes it. */
+  async server(name: string, networkId: string, metadata?: Record<string, string>): Promise<string> {
     const flavors = await this.call<{ flavors: { id: string; name: string }[] }>('compute', { method: 'GET', path: '/flavors' });
     const images = await this.call<{ images: { id: string }[] }>('image', { method: 'GET', path: '/v2/images', query: { name: 'it-image' } });
     const flavor = flavors.flavors.find((f) => f.name === 'it.tiny');
@@ -87,7 +87,7 @@ export class ContractFixture {
     const s = await this.call<{ server: { id: string } }>('compute', {
       method: 'POST',
       path: '/servers',
-      body: { server: { name: `${this.prefix}-${name}`, flavorRef: flavor.id, imageRef: images.images[0].id, networks: [{ uuid: networkId }] } },
+      body: { server: { name: `${this.prefix}-${name}`, flavorRef: flavor.id, imageRef: images.images[0].id, networks: [{ uuid: networkId }], metadata } },
     });
     const id = s.server.id;
     this.#undo.push(async () => {
@@ -99,8 +99,8 @@ export class ContractFixture {
   }
 
   /** A server as server() makes it, with its first address and its creation time as Nova reports them. */
-  async addressedServer(name: string, networkId: string): Promise<{ id: string; ip: string; createdMs: number }> {
-    const id = await this.server(name, networkId);
+  async addressedServer(name: string, networkId: string, metadata?: Record<string, string>): Promise<{ id: string; ip: string; createdMs: number }> {
+    const id = await this.server(name, networkId, metadata);
     const got = (await this.#c.nova.getServer(id))!;
     return { id, ip: Object.values(got.addresses).flat()[0]!.addr, createdMs: Date.parse(got.created) };
   }

@@ -25,8 +25,8 @@ export interface CliCloud {
   routerId: string;
   /** Runs kubeward to its end (bounded) with the emulator's clouds.yaml, and returns exit code and output. */
   run(mode: 'routegc' | 'flight', args: string[], timeoutMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }>;
-  /** A server with exactly this name, ACTIVE, and its fixed IP. */
-  server(name: string): Promise<{ id: string; ip: string }>;
+  /** A server with exactly this name (and the metadata its provisioner writes, if any), ACTIVE, and its fixed IP. */
+  server(name: string, metadata?: Record<string, string>): Promise<{ id: string; ip: string }>;
   /** Requests that change something in OpenStack (everything but GET and token calls). */
   writes(): RequestLogEntry[];
   close(): Promise<void>;
@@ -70,11 +70,11 @@ export async function openCliCloud(): Promise<CliCloud> {
       clearTimeout(timer);
       return { code, stdout: p.stdout, stderr: p.stderr };
     },
-    server: async (name) => {
+    server: async (name, metadata) => {
       const created = await os.http.request<{ server: { id: string } }>('compute', {
         method: 'POST',
         path: '/servers',
-        body: { server: { name, flavorRef: '1', imageRef: '00000000-0000-4000-8000-000000000001', networks: [{ uuid: net.networkId }] } },
+        body: { server: { name, flavorRef: '1', imageRef: '00000000-0000-4000-8000-000000000001', networks: [{ uuid: net.networkId }], metadata } },
       });
       const id = created.body.server.id;
       await waitFor(async () => (await os.nova.getServer(id))?.status === 'ACTIVE', { timeoutMs: 10_000, intervalMs: 50, what: `server ${name} ACTIVE` });

@@ -35,8 +35,8 @@ export interface Cloud {
   events: ClusterEvent[];
   registry: Registry;
   logs: string[];
-  /** Adds a server and returns its id and fixed IP. */
-  server(name: string): Promise<{ id: string; ip: string }>;
+  /** Adds a server (with the metadata its provisioner writes, if any) and returns its id and fixed IP. */
+  server(name: string, metadata?: Record<string, string>): Promise<{ id: string; ip: string }>;
   routes(): Promise<string[]>;
   count(method: string, pathPart: string): number;
   metric(name: string): Promise<number>;
@@ -73,8 +73,8 @@ export async function openCloud(t: { after(fn: () => Promise<void>): void }, emu
     events: [],
     registry: new Registry(),
     logs,
-    server: async (name) => {
-      const id = await fx.server(name, net.networkId);
+    server: async (name, metadata) => {
+      const id = await fx.server(name, net.networkId, metadata);
       const s = await os.nova.getServer(id);
       const ip = Object.values(s!.addresses).flat()[0]!.addr;
       return { id, ip };

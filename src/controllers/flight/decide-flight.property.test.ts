@@ -91,9 +91,9 @@ function provable(s: ClusterInstance, all: ClusterInstance[], nodes: ClusterNode
   if (s.status === 'UNKNOWN') return false;
   const owner = s.metadata[OWNER_METADATA_KEY];
   if (owner !== undefined && owner !== 'uid-k1') return false;
+  // A name of the pool grammar proves nothing: only a providerID or the cluster's own stamp here.
   const byId = nodes.some((n) => n.instanceId === s.id);
-  const byName = o.pools.some((p) => new RegExp(`^kks-${o.clusterName.replace(/-/g, '\\-')}-${p.name}-[a-z0-9]{5}$`).test(s.name));
-  if (!byId && owner !== 'uid-k1' && !byName) return false;
+  if (!byId && owner !== 'uid-k1') return false;
   // A name several candidate servers carry proves nothing for any of them.
   const sameName = all.filter(
     (x) =>

@@ -6,12 +6,18 @@
 import { applyBudgets, DEFAULT_BUDGETS, type BudgetKind, type Budgets } from '../managed-cluster/blast-budget.ts';
 import { parseCidr } from '../../base/ip.ts';
 import { clusterCidrProblem, podCidrsOutside } from '../managed-cluster/cidr-scope.ts';
-import { doubtAboutView, viewCounts, type Doubt } from '../managed-cluster/view-doubt.ts';
+import { doubtAboutView, viewCounts } from '../managed-cluster/view-doubt.ts';
 import { decideGroupAssignment, decideGroupResync, decideGroupRules, pickGroup } from './decide-security-group.ts';
 import { decideUnregistered } from './decide-unregistered.ts';
 import { decideLabels, decideRoles } from './decide-labels.ts';
 import { decideRouteHealth } from './decide-route-health.ts';
 import type { FlightAction, FlightFinding, FlightObservation, FlightOptions, FlightPlan } from './flight-types.ts';
+
+/** Why a round destroys nothing: a doubtful view (view-doubt.ts) or an owner change. */
+interface Doubt {
+  code: string;
+  message: string;
+}
 
 /** The budget an action spends; role assignments and route adds are not destructive. */
 export function budgetKindOf(a: FlightAction): BudgetKind | undefined {
@@ -69,7 +75,8 @@ export function decideFlight(obs: FlightObservation, o: FlightOptions): FlightPl
   // Assignment is by name, so it does not need the group's ID; but with zero or several groups of
   // that name Nova cannot pick one either.
   if (obs.groups !== undefined && !finding) plan.actions.push(...decideGroupAssignment(obs.instances, o.securityGroupName));
-  const unregistered = decideUnregistered(obs.instances, obs.nodes, obs.nowMs, obs.memory, o);
+  const known = new Set([...(obs.candidates ?? obs.instances), ...obs.instances].map((i) => i.id));
+  const unregistered = decideUnregistered(obs.instances, obs.nodes, obs.nowMs, obs.memory, o, known);
   plan.actions.push(...unregistered.actions);
   plan.findings.push(...unregistered.findings);
   plan.memory = unregistered.memory;
@@ -88,7 +95,8 @@ export function decideFlight(obs: FlightObservation, o: FlightOptions): FlightPl
       message: `several servers are named ${name}: a name cannot tell them apart, so none of them is touched`,
     });
   }
-  const doubt = viewDoubt(obs, o, plan.actions);
+  plan.findings.push(...conflictFindings(obs));
+  const doubt = ownerChanged(obs) ?? viewDoubt(obs, o, plan.actions);
   if (doubt) return refuse(plan, obs, doubt);
   plan.memory = { ...plan.memory, lastNodeCount: obs.nodes?.length ?? plan.memory.lastNodeCount, lastInstanceCount: obs.instances.length };
   return withinBudgets(plan, o);
@@ -114,19 +122,42 @@ function viewDoubt(obs: FlightObservation, o: FlightOptions, actions: readonly F
     maxShrinkFraction: o.maxShrinkFraction,
   });
   if (doubt) return doubt;
-  // A Node list that hides most of the cluster makes most instances look unregistered at once.
-  const due = new Set(
-    actions
-      .filter((a) => a.kind === 'reboot' || (a.kind === 'delete-instance' && a.why === 'unregistered'))
-      .map((a) => ('instanceId' in a ? a.instanceId : '')),
-  );
+  // A Node list that hides most of the cluster makes most instances look unregistered at once; Nova
+  // marking most of them ERROR at once (a cell or hypervisor problem, an admin's bulk reset-state)
+  // is no more a reason to delete them all.
+  const due = new Set(actions.filter((a) => a.kind === 'reboot' || a.kind === 'delete-instance').map((a) => ('instanceId' in a ? a.instanceId : '')));
   if (due.size >= 2 && due.size * 2 > obs.instances.length) {
     return {
       code: 'NodeListShrunk',
-      message: `${due.size} of the cluster's ${obs.instances.length} instances have no Node and are due for a reboot or deletion at once: the Node list is more likely wrong than the instances`,
+      message: `${due.size} of the cluster's ${obs.instances.length} instances are due for a reboot or deletion at once (no Node, or vm_state error): the view is more likely wrong than the instances`,
     };
   }
   return undefined;
+}
+
+/** Servers stamped by an earlier owner of this cluster (a restore or re-apply gave it a new UID): nothing destructive until adopted. */
+function ownerChanged(obs: FlightObservation): Doubt | undefined {
+  const previous = [...(obs.previousOwners ?? new Map<string, string[]>())].sort(([, a], [, b]) => b.length - a.length);
+  if (previous.length === 0) return undefined;
+  const [owner, ids] = previous[0]!;
+  const others = previous.slice(1).reduce((n, [, x]) => n + x.length, 0);
+  return {
+    code: 'OwnerChanged',
+    message:
+      `${ids.length} server(s) carry owner id ${owner}, an earlier ManagedCluster of this name (re-created with a new UID)` +
+      `${others ? `, and ${others} more server(s) carry other earlier owner ids` : ''}: nothing is rebooted, deleted or stamped until they are adopted ` +
+      `(annotate the ManagedCluster kubeward.io/adopt-owner=${owner}; kubeward flight --adopt-owner ${owner})`,
+  };
+}
+
+/** One finding per server two clusters could both claim; the runner sends it as an event on the ManagedCluster. */
+function conflictFindings(obs: FlightObservation): FlightFinding[] {
+  const seen = new Set<string>();
+  return (obs.conflicts ?? []).flatMap((c) => {
+    if (seen.has(c.instanceId)) return [];
+    seen.add(c.instanceId);
+    return [{ repair: 'unregistered-instances', reason: 'OwnerConflict', message: `server ${c.instanceName} (${c.instanceId}) is left alone: ${c.why}` }];
+  });
 }
 
 function refuse(plan: FlightPlan, obs: FlightObservation, doubt: Doubt): FlightPlan {

@@ -1,6 +1,6 @@
 // Repairs 5 and 6 (pure): the service user's roles on the project, and the tags and metadata that
 // tell operators (and kubeward after a restart) which cluster, pool and Node an instance belongs to.
-import { OWNER_METADATA_KEY, ownerTag } from '../managed-cluster/cluster-identity.ts';
+import { OWNER_METADATA_KEY, OWNER_REF_METADATA_KEY, ownerTag } from '../managed-cluster/cluster-identity.ts';
 import { mapInstancesToNodes, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
 import { REGISTERED_METADATA_KEY, type FlightAction, type FlightOptions } from './flight-types.ts';
 import { isRunning } from './instance-state.ts';
@@ -23,17 +23,19 @@ export function poolOf(name: string, pools: FlightOptions['pools']): string | un
  */
 export function wantedLabels(
   inst: ClusterInstance,
-  o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId'>,
+  o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId' | 'ownerRef'>,
   node: ClusterNode | undefined,
 ): { tags: string[]; metadata: Record<string, string> } {
   const pool = poolOf(inst.name, o.pools);
   const owner = o.ownerId;
   const tags = ['kubeward', `kubeward:cluster=${o.clusterName}`, ...(pool ? [`kubeward:nodepool=${pool}`] : []), ...(owner ? [ownerTag(owner)] : [])];
   const metadata: Record<string, string> = {
-    provisioner: 'kubeward',
+    // The provisioner's own word stays: Kubernikus's `provisioner=kubernikus` is part of its owner claim.
+    provisioner: inst.metadata.provisioner ?? 'kubeward',
     'kubeward:cluster': o.clusterName,
     ...(pool ? { 'kubeward:nodepool': pool } : {}),
     ...(owner ? { [OWNER_METADATA_KEY]: owner } : {}),
+    ...(owner && o.ownerRef ? { [OWNER_REF_METADATA_KEY]: o.ownerRef } : {}),
   };
   if (node) metadata[REGISTERED_METADATA_KEY] = node.name;
   return { tags, metadata };
@@ -43,7 +45,7 @@ export function wantedLabels(
 export function decideLabels(
   instances: readonly ClusterInstance[],
   nodes: readonly ClusterNode[] | undefined,
-  o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId'>,
+  o: Pick<FlightOptions, 'clusterName' | 'pools' | 'ownerId' | 'ownerRef'>,
 ): FlightAction[] {
   const map = mapInstancesToNodes(instances, nodes ?? []);
   const actions: FlightAction[] = [];

@@ -34,3 +34,9 @@ test('a refused round is FlightHealthy=False/Refused naming the reason, before a
   assert.deepEqual([wish.status, wish.reason], ['False', 'Refused']);
   assert.match(wish.message, /\(NodeListEmpty\): the cluster's Node list is empty/);
 });
+
+test('an owner change is its own reason, OwnerChanged, with the message naming the earlier owner and the count', () => {
+  const message = '3 server(s) carry owner id uid-old, an earlier ManagedCluster of this name';
+  const wish = flightConditions({ round: { done: [], failed: [], findings: [], nodeConditions: [], refusal: { code: 'OwnerChanged', message } } })[0]!;
+  assert.deepEqual([wish.status, wish.reason, wish.message], ['False', 'OwnerChanged', message]);
+});

@@ -30,6 +30,8 @@ export function flightConditions(outcome: { round: FlightRoundSummary } | { erro
   const wish = (status: 'True' | 'False', reason: string, message: string): ConditionWish[] => [
     { type: FLIGHT_CONDITION, status, reason, message: clipMessage(message) },
   ];
+  // An owner change is no doubtful view: it needs a person's adoption, so it has a reason of its own.
+  if (r.refusal?.code === 'OwnerChanged') return wish('False', 'OwnerChanged', r.refusal.message);
   if (r.refusal) return wish('False', 'Refused', `no reboot, deletion, label or rule change (${r.refusal.code}): ${r.refusal.message}`);
   if (r.failed.length)
     return wish('False', 'RepairsFailed', `${r.failed.length} repair(s) failed: ${r.failed.map((f) => `${f.action.kind} (${f.error})`).join('; ')}`);

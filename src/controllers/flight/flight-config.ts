@@ -8,6 +8,7 @@ import { clusterAccessFields, clusterCidrField } from '../managed-cluster/cluste
 import { DEFAULT_BUDGETS } from '../managed-cluster/blast-budget.ts';
 import { clusterCidrProblem } from '../managed-cluster/cidr-scope.ts';
 import { poolNameProblem } from '../managed-cluster/cluster-identity.ts';
+import { parseOwnerMetadata } from '../managed-cluster/provisioner-claims.ts';
 import { DEFAULT_ROUTE_LIMIT } from '../routegc/decide-routegc.ts';
 
 /** The defaults, once: the fields fill them in and --help shows them (the budgets: DEFAULT_BUDGETS). */
@@ -42,6 +43,8 @@ export const flightFields = {
   maxMetadataWritesPerRound: z.prefault(integer(0, 10_000), DEFAULT_BUDGETS.metadata),
   maxRuleChangesPerRound: z.prefault(integer(0, 1000), DEFAULT_BUDGETS.rule),
   clusterUid: z.optional(z.string().check(z.regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")'))),
+  ownerMetadata: z._default(z.array(z.string().check(z.minLength(1))), []),
+  adoptOwner: z._default(z.array(z.string().check(z.regex(/^[A-Za-z0-9-]{1,36}$/, 'expected an earlier owner id (letters, digits, "-")'))), []),
   allowWideClusterCidr: z.prefault(boolean, false),
   role: z._default(z.array(z.string().check(z.minLength(1))), [...DEFAULTS.role]),
   checkRoles: z.prefault(boolean, true),
@@ -62,9 +65,13 @@ existed); errored instances deleted; the service user's roles (assigned with --a
 tags and metadata on instances; with --router, Node conditions kubeward.io/RouteMissing and
 kubeward.io/RouteConflict, and with --repair-missing-routes the missing routes added.
 Only instances proven to be the cluster's are touched: a Node's providerID names them, they carry
-kubeward's owner metadata (kubeward:owner, written by flight once ownership was proven), or their
-name is exactly kks-<cluster>-<pool>-<5 letters/digits> for a --pool. A server only named like a
-Node, or sharing its name with another server, is reported and left alone. Nothing is rebooted,
+the provisioner's owner metadata for the cluster (Kubernikus's provisioner=kubernikus and
+kubernikus:kluster=<cluster>; --owner-metadata for others), or kubeward's stamp (kubeward:owner=<id>,
+written by flight only after one of those proofs). A name proves nothing: a server only named like a
+Node or like kks-<cluster>-<pool>-xxxxx, or sharing its name with another server, is left alone.
+Servers stamped by another owner id are left alone; --adopt-owner <old id> takes them over after a
+restore. An instance with a Node that is not NotReady (matched by providerID, name or address) is
+never rebooted or deleted, whatever Nova says of it. Nothing is rebooted,
 deleted, labelled or opened while the view is in doubt (empty or sharply shrunk Node or instance
 list, a Nova server listed as UNKNOWN, Node pod CIDRs outside --cluster-cidr), and each round does at
 most --max-reboots/deletions/metadata-writes/rule-changes-per-round of each kind. Rules are never
@@ -104,9 +111,16 @@ Example:
     {
       key: 'clusterUid',
       value: '<uid>',
-      help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does",
-      defaultText: 'name:<cluster-name>',
+      help: "the owner id to prove and write: the ManagedCluster's metadata.uid, to act as the operator does",
+      defaultText: "the cluster's kube-system namespace UID",
     },
+    {
+      key: 'ownerMetadata',
+      value: '<key=value>',
+      help: "metadata the provisioner writes on the cluster's servers, all of it required (e.g. openshiftClusterID=<infraID>)",
+      repeatable: true,
+    },
+    { key: 'adoptOwner', value: '<id>', help: 'adopt servers stamped with this earlier owner id (after a restore) and re-stamp them', repeatable: true },
     { key: 'allowWideClusterCidr', help: 'accept a --cluster-cidr wider than /8 (IPv6 /32); /0 is refused anyway' },
     { key: 'role', value: '<name>', help: 'role the service user needs on the project', defaultText: DEFAULTS.role.join(', '), repeatable: true },
     { key: 'checkRoles', help: "check the service user's roles", defaultText: 'on', negatable: true },
@@ -120,6 +134,8 @@ Example:
     const cidr = clusterCidrProblem(c.clusterCidr, { allowWide: c.allowWideClusterCidr });
     if (cidr) return `--cluster-cidr: ${cidr}`;
     const pool = c.pool.map(poolNameProblem).find((p) => p !== undefined);
-    return pool ? `--pool: ${pool}` : undefined;
+    if (pool) return `--pool: ${pool}`;
+    const owned = parseOwnerMetadata(c.ownerMetadata, c.clusterName);
+    return owned.problem ? `--owner-metadata: ${owned.problem}` : undefined;
   },
 };

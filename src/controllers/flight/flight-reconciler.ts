@@ -20,7 +20,10 @@ import type { FlightMetrics } from './flight-metrics.ts';
 import { FlightRunner, type FlightTarget } from './flight-round.ts';
 
 /** Operator-wide settings; the cluster's own values come from its ManagedCluster. */
-export type FlightSettings = Omit<FlightTarget, 'clusterName' | 'clusterCidr' | 'securityGroupName' | 'pools' | 'routerId' | 'ownerId'>;
+export type FlightSettings = Omit<
+  FlightTarget,
+  'clusterName' | 'clusterCidr' | 'securityGroupName' | 'pools' | 'routerId' | 'ownerId' | 'ownerRef' | 'provisionerClaims' | 'adoptOwners'
+>;
 
 export const DEFAULT_FLIGHT_SETTINGS: FlightSettings = {
   ...DEFAULT_FLIGHT_TIMING,
@@ -48,6 +51,8 @@ export interface FlightReconcilerOptions {
   deadlineMs?: number;
   /** The informer's copy of a ManagedCluster by key (operator); default: read from the API. */
   cached?: (key: string) => ManagedCluster | undefined;
+  /** Every ManagedCluster in the informer (operator), for the namesakes; default: listed from the API each round. */
+  cachedList?: () => ManagedCluster[];
   /** The process's one ManagedCluster status writer (operator); default: one of this reconciler's own. */
   conditionWriter?: ClusterConditionWriter;
   /** Keep the FlightHealthy condition in the ManagedCluster's status (default true). */
@@ -62,12 +67,16 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
     component: 'kubeward-flight',
     skip: (mc) => skipReason({ phase: mc.status?.phase, noCloud: mc.spec.noCloud, deleting: mc.metadata.deletionTimestamp !== undefined }),
     build: ({ mc, scope, clients, nodes, emit }) => {
-      if (scope.poolProblems.length) o.log.warn({ cluster: scope.key, problems: scope.poolProblems }, 'flight: these node pools prove no instance by name');
+      if (scope.poolProblems.length) o.log.warn({ cluster: scope.key, problems: scope.poolProblems }, 'flight: these node pools protect no instance by name');
+      if (scope.ownerMetadataProblem) o.log.warn({ cluster: scope.key, problem: scope.ownerMetadataProblem }, 'flight: the owner metadata proves nothing');
       const target: FlightTarget = {
         ...DEFAULT_FLIGHT_SETTINGS,
         ...o.settings,
         clusterName: scope.clusterName,
         ownerId: scope.identity.ownerId,
+        ownerRef: scope.identity.ownerRef,
+        provisionerClaims: [...(scope.identity.provisionerClaims ?? [])],
+        adoptOwners: [...(scope.identity.adoptOwners ?? [])],
         clusterCidr: scope.clusterCidr ?? '',
         securityGroupName: scope.securityGroupName,
         pools: scope.pools,
@@ -84,6 +93,11 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
           metrics: o.metrics,
           log: o.log,
           clock: o.clock,
+          // Two ManagedClusters of one name (other namespaces) may share a project: a claim by name is theirs as much as ours.
+          namesakes: async (signal) =>
+            (o.cachedList ? o.cachedList() : (await o.clusters.list(undefined, {}, { signal })).items)
+              .filter((x) => x.metadata.name === scope.clusterName && x.metadata.uid !== mc.metadata.uid)
+              .map((x) => `${x.metadata.namespace ?? 'default'}/${x.metadata.name}`),
         },
         target,
       );

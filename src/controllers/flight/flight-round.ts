@@ -9,7 +9,7 @@ import type { Logger } from '../../base/logger.ts';
 import type { ClusterNodes } from '../managed-cluster/cluster-adapters.ts';
 import type { EmitEvent } from '../managed-cluster/cluster-events.ts';
 import type { ClusterNode } from '../managed-cluster/cluster-view.ts';
-import { proveOwnership } from '../managed-cluster/cluster-identity.ts';
+import { proveOwnership, type ProvisionerClaim } from '../managed-cluster/cluster-identity.ts';
 import { routeLimitOf, type RouteWriteResult } from '../managed-cluster/route-writer.ts';
 import type { ExtraRoute } from '../../clients/openstack/openstack-types.ts';
 import { budgetKindOf, decideFlight } from './decide-flight.ts';
@@ -30,9 +30,15 @@ export interface FlightDeps {
   metrics: FlightMetrics;
   log: Logger;
   clock: Clock;
+  /** Other ManagedClusters ("<namespace>/<name>") with this cluster's name (operator); default: none. */
+  namesakes?: (signal?: AbortSignal) => Promise<string[]>;
 }
 
 export interface FlightTarget extends FlightOptions {
+  /** Owner metadata the provisioner writes for this cluster (provisioner-claims.ts). */
+  provisionerClaims?: ProvisionerClaim[];
+  /** Earlier owner ids whose stamped servers are adopted (and re-stamped) under ownerId. */
+  adoptOwners?: string[];
   /** The cluster's router; route checks are skipped without one. */
   routerId?: string;
   /** Check the service user's roles (needs a Keystone that answers; on by default). */
@@ -62,11 +68,6 @@ export class FlightRunner {
     return this.#memory;
   }
 
-  /** The owner ID flight proves and writes: the ManagedCluster's UID, or the name in single-cluster mode. */
-  #ownerId(): string {
-    return this.#t.ownerId ?? `name:${this.#t.clusterName}`;
-  }
-
   async round(signal?: AbortSignal): Promise<FlightRoundResult> {
     const { cloud, nodes, metrics, log, clock } = this.#d;
     const labels = { cluster: this.#t.clusterName };
@@ -89,7 +90,18 @@ export class FlightRunner {
     const groups = await soft('security groups', () => cloud.listGroups(this.#t.securityGroupName, signal));
     const roles = this.#t.checkRoles ? await soft('service user roles', () => cloud.serviceUserRoles(signal)) : undefined;
     const router = this.#t.routerId ? await soft('the router', () => cloud.getRouter(this.#t.routerId!, signal)) : undefined;
-    const ownership = proveOwnership(servers, nodeList ?? [], { ownerId: this.#ownerId(), poolPrefixes: this.#t.pools.map((p) => p.prefix) });
+    // Unreadable: a name-keyed claim cannot be trusted, as with a namesake.
+    const namesakes = this.#d.namesakes
+      ? ((await soft('the other ManagedClusters', () => this.#d.namesakes!(signal))) ?? ['(ManagedCluster list unreadable)'])
+      : [];
+    const ownership = proveOwnership(servers, nodeList ?? [], {
+      ownerId: this.#t.ownerId,
+      ownerRef: this.#t.ownerRef,
+      poolPrefixes: this.#t.pools.map((p) => p.prefix),
+      provisionerClaims: this.#t.provisionerClaims,
+      namesakes,
+      adoptOwners: this.#t.adoptOwners,
+    });
     const plan = decideFlight(
       {
         nowMs: clock.now(),
@@ -97,13 +109,15 @@ export class FlightRunner {
         candidates: ownership.candidates,
         unknownServers: servers.filter((x) => x.status === 'UNKNOWN').length,
         duplicateNames: ownership.duplicateNames,
+        previousOwners: ownership.previousOwners,
+        conflicts: ownership.conflicts,
         nodes: nodeList,
         groups,
         serviceUserRoles: roles,
         routes: router?.routes,
         memory: this.#memory,
       },
-      { ...this.#t, ownerId: this.#ownerId(), routeLimit: this.#routeLimit ?? this.#t.routeLimit },
+      { ...this.#t, routeLimit: this.#routeLimit ?? this.#t.routeLimit },
     );
     this.#memory = plan.memory;
     const result: FlightRoundResult = { plan, done: [], failed: [] };

@@ -58,6 +58,10 @@ export interface FlightObservation {
   unknownServers?: number;
   /** Names more than one candidate server carries (left alone, reported). */
   duplicateNames?: string[];
+  /** Stamps of an earlier owner of this cluster: owner id -> server ids (cluster-identity.ts). */
+  previousOwners?: ReadonlyMap<string, readonly string[]>;
+  /** Servers two clusters could both claim: left alone, reported. */
+  conflicts?: readonly { instanceId: string; instanceName: string; why: string }[];
   /** undefined when the Node list could not be read: nothing is rebooted or deleted then. */
   nodes: ClusterNode[] | undefined;
   /** Security groups with the cluster's group name (zero, one or, wrongly, several). */
@@ -73,6 +77,8 @@ export interface FlightOptions {
   clusterName: string;
   /** The value of the owner metadata and tag flight writes on proven instances (the ManagedCluster's UID). */
   ownerId?: string;
+  /** "<namespace>/<name>" of the ManagedCluster, written beside the owner id. */
+  ownerRef?: string;
   clusterCidr: string;
   /** Accept a cluster CIDR wider than /8 (never /0). */
   allowWide?: boolean;

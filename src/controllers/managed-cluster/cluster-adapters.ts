@@ -31,6 +31,7 @@ export function toClusterNode(n: Node): ClusterNode {
   // InternalIP first: it is the next hop the cloud route controller uses.
   const pick = (type: string) => addrs.filter((a) => a.type === type).map((a) => a.address);
   const netDown = n.status?.conditions?.some((c) => c.type === 'NetworkUnavailable' && c.status === 'True') ?? false;
+  const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     name: n.metadata.name,
     uid: n.metadata.uid,
@@ -38,6 +39,7 @@ export function toClusterNode(n: Node): ClusterNode {
     addresses: [...pick('InternalIP'), ...pick('ExternalIP')],
     podCidrs: n.spec?.podCIDRs?.length ? n.spec.podCIDRs : n.spec?.podCIDR ? [n.spec.podCIDR] : [],
     podNetworkBroken: netDown || n.metadata.annotations?.[POD_NETWORK_BROKEN_ANNOTATION] !== undefined,
+    ready: ready === undefined ? undefined : ready.status === 'True',
   };
 }
 

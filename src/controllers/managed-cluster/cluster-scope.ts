@@ -4,6 +4,7 @@
 import { clusterCidrProblem } from './cidr-scope.ts';
 import { poolNameProblem, poolPrefix, type ClusterIdentity } from './cluster-identity.ts';
 import type { ManagedCluster } from './managed-cluster.ts';
+import { ADOPT_OWNER_ANNOTATION, kubernikusClaim, OWNER_METADATA_ANNOTATION, parseAdoptOwners, parseOwnerMetadata } from './provisioner-claims.ts';
 
 export interface ClusterScope {
   /** "namespace/name", the queue key and the metrics label. */
@@ -18,6 +19,8 @@ export interface ClusterScope {
   /** Pools whose names fit the name grammar; the others are in poolProblems. */
   pools: { name: string; prefix: string }[];
   poolProblems: string[];
+  /** Why the owner-metadata annotation proves nothing; undefined when it is absent or fine. */
+  ownerMetadataProblem?: string;
 }
 
 export function scopeOf(mc: ManagedCluster): ClusterScope {
@@ -26,11 +29,22 @@ export function scopeOf(mc: ManagedCluster): ClusterScope {
   const pools = (s.nodePools ?? []).map((p) => p.name);
   const poolProblems = pools.flatMap((p) => poolNameProblem(p) ?? []);
   const good = pools.filter((p) => !poolNameProblem(p)).map((p) => ({ name: p, prefix: poolPrefix(name, p) }));
+  const key = `${mc.metadata.namespace ?? 'default'}/${name}`;
+  const annotations = mc.metadata.annotations ?? {};
+  const owned = parseOwnerMetadata([annotations[OWNER_METADATA_ANNOTATION] ?? ''], name);
   return {
-    key: `${mc.metadata.namespace ?? 'default'}/${name}`,
+    key,
     clusterName: name,
-    // The UID tells a re-created cluster of the same name apart; a test object without one falls back to the name.
-    identity: { ownerId: mc.metadata.uid ?? `name:${name}`, poolPrefixes: good.map((p) => p.prefix) },
+    // The UID tells two clusters of one name (other namespaces) and a re-created cluster apart; an
+    // object without one (never so from an API server) proves nothing by stamp and writes none.
+    identity: {
+      ownerId: mc.metadata.uid,
+      ownerRef: key,
+      poolPrefixes: good.map((p) => p.prefix),
+      provisionerClaims: [kubernikusClaim(name), ...(owned.claim ? [owned.claim] : [])],
+      adoptOwners: parseAdoptOwners([annotations[ADOPT_OWNER_ANNOTATION] ?? '']),
+    },
+    ownerMetadataProblem: owned.problem && `annotation ${OWNER_METADATA_ANNOTATION}: ${owned.problem}`,
     clusterCidr: s.clusterCIDR,
     cidrProblem: s.clusterCIDR ? clusterCidrProblem(s.clusterCIDR) : 'the spec has no clusterCIDR',
     routerId: s.openstack?.routerID,

@@ -32,6 +32,8 @@ export interface ClusterNode {
   uid?: string;
   /** NetworkUnavailable is True, or the node carries the kubeward.io/pod-network-broken annotation. */
   podNetworkBroken?: boolean;
+  /** The Ready condition: true when True, false when False or Unknown, undefined when the Node has none yet. */
+  ready?: boolean;
 }
 
 /**

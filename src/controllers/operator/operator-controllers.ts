@@ -61,6 +61,8 @@ export interface ControllerDeps {
   clusterCount: () => number;
   /** The informer's copy of a ManagedCluster, by key. */
   cached: (key: string) => ManagedCluster | undefined;
+  /** Every ManagedCluster in the informer (all shards'): flight's namesakes are read from it. */
+  cachedList?: () => ManagedCluster[];
   /** deorbit's ports. */
   connector: ClusterConnector;
   deorbit: DeorbitSettings;
@@ -195,6 +197,7 @@ export function buildControllers(names: readonly ControllerName[], d: Controller
       deadlineMs: runDeadlineMs(s.intervalMs),
       conditionWriter,
       cached: d.cached,
+      cachedList: d.cachedList,
       reads,
     });
     out.push({ controller: make('flight', reconcile, 0, runDeadlineMs(s.intervalMs) + SLOT_GRACE_MS), wants: isCycleTrigger });

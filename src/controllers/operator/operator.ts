@@ -120,6 +120,7 @@ export class Operator {
       listKeys,
       clusterCount,
       cached: (key) => this.#informer.get(key),
+      cachedList: () => this.#informer.list(),
       admits: opts.ownsCluster ? admits : undefined,
     });
     this.#controllers = this.#wired.map((w) => w.controller);
