@@ -11,7 +11,7 @@ import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube
 import { checkKubeConfigFiles } from '../clients/kube/check-kubeconfig-files.ts';
 import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
 import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
-import { operatorDeclaration, parseControllers } from '../controllers/operator/operator-config.ts';
+import { namespaceScope, operatorDeclaration, parseControllers, parseNamespaces } from '../controllers/operator/operator-config.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
 import { SecretVersions } from '../controllers/managed-cluster/secret-versions.ts';
@@ -44,16 +44,19 @@ export function operatorCommand() {
       // The management cluster is asked all the time: keep its connections (no handshake per request).
       const api = createKubeApi(loadKubeConfig(source), { keepAlive: true });
       // Credential Secrets' resourceVersions from a metadata-only cache: clients are rebuilt only when they change.
-      const secretVersions = new SecretVersions({ secrets: api.secrets, namespace: cfg.namespace, clock, log: ctx.log });
+      // Namespaced install: Secrets are listed per watched namespace, the only place its Roles let it read them.
+      const namespaces = cfg.namespace === undefined ? undefined : parseNamespaces(cfg.namespace);
+      const secretVersions = new SecretVersions({ secrets: api.secrets, namespace: namespaces, clock, log: ctx.log });
       const identity = cfg.identity ?? process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
       // Sharding: one Deployment per shard, each electing its leader on its own Lease (shard.ts).
       const shard = cfg.shard;
       const log = shard ? ctx.log.child({ shard: formatShard(shard) }) : ctx.log;
       const gate = shard ? shardGate(shard, log) : undefined;
+      const { informerNamespace, inScope } = namespaceScope(namespaces);
       const op = new Operator({
-        ownsCluster: gate ? (mc) => gate.owns(mc.metadata) : undefined,
+        ownsCluster: gate || inScope ? (mc) => (inScope?.(mc.metadata.namespace) ?? true) && (gate?.owns(mc.metadata) ?? true) : undefined,
         api,
-        namespace: cfg.namespace,
+        namespace: informerNamespace,
         controllers: running,
         leaderElection: cfg.leaderElect
           ? {
