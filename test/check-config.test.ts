@@ -116,6 +116,7 @@ test('unusable files: exit 2 with one line naming the key and the file, for ever
   const agentTypo = await file('agent-typo.yaml', `proxy:\n  upstream: ["127.0.0.1:1"]\n  caFile: ${notPem}\n`);
   const cases: Array<[string, string[], RegExp]> = [
     ['proxy', ['--upstream', '127.0.0.1:1', '--ca-file', missing], /--ca-file .*missing\.crt: cannot read/],
+    ['proxy', ['--upstream', '127.0.0.1:1', '--health-check', 'tcp', '--watch-config'], /--watch-config needs --config FILE/],
     ['proxy', ['--upstream', '127.0.0.1:1', '--ca-file', ca.certFile, '--token-file', token], /--token-file .*two-lines\.token: the token holds 2 lines/],
     ['watch', ['--vip', '10.0.0.1', '--ca-file', notPem], /--ca-file .*not-a-ca\.pem: holds no certificate/],
     [

@@ -18,22 +18,22 @@ const agentSpec: ModeSpec<typeof agentFields> = {
   ...agentDeclaration,
   // Every section's keys first, then every section's files: a typo in the last section stops the
   // agent before the first one binds a listener or writes a state file.
-  checkFiles: async (c) => {
+  checkFiles: async (c, where) => {
     const checks: (() => Promise<void>)[] = [];
     if (c.proxy !== undefined) {
       const { proxyMode } = await import('./proxy.ts');
       const pc = proxySection(proxyMode, c);
-      checks.push(() => proxyMode.checkFiles!(pc));
+      checks.push(() => proxyMode.checkFiles!(pc, where));
     }
     if (c.watch !== undefined) {
       const { watchMode } = await import('./watch.ts');
       const wc = checkSection('watch', watchMode, { ...commonOf(c), ...c.watch });
-      checks.push(() => watchMode.checkFiles!(wc));
+      checks.push(() => watchMode.checkFiles!(wc, where));
     }
     if (c.routes !== undefined) {
       const { routesMode } = await import('./routes.ts');
       const rc = checkSection('routes', routesMode, { ...commonOf(c), ...c.routes });
-      checks.push(() => routesMode.checkFiles!(rc));
+      checks.push(() => routesMode.checkFiles!(rc, where));
     }
     for (const check of checks) await check();
   },

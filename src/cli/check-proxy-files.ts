@@ -2,9 +2,11 @@
 // certificate and key, token) and discovery kubeconfig, read and checked without opening a socket.
 import { loadHealthCheck, resolveProxyConfig, type proxyFields } from '../proxy/proxy-config.ts';
 import type { ModeConfig } from '../config/mode-declaration.ts';
+import { UsageError } from '../base/errors.ts';
 
 /** Throws UsageError (or E_CONFIG) naming the frontend key and file at the first unusable one. */
-export async function checkProxyFiles(config: ModeConfig<typeof proxyFields>): Promise<void> {
+export async function checkProxyFiles(config: ModeConfig<typeof proxyFields>, where: { configPath?: string } = {}): Promise<void> {
+  if (config.watchConfig && !where.configPath) throw new UsageError('--watch-config needs --config FILE to watch');
   for (const fc of resolveProxyConfig(config).frontends) {
     await loadHealthCheck(fc);
     const path = fc.discovery?.kubeconfig;

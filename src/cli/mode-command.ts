@@ -46,7 +46,7 @@ export interface ModeSpec<F extends core.$ZodShape> extends ModeDeclaration<F> {
    * binding, creating or writing anything; throws UsageError. Runs before the admin listener binds
    * and before run(), and alone under --check-config.
    */
-  checkFiles?: (config: ModeConfig<F>) => Promise<void>;
+  checkFiles?: (config: ModeConfig<F>, where: { configPath?: string }) => Promise<void>;
 }
 
 export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): Command {
@@ -86,7 +86,7 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
     config = await loadModeConfig(spec, opts, adminDefault);
     // Everything the config names is checked before anything binds: a bad file is exit 2 with no
     // listener opened and no state written, so a restart loop does not flap the node's API path.
-    await spec.checkFiles?.(config);
+    await spec.checkFiles?.(config, { configPath: typeof opts.config === 'string' ? opts.config : undefined });
   } catch (err) {
     if (isConfigError(err)) {
       process.stderr.write(`kubeward ${spec.name}: ${oneLine(err.message)}\n`);
