@@ -220,8 +220,7 @@ test('config errors exit 2 with a line naming the section and key', async () => 
     await writeFile(file, yaml);
     const r = await runKubeward(['agent', '--config', file, '--admin-address', 'off']);
     assert.equal(r.code, 2, `${yaml}: ${r.stderr}`);
-    // Sections are checked once their mode is loaded, inside the run: the JSON log lines of the
-    // shutdown come with it, and the one plain line says what to fix.
+    // Every section is checked before anything starts: the one plain line says what to fix.
     const plain = r.stderr.split('\n').filter((l) => l.startsWith('kubeward agent: '));
     assert.equal(plain.length, 1, r.stderr);
     assert.match(plain[0]!, expected);

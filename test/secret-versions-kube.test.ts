@@ -46,4 +46,18 @@ describe("the operator's Secret versions cache (real kube-apiserver)", { skip: k
     });
     assert.equal(versions.version(NS, 'no-such-secret'), undefined);
   });
+
+  test("a namespace with no Secret at all is an empty list (the apiserver writes its metadata list's items as null), and the watch then sees the first", async (t) => {
+    const empty = `${NS}-empty`;
+    await ensureNamespace(api, empty);
+    assert.deepEqual((await api.secrets.list(empty, { metadataOnly: true })).items, []);
+    const versions = new SecretVersions({ secrets: api.secrets, namespace: [NS, empty], clock: systemClock, log: createSilentLogger() });
+    versions.start();
+    t.after(() => versions.close());
+    const first = await api.secrets.create({ metadata: { name: 'first', namespace: empty }, data: { a: Buffer.from('x').toString('base64') } });
+    await waitFor(() => versions.version(empty, 'first') === first.metadata.resourceVersion, {
+      timeoutMs: 20_000,
+      what: 'the first Secret of an empty namespace',
+    });
+  });
 });

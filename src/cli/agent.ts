@@ -16,8 +16,29 @@ import { agentDeclaration, SHUTDOWN_ORDER, type AgentConfig, type AgentMode, typ
 
 const agentSpec: ModeSpec<typeof agentFields> = {
   ...agentDeclaration,
+  // Every section's keys first, then every section's files: a typo in the last section stops the
+  // agent before the first one binds a listener or writes a state file.
+  checkFiles: async (c, where) => {
+    const checks: (() => Promise<void>)[] = [];
+    if (c.proxy !== undefined) {
+      const { proxyMode } = await import('./proxy.ts');
+      const pc = proxySection(proxyMode, c);
+      checks.push(() => proxyMode.checkFiles!(pc, where));
+    }
+    if (c.watch !== undefined) {
+      const { watchMode } = await import('./watch.ts');
+      const wc = checkSection('watch', watchMode, { ...commonOf(c), ...c.watch });
+      checks.push(() => watchMode.checkFiles!(wc, where));
+    }
+    if (c.routes !== undefined) {
+      const { routesMode } = await import('./routes.ts');
+      const rc = checkSection('routes', routesMode, { ...commonOf(c), ...c.routes });
+      checks.push(() => routesMode.checkFiles!(rc, where));
+    }
+    for (const check of checks) await check();
+  },
   run: async (c, ctx) => {
-    const common = { logFormat: c.logFormat, logLevel: c.logLevel, adminAddress: c.adminAddress };
+    const common = commonOf(c);
     const shutdowns = new Map<AgentMode, Shutdown>();
     for (const m of SHUTDOWN_ORDER) {
       if (c[m] === undefined) continue;
@@ -41,14 +62,8 @@ const agentSpec: ModeSpec<typeof agentFields> = {
 
     if (c.proxy !== undefined) {
       const { proxyMode, runProxyMode } = await import('./proxy.ts');
-      const load = async (cfg: AgentConfig): Promise<ModeConfig<typeof proxyFields>> => {
-        const pc = checkSection('proxy', proxyMode, { ...common, ...cfg.proxy });
-        if (pc.workers !== undefined && pc.workers !== 1)
-          throw new UsageError('proxy.workers: the agent runs the proxy in its own process; remove the key (or run "kubeward proxy" for workers)');
-        return pc;
-      };
-      const pc = await load(c);
-      const reload = async () => load(await ctx.reloadConfig!());
+      const pc = proxySection(proxyMode, c);
+      const reload = async () => proxySection(proxyMode, await ctx.reloadConfig!());
       handles.set('proxy', await runProxyMode(pc, modeCtx('proxy', reload), { onCheckResult: feed ? (f, u, r) => feed.push(f, u, r) : undefined }));
     }
     if (c.watch !== undefined) {
@@ -80,6 +95,18 @@ const agentSpec: ModeSpec<typeof agentFields> = {
     return combine(handles);
   },
 };
+
+function commonOf(c: AgentConfig): Record<string, unknown> {
+  return { logFormat: c.logFormat, logLevel: c.logLevel, adminAddress: c.adminAddress };
+}
+
+/** The proxy section, checked; the agent runs the proxy in its own process (no workers). */
+function proxySection(proxyMode: ModeSpec<typeof proxyFields>, c: AgentConfig): ModeConfig<typeof proxyFields> {
+  const pc = checkSection('proxy', proxyMode, { ...commonOf(c), ...c.proxy });
+  if (pc.workers !== undefined && pc.workers !== 1)
+    throw new UsageError('proxy.workers: the agent runs the proxy in its own process; remove the key (or run "kubeward proxy" for workers)');
+  return pc;
+}
 
 /** Checks a section with the mode's own schema and cross-key check; errors name the section. */
 function checkSection<F extends core.$ZodShape>(name: AgentMode, spec: ModeSpec<F>, data: Record<string, unknown>): ModeConfig<F> {

@@ -38,7 +38,8 @@ export function checkCertCommand(io?: Io): Command {
       const url = config.url;
       const ca = config.caFile === undefined ? undefined : { text: await readCa(config.caFile), label: basename(config.caFile) };
       let servers: Server[];
-      if (config.inventory !== undefined) servers = serversOfInventory(await loadInventory(config.inventory, config.vars, config.kubesprayVersion));
+      if (config.inventory !== undefined)
+        servers = serversOfInventory(await loadInventory(config.inventory, config.vars, config.kubesprayVersion, config.playbookDir));
       else {
         const { host, port } = parseServerUrl(url!);
         const targets = [...(config.name ?? []), ...(config.ip ?? [])];

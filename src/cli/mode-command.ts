@@ -41,6 +41,12 @@ export type { CommonConfig, ModeConfig, ModeFlag } from '../config/mode-declarat
 export interface ModeSpec<F extends core.$ZodShape> extends ModeDeclaration<F> {
   /** Daemons return a handle; one-shot modes return their exit code. */
   run: (config: ModeConfig<F>, ctx: ModeContext<ModeConfig<F>>) => Promise<DaemonHandle | number>;
+  /**
+   * Reads and checks what the config names (certificates, keys, tokens, kubeconfigs, tools) without
+   * binding, creating or writing anything; throws UsageError. Runs before the admin listener binds
+   * and before run(), and alone under --check-config.
+   */
+  checkFiles?: (config: ModeConfig<F>, where: { configPath?: string }) => Promise<void>;
 }
 
 export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): Command {
@@ -50,6 +56,8 @@ export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): C
   cmd.option('--log-level <level>', 'trace, debug, info, warn, error or silent (default: info)');
   const adminDefault = spec.adminPort === null ? 'off' : `127.0.0.1:${spec.adminPort}`;
   cmd.option('--admin-address <host:port|off>', `serves /metrics, /healthz, /readyz, /status (default: ${adminDefault})`);
+  if (spec.checkFiles)
+    cmd.option('--check-config', 'check the config, the files it names and their certificates, then exit: 0 usable, 2 not (binds and writes nothing)');
   for (const f of spec.flags) addFlag(cmd, f);
   if (spec.helpAfter) cmd.addHelpText('after', '\n' + spec.helpAfter.trimEnd());
   // Recorded, not run: main() starts it after the parse (chosen-run.ts).
@@ -71,16 +79,25 @@ export function addFlag(cmd: Command, f: ModeFlag): void {
   cmd.addOption(opt);
 }
 
-async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, opts: RawConfig, adminDefault: string): Promise<number> {
+async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: RawConfig, adminDefault: string): Promise<number> {
+  const { checkConfig, ...opts } = allOpts;
   let config: ModeConfig<F>;
   try {
     config = await loadModeConfig(spec, opts, adminDefault);
+    // Everything the config names is checked before anything binds: a bad file is exit 2 with no
+    // listener opened and no state written, so a restart loop does not flap the node's API path.
+    await spec.checkFiles?.(config, { configPath: typeof opts.config === 'string' ? opts.config : undefined });
   } catch (err) {
     if (isConfigError(err)) {
       process.stderr.write(`kubeward ${spec.name}: ${oneLine(err.message)}\n`);
       return 2;
     }
     throw err;
+  }
+  if (checkConfig === true) {
+    const from = typeof opts.config === 'string' ? `--config ${opts.config} and flags` : 'flags';
+    process.stdout.write(`kubeward ${spec.name}: config ok (${from}; the files it names read and checked)\n`);
+    return 0;
   }
   const log = createLogger({ format: config.logFormat, level: config.logLevel, base: { mode: spec.name } });
   const registry = createMetricsRegistry(spec.name);

@@ -8,9 +8,10 @@ import { systemClock } from '../base/clock.ts';
 import { UsageError } from '../base/errors.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube-config.ts';
+import { checkKubeConfigFiles } from '../clients/kube/check-kubeconfig-files.ts';
 import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
-import { AVAILABLE_CONTROLLERS, Operator } from '../controllers/operator/operator.ts';
-import { operatorDeclaration, parseControllers } from '../controllers/operator/operator-config.ts';
+import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
+import { namespaceScope, operatorDeclaration, parseControllers, parseNamespaces } from '../controllers/operator/operator-config.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
 import { SecretVersions } from '../controllers/managed-cluster/secret-versions.ts';
@@ -29,28 +30,33 @@ export { parseControllers } from '../controllers/operator/operator-config.ts';
 export function operatorCommand() {
   return buildModeCommand({
     ...operatorDeclaration,
+    // The controllers and the management cluster's kubeconfig with the files it names; nothing is dialled.
+    checkFiles: async (cfg) => {
+      runningControllers(cfg.controllers);
+      const source = kubeConfigSource(cfg);
+      await checkKubeConfigFiles(loadKubeConfig(source), source.kind === 'file' ? `--kubeconfig ${source.path}` : 'in-cluster config');
+    },
     run: async (cfg, ctx) => {
-      const wanted = parseControllers(cfg.controllers);
-      const missing = wanted.filter((c) => !AVAILABLE_CONTROLLERS.includes(c));
+      const { running, missing } = runningControllers(cfg.controllers);
       if (missing.length) ctx.log.warn({ controllers: missing }, 'controllers not yet available in this build; running the others');
-      const running = wanted.filter((c) => AVAILABLE_CONTROLLERS.includes(c));
-      if (running.length === 0)
-        throw new UsageError(`--controllers: none of ${wanted.join(', ')} is available yet; this build has ${AVAILABLE_CONTROLLERS.join(', ')}`);
-      const source: KubeConfigSource = cfg.kubeconfig ? { kind: 'file', path: cfg.kubeconfig, context: cfg.context } : inClusterSource();
+      const source = kubeConfigSource(cfg);
       const clock = systemClock;
       // The management cluster is asked all the time: keep its connections (no handshake per request).
       const api = createKubeApi(loadKubeConfig(source), { keepAlive: true });
       // Credential Secrets' resourceVersions from a metadata-only cache: clients are rebuilt only when they change.
-      const secretVersions = new SecretVersions({ secrets: api.secrets, namespace: cfg.namespace, clock, log: ctx.log });
+      // Namespaced install: Secrets are listed per watched namespace, the only place its Roles let it read them.
+      const namespaces = cfg.namespace === undefined ? undefined : parseNamespaces(cfg.namespace);
+      const secretVersions = new SecretVersions({ secrets: api.secrets, namespace: namespaces, clock, log: ctx.log });
       const identity = cfg.identity ?? process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
       // Sharding: one Deployment per shard, each electing its leader on its own Lease (shard.ts).
       const shard = cfg.shard;
       const log = shard ? ctx.log.child({ shard: formatShard(shard) }) : ctx.log;
       const gate = shard ? shardGate(shard, log) : undefined;
+      const { informerNamespace, inScope } = namespaceScope(namespaces);
       const op = new Operator({
-        ownsCluster: gate ? (mc) => gate.owns(mc.metadata) : undefined,
+        ownsCluster: gate || inScope ? (mc) => (inScope?.(mc.metadata.namespace) ?? true) && (gate?.owns(mc.metadata) ?? true) : undefined,
         api,
-        namespace: cfg.namespace,
+        namespace: informerNamespace,
         controllers: running,
         leaderElection: cfg.leaderElect
           ? {
@@ -136,6 +142,20 @@ export function operatorCommand() {
       };
     },
   });
+}
+
+/** The controllers asked for that this build has, and those it lacks; throws UsageError when none is left. */
+function runningControllers(list: string): { running: ControllerName[]; missing: ControllerName[] } {
+  const wanted = parseControllers(list);
+  const missing = wanted.filter((c) => !AVAILABLE_CONTROLLERS.includes(c));
+  const running = wanted.filter((c) => AVAILABLE_CONTROLLERS.includes(c));
+  if (running.length === 0)
+    throw new UsageError(`--controllers: none of ${wanted.join(', ')} is available yet; this build has ${AVAILABLE_CONTROLLERS.join(', ')}`);
+  return { running, missing };
+}
+
+function kubeConfigSource(cfg: { kubeconfig?: string; context?: string }): KubeConfigSource {
+  return cfg.kubeconfig ? { kind: 'file', path: cfg.kubeconfig, context: cfg.context } : inClusterSource();
 }
 
 function inClusterSource(): KubeConfigSource {

@@ -1,10 +1,10 @@
 // kubeward plan: the composition root of the inventory tools (endpoints, render, sans). One-shot
 // subcommands: flags and --config (declared in src/plan/plan-config.ts) → typed options → read the
 // inventory → pure plan → stdout/files.
-import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { UsageError, describeError } from '../base/errors.ts';
-import { parseInventory, type InventoryText } from '../plan/parse-inventory.ts';
+import { UsageError } from '../base/errors.ts';
+import { parseInventorySources } from '../plan/parse-inventory.ts';
+import { readInventoryFiles } from '../plan/read-inventory-files.ts';
 import { formatProblem } from '../plan/raw-inventory.ts';
 import type { Inventory } from '../plan/inventory.ts';
 import { planEndpoints } from '../plan/plan-endpoints.ts';
@@ -17,21 +17,17 @@ import { CURRENT_KUBESPRAY, parseKubesprayVersion } from '../plan/kubespray-defa
 import { endpointsDeclaration, PLAN_HELP, PLAN_SUMMARY, renderDeclaration, sansDeclaration } from '../plan/plan-config.ts';
 import { oneShotCommand, processIo, type Io } from './one-shot-command.ts';
 
-async function readText(flag: string, path: string): Promise<InventoryText> {
-  try {
-    return { source: path, text: await readFile(path, 'utf8') };
-  } catch (err) {
-    throw new UsageError(`${flag} ${path}: cannot read the file (${describeError(err)})`, { cause: err });
-  }
-}
-
-/** Reads and validates the inventory; every problem becomes one line of the usage error. */
-export async function loadInventory(inventoryPath: string, varsPaths: string[] = [], kubesprayVersion?: string): Promise<Inventory> {
-  const input = await readText('--inventory', inventoryPath);
-  const vars = await Promise.all(varsPaths.map((p) => readText('--vars', p)));
+/**
+ * Reads the inventory as Ansible does (a file or a directory, with group_vars/ and host_vars/ beside
+ * it and in the playbook directory) and validates it; every problem becomes one line of the usage
+ * error, and what was skipped joins the inventory's warnings.
+ */
+export async function loadInventory(inventoryPath: string, varsPaths: string[] = [], kubesprayVersion?: string, playbookDir?: string): Promise<Inventory> {
+  const { sources, notes } = await readInventoryFiles({ inventory: inventoryPath, vars: varsPaths, playbookDir });
   const kubespray = kubesprayVersion === undefined ? CURRENT_KUBESPRAY : parseKubesprayVersion(kubesprayVersion)!;
-  const r = parseInventory(input, vars, { kubespray });
+  const r = parseInventorySources(sources, { kubespray });
   if (!r.ok) throw new UsageError(r.problems.map((p) => `${inventoryPath}: ${formatProblem(p)}`).join('\n'));
+  r.inventory.warnings.unshift(...notes);
   return r.inventory;
 }
 
@@ -39,7 +35,7 @@ function endpointsCommand(io?: Io): Command {
   return oneShotCommand(
     endpointsDeclaration,
     async (config, out) => {
-      const plan = planEndpoints(await loadInventory(config.inventory!, config.vars, config.kubesprayVersion));
+      const plan = planEndpoints(await loadInventory(config.inventory!, config.vars, config.kubesprayVersion, config.playbookDir));
       if (config.node !== undefined) {
         const names = plan.nodes.map((n) => n.name);
         if (!names.includes(config.node)) throw new UsageError(`--node ${config.node}: not a cluster node in the inventory; nodes: ${names.join(', ')}`);
@@ -56,7 +52,7 @@ function renderCommand(io?: Io): Command {
   return oneShotCommand(
     renderDeclaration,
     async (config, out) => {
-      const inv = await loadInventory(config.inventory!, config.vars, config.kubesprayVersion);
+      const inv = await loadInventory(config.inventory!, config.vars, config.kubesprayVersion, config.playbookDir);
       const files = renderPlan(inv);
       for (const w of planEndpoints(inv).warnings) out.err(`warning: ${w}\n`);
       const dir = config.out!;
@@ -98,7 +94,7 @@ function sansCommand(io?: Io): Command {
   return oneShotCommand(
     sansDeclaration,
     async (config, out) => {
-      const inv = await loadInventory(config.inventory!, config.vars, config.kubesprayVersion);
+      const inv = await loadInventory(config.inventory!, config.vars, config.kubesprayVersion, config.playbookDir);
       const sans = computeSans(inv);
       const notes = factSanNotes(inv);
       const text = {

@@ -7,12 +7,13 @@ import { UsageError, describeError } from '../base/errors.ts';
 import { DEFAULTS, proxyDeclaration, resolveProxyConfig, type proxyFields } from '../proxy/proxy-config.ts';
 import { startProxy, type KubewardProxy, type ProxyHandle, type StartProxyOptions } from '../proxy/start-proxy.ts';
 import { watchConfigFile } from '../proxy/watch-config-file.ts';
+import { checkProxyFiles } from './check-proxy-files.ts';
 import { followPrimary, WorkerPool, type FollowingPrimary } from '../proxy/proxy-workers.ts';
 
 /** Set in the environment of the processes a primary forks (--workers): they serve, they do not fork. */
 const WORKER_ENV = 'KUBEWARD_PROXY_WORKER';
 
-export const proxyMode: ModeSpec<typeof proxyFields> = { ...proxyDeclaration, run: (config, ctx) => runProxyMode(config, ctx) };
+export const proxyMode: ModeSpec<typeof proxyFields> = { ...proxyDeclaration, run: (config, ctx) => runProxyMode(config, ctx), checkFiles: checkProxyFiles };
 
 /** The proxy mode's run; kubeward agent passes hooks (the check results its watcher uses). */
 export async function runProxyMode(

@@ -25,10 +25,11 @@ import { buildModeCommand, type ModeSpec } from './mode-command.ts';
 
 const spec: ModeSpec<typeof routesFields> = {
   ...routesDeclaration,
+  // The tool the backend runs, asked for its version only: no table is read or written.
+  checkFiles: async (c) => checkTool(c.backend === 'nftables' ? ['nft', '--version'] : ['iptables-restore', '--version'], c.backend),
   run: async (c, { log, registry, shutdown }) => {
     const run = (argv: readonly string[], opts?: Parameters<typeof execCommand>[1]) => execCommand(argv, opts);
     const backend = c.backend === 'nftables' ? new NftBackend(run) : new IptablesBackend(run);
-    await checkTool(c.backend === 'nftables' ? ['nft', '--version'] : ['iptables-restore', '--version'], c.backend);
     const ovn = c.ovnReroute === 'auto' ? new OvnReroute(run, c.ovnNodeName ?? hostname()) : undefined;
     if (c.cleanUp) {
       await backend.cleanup();

@@ -20,7 +20,12 @@ import { flagNameOf } from '../config/load-config.ts';
 import { buildModeCommand, type DaemonHandle, type ModeContext, type ModeSpec } from './mode-command.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 
-const spec: ModeSpec<typeof watchFields> = { ...watchDeclaration, run: (c, ctx) => runWatchMode(c, ctx) };
+const spec: ModeSpec<typeof watchFields> = {
+  ...watchDeclaration,
+  run: (c, ctx) => runWatchMode(c, ctx),
+  // The state directory is left alone here: creating it is a write, and the run reports it.
+  checkFiles: async (c) => void (await loadTlsMaterial(c)),
+};
 
 /** The watch mode's run; kubeward agent may pass the probe (the proxy's check results). */
 export async function runWatchMode(

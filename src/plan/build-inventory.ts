@@ -2,7 +2,8 @@
 // with kubespray's defaults and precedence (role defaults < group_vars < --vars files < host vars),
 // Jinja evaluated as kubespray's samples use it, and every problem naming the host and the field.
 import { LB_TYPES, VIP_PROVIDERS, type Inventory, type InventoryHost, type LbType, type VipProvider } from './inventory.ts';
-import { CLUSTER_VARS, HOST_VARS, VarReader, likelyMeant } from './inventory-vars.ts';
+import { CLUSTER_VARS, HOST_VARS, VarReader, editDistance, likelyMeant } from './inventory-vars.ts';
+import { hostLayers, type VarDirs } from './ansible-precedence.ts';
 import { KUBEWARD_IMAGE, KUBEWARD_IMAGE_REPO } from '../manifests/kubeward-image.ts';
 import { CURRENT_KUBESPRAY, KUBESPRAY_DEFAULTS, hasLocalhostLbName, type KubesprayVersion } from './kubespray-defaults.ts';
 import { isDnsName, isHostName, isObjectName, isPlainIp, isSafeAbsolutePath, shown } from './value-grammar.ts';
@@ -37,27 +38,36 @@ export interface BuildOptions {
   kubespray?: KubesprayVersion;
 }
 
-/** extraVars: group-vars files in order (later wins), on top of the inventory's own group vars. */
-export function buildInventory(raw: RawInventory, extraVars: Vars[] = [], opts: BuildOptions = {}): BuildResult {
+/**
+ * extraVars: the --vars files in order (later wins), above every group's variables and below the
+ * host's own; dirs: group_vars/ and host_vars/ beside the inventory and the playbook, each at its
+ * place in Ansible's precedence (ansible-precedence.ts).
+ */
+export function buildInventory(raw: RawInventory, extraVars: Vars[] = [], opts: BuildOptions = {}, dirs: Omit<VarDirs, 'extra'> = {}): BuildResult {
   const version = opts.kubespray ?? CURRENT_KUBESPRAY;
   const problems: InventoryProblem[] = [...raw.problems];
   const members = resolveGroups(raw, problems);
-  const groupVars = (g: string) => raw.groups.filter((x) => GROUP_ALIASES[x.name] === g).map((x) => x.vars);
-  const clusterLayer: Vars = Object.assign({}, ...groupVars('all'), ...groupVars('k8s_cluster'), raw.vars, ...extraVars);
-  checkUnknownVars(clusterLayer, [...CLUSTER_VARS, ...HOST_VARS], problems);
-  const cluster = new VarReader(new VarScope([KUBESPRAY_DEFAULTS, clusterLayer]));
+  const rawMembers = rawMembership(raw);
+  const clusterGroups = clusterGroupNames(raw, rawMembers);
+  const varDirs: VarDirs = { ...dirs, extra: extraVars };
+  const clusterLayers = hostLayers(raw, undefined, clusterGroups, clusterGroups, varDirs).map((l) => l.vars);
+  checkUnknownVars(Object.assign({}, ...clusterLayers) as Vars, [...CLUSTER_VARS, ...HOST_VARS], problems);
+  const cluster = new VarReader(new VarScope([KUBESPRAY_DEFAULTS, ...clusterLayers]));
   const settings = readClusterSettings(cluster, version);
   problems.push(...cluster.problems);
 
   const inRole = (name: string) => ['kube_control_plane', 'etcd', 'kube_node'].some((g) => members.get(g)?.has(name));
   const hosts: InventoryHost[] = [];
   for (const rh of raw.hosts.filter((h) => inRole(h.name))) {
-    const own: Vars[] = [...hostGroupVars(raw, rh.name, members), rh.vars];
-    const scope = new VarScope([KUBESPRAY_DEFAULTS, clusterLayer, ...own, { inventory_hostname: rh.name }]);
+    const groups = [...rawMembers].filter(([, set]) => set.has(rh.name)).map(([g]) => g);
+    const layers = hostLayers(raw, rh.name, groups.length > 0 ? groups : ['ungrouped'], clusterGroups, varDirs);
+    const own: Vars[] = layers.filter((l) => !l.clusterWide).map((l) => l.vars);
+    const scope = new VarScope([KUBESPRAY_DEFAULTS, ...layers.map((l) => l.vars), { inventory_hostname: rh.name }]);
     const host = readHost(rh.name, own, scope, settings.inventory, members, problems);
     if (host) hosts.push(host);
   }
   checkHostSet(hosts, members, problems);
+  settings.inventory.warnings.push(...groupWarnings(raw, members, varDirs));
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, inventory: { ...settings.inventory, hosts }, ignoredHosts: raw.hosts.filter((h) => !inRole(h.name)).map((h) => h.name) };
 }
@@ -96,11 +106,64 @@ function expandGroup(byName: Map<string, RawGroup>, name: string, seen: Set<stri
   return [...g.hosts, ...g.children.flatMap((c) => expandGroup(byName, c, seen))];
 }
 
-/** Vars of every group (known or not) that holds the host, other than the cluster-wide all/k8s_cluster. */
-function hostGroupVars(raw: RawInventory, host: string, members: Map<string, Set<string>>): Vars[] {
-  return raw.groups
-    .filter((g) => !['all', 'k8s_cluster'].includes(GROUP_ALIASES[g.name] ?? '') && members.get(GROUP_ALIASES[g.name] ?? g.name)?.has(host))
-    .map((g) => g.vars);
+/** Every group of the inventory, under its own name, with the hosts it holds directly or through children. */
+function rawMembership(raw: RawInventory): Map<string, Set<string>> {
+  const byName = new Map(raw.groups.map((g) => [g.name, g]));
+  return new Map(raw.groups.map((g) => [g.name, new Set(expandGroup(byName, g.name, new Set()))]));
+}
+
+/** k8s_cluster under any of its spellings, and every group above it: read once, cluster-wide. */
+function clusterGroupNames(raw: RawInventory, rawMembers: Map<string, Set<string>>): Set<string> {
+  const out = new Set(raw.groups.filter((g) => GROUP_ALIASES[g.name] === 'k8s_cluster').map((g) => g.name));
+  const byName = new Map(raw.groups.map((g) => [g.name, g]));
+  for (const g of raw.groups) {
+    if (out.has(g.name)) continue;
+    const below = new Set<string>();
+    const walk = (n: string): void => {
+      for (const c of byName.get(n)?.children ?? []) {
+        if (below.has(c)) continue;
+        below.add(c);
+        walk(c);
+      }
+    };
+    walk(g.name);
+    if ([...below].some((c) => GROUP_ALIASES[c] === 'k8s_cluster') && rawMembers.has(g.name)) out.add(g.name);
+  }
+  out.delete('all');
+  return out;
+}
+
+/** The kubespray group names, every spelling: a group one edit away from one of them is likely a typo. */
+const KUBESPRAY_GROUPS = Object.keys(GROUP_ALIASES).filter((g) => !['all', 'ungrouped'].includes(g));
+
+/**
+ * Warnings about what Ansible would silently leave out: a host in no kubespray group (kubespray does
+ * nothing with it), a group one edit away from a kubespray group (its hosts get no role), and
+ * group_vars/ or host_vars/ files that name no group or host of the inventory (Ansible loads none).
+ */
+function groupWarnings(raw: RawInventory, members: Map<string, Set<string>>, dirs: VarDirs): string[] {
+  const out: string[] = [];
+  for (const g of raw.groups) {
+    if (g.name in GROUP_ALIASES) continue;
+    const meant = KUBESPRAY_GROUPS.find((k) => editDistance(g.name, k) === 1);
+    if (meant) out.push(`group ${JSON.stringify(g.name)} is one edit from kubespray's ${meant}; its hosts get no ${GROUP_ALIASES[meant]} role (rename it?)`);
+  }
+  const roles = ['kube_control_plane', 'etcd', 'kube_node', 'calico_rr', 'bastion'];
+  for (const h of raw.hosts) {
+    if (!roles.some((r) => members.get(r)?.has(h.name)))
+      out.push(`host ${JSON.stringify(h.name)} is in no kubespray group (${roles.join(', ')}); kubespray and kubeward plan leave it out`);
+  }
+  const groupNames = new Set(['all', 'ungrouped', ...raw.groups.map((g) => g.name)]);
+  const hostNames = new Set(raw.hosts.map((h) => h.name));
+  for (const dir of [dirs.inventory, dirs.playbook]) {
+    for (const [name, files] of dir?.groups ?? []) {
+      if (!groupNames.has(name)) out.push(`${files[0]?.source ?? name}: no group ${JSON.stringify(name)} in the inventory; Ansible does not load it`);
+    }
+    for (const [name, files] of dir?.hosts ?? []) {
+      if (!hostNames.has(name)) out.push(`${files[0]?.source ?? name}: no host ${JSON.stringify(name)} in the inventory; Ansible does not load it`);
+    }
+  }
+  return out;
 }
 
 function checkUnknownVars(vars: Vars, known: readonly string[], problems: InventoryProblem[], host?: string): void {

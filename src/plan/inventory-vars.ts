@@ -247,7 +247,8 @@ export function likelyMeant(name: string, known: readonly string[]): string | un
   return best?.name;
 }
 
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance; anything past 2 is reported as 3 (only near misses matter here). */
+export function editDistance(a: string, b: string): number {
   if (Math.abs(a.length - b.length) > 2) return 3;
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {

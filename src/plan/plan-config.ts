@@ -14,20 +14,31 @@ export const DEFAULTS = { output: 'table', format: 'list' } as const;
 export const inventoryFields = {
   inventory: z.optional(z.string({ error: 'expected the path of an inventory file' }).check(z.minLength(1))),
   vars: z.optional(z.array(z.string().check(z.minLength(1)))),
+  playbookDir: z.optional(z.string({ error: 'expected a directory' }).check(z.minLength(1))),
   kubesprayVersion: z.optional(
     z.string().check(z.refine((v: string) => parseKubesprayVersion(v) !== undefined, { error: 'expected a kubespray release like v2.31, v2.30.0 or 2.28' })),
   ),
 };
 
 export const inventoryFlags: ModeFlag[] = [
-  { key: 'inventory', value: '<file>', help: 'kubeward YAML inventory, or a kubespray hosts.yaml / inventory.ini' },
+  {
+    key: 'inventory',
+    value: '<file|dir>',
+    help: 'kubeward YAML inventory, a kubespray hosts.yaml / inventory.ini, or a directory of inventory files; group_vars/ and host_vars/ beside it are read as Ansible reads them',
+  },
+  { key: 'playbookDir', value: '<dir>', help: "also read group_vars/ and host_vars/ of the playbook's directory (above the inventory's, as in Ansible)" },
   {
     key: 'kubesprayVersion',
     value: '<release>',
     help: 'follow this kubespray release',
     defaultText: 'v2.31, also right for v2.30; v2.29 keeps lb-apiserver.kubernetes.local, v2.28 and older also /etc/hosts',
   },
-  { key: 'vars', value: '<file>', help: 'kubespray group_vars file (all.yml, k8s-cluster.yml...) applied on top', repeatable: true },
+  {
+    key: 'vars',
+    value: '<file>',
+    help: "a variables file applied above every group's variables and below the host's own (later wins)",
+    repeatable: true,
+  },
 ];
 
 export const requireInventory = (c: { inventory?: string }) =>
@@ -40,7 +51,8 @@ From a kubespray-style inventory, decides how every node reaches the apiserver a
 balancer, external load balancer or the first control-plane node) and renders what that needs.
 
 Examples:
-  kubeward plan endpoints --inventory inventory/mycluster/hosts.yaml --vars inventory/mycluster/group_vars/all/all.yml
+  kubeward plan endpoints --inventory inventory/mycluster/hosts.yaml      # reads inventory/mycluster/group_vars/ and host_vars/ too
+  kubeward plan endpoints --inventory inventory/mycluster/ --playbook-dir .
   kubeward plan render --inventory inventory.ini --out rendered/
   kubeward plan render --inventory inventory.ini --out rendered/ --check     # exit 1 and a diff when stale
   kubeward plan sans --inventory inventory.ini --format kubeadm`;

@@ -115,7 +115,8 @@ describe('deploy/ applied to a real kube-apiserver (server-side apply)', { skip:
     const base = await kubectl(['kustomize', join(DEPLOY, 'operator/base')]);
     assert.deepEqual(
       [...base.matchAll(/^kind: (\S+)/gm)].map((m) => m[1]).sort(),
-      ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Namespace', 'NetworkPolicy', 'Role', 'RoleBinding', 'ServiceAccount'],
+      // Two of Namespace, Role and RoleBinding: the operator's own, and the watched namespace with its Secret reads.
+      ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Namespace', 'Namespace', 'NetworkPolicy', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'ServiceAccount'],
     );
     const overlay = await kubectl(['kustomize', join(DEPLOY, 'operator/overlays/example')]);
     const apply = () => kubectl(['apply', '--server-side', '--field-manager=kubeward-deploy-test', '-f', '-'], overlay);

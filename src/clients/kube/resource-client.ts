@@ -73,6 +73,9 @@ export class ResourceClient<T extends KubeObject> {
         ...(opts.metadataOnly ? { accept: METADATA_LIST } : {}),
         ...call,
       });
+      // The apiserver writes an empty PartialObjectMetadataList as `"items": null` (Go's nil slice;
+      // a full list says []): that, from a body that names itself a list, is an empty page.
+      if (page?.items === null && typeof page.kind === 'string' && page.kind.endsWith('List')) page.items = [];
       // A 200 without an items list (a proxy's `{}`) is not an empty collection: nothing may act on it.
       if (!Array.isArray(page?.items)) {
         throw new KubeApiError({ method: 'GET', path: this.path(namespace), status: 200, reason: 'UnexpectedBody', message: 'the answer has no "items" list' });

@@ -14,31 +14,38 @@ export interface SecretVersionSource {
 }
 
 export class SecretVersions implements SecretVersionSource {
-  readonly #informer: Informer<Secret>;
+  /** One informer per watched namespace (a namespaced install may list Secrets there only), or one under "" for all. */
+  readonly #informers = new Map<string, Informer<Secret>>();
 
-  constructor(o: { secrets: ResourceClient<Secret>; namespace?: string; clock: Clock; log: Logger }) {
-    this.#informer = new Informer<Secret>({
-      name: 'secrets',
-      // Metadata only on the wire too: the Secrets' contents never reach this cache.
-      source: resourceSource(o.secrets, o.namespace, { metadataOnly: true }),
-      clock: o.clock,
-      log: o.log,
-      transform: (s) => ({
-        metadata: { name: s.metadata.name, namespace: s.metadata.namespace, uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion },
-      }),
-    });
+  /** namespaces: the namespaces to watch; a string is one; undefined or empty: every namespace (cluster-wide list rights). */
+  constructor(o: { secrets: ResourceClient<Secret>; namespace?: string | readonly string[]; clock: Clock; log: Logger }) {
+    const namespaces = typeof o.namespace === 'string' ? [o.namespace] : (o.namespace ?? []);
+    for (const ns of namespaces.length > 0 ? namespaces : [undefined]) {
+      const informer = new Informer<Secret>({
+        name: ns === undefined ? 'secrets' : `secrets in ${ns}`,
+        // Metadata only on the wire too: the Secrets' contents never reach this cache.
+        source: resourceSource(o.secrets, ns, { metadataOnly: true }),
+        clock: o.clock,
+        log: o.log,
+        transform: (s) => ({
+          metadata: { name: s.metadata.name, namespace: s.metadata.namespace, uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion },
+        }),
+      });
+      this.#informers.set(ns ?? '', informer);
+    }
   }
 
   start(): void {
-    this.#informer.start();
+    for (const i of this.#informers.values()) i.start();
   }
 
-  close(): Promise<void> {
-    return this.#informer.close();
+  async close(): Promise<void> {
+    await Promise.all([...this.#informers.values()].map((i) => i.close()));
   }
 
   version(namespace: string, name: string): string | undefined {
-    if (!this.#informer.hasSynced()) return undefined;
-    return this.#informer.get(`${namespace}/${name}`)?.metadata.resourceVersion;
+    const informer = this.#informers.get(namespace) ?? this.#informers.get('');
+    if (!informer?.hasSynced()) return undefined;
+    return informer.get(`${namespace}/${name}`)?.metadata.resourceVersion;
   }
 }

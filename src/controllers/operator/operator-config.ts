@@ -153,6 +153,36 @@ const routegcFlightFlags: ModeFlag[] = [
   { key: 'flightRebootBeforeDelete', help: 'flight: reboot before deleting', negatable: true, defaultText: 'on' },
 ];
 
+/** "tenant-a,tenant-b" → the namespaces, each a DNS-1123 label; anything else is a usage error. */
+export function parseNamespaces(text: string): string[] {
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const n of names) {
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(n))
+      throw new UsageError(`--namespace: "${n}" is not a namespace name (lower-case letters, digits and "-", at most 63); separate several with commas`);
+  }
+  if (names.length === 0) throw new UsageError('--namespace: name at least one namespace, or leave the key out for every namespace');
+  return [...new Set(names)];
+}
+
+/**
+ * Where the operator looks, from its namespaces (undefined: every one). One namespace: the
+ * ManagedCluster informer lists only there. Several: it lists every namespace (ManagedClusters hold
+ * references, no credentials) and `inScope` keeps clusters elsewhere out of the controllers, so no
+ * Secret outside the watched namespaces is ever asked for.
+ */
+export function namespaceScope(namespaces: readonly string[] | undefined): {
+  informerNamespace: string | undefined;
+  inScope: ((namespace: string | undefined) => boolean) | undefined;
+} {
+  if (namespaces === undefined || namespaces.length === 0) return { informerNamespace: undefined, inScope: undefined };
+  if (namespaces.length === 1) return { informerNamespace: namespaces[0], inScope: undefined };
+  const set = new Set(namespaces);
+  return { informerNamespace: undefined, inScope: (ns) => ns !== undefined && set.has(ns) };
+}
+
 /** "deorbit,routegc" → the names; unknown names are a usage error. */
 export function parseControllers(text: string): ControllerName[] {
   const names = text
@@ -184,7 +214,11 @@ Example:
   flags: [
     { key: 'kubeconfig', value: '<file>', help: 'management cluster kubeconfig (default: in-cluster service account)' },
     { key: 'context', value: '<name>', help: 'kubeconfig context' },
-    { key: 'namespace', value: '<ns>', help: 'only ManagedClusters of this namespace (default: all)' },
+    {
+      key: 'namespace',
+      value: '<ns,...>',
+      help: 'only ManagedClusters (and their Secrets) of these comma-separated namespaces; the namespaced install grants Secret reads there only (default: every namespace, which needs cluster-wide Secret reads)',
+    },
     { key: 'controllers', value: '<list>', help: 'comma-separated controllers to run', defaultText: DEFAULTS.controllers },
     { key: 'leaderElect', help: 'elect one active replica through a Lease', negatable: true, defaultText: 'on' },
     { key: 'leaseNamespace', value: '<ns>', help: 'namespace of the Lease', defaultText: '$POD_NAMESPACE or kubeward-system' },
@@ -224,6 +258,7 @@ Example:
   check: (cfg) => {
     try {
       parseControllers(cfg.controllers);
+      if (cfg.namespace !== undefined) parseNamespaces(cfg.namespace);
     } catch (err) {
       return (err as Error).message;
     }
