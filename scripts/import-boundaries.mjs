@@ -5,7 +5,7 @@
 /** Decision files: pure functions from an observation to a verdict. */
 export const DECISION = [
   '^src/.+/decide-[^/]+[.]ts$',
-  '^src/proxy/(plan-[^/]+|pick-upstream|slow-start)[.]ts$',
+  '^src/proxy/(plan-[^/]+|pick-upstream|slow-start|recovery-pace|version-skew)[.]ts$',
   '^src/plan/plan-endpoints[.]ts$',
   '^src/routes/desired-ruleset[.]ts$',
   '^src/watch/hysteresis[.]ts$',

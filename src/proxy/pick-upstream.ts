@@ -1,8 +1,8 @@
 // Chooses the upstream for one connection attempt. Pure: a linear scan, no allocation, so it can
 // run for every accepted connection.
-import { msUntilToken, type PaceConfig } from './recovery-pace.ts';
+import { isPaced, msUntilToken, type PaceConfig } from './recovery-pace.ts';
 import { slowStartShare } from './slow-start.ts';
-import { isPaced, type Upstream } from './upstream-list.ts';
+import type { Upstream } from './upstream-list.ts';
 import { isOlder, type KubeMinor } from './version-skew.ts';
 
 export interface Pick {

@@ -3,6 +3,7 @@
 // when every client reconnects at once (the whole control plane came back, or this upstream is the
 // only one usable) the share is all of them, at whatever rate they arrive: kubernetes#124502, a
 // recovered apiserver flooded by reconnects and relists. Pure: the bucket lives on the upstream.
+import { isSlowStarting } from './slow-start.ts';
 
 /** The longest a client connection waits for a token in all; then it connects anyway. */
 export const MAX_PACE_WAIT_MS = 5000;
@@ -36,6 +37,11 @@ export function msUntilToken(bucket: PaceBucket, now: number, pace: PaceConfig):
 export function takeToken(bucket: PaceBucket, now: number, pace: PaceConfig): void {
   bucket.paceTokens = tokensAt(bucket, now, pace) - 1;
   bucket.paceAt = now;
+}
+
+/** Pacing applies while the upstream is in its slow-start window and pacing is on. */
+export function isPaced(u: { slowStartFrom: number | undefined }, now: number, pace: PaceConfig | undefined, slowStartMs: number): boolean {
+  return pace !== undefined && pace.ratePerSec > 0 && isSlowStarting(u.slowStartFrom, now, slowStartMs);
 }
 
 /** Empties the bucket's record: full again (at a recovery). */

@@ -1,8 +1,7 @@
 // One frontend's upstream pool: per-upstream state with rise/fall hysteresis, fed by active checks
 // and by the data path's connect failures, so passive and active health share one score. Pure.
 import type { ProbeReason, ProbeResult } from '../probe/probe-result.ts';
-import { refillBucket, takeToken, type PaceConfig } from './recovery-pace.ts';
-import { isSlowStarting } from './slow-start.ts';
+import { isPaced, refillBucket, takeToken, type PaceConfig } from './recovery-pace.ts';
 import type { KubeMinor } from './version-skew.ts';
 
 /** unknown: not checked yet (usable, ranked after up); up: passing; down: failing or refused a connect. */
@@ -219,11 +218,6 @@ export class UpstreamList {
 function startRecovery(u: Upstream, now: number): void {
   u.slowStartFrom = now;
   refillBucket(u);
-}
-
-/** Pacing applies while the upstream is in its slow-start window and pacing is on. */
-export function isPaced(u: Upstream, now: number, pace: PaceConfig | undefined, slowStartMs: number): boolean {
-  return pace !== undefined && pace.ratePerSec > 0 && isSlowStarting(u.slowStartFrom, now, slowStartMs);
 }
 
 function newUpstream(key: string, local: boolean, joined: boolean): Upstream {
