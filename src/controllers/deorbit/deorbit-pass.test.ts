@@ -40,6 +40,8 @@ function fakes(opts: { failOn?: string; absent?: string; listFails?: KubeApiErro
       listFloatingIps: async () => [],
       getVolume: async (id) => (id === 'vol-1' ? { id, status: 'in-use' } : undefined),
       getLoadBalancer: async () => undefined,
+      deleteVolume: async () => 'absent' as const,
+      deleteLoadBalancer: async () => 'absent' as const,
     },
   };
   return { ports, deleted };

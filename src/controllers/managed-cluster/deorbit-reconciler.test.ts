@@ -48,6 +48,8 @@ function setup(mc: ManagedCluster, onDelete: (name: string) => void = () => unde
       listFloatingIps: async () => [],
       getVolume: async () => undefined,
       getLoadBalancer: async () => undefined,
+      deleteVolume: async () => 'absent' as const,
+      deleteLoadBalancer: async () => 'absent' as const,
     },
   };
   const reconcile = deorbitReconciler({

@@ -1,4 +1,5 @@
-// The deorbit controller's reconcile for one ManagedCluster: add the finalizer while Running; once
+// The deorbit controller's reconcile for one ManagedCluster: add the finalizer while Running and
+// record the identity of the cluster its kubeconfig reaches (adoption); once
 // deleted, run one deorbit pass, record its events and progress (status, conditions), and remove
 // the finalizer when the cluster is clean or deorbit gave up (after an optional last check, such as
 // the operator's route clean-up, which may keep it waiting). A deleted cluster whose spec and
@@ -12,7 +13,7 @@ import { KubeApiError, isConflict, isNotFound } from '../../clients/kube/kube-ap
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import { DEORBIT_DRY_RUN_REASON, DEORBIT_ORPHANED_REASON, listText, SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
 import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.ts';
-import type { DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
+import type { ClusterIdentity, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { ClusterConnector } from './cluster-connector.ts';
 import { mergeConditions } from './cluster-conditions.ts';
@@ -41,7 +42,53 @@ export function targetOf(mc: ManagedCluster): DeorbitTarget {
     deletionStartedMs: Date.parse(mc.metadata.deletionTimestamp!),
     version: mc.spec.version,
     loadBalancerClusterName: mc.spec.openstack?.loadBalancerClusterName || 'kubernetes',
+    policy: mc.spec.deorbit,
   };
+}
+
+const pinnedOf = (mc: ManagedCluster): ClusterIdentity | undefined => {
+  const id = mc.status?.clusterIdentity;
+  return id ? { kubeSystemUid: id.kubeSystemUid, caFingerprint: id.caFingerprint } : undefined;
+};
+
+/** Other ManagedClusters, not being deleted, that record the same cluster identity ("namespace/name"). */
+async function twinsOf(deps: DeorbitReconcilerDeps, mc: ManagedCluster, seen: ClusterIdentity, signal?: AbortSignal): Promise<string[]> {
+  const all = await deps.clusters.list(undefined, {}, { signal });
+  return all.items
+    .filter((o) => o.metadata.uid !== mc.metadata.uid && !o.metadata.deletionTimestamp)
+    .filter((o) => o.status?.clusterIdentity?.kubeSystemUid === seen.kubeSystemUid)
+    .map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
+    .sort();
+}
+
+/**
+ * Adoption: the finalizer goes on and the identity the kubeconfig reaches is recorded, so that a
+ * later deletion acts only on this cluster. A cluster that cannot be reached now is recorded on a
+ * later reconcile (or on the first deorbit pass).
+ */
+async function adopt(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
+  if (!mc.metadata.finalizers?.includes(DEORBIT_FINALIZER)) {
+    signal?.throwIfAborted();
+    await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER], signal);
+  }
+  if (mc.status?.clusterIdentity) return {};
+  let identity: ClusterIdentity | undefined;
+  try {
+    const ports = await deps.connector.connect(mc);
+    identity = await ports.satellite.identity?.();
+  } catch (err) {
+    deps.log.debug({ cluster: mc.metadata.name, err: describeError(err) }, 'cluster identity not recorded yet');
+    return { requeueAfterMs: deps.settings.pollIntervalMs };
+  }
+  if (!identity) return {};
+  signal?.throwIfAborted();
+  await recordIdentity(deps, await deps.clusters.get(mc.metadata.namespace, mc.metadata.name), identity, signal);
+  return {};
+}
+
+async function recordIdentity(deps: DeorbitReconcilerDeps, mc: ManagedCluster, identity: ClusterIdentity, signal?: AbortSignal): Promise<ManagedCluster> {
+  const status = { ...mc.status, clusterIdentity: { ...identity, recordedAt: new Date(deps.clock.now()).toISOString() } };
+  return deps.clusters.replaceStatus({ ...mc, status }, { signal });
 }
 
 export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, signal?: AbortSignal) => Promise<ReconcileResult> {
@@ -59,11 +106,9 @@ export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, si
     switch (decideLifecycle(mc)) {
       case 'none':
         return {};
-      case 'add-finalizer':
+      case 'adopt':
         if (deps.settings.dryRun) return {}; // a finalizer holds deletion: not in a dry run
-        signal?.throwIfAborted();
-        await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER], signal);
-        return {};
+        return adopt(deps, mc, signal);
       case 'orphan':
         if (deps.settings.dryRun) {
           await deps.events.record(
@@ -124,8 +169,22 @@ async function dryRun(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: 
 async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
   const progress = progressFromStatus(mc.status?.deorbit);
   const ports = await portsFor(deps, mc);
-  const { decision, events } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports, signal });
+  const { decision, events } = await runDeorbitPass({
+    nowMs: deps.clock.now(),
+    settings: deps.settings,
+    target: targetOf(mc),
+    progress,
+    ports,
+    signal,
+    pinned: pinnedOf(mc),
+    twins: (seen) => twinsOf(deps, mc, seen, signal),
+    // The cloud IDs to wait for are in status before the first deletion: a restart keeps them.
+    recordFirst: async (first) => {
+      mc = await writeStatus(deps, mc, first, undefined, signal);
+    },
+  });
   signal?.throwIfAborted();
+  if (decision.pin) mc = await recordIdentity(deps, mc, decision.pin, signal);
   const p = decision.progress;
   const finishing = decision.outcome === 'done' || decision.outcome === 'self-destruct';
   // Events of a self-destruct wait until the finalizer is really gone.
