@@ -206,3 +206,14 @@ test('cloud retries: error_deleting and a volume its driver left are deleted aga
     "a volume its PV still names is the driver's to delete; an ERROR load balancer its Service still holds is the cloud controller's",
   );
 });
+
+test('the final check lists load balancers created since the first attempt, not proven the cluster’s, and leaves them alone', () => {
+  const made = { ...lb('lb-new', 'kube_service_k1_apps_web'), createdMs: T0 + 20 * S };
+  const old = { ...lb('lb-old', 'someone-elses'), createdMs: T0 - 3_600_000 };
+  const p = { ...INITIAL_PROGRESS, attempt: 1, attemptStartedMs: T0, startedMs: T0, step: 'loadbalancers' as const };
+  const d = decideDeorbit(input(view({}, { loadBalancers: [made, old] }), { progress: p, nowMs: T0 + 30 * S }));
+  assert.equal(d.outcome, 'done');
+  assert.deepEqual(d.progress.createdDuring, ['lb-new']);
+  assert.deepEqual(d.deletes, []);
+  assert.ok(d.events.some((e) => e.reason === 'DeorbitLoadBalancersCreatedMeanwhile' && /lb-new/.test(e.message)));
+});

@@ -1,8 +1,9 @@
 // The deorbit controller's reconcile for one ManagedCluster: add the finalizer while Running and
-// record the identity of the cluster its kubeconfig reaches (adoption); once
-// deleted, run one deorbit pass, record its events and progress (status, conditions), and remove
-// the finalizer when the cluster is clean or deorbit gave up (after an optional last check, such as
-// the operator's route clean-up, which may keep it waiting). A deleted cluster whose spec and
+// record the identity of the cluster its kubeconfig reaches (adoption); once deleted, run one
+// deorbit pass, then carry out the plan deorbit-plan.ts decides from its outcome: record its events
+// and progress (status, conditions), and remove the finalizer when the cluster is clean or deorbit
+// gave up (after an optional last check, such as the operator's route clean-up, which may keep it
+// waiting). A deleted cluster whose spec and
 // lifecycle do not ask for a deorbit (deletionPolicy Orphan) only loses the finalizer. The signal is
 // the leader's fence: once it falls, no deletion, status write or finalizer change is sent.
 import type { Clock } from '../../base/clock.ts';
@@ -11,18 +12,17 @@ import type { Logger } from '../../base/logger.ts';
 import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import { KubeApiError, isConflict, isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
-import { DEORBIT_DRY_RUN_REASON, DEORBIT_ORPHANED_REASON, listText, SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
+import { DEORBIT_DRY_RUN_REASON, DEORBIT_ORPHANED_REASON, listText } from '../deorbit/deorbit-events.ts';
 import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.ts';
-import type { ClusterIdentity, DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
+import type { ClusterIdentity, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { ClusterConnector } from './cluster-connector.ts';
 import { mergeConditions } from './cluster-conditions.ts';
 import { decideLifecycle, deorbitConditionWish, isDeorbitRequested, progressFromStatus, statusFromProgress, type DryRunReport } from './deorbit-lifecycle.ts';
 import { DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
+import { isFinishing, planAfterPass, planFinish, type FinishCheck, type ReconcileStep } from './deorbit-plan.ts';
 
-/** What a last check before the finalizer goes decided: finish now, or wait and say why. */
-export type FinishCheck =
-  { finish: true; events?: DeorbitEvent[] } | { finish: false; events?: DeorbitEvent[]; requeueAfterMs: number; reason: string; message: string };
+export type { FinishCheck } from './deorbit-plan.ts';
 
 export type BeforeFinish = (mc: ManagedCluster, outcome: 'done' | 'self-destruct', signal?: AbortSignal) => Promise<FinishCheck>;
 
@@ -184,41 +184,55 @@ async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?:
     },
   });
   signal?.throwIfAborted();
-  if (decision.pin) mc = await recordIdentity(deps, mc, decision.pin, signal);
-  const p = decision.progress;
-  const finishing = decision.outcome === 'done' || decision.outcome === 'self-destruct';
-  // Events of a self-destruct wait until the finalizer is really gone.
-  for (const ev of finishing && decision.outcome === 'self-destruct' ? [] : events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
-  const check: FinishCheck =
-    finishing && deps.beforeFinish ? await deps.beforeFinish(mc, decision.outcome as 'done' | 'self-destruct', signal) : { finish: true };
-  for (const ev of check.events ?? []) await deps.events.record(mc, ev.type, ev.reason, ev.message);
-  if (!check.finish) {
-    await writeStatus(deps, mc, p, { reason: check.reason, message: check.message }, signal);
-    return { requeueAfterMs: check.requeueAfterMs };
-  }
-  signal?.throwIfAborted();
-  const written = await writeStatus(deps, mc, p, undefined, signal);
-  if (finishing) {
+  // What follows is decided by deorbit-plan.ts; this only carries the steps out, in order.
+  mc = await runSteps(deps, mc, decision.progress, planAfterPass(decision, events), signal);
+  const check: FinishCheck = isFinishing(decision) && deps.beforeFinish ? await deps.beforeFinish(mc, decision.outcome, signal) : { finish: true };
+  const plan = planFinish(decision, events, check);
+  await runSteps(deps, mc, decision.progress, plan.steps, signal);
+  if (plan.finished) deps.log.info({ cluster: mc.metadata.name, outcome: plan.finished, reason: decision.progress.selfDestructReason }, 'deorbit finished');
+  if ('error' in plan.result) throw new KubewardError('E_STATE', `deorbit of ${mc.metadata.namespace}/${mc.metadata.name}: ${plan.result.error}`);
+  return plan.result;
+}
+
+/** Carries out a plan's steps in order; the fence is checked before every write. Returns the cluster as last written. */
+async function runSteps(
+  deps: DeorbitReconcilerDeps,
+  mc: ManagedCluster,
+  p: DeorbitProgress,
+  steps: readonly ReconcileStep[],
+  signal?: AbortSignal,
+): Promise<ManagedCluster> {
+  for (const step of steps) {
     signal?.throwIfAborted();
-    try {
-      await patchFinalizers(
-        deps,
-        written,
-        (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER),
-        signal,
-      );
-    } catch (err) {
-      if (decision.outcome === 'self-destruct')
-        await deps.events.record(mc, 'Warning', SELF_DESTRUCT_FAILED_REASON, `could not remove the finalizer: ${describeError(err)}`);
-      throw err;
+    switch (step.kind) {
+      case 'pin-identity':
+        mc = await recordIdentity(deps, mc, step.identity, signal);
+        break;
+      case 'record':
+        for (const ev of step.events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
+        break;
+      case 'write-status':
+        mc = await writeStatus(deps, mc, p, step.waiting, signal);
+        break;
+      case 'remove-finalizer':
+        try {
+          await patchFinalizers(
+            deps,
+            mc,
+            (mc.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER),
+            signal,
+          );
+        } catch (err) {
+          if (step.failureReason) await deps.events.record(mc, 'Warning', step.failureReason, `could not remove the finalizer: ${describeError(err)}`);
+          throw err;
+        }
+        break;
+      case 'forget':
+        deps.connector.forget(mc.metadata.uid ?? '');
+        break;
     }
-    if (decision.outcome === 'self-destruct') for (const ev of events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
-    deps.connector.forget(mc.metadata.uid ?? '');
-    deps.log.info({ cluster: mc.metadata.name, outcome: decision.outcome, reason: p.selfDestructReason }, 'deorbit finished');
-    return {};
   }
-  if (decision.outcome === 'waiting') return { requeueAfterMs: decision.requeueAfterMs };
-  throw new KubewardError('E_STATE', `deorbit of ${mc.metadata.namespace}/${mc.metadata.name}: ${p.lastError ?? decision.outcome}`);
+  return mc;
 }
 
 /**
