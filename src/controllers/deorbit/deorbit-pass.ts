@@ -27,6 +27,7 @@ import type {
   Observation,
   RefusalReason,
   SatelliteView,
+  StopReason,
 } from './deorbit-types.ts';
 
 export interface DeorbitPorts {
@@ -75,6 +76,9 @@ export async function runDeorbitPass(input: DeorbitPassInput): Promise<DeorbitPa
   const decision = decideDeorbit({ ...input, observation, twins });
   const metrics = input.settings.metrics;
   if (!observation.ok && observation.refusal) metrics?.refused(observation.refusal);
+  // A pass that could read everything but refused to act (another cluster, a twin, a re-creator).
+  const stopped = decision.progress.heldReason;
+  if (observation.ok && stopped && STOP_REASONS.has(stopped)) metrics?.refused(stopped);
   metrics?.heldBack(decision.heldBack);
   if (input.dryRun) return { decision, events: decision.events, deleted: 0, wouldDelete: decision.deletes };
   if (decision.deletes.length === 0 || 'failure' in input.ports) return { decision, events: decision.events, deleted: 0, wouldDelete: [] };
@@ -162,6 +166,8 @@ export function refusalOf(err: unknown): RefusalReason | undefined {
   if ((err instanceof KubeApiError && err.reason === 'UnexpectedBody') || err instanceof SyntaxError) return 'ClusterAnswerUnreadable';
   return undefined;
 }
+
+const STOP_REASONS = new Set<string>(['ClusterIdentityChanged', 'ClusterIdentityConflict', 'ServiceRecreated'] satisfies StopReason[]);
 
 const isCloudAction = (a: DeleteAction): boolean => a.kind === 'CinderVolume' || a.kind === 'LoadBalancer';
 

@@ -10,7 +10,7 @@ export interface SeenService {
   uid?: string;
 }
 
-export type DeorbitRefusal = RefusalReason | 'DeletionPolicyOrphan';
+export type DeorbitRefusal = RefusalReason | StopReason | 'DeletionPolicyOrphan';
 
 /** The port deorbit counts through (deorbit-metrics.ts has the one on the metrics registry). */
 export interface DeorbitMetrics {

@@ -149,6 +149,8 @@ async function dryRun(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: 
     target: targetOf(mc),
     progress,
     ports,
+    pinned: pinnedOf(mc),
+    twins: (seen) => twinsOf(deps, mc, seen, signal),
     dryRun: true,
     signal,
   });
