@@ -188,10 +188,6 @@ function decideWithView(
     .map((pv) => cinderVolumeId(pv!, s.csiDrivers))
     .filter((id): id is string => id !== undefined && !p.trackedVolumes.includes(id));
   p.trackedVolumes = [...p.trackedVolumes, ...newVolumes].sort();
-  const recordFirst =
-    newVolumes.length > 0
-      ? { ...structuredClone(before), trackedVolumes: p.trackedVolumes, startedMs: p.startedMs, attempt: p.attempt, attemptStartedMs: p.attemptStartedMs }
-      : undefined;
 
   // Claims pods still mount: remove what holds them, or report them.
   const inUse = judgeInUse(sat.pvcs, sat.pods ?? [], sat.replicaSets ?? []);
@@ -229,6 +225,23 @@ function decideWithView(
       )
     : { ours: [], ambiguous: [] };
   const lbServices = sat.services.filter(isLoadBalancerService).filter((x) => !isKept(x, policy));
+  // What identifies the cloud objects to wait for (volume IDs, load balancer IDs, the Services whose
+  // names prove a load balancer) is recorded before the deletions that could make it unreadable.
+  const learned =
+    newVolumes.length > 0 ||
+    p.trackedLoadBalancers.join() !== before.trackedLoadBalancers.join() ||
+    JSON.stringify(p.seenServices) !== JSON.stringify(before.seenServices);
+  const recordFirst = learned
+    ? {
+        ...structuredClone(before),
+        trackedVolumes: p.trackedVolumes,
+        trackedLoadBalancers: p.trackedLoadBalancers,
+        seenServices: p.seenServices,
+        startedMs: p.startedMs,
+        attempt: p.attempt,
+        attemptStartedMs: p.attemptStartedMs,
+      }
+    : undefined;
 
   // Cinder: the recorded volumes (until 404) and those PVs still name; Octavia: the proven ones.
   const vols = judgeVolumes(sat.pvs, cloud.volumes, s.csiDrivers);
