@@ -244,6 +244,10 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     await createCluster('le2');
     await waitFor(() => hasFinalizer('le2'), { timeoutMs: 20_000, intervalMs: 100, what: 'the new leader adds the finalizer' });
     standby.proc.kill('SIGTERM');
+    await new Promise((r) => standby.proc.once('exit', r));
+    // le2 describes the same cluster as the next tests' ManagedClusters: left live, it would be their twin.
+    await clusters().delete('le2', 'k1');
+    await clusters().patch('le2', 'k1', { metadata: { finalizers: null } });
   });
 
   test('kubeward deorbit exits 0 when the cluster is clean and 1 with the leftovers on timeout', async () => {

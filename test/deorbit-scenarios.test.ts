@@ -245,9 +245,10 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
 
   test('D10 Octavia check: a Service gone but its load balancer stuck in PENDING_DELETE or ERROR keeps deorbit waiting and is reported', async () => {
     const s = await scenario({ name: 'd10', settings: { hangTimeoutMs: 30 * MIN } });
-    s.loadBalancer('lb-stuck', 'renamed-by-someone', { fip: 'fip-1' });
+    s.loadBalancer('lb-stuck', 'kube_service_k1_apps_web', { fip: 'fip-1' });
     s.emu.addDelay({ kind: 'lb-delete', id: 'lb-stuck', stuck: true });
     s.loadBalancer('lb-error', 'kube_service_k1_apps_old', { status: 'ERROR' });
+    s.emu.addDelay({ kind: 'lb-delete', id: 'lb-error', fails: true }); // deorbit's own deletes end in ERROR again
     await createService(h.sat, 'apps', 'web', 'LoadBalancer', { lbId: 'lb-stuck' });
     await createService(h.sat, 'apps', 'old', 'LoadBalancer'); // seen once, so its exact LB name is the cluster's
     await s.os.octavia.deleteLoadBalancer('lb-stuck', { cascade: true });
@@ -260,6 +261,9 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
     assert.match(mc.status!.conditions!.find((c) => c.type === 'DeorbitComplete')!.message, /lb-error, lb-stuck/);
     await s.drive(finalizerGone(s), { maxVirtualMs: 30 * MIN });
     assert.match(s.events.at(-1)!.message, /load balancers 2: lb-error, lb-stuck; floating IPs 1: fip-1/);
+    const retried = s.emu.requests.filter((r) => r.method === 'DELETE' && r.path.includes('/loadbalancers/lb-error')).length;
+    assert.equal(retried, 3, 'the ERROR load balancer was deleted again three times, then named');
+    assert.ok(s.events.some((e) => e.reason === 'FailedDeorbitCloudDelete' && e.message.includes('lb-error')));
   });
 
   test('D9 no VolumeSnapshot API: nothing to delete, deorbit finishes normally', async () => {
@@ -428,7 +432,7 @@ describe('deorbit scenarios against a real kube-apiserver and the OpenStack emul
       ccmDelayMs: 24 * 60 * MIN,
     });
     s.loadBalancer('lb-foreign', 'kube_service_kubernetes_apps_web'); // a neighbour on defaults, same namespace and name
-    s.loadBalancer('lb-ours', 'whatever-name');
+    s.loadBalancer('lb-ours', 'kube_service_kubernetes_apps_web'); // the same name: only the annotated ID tells them apart
     s.emu.addDelay({ kind: 'lb-delete', id: 'lb-ours', stuck: true });
     await createService(h.sat, 'apps', 'web', 'LoadBalancer', { lbId: 'lb-ours' });
     await s.os.octavia.deleteLoadBalancer('lb-ours', { cascade: true });

@@ -2,6 +2,10 @@
 // the ManagedCluster CRD, an OpenStack emulator per scenario on the scenario's manual clock, the
 // CSI-like and CCM-like fixtures, and a virtual-time driver that runs the deorbit reconcile as the
 // work queue would (requeue after, backoff on error) while the fixtures act in between.
+// The realistic satellite runs as a real cluster does around storage: every default admission plugin
+// (StorageObjectInUseProtection puts the pvc- and pv-protection finalizers on), the real
+// kube-controller-manager (pvc-protection, pv-protection, garbagecollector, serviceaccount), and a CSI
+// stand-in that removes the PV as soon as Cinder accepts the delete, as external-provisioner does.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ManualClock, systemClock } from '../../src/base/clock.ts';
@@ -22,9 +26,9 @@ import { deorbitReconciler } from '../../src/controllers/managed-cluster/deorbit
 import { DEORBIT_FINALIZER, type ManagedCluster, type ManagedClusterSpec } from '../../src/controllers/managed-cluster/managed-cluster.ts';
 import { backoffDelayMs } from '../../src/controllers/runtime/backoff.ts';
 import { OpenStackEmulator } from '../openstack/openstack-emulator.ts';
-import { FakeCcm, FakeCsi } from './cloud-fixtures.ts';
+import { FakeCcm, FakeCsi, FakeKubelet } from './cloud-fixtures.ts';
 import { createSnapshotClasses, ensureNamespace, installCrd, VOLUME_SNAPSHOT_CLASS_CRD, VOLUME_SNAPSHOT_CRD } from './kube-objects.ts';
-import { startKubeApiserver, type KubeTestServer } from './kube-test-server.ts';
+import { STORAGE_CONTROLLERS, startKubeApiserver, type KubeTestServer } from './kube-test-server.ts';
 
 export const CRD_FILE = join(import.meta.dirname, '../../deploy/operator/base/managedcluster-crd.yaml');
 const KEEP = 'test.kubeward.io/keep';
@@ -35,11 +39,17 @@ export interface Harness {
   /** The satellite's kubeconfig as text (what goes into the Secret). */
   satKubeconfig: string;
   satServers: KubeTestServer[];
+  /** The satellite runs the real controller-manager and default admission plugins. */
+  realistic: boolean;
   stop(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
-  const started = await Promise.allSettled([startKubeApiserver(), startKubeApiserver()]);
+/** The satellite's controllers in the realistic tier; serviceaccount(-token) so pods pass admission. */
+export const REALISTIC_CONTROLLERS = [...STORAGE_CONTROLLERS, 'serviceaccount', 'serviceaccount-token'];
+
+export async function startHarness(opts: { realistic?: boolean } = {}): Promise<Harness> {
+  const realistic = opts.realistic ?? false;
+  const started = await Promise.allSettled([startKubeApiserver(), startKubeApiserver(undefined, realistic ? { controllers: REALISTIC_CONTROLLERS } : {})]);
   const servers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const stopAll = () => Promise.all(servers.map((x) => x.stop())).then(() => undefined);
   const failed = started.find((r) => r.status === 'rejected');
@@ -64,6 +74,7 @@ export async function startHarness(): Promise<Harness> {
     sat,
     satKubeconfig: await readFile(s.kubeconfigPath, 'utf8'),
     satServers: [m, s],
+    realistic,
     stop: stopAll,
   };
 }
@@ -120,11 +131,16 @@ export class Scenario {
   readonly clusters: ResourceClient<ManagedCluster>;
   readonly csi: FakeCsi;
   readonly ccm: FakeCcm;
+  /** Steps only on a realistic satellite, where pods are bound to a node that has no kubelet. */
+  readonly kubelet: FakeKubelet | undefined;
   readonly reconcile: (key: string) => Promise<{ requeueAfterMs?: number }>;
   reconciles = 0;
+  /** The scenario clock when terminate() deleted the ManagedCluster. */
+  deletedAtMs = 0;
   errors: string[] = [];
   #nextAt = 0;
   #failures = 0;
+  readonly #namespaces: string[] = [];
 
   readonly h: Harness;
   readonly o: ScenarioOptions;
@@ -152,7 +168,14 @@ export class Scenario {
         await recorder.record(obj, type, reason, message);
       },
     };
-    this.csi = new FakeCsi({ api: h.sat, cinder: this.os.cinder, clock: this.clock, delayMs: o.csiDelayMs ?? 30_000 });
+    this.csi = new FakeCsi({
+      api: h.sat,
+      cinder: this.os.cinder,
+      clock: this.clock,
+      delayMs: o.csiDelayMs ?? 30_000,
+      pvRemoval: h.realistic ? 'delete-accepted' : 'volume-gone',
+    });
+    this.kubelet = h.realistic ? new FakeKubelet(h.sat) : undefined;
     this.ccm = new FakeCcm({
       api: h.sat,
       octavia: this.os.octavia,
@@ -181,14 +204,20 @@ export class Scenario {
 
   /** Namespace, Secrets and a Running ManagedCluster (with a test finalizer that keeps it for inspection). */
   async createCluster(): Promise<ManagedCluster> {
+    return this.createClusterIn(this.ns);
+  }
+
+  /** The same cluster described in another namespace (its own Secrets, the same kubeconfig and cloud). */
+  async createClusterIn(ns: string): Promise<ManagedCluster> {
     const mgmt = this.h.mgmt;
-    await ensureNamespace(mgmt, this.ns);
+    this.#namespaces.push(ns);
+    await ensureNamespace(mgmt, ns);
     const secret = (name: string, key: string, text: string) =>
-      mgmt.secrets.create({ metadata: { name, namespace: this.ns }, data: { [key]: Buffer.from(text).toString('base64') } });
+      mgmt.secrets.create({ metadata: { name, namespace: ns }, data: { [key]: Buffer.from(text).toString('base64') } });
     await secret('k1-kubeconfig', 'kubeconfig', this.o.satKubeconfig ?? this.h.satKubeconfig);
     await secret('k1-openstack', 'clouds.yaml', this.emu.cloudsYaml('k1', 'demo'));
     const mc = await this.clusters.create({
-      metadata: { name: this.name, namespace: this.ns, finalizers: [KEEP] },
+      metadata: { name: this.name, namespace: ns, finalizers: [KEEP] },
       spec: {
         kubeconfigSecretRef: { name: 'k1-kubeconfig' },
         cloudCredentialsSecretRef: { name: 'k1-openstack', cloud: 'k1' },
@@ -200,6 +229,22 @@ export class Scenario {
       },
     });
     return this.clusters.replaceStatus({ ...mc, status: { phase: 'Running' } });
+  }
+
+  /** Puts other kubeconfig text into this cluster's Secret (the connector sees the new version). */
+  async replaceKubeconfig(text: string): Promise<void> {
+    const secret = await this.h.mgmt.secrets.get(this.ns, 'k1-kubeconfig');
+    await this.h.mgmt.secrets.replace({ ...secret, data: { kubeconfig: Buffer.from(text).toString('base64') } });
+  }
+
+  /** The management cluster's own kubeconfig: another cluster than the satellite. */
+  async mgmtKubeconfig(): Promise<string> {
+    return readFile(this.h.satServers[0]!.kubeconfigPath, 'utf8');
+  }
+
+  /** Runs the reconcile once for another ManagedCluster (a twin in another namespace). */
+  async reconcileKey(key: string): Promise<void> {
+    await this.reconcile(key);
   }
 
   async get(): Promise<ManagedCluster | undefined> {
@@ -218,6 +263,7 @@ export class Scenario {
     await this.clusters.delete(this.ns, this.name);
     const mc = (await this.get())!;
     this.#nextAt = this.clock.now();
+    this.deletedAtMs = this.clock.now();
     return Date.parse(mc.metadata.deletionTimestamp!);
   }
 
@@ -292,6 +338,7 @@ export class Scenario {
       if (opts.fixtures !== false) {
         await this.csi.step();
         await this.ccm.step();
+        await this.kubelet?.step();
       }
       if (this.clock.now() >= this.#nextAt) await this.#tick();
       if (await until()) return this.clock.now();
@@ -314,7 +361,15 @@ export class Scenario {
     }
   }
 
+  /**
+   * Stops the emulator and lets the scenario's ManagedClusters go (finalizers stripped): a live one
+   * left behind would record the satellite's identity and make the next scenario's deorbit refuse.
+   */
   async close(): Promise<void> {
     await this.emu.close();
+    for (const ns of this.#namespaces) {
+      await this.clusters.delete(ns, this.name).catch(() => undefined);
+      await this.clusters.patch(ns, this.name, { metadata: { finalizers: null } }).catch(() => undefined);
+    }
   }
 }

@@ -146,11 +146,16 @@ export async function resetSatellite(api: KubeApi, namespaces: string[], snapsho
   for (const ns of namespaces) {
     for (const client of clients) {
       const items = (await client.list(ns)).items as KubeObject[];
+      // Deleted first, then stripped: a protection controller adds its finalizer back to a live object, never to a deleted one.
       for (const o of items) {
-        if (o.metadata.finalizers?.length) await client.patch(ns, o.metadata.name, { metadata: { finalizers: null } }).catch(() => undefined);
         await client.delete(ns, o.metadata.name).catch(() => undefined);
+        if (o.metadata.finalizers?.length) await client.patch(ns, o.metadata.name, { metadata: { finalizers: null } }).catch(() => undefined);
       }
     }
   }
-  for (const pv of (await api.pvs.list()).items) await api.pvs.delete(undefined, pv.metadata.name).catch(() => undefined);
+  // A PV keeps pv-protection's finalizer while it looks bound: strip it as the claims' were.
+  for (const pv of (await api.pvs.list()).items) {
+    await api.pvs.delete(undefined, pv.metadata.name).catch(() => undefined);
+    if (pv.metadata.finalizers?.length) await api.pvs.patch(undefined, pv.metadata.name, { metadata: { finalizers: null } }).catch(() => undefined);
+  }
 }

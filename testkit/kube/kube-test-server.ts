@@ -35,6 +35,22 @@ export function kubeApiserverMissing(env = kubeTestEnv()): string | undefined {
   return undefined;
 }
 
+/** Why the realistic tier (apiserver + kube-controller-manager) cannot run here, or undefined when it can. */
+export function kubeControllerManagerMissing(env = kubeTestEnv()): string | undefined {
+  const apiserver = kubeApiserverMissing(env);
+  if (apiserver) return apiserver;
+  if (!existsSync(join(env.home, 'bin/kube-controller-manager'))) {
+    return `no kube-controller-manager in ${env.home}/bin; build it with KUBE_TEST_COMPONENTS="kube-apiserver kube-controller-manager" bash ../shared/kube-apiserver/build.sh`;
+  }
+  return undefined;
+}
+
+/**
+ * The controllers a real cluster runs around storage and ownership: a claim a pod uses keeps its
+ * finalizer, a PV keeps its own until it is released, and owned objects go with their owner.
+ */
+export const STORAGE_CONTROLLERS = ['pvc-protection', 'pv-protection', 'garbagecollector'] as const;
+
 export interface KubeTestServer {
   kubeconfigPath: string;
   stateDir: string;
@@ -49,6 +65,12 @@ export interface KubeTestServer {
 export interface KubeTestOptions {
   /** The apiserver's authorization mode; start.sh's default is RBAC. */
   authz?: 'RBAC' | 'AlwaysAllow';
+  /**
+   * Run kube-controller-manager with these controllers, and the apiserver with every default
+   * admission plugin (StorageObjectInUseProtection included), as a real cluster does. Without it the
+   * apiserver runs alone and those two plugins are off.
+   */
+  controllers?: readonly string[];
 }
 
 export async function startKubeApiserver(env = kubeTestEnv(), opts: KubeTestOptions = {}): Promise<KubeTestServer> {
@@ -66,6 +88,7 @@ export async function startKubeApiserver(env = kubeTestEnv(), opts: KubeTestOpti
     KUBE_TEST_PORT: String(port),
     KUBE_TEST_ETCD_PORT: String(etcdPort),
     ...(opts.authz ? { KUBE_TEST_AUTHZ: opts.authz } : {}),
+    ...(opts.controllers ? { KUBE_TEST_CONTROLLERS: opts.controllers.join(','), KUBE_TEST_DISABLE_ADMISSION: '' } : {}),
   };
   const stop = async (): Promise<void> => {
     await run('bash', [join(env.scripts, 'stop.sh')], { env: vars }).catch(() => undefined);

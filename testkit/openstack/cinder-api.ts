@@ -1,5 +1,7 @@
-// Emulated Cinder v3: volumes with status transitions (creating → available, deleting → gone, either of
-// which may be delayed or stuck), limit/marker paging with volumes_links, admin all_tenants listing.
+// Emulated Cinder v3: volumes with status transitions (creating → available, deleting → gone or
+// error_deleting, each of which may be delayed or stuck), limit/marker paging with volumes_links,
+// admin all_tenants listing. As in Cinder, a volume in deleting or error_deleting refuses a plain
+// delete (400): only an admin's force-delete or reset-state moves it on.
 import { ApiFault, RouteTable, isoMicros, ok, type Ctx } from './http-kit.ts';
 import type { EmulatorStore, VolumeRec } from './emulator-store.ts';
 
@@ -88,7 +90,13 @@ export function cinderRoutes(store: EmulatorStore): RouteTable {
       );
     }
     Object.assign(v, { status: 'deleting', updated_at: store.clock.now() });
-    store.schedule('volume-delete', v.id, store.timings.volumeDeleteMs, () => store.volumes.delete(v.id));
+    store.schedule(
+      'volume-delete',
+      v.id,
+      store.timings.volumeDeleteMs,
+      () => store.volumes.delete(v.id),
+      () => Object.assign(v, { status: 'error_deleting', updated_at: store.clock.now() }),
+    );
     return { status: 202 };
   });
   return t;

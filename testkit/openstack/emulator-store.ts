@@ -195,6 +195,8 @@ export interface DelayRule {
   delayMs?: number;
   /** Never happens (a volume stuck in "deleting"). */
   stuck?: boolean;
+  /** Ends in the kind's error state after the delay (a volume in error_deleting, a load balancer in ERROR). */
+  fails?: boolean;
 }
 
 export interface EmulatorTimings {
@@ -279,11 +281,15 @@ export class EmulatorStore {
     return randomBytes(24).toString('base64url');
   }
 
-  /** Runs fn after the kind's delay (a DelayRule may change it or block it for good). */
-  schedule(kind: DelayKind, id: string, defaultMs: number, apply: () => void): void {
+  /**
+   * Runs fn after the kind's delay (a DelayRule may change it, block it for good, or make it end in
+   * `fail`, the kind's error state, when the kind has one).
+   */
+  schedule(kind: DelayKind, id: string, defaultMs: number, done: () => void, fail?: () => void): void {
     this.#pending = this.#pending.filter((p) => !(p.kind === kind && p.id === id));
     const rule = [...this.delayRules].reverse().find((r) => r.kind === kind && (r.id === undefined || r.id === id));
     if (rule?.stuck) return;
+    const apply = rule?.fails && fail ? fail : done;
     const delay = rule?.delayMs ?? defaultMs;
     if (delay <= 0) return apply();
     this.#pending.push({ atMs: this.clock.now() + delay, kind, id, apply });

@@ -1,4 +1,5 @@
-// Emulated Octavia v2: load balancers with provisioning_status (PENDING_* → ACTIVE / gone), immutable
+// Emulated Octavia v2: load balancers with provisioning_status (PENDING_* → ACTIVE / gone, or ERROR
+// on an injected failure; an ERROR load balancer accepts a delete again), immutable
 // while pending (409), refused delete with children unless cascade, VIP ports in Neutron; listeners.
 import { ApiFault, RouteTable, isoSeconds, noContent, ok, wrapped, type Ctx } from './http-kit.ts';
 import { createPortRec } from './neutron-common.ts';
@@ -97,7 +98,13 @@ export function octaviaRoutes(store: EmulatorStore): RouteTable {
     const children = [...store.listeners.values()].filter((l) => l.loadbalancer_id === lb.id);
     if (children.length && !cascade) throw new ApiFault(400, 'Client', `Cannot delete Load Balancer ${lb.id} - it has children`);
     Object.assign(lb, { provisioning_status: 'PENDING_DELETE', updated_at: store.clock.now() });
-    store.schedule('lb-delete', lb.id, store.timings.lbDeleteMs, () => removeLb(store, lb));
+    store.schedule(
+      'lb-delete',
+      lb.id,
+      store.timings.lbDeleteMs,
+      () => removeLb(store, lb),
+      () => Object.assign(lb, { provisioning_status: 'ERROR', updated_at: store.clock.now() }),
+    );
     return noContent();
   });
   t.add('GET', '/lbaas/listeners', (ctx) =>

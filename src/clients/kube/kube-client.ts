@@ -2,6 +2,8 @@
 // the status and Status reason, and watch streams read line by line. client-node supplies the
 // credentials (certificates, tokens, exec and token-file providers); the HTTP is node's own, so
 // timeouts, aborts and error bodies are under our control.
+import { createHash, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createInterface } from 'node:readline';
@@ -62,6 +64,17 @@ export class KubeClient {
 
   get server(): string {
     return this.#server.origin;
+  }
+
+  /**
+   * SHA-256 of the first CA certificate the kubeconfig trusts for the apiserver (DER, hex), the one
+   * TLS verification checks the apiserver against; "" when it trusts the system's CAs or none.
+   */
+  get caFingerprint(): string {
+    const cluster = this.#kc.getCurrentCluster();
+    const pem = cluster?.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster?.caFile ? readFileSync(cluster.caFile, 'utf8') : '';
+    if (!pem.includes('BEGIN CERTIFICATE')) return '';
+    return createHash('sha256').update(new X509Certificate(pem).raw).digest('hex');
   }
 
   async request<T>(method: string, path: string, opts: RequestOptionsKw = {}): Promise<T> {

@@ -204,6 +204,8 @@ export interface LoadBalancer {
   listeners: { id: string }[];
   pools: { id: string }[];
   tags?: string[];
+  /** UTC, without a zone ("2017-02-28T00:41:44"). */
+  created_at?: string;
 }
 
 export interface LoadBalancerListFilter {

@@ -1,6 +1,7 @@
 // Property: for random clusters and clouds, deorbit's decision never targets an object outside the
 // cluster's proven set (Cinder-class snapshots, claims bound to Cinder PVs, LoadBalancer Services;
-// load balancers by annotated ID, exact OCCM name of a Service seen, or legacy UID name) and never
+// load balancers by an annotated ID whose load balancer carried the Service's own name, exact OCCM
+// name of a Service seen, or legacy UID name; Cinder volumes recorded from those claims) and never
 // exceeds its per-pass budget; an unreadable observation deletes nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -129,7 +130,7 @@ test('property: deletions stay inside the proven set, within the budget, over ma
       (cluster, budget, passes) => {
         let progress: DeorbitProgress = structuredClone(INITIAL_PROGRESS);
         const seen: { namespace: string; name: string; uid?: string }[] = [];
-        const annotated = new Set<string>();
+        const provenIds = new Set<string>();
         for (const [i, obs] of passes.entries()) {
           const d = decideDeorbit({
             nowMs: 1000 + i * 15_000,
@@ -146,13 +147,20 @@ test('property: deletions stay inside the proven set, within the budget, over ma
             continue;
           }
           const keys = d.deletes.map((a) => `${a.kind}/${a.namespace}/${a.name}`);
-          for (const a of [...d.deletes, ...d.deferred])
-            assert.ok(isProvenDelete(a.kind, a.namespace, a.name, obs), `not proven: ${a.kind} ${a.namespace}/${a.name}`);
+          for (const a of [...d.deletes, ...d.deferred]) {
+            // The cloud's own deletes: a volume recorded from a proven claim, a load balancer waited for as the cluster's.
+            if (a.kind === 'CinderVolume') assert.ok(d.progress.trackedVolumes.includes(a.name), `volume ${a.name} was never recorded`);
+            else if (a.kind === 'LoadBalancer') assert.ok(d.progress.leftovers.loadBalancers.includes(a.name), `load balancer ${a.name} is not the cluster's`);
+            else assert.ok(isProvenDelete(a.kind, a.namespace, a.name, obs), `not proven: ${a.kind} ${a.namespace}/${a.name}`);
+          }
           assert.equal(new Set(keys).size, keys.length, 'nothing twice in a pass');
           for (const s of obs.satellite.services.filter((x) => x.spec.type === 'LoadBalancer')) {
             seen.push({ namespace: s.metadata.namespace!, name: s.metadata.name, uid: s.metadata.uid });
             const id = s.metadata.annotations?.[LB_ID_ANNOTATION];
-            if (id) annotated.add(id);
+            const named = (obs.cloud.loadBalancers ?? []).find((x) => x.id === id);
+            const me = { namespace: s.metadata.namespace!, name: s.metadata.name, uid: s.metadata.uid };
+            // Proven once (annotated and carrying the Service's own name), it stays the cluster's.
+            if (id && named && [loadBalancerName(cluster, me), legacyLoadBalancerName(me)].includes(named.name)) provenIds.add(id);
           }
           const provenNames = new Set(
             seen.flatMap((s) => [...(isClusterNameDistinct(cluster) ? [loadBalancerName(cluster, s)] : []), legacyLoadBalancerName(s) ?? '']),
@@ -160,8 +168,10 @@ test('property: deletions stay inside the proven set, within the budget, over ma
           for (const id of d.progress.leftovers.loadBalancers) {
             const lb = (obs.cloud.loadBalancers ?? []).find((x) => x.id === id && x.provisioningStatus !== 'DELETED');
             assert.ok(lb, `waited-for ${id} exists`);
-            assert.ok(annotated.has(id) || provenNames.has(lb.name), `load balancer ${id} (${lb.name}) is not proven the cluster's ${cluster}`);
-            if (!isClusterNameDistinct(cluster)) assert.ok(annotated.has(id) || !lb.name.startsWith('kube_service_'), 'the shared default name proves nothing');
+            // An annotated ID counts only with the Service's own name: a reused load balancer is never the cluster's.
+            const namedForAnnotator = provenIds.has(id);
+            assert.ok(namedForAnnotator || provenNames.has(lb.name), `load balancer ${id} (${lb.name}) is not proven the cluster's ${cluster}`);
+            if (!isClusterNameDistinct(cluster)) assert.ok(namedForAnnotator || !lb.name.startsWith('kube_service_'), 'the shared default name proves nothing');
           }
           progress = d.progress;
         }

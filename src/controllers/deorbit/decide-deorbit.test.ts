@@ -197,10 +197,12 @@ test('a retained volume is reported once as a warning and kept in progress', () 
 });
 
 test('load balancer IDs learned from annotations are still waited for after the Service is gone', () => {
-  const first = decideDeorbit(input(view({ services: [svc('web', 'LoadBalancer', { lbId: 'lb-x' })] }, { loadBalancers: [lb('lb-x', 'renamed')] })));
+  const first = decideDeorbit(
+    input(view({ services: [svc('web', 'LoadBalancer', { lbId: 'lb-x' })] }, { loadBalancers: [lb('lb-x', 'kube_service_k1_apps_web')] })),
+  );
   assert.deepEqual(first.progress.trackedLoadBalancers, ['lb-x']);
   const later = decideDeorbit(
-    input(view({}, { loadBalancers: [lb('lb-x', 'renamed', 'PENDING_DELETE')] }), {
+    input(view({}, { loadBalancers: [lb('lb-x', 'renamed later', 'PENDING_DELETE')] }), {
       progress: { ...first.progress, step: 'loadbalancers' },
       nowMs: T0 + 30 * S,
     }),
@@ -239,6 +241,7 @@ test('self-destruct: hang timeout always, API unavailability only when sustained
     attempt: 1,
     attemptStartedMs: T0,
     step: 'volumes' as const,
+    startedMs: T0,
     leftovers: { volumes: ['vol-1'], loadBalancers: ['lb-1'], floatingIps: ['fip-1'] },
   };
   const cases: { name: string; obs: Observation; nowMs: number; failingSince?: number; want: string; reason?: string }[] = [
@@ -251,14 +254,22 @@ test('self-destruct: hang timeout always, API unavailability only when sustained
     { name: 'credentials failing at the hang timeout: give up', obs: noCreds, nowMs: T0 + 24 * 60 * MIN, want: 'self-destruct', reason: 'DeorbitHanging' },
     {
       name: 'a healthy but stuck cluster at the hang timeout (D3)',
-      obs: view({}, {}),
+      obs: view(
+        {},
+        {
+          volumes: [{ id: 'vol-1', status: 'deleting' }],
+          loadBalancers: [lb('lb-1', 'kube_service_k1_apps_web', 'PENDING_DELETE', 'port-1')],
+          floatingIps: [{ id: 'fip-1', portId: 'port-1' }],
+        },
+      ),
       nowMs: T0 + 24 * 60 * MIN,
       want: 'self-destruct',
       reason: 'DeorbitHanging',
     },
   ];
   for (const c of cases) {
-    const d = decideDeorbit(input(c.obs, { nowMs: c.nowMs, progress: { ...base, apiFailingSinceMs: c.failingSince } }));
+    const tracked = { trackedVolumes: ['vol-1'], seenServices: [{ namespace: 'apps', name: 'web' }] };
+    const d = decideDeorbit(input(c.obs, { nowMs: c.nowMs, progress: { ...base, ...tracked, apiFailingSinceMs: c.failingSince } }));
     assert.equal(d.outcome, c.want, c.name);
     assert.equal(d.progress.selfDestructReason, c.reason, c.name);
     if (c.want === 'self-destruct') {
@@ -266,6 +277,33 @@ test('self-destruct: hang timeout always, API unavailability only when sustained
       assert.match(d.events[0]!.message, /vol-1.*lb-1.*fip-1/, 'the debris is named in the event');
     }
   }
+});
+
+test('the give-up lists what this look found, not what an older look left in progress', () => {
+  const stale = { ...INITIAL_PROGRESS, attempt: 1, attemptStartedMs: T0, startedMs: T0, step: 'volumes' as const, trackedVolumes: ['vol-1', 'vol-2'] };
+  const d = decideDeorbit(
+    input(view({}, { volumes: [{ id: 'vol-2', status: 'deleting' }] }), {
+      nowMs: T0 + 24 * 60 * MIN,
+      progress: { ...stale, leftovers: { volumes: ['vol-1'], loadBalancers: ['lb-old'], floatingIps: [] } },
+    }),
+  );
+  assert.equal(d.outcome, 'self-destruct');
+  assert.deepEqual(d.progress.leftovers, { volumes: ['vol-2'], loadBalancers: [], floatingIps: [] });
+  assert.match(d.events[0]!.message, /volumes 1: vol-2; load balancers none/);
+});
+
+test('timers count from the first attempt, not from deletion: a first pass a day after deletion deletes and waits', () => {
+  const obs = view({ pvcs: [pvc('data', 'pv-1')], pvs: [pv('pv-1', { csi: CSI, handle: 'vol-1' })] }, { volumes: [{ id: 'vol-1', status: 'available' }] });
+  const d = decideDeorbit(input(obs, { nowMs: T0 + 25 * 60 * MIN }));
+  assert.equal(d.outcome, 'waiting');
+  assert.equal(d.progress.startedMs, T0 + 25 * 60 * MIN);
+  assert.deepEqual(
+    d.deletes.map((a) => a.name),
+    ['data'],
+  );
+  assert.deepEqual(d.progress.trackedVolumes, ['vol-1'], 'the volume is recorded with the deletion');
+  assert.deepEqual(d.recordFirst?.trackedVolumes, ['vol-1'], 'and recorded before it');
+  assert.equal(d.recordFirst?.step, 'deleting', 'with the step the deletions have not yet passed');
 });
 
 test('the API failure streak starts at the first failure and any success ends it', () => {

@@ -87,8 +87,12 @@ export const deorbitDeclaration: ModeDeclaration<typeof deorbitFields> = {
 pass, then waits until those snapshots are gone, Cinder no longer has the volumes, and Octavia no
 longer has the cluster's load balancers (matched exactly: the ID the cloud controller annotated, or
 kube_service_<cluster>_<namespace>_<service> for a Service seen; never by prefix, and never by name
-when --lb-cluster-name is the shared default "kubernetes"). Retain-policy and unclaimed volumes are
-reported and not waited for. An answer that cannot be read (an HTML page, a paging loop) holds.
+when --lb-cluster-name is the shared default "kubernetes"; never one a Service reuses by annotation).
+Keeps snapshots of backup classes (parameters.type: backup) and anything labelled
+kubeward.io/deorbit=keep; deletes the pods, and the controllers behind them, that still mount a
+claim it deleted. Waits on Cinder by volume ID until 404, whatever happened to the PVs.
+Retain-policy and unclaimed volumes are reported and not waited for. An answer that cannot be read
+(an HTML page, a paging loop) holds.
 --context is required: deorbit never acts on a kubeconfig's current-context.
 Exit 0: clean (dry run: judged); 1: timeout, the cluster's API stayed unavailable, or (dry run) the
 cluster could not be judged; 2: bad usage.

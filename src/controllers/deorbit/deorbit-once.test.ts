@@ -29,6 +29,8 @@ function cluster(clock: ManualClock, goneAfterMs: number | undefined): DeorbitPo
       listFloatingIps: async () => [],
       getVolume: async (id) => (volumeExists() && id === 'vol-1' ? { id, status: 'available' } : undefined),
       getLoadBalancer: async () => undefined,
+      deleteVolume: async () => 'absent' as const,
+      deleteLoadBalancer: async () => 'absent' as const,
     },
   };
 }

@@ -3,10 +3,10 @@
 // (or the cluster's API stayed unreachable) with the list of what is left. A dry run is one pass of
 // the same decision with nothing sent: it prints what the real run would delete and wait for.
 import type { Clock } from '../../base/clock.ts';
-import { listText } from './deorbit-events.ts';
+import { actionName, listText } from './deorbit-events.ts';
 import { runDeorbitPass, type DeorbitPorts } from './deorbit-pass.ts';
 import { backoffDelayMs } from '../runtime/backoff.ts';
-import { INITIAL_PROGRESS, type DeleteAction, type DeorbitProgress, type DeorbitSettings, type DeorbitTarget } from './deorbit-types.ts';
+import { INITIAL_PROGRESS, type DeorbitProgress, type DeorbitSettings, type DeorbitTarget, type SelfDestructReason } from './deorbit-types.ts';
 
 export interface DeorbitOnceOptions {
   ports: DeorbitPorts;
@@ -44,7 +44,7 @@ export async function runDeorbitOnce(o: DeorbitOnceOptions): Promise<DeorbitOnce
     }
     if (decision.outcome === 'self-destruct') {
       const l = progress.leftovers;
-      o.print(`${stamp()} gave up (${progress.selfDestructReason === 'DeorbitHanging' ? 'timeout' : 'cluster API unavailable'}); left over:`);
+      o.print(`${stamp()} gave up (${GIVE_UP_TEXT[progress.selfDestructReason ?? 'DeorbitHanging']}); left over:`);
       o.print(`  volumes ${listText(l.volumes)}`);
       o.print(`  load balancers ${listText(l.loadBalancers)}`);
       o.print(`  floating IPs ${listText(l.floatingIps)}`);
@@ -65,7 +65,12 @@ export async function runDeorbitOnce(o: DeorbitOnceOptions): Promise<DeorbitOnce
   }
 }
 
-const actionText = (a: DeleteAction): string => `${a.kind} ${a.namespace}/${a.name}`;
+const GIVE_UP_TEXT: Record<SelfDestructReason, string> = {
+  DeorbitHanging: 'timeout',
+  APIUnavailable: 'cluster API unavailable',
+  CloudDeleteFailed: 'the cloud kept failing to delete some of it',
+  ClaimsInUse: 'pods still mount claims',
+};
 
 /**
  * One pass of the real run's decision with nothing deleted. Exit 0 when it could judge the cluster
@@ -88,10 +93,10 @@ export async function runDeorbitDryRun(o: DeorbitOnceOptions): Promise<DeorbitOn
     return { code: 1, progress: p };
   }
   o.print(`would delete in the first pass (budget ${o.settings.maxDeletesPerPass} per pass): ${wouldDelete.length}`);
-  for (const a of wouldDelete) o.print(`  delete ${actionText(a)}`);
+  for (const a of wouldDelete) o.print(`  delete ${actionName(a)}`);
   if (decision.deferred.length > 0) {
     o.print(`would delete in later passes (held back by the budget): ${decision.deferred.length}`);
-    for (const a of decision.deferred) o.print(`  delete ${actionText(a)}`);
+    for (const a of decision.deferred) o.print(`  delete ${actionName(a)}`);
   }
   const l = p.leftovers;
   o.print(

@@ -40,6 +40,8 @@ function fakes(opts: { failOn?: string; absent?: string; listFails?: KubeApiErro
       listFloatingIps: async () => [],
       getVolume: async (id) => (id === 'vol-1' ? { id, status: 'in-use' } : undefined),
       getLoadBalancer: async () => undefined,
+      deleteVolume: async () => 'absent' as const,
+      deleteLoadBalancer: async () => 'absent' as const,
     },
   };
   return { ports, deleted };
@@ -162,4 +164,19 @@ test('a volume a well-formed list leaves out but a GET still finds is not gone',
   const r = await runDeorbitPass({ ...base, ports });
   assert.deepEqual(asked, ['vol-1']);
   assert.deepEqual(r.decision.progress.leftovers.volumes, ['vol-1'], 'still waited for');
+});
+
+test('a twin refuses the pass before any deletion and counts the refusal; the volumes are recorded before the first deletion', async () => {
+  const { ports, deleted } = fakes();
+  ports.satellite.identity = async () => ({ kubeSystemUid: 'ks', caFingerprint: 'ca' });
+  const refused: DeorbitRefusal[] = [];
+  const settings = { ...DEFAULT_DEORBIT_SETTINGS, metrics: { refused: (r: DeorbitRefusal) => void refused.push(r), heldBack: () => undefined } };
+  const held = await runDeorbitPass({ ...base, settings, ports, twins: async () => ['other/k1'] });
+  assert.deepEqual(deleted, []);
+  assert.deepEqual(refused, ['ClusterIdentityConflict']);
+  const order: string[] = [];
+  const logged = { ...ports, satellite: { ...ports.satellite, delete: async (a: DeleteAction) => (order.push(`delete ${a.name}`), 'deleted' as const) } };
+  await runDeorbitPass({ ...base, ports: logged, recordFirst: async (p) => void order.push(`record ${p.trackedVolumes.join()} at step ${p.step}`) });
+  assert.deepEqual(order, ['record vol-1 at step deleting', 'delete s1', 'delete s2', 'delete c1', 'delete web']);
+  assert.equal(held.decision.progress.heldReason, 'ClusterIdentityConflict');
 });

@@ -1,19 +1,22 @@
 // One deorbit pass, shared by the operator and the one-shot command: observe the cluster and the
-// cloud, decide (pure), delete what the decision says in order (stopping at the first failure), and
-// hand back the events and the new progress for the caller to record. A dry run makes the same
-// decision and sends nothing; the signal is the leader's fence, checked before every deletion.
+// cloud, decide (pure), record the progress first when the decision asks (new cloud IDs to wait
+// for), delete what the decision says in order (stopping at the first failure in the cluster; a
+// cloud delete that fails is reported and counted, the next poll judges it again), and hand back
+// the events and the new progress for the caller to record. A dry run makes the same decision and
+// sends nothing; the signal is the leader's fence, checked before every deletion.
 import { KubeApiError } from '../../clients/kube/kube-api-error.ts';
 import { OpenStackBodyError } from '../../clients/openstack/response-body.ts';
 import { describeError } from '../../base/errors.ts';
 import { OpenStackError } from '../../clients/openstack/openstack-error.ts';
 import type { PersistentVolume } from '../../clients/kube/kube-types.ts';
-import { decideDeorbit } from './decide-deorbit.ts';
-import { annotatedLoadBalancerIds } from './load-balancer-rules.ts';
+import { decideDeorbit, loadBalancerIdsToConfirm } from './decide-deorbit.ts';
 import { cinderVolumeId } from './volume-rules.ts';
+import { isHeldClaim } from './in-use-rules.ts';
 import type { DeorbitCloud } from './deorbit-cloud.ts';
-import { deletedEvent, deleteFailedEvent } from './deorbit-events.ts';
+import { actionName, deletedEvent, deleteFailedEvent } from './deorbit-events.ts';
 import type { DeorbitSatellite } from './deorbit-satellite.ts';
 import type {
+  ClusterIdentity,
   DeleteAction,
   DeorbitDecision,
   DeorbitEvent,
@@ -23,6 +26,8 @@ import type {
   FailureKind,
   Observation,
   RefusalReason,
+  SatelliteView,
+  StopReason,
 } from './deorbit-types.ts';
 
 export interface DeorbitPorts {
@@ -41,6 +46,11 @@ export interface DeorbitPassInput {
   signal?: AbortSignal;
   /** Decide as the real run would, delete nothing; the deletions are in `wouldDelete`. */
   dryRun?: boolean;
+  /** The identity recorded at adoption, and the live ManagedClusters that record the same (the operator's). */
+  pinned?: ClusterIdentity;
+  twins?: (seen: ClusterIdentity) => Promise<string[]>;
+  /** Records progress before the deletions, when the decision has new cloud IDs to wait for (the operator's status). */
+  recordFirst?: (progress: DeorbitProgress) => Promise<void>;
 }
 
 export interface DeorbitPassResult {
@@ -56,14 +66,25 @@ export async function runDeorbitPass(input: DeorbitPassInput): Promise<DeorbitPa
   const observation =
     'failure' in input.ports
       ? input.ports.failure
-      : await observeDeorbit(input.ports, { csiDrivers: input.settings.csiDrivers, knownLoadBalancers: input.progress.trackedLoadBalancers });
-  const decision = decideDeorbit({ ...input, observation });
+      : await observeDeorbit(input.ports, {
+          csiDrivers: input.settings.csiDrivers,
+          knownLoadBalancers: input.progress.trackedLoadBalancers,
+          knownVolumes: input.progress.trackedVolumes,
+        });
+  const seen = observation.ok ? observation.satellite.identity : undefined;
+  const twins = seen && input.twins ? await input.twins(seen) : [];
+  const decision = decideDeorbit({ ...input, observation, twins });
   const metrics = input.settings.metrics;
   if (!observation.ok && observation.refusal) metrics?.refused(observation.refusal);
+  // A pass that could read everything but refused to act (another cluster, a twin, a re-creator).
+  const stopped = decision.progress.heldReason;
+  if (observation.ok && stopped && STOP_REASONS.has(stopped)) metrics?.refused(stopped);
   metrics?.heldBack(decision.heldBack);
   if (input.dryRun) return { decision, events: decision.events, deleted: 0, wouldDelete: decision.deletes };
   if (decision.deletes.length === 0 || 'failure' in input.ports) return { decision, events: decision.events, deleted: 0, wouldDelete: [] };
-  const exec = await executeDeletes(input.ports.satellite, decision, input.signal);
+  // The IDs to wait for are kept before anything is deleted, so that a restart still knows them.
+  if (decision.recordFirst) await input.recordFirst?.(decision.recordFirst);
+  const exec = await executeDeletes(input.ports, decision, input.signal);
   if (exec.error) {
     decision.progress.lastError = exec.error;
     decision.outcome = 'failed';
@@ -77,26 +98,36 @@ export interface ObserveHints {
   csiDrivers: readonly string[];
   /** Load balancer IDs learned from annotations on earlier passes. */
   knownLoadBalancers: readonly string[];
+  /** Cinder volume IDs recorded before their claims were deleted: asked for by ID until 404. */
+  knownVolumes?: readonly string[];
 }
 
 export async function observeDeorbit(ports: DeorbitPorts, hints: ObserveHints = { csiDrivers: [], knownLoadBalancers: [] }): Promise<Observation> {
-  let satellite;
+  let satellite: SatelliteView;
   try {
-    const [snapshots, snapshotClasses, pvcs, pvs, services] = await Promise.all([
+    const [snapshots, snapshotClasses, pvcs, pvs, services, identity] = await Promise.all([
       ports.satellite.listSnapshots(),
       ports.satellite.listSnapshotClasses(),
       ports.satellite.listPvcs(),
       ports.satellite.listPvs(),
       ports.satellite.listServices(),
+      ports.satellite.identity?.(),
     ]);
-    satellite = { snapshots, snapshotClasses, pvcs, pvs, services };
+    satellite = { snapshots, snapshotClasses, pvcs, pvs, services, identity };
+    // Pods only matter while a claim is held by its protection finalizer: read them only then.
+    if (pvcs.some(isHeldClaim) && ports.satellite.listPods) {
+      const [pods, replicaSets] = await Promise.all([ports.satellite.listPods(), ports.satellite.listReplicaSets?.() ?? Promise.resolve([])]);
+      satellite.pods = pods;
+      satellite.replicaSets = replicaSets;
+    }
   } catch (err) {
     return { ok: false, source: 'cluster-api', kind: failureKind(err), message: describeError(err), refusal: refusalOf(err) };
   }
   try {
     const [listedVolumes, listedLoadBalancers] = await Promise.all([ports.cloud.listVolumes(), ports.cloud.listLoadBalancers()]);
-    const volumes = await confirmAbsent(listedVolumes, volumeIdsOf(satellite.pvs, hints.csiDrivers), (id) => ports.cloud.getVolume(id));
-    const lbIds = [...new Set([...hints.knownLoadBalancers, ...annotatedLoadBalancerIds(satellite.services)])];
+    const volumeIds = [...new Set([...volumeIdsOf(satellite.pvs, hints.csiDrivers), ...(hints.knownVolumes ?? [])])];
+    const volumes = await confirmAbsent(listedVolumes, volumeIds, (id) => ports.cloud.getVolume(id));
+    const lbIds = loadBalancerIdsToConfirm(satellite, hints.knownLoadBalancers);
     const loadBalancers = listedLoadBalancers && (await confirmAbsent(listedLoadBalancers, lbIds, (id) => ports.cloud.getLoadBalancer(id)));
     // Floating IPs matter only for load balancers that are still there.
     const floatingIps = loadBalancers && loadBalancers.length > 0 ? await ports.cloud.listFloatingIps() : [];
@@ -136,8 +167,12 @@ export function refusalOf(err: unknown): RefusalReason | undefined {
   return undefined;
 }
 
+const STOP_REASONS = new Set<string>(['ClusterIdentityChanged', 'ClusterIdentityConflict', 'ServiceRecreated'] satisfies StopReason[]);
+
+const isCloudAction = (a: DeleteAction): boolean => a.kind === 'CinderVolume' || a.kind === 'LoadBalancer';
+
 async function executeDeletes(
-  satellite: DeorbitSatellite,
+  ports: DeorbitPorts,
   decision: DeorbitDecision,
   fence?: AbortSignal,
 ): Promise<{ events: DeorbitEvent[]; deleted: number; error?: string }> {
@@ -147,14 +182,19 @@ async function executeDeletes(
     // The fence fell (leadership lost, shutdown): stop here, record nothing; another replica may lead.
     fence?.throwIfAborted();
     try {
-      if ((await satellite.delete(action, fence)) === 'deleted') {
+      const outcome = isCloudAction(action)
+        ? await (action.kind === 'CinderVolume' ? ports.cloud.deleteVolume(action.name, fence) : ports.cloud.deleteLoadBalancer(action.name, fence))
+        : await ports.satellite.delete(action, fence);
+      if (outcome === 'deleted') {
         deleted++;
         events.push(deletedEvent(action));
       }
     } catch (err) {
       if (fence?.aborted) throw fence.reason;
       events.push(deleteFailedEvent(action, describeError(err)));
-      return { events, deleted, error: `deleting ${action.kind} ${action.namespace}/${action.name}: ${describeError(err)}` };
+      // A cloud refusal (a volume in error_deleting) is one of the counted retries: go on with the rest.
+      if (isCloudAction(action)) continue;
+      return { events, deleted, error: `deleting ${actionName(action)}: ${describeError(err)}` };
     }
   }
   return { events, deleted };

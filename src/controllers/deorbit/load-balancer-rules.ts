@@ -2,7 +2,8 @@
 // deletes, which load balancers are proven to be the cluster's, and when the wait for them is over.
 // A load balancer is the cluster's only by an exact identity, never by a name prefix (the prefix
 // kube_service_k1_ also matches cluster k1_x): the ID the cloud controller annotated on a Service
-// we saw, the exact name it gives a Service we saw, or its legacy name (from the Service's UID).
+// we saw when the load balancer carries that Service's name, the exact name it gives a Service we
+// saw, or its legacy name (from the Service's UID). A reused load balancer is never the cluster's.
 import type { Service } from '../../clients/kube/kube-types.ts';
 import type { CloudFloatingIp, CloudLoadBalancer, SeenService } from './deorbit-types.ts';
 
@@ -44,6 +45,27 @@ export function loadBalancerName(clusterName: string, s: SeenService): string {
 /** The pre-1.x name (k8s.io/cloud-provider DefaultLoadBalancerName): "a" + the Service UID without dashes, 32 chars. */
 export function legacyLoadBalancerName(s: SeenService): string | undefined {
   return s.uid ? `a${s.uid.replaceAll('-', '')}`.slice(0, 32) : undefined;
+}
+
+/**
+ * Annotated load balancer IDs split by what the load balancer is called. OCCM names what it creates
+ * for a Service (or, long ago, by the Service's UID); a load balancer the Service was pointed at to
+ * reuse (OCCM's documented sharing) keeps its own name, and OCCM leaves it in place on deletion. Only
+ * the first kind is the cluster's: the others are never waited on, deleted, or listed as debris.
+ * An annotated ID the cloud does not list is in neither (nothing to wait for).
+ */
+export function judgeAnnotatedIds(services: Service[], lbs: readonly CloudLoadBalancer[], clusterName: string): { created: string[]; reused: string[] } {
+  const byId = new Map(lbs.map((lb) => [lb.id, lb]));
+  const created = new Set<string>();
+  const reused = new Set<string>();
+  for (const svc of services.filter(isLoadBalancerService)) {
+    const id = svc.metadata.annotations?.[LB_ID_ANNOTATION];
+    const lb = id ? byId.get(id) : undefined;
+    if (!lb) continue;
+    const seen: SeenService = { namespace: svc.metadata.namespace ?? '', name: svc.metadata.name, uid: svc.metadata.uid };
+    (lb.name === loadBalancerName(clusterName, seen) || lb.name === legacyLoadBalancerName(seen) ? created : reused).add(lb.id);
+  }
+  return { created: [...created].sort(), reused: [...reused].filter((id) => !created.has(id)).sort() };
 }
 
 /** Whether the cluster name can tell our load balancers from another cluster's. */

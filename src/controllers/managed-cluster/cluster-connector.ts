@@ -36,6 +36,8 @@ const NO_CLOUD: DeorbitCloud = {
   listFloatingIps: async () => [],
   getVolume: async () => undefined,
   getLoadBalancer: async () => undefined,
+  deleteVolume: async () => 'absent' as const,
+  deleteLoadBalancer: async () => 'absent' as const,
 };
 
 export function secretConnector(opts: {

@@ -10,6 +10,7 @@ function mc(opts: {
   deleting?: boolean;
   protectedOn?: boolean;
   policy?: 'Delete' | 'Orphan';
+  identity?: boolean;
 }): ManagedCluster {
   return {
     metadata: {
@@ -24,15 +25,17 @@ function mc(opts: {
       terminationProtection: opts.protectedOn,
       deletionPolicy: opts.policy,
     },
-    status: opts.phase ? { phase: opts.phase } : undefined,
+    status:
+      opts.phase || opts.identity ? { phase: opts.phase, clusterIdentity: opts.identity ? { kubeSystemUid: 'u', caFingerprint: 'f' } : undefined } : undefined,
   };
 }
 
 test("what deorbit does at each point of a cluster's life", () => {
   const cases: [string, ManagedCluster, string][] = [
-    ['Running without the finalizer: add it', mc({ phase: 'Running' }), 'add-finalizer'],
-    ['no phase (registered by hand): add it', mc({}), 'add-finalizer'],
-    ['Running with the finalizer: nothing', mc({ phase: 'Running', finalizer: true }), 'none'],
+    ['Running without the finalizer: adopt it', mc({ phase: 'Running' }), 'adopt'],
+    ['no phase (registered by hand): adopt it', mc({}), 'adopt'],
+    ['Running with the finalizer but no identity recorded: adopt (record it)', mc({ phase: 'Running', finalizer: true }), 'adopt'],
+    ['Running with the finalizer and its identity: nothing', mc({ phase: 'Running', finalizer: true, identity: true }), 'none'],
     ['Creating: not yet', mc({ phase: 'Creating' }), 'none'],
     ['Upgrading: not now', mc({ phase: 'Upgrading' }), 'none'],
     ['deleted before it ever ran (no finalizer): nothing', mc({ phase: 'Pending', deleting: true }), 'none'],
@@ -48,7 +51,7 @@ test("what deorbit does at each point of a cluster's life", () => {
       'orphan',
     ],
     ['deleted but protected (D2): wait, touch nothing', mc({ phase: 'Terminating', finalizer: true, deleting: true, protectedOn: true }), 'protected'],
-    ['protection on a running cluster still gets the finalizer', mc({ phase: 'Running', protectedOn: true }), 'add-finalizer'],
+    ['protection on a running cluster still gets the finalizer', mc({ phase: 'Running', protectedOn: true }), 'adopt'],
   ];
   for (const [name, cluster, want] of cases) assert.equal(decideLifecycle(cluster), want, name);
 });
@@ -64,7 +67,7 @@ test('progress survives the round trip through status', () => {
     retainedVolumes: ['v9'],
   };
   const back = progressFromStatus(JSON.parse(JSON.stringify(statusFromProgress(p))));
-  assert.deepEqual(back, { ...p, finishedMs: undefined, selfDestructReason: undefined, heldReason: undefined });
+  assert.deepEqual(back, { ...p, finishedMs: undefined, selfDestructReason: undefined, heldReason: undefined, startedMs: undefined });
   assert.deepEqual(progressFromStatus(undefined), INITIAL_PROGRESS);
 });
 

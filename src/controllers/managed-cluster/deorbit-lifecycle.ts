@@ -7,7 +7,7 @@ import { INITIAL_PROGRESS, type DeorbitProgress } from '../deorbit/deorbit-types
 import { DEORBIT_CONDITION, DEORBIT_FINALIZER, type DeorbitStatus, type ManagedCluster } from './managed-cluster.ts';
 
 export type DeorbitLifecycle =
-  | 'add-finalizer' // Running (or no phase: a cluster registered by hand) and not being deleted
+  | 'adopt' // Running (or no phase: a cluster registered by hand), not being deleted, finalizer or identity missing
   | 'orphan' // being deleted, but neither its spec nor its lifecycle asks for a deorbit: let it go, touch nothing
   | 'protected' // being deleted, but termination protection is on: wait, touch nothing
   | 'deorbit' // being deleted, deorbit asked for, our finalizer is there: clean up
@@ -37,8 +37,10 @@ export function decideLifecycle(mc: ManagedCluster): DeorbitLifecycle {
   const hasFinalizer = mc.metadata.finalizers?.includes(DEORBIT_FINALIZER) ?? false;
   if (!mc.metadata.deletionTimestamp) {
     const phase = mc.status?.phase;
-    // Finalizers cannot be added once deletion has started, so this is the only moment to do it.
-    return !hasFinalizer && (phase === undefined || phase === 'Running') ? 'add-finalizer' : 'none';
+    // Finalizers cannot be added once deletion has started, so this is the only moment to do it; the
+    // identity the kubeconfig reaches is recorded with it, for deorbit to check before it deletes.
+    const adopted = hasFinalizer && mc.status?.clusterIdentity !== undefined;
+    return !adopted && (phase === undefined || phase === 'Running') ? 'adopt' : 'none';
   }
   if (!hasFinalizer) return 'none';
   if (!isDeorbitRequested(mc)) return 'orphan';
@@ -64,6 +66,14 @@ export function progressFromStatus(s: DeorbitStatus | undefined): DeorbitProgres
     leftovers: { ...INITIAL_PROGRESS.leftovers, ...s.leftovers },
     selfDestructReason: s.selfDestructReason as DeorbitProgress['selfDestructReason'],
     finishedMs: ms(s.finishedAt),
+    startedMs: ms(s.startedAt),
+    trackedVolumes: s.trackedVolumes ?? [],
+    cloudRetries: (s.cloudRetries ?? []).map((r) => ({ id: r.id, kind: r.kind, count: r.count, lastMs: Date.parse(r.lastAt) })),
+    kept: s.kept ?? [],
+    deletedServices: s.deletedServices ?? [],
+    claimsInUse: s.claimsInUse ?? [],
+    failedDeletes: s.failedDeletes ?? [],
+    createdDuring: s.createdDuring ?? [],
   };
 }
 
@@ -83,6 +93,14 @@ export function statusFromProgress(p: DeorbitProgress): DeorbitStatus {
     selfDestructReason: p.selfDestructReason,
     finishedAt: iso(p.finishedMs),
     summary: summarize(p),
+    startedAt: iso(p.startedMs),
+    trackedVolumes: p.trackedVolumes,
+    cloudRetries: p.cloudRetries.map((r) => ({ id: r.id, kind: r.kind, count: r.count, lastAt: new Date(r.lastMs).toISOString() })),
+    kept: p.kept,
+    deletedServices: p.deletedServices,
+    claimsInUse: p.claimsInUse,
+    failedDeletes: p.failedDeletes,
+    createdDuring: p.createdDuring,
   };
 }
 
@@ -125,9 +143,17 @@ export function deorbitConditionWish(p: DeorbitProgress | 'protected' | DryRunRe
   if ('dryRun' in p) return { type: DEORBIT_CONDITION, status: 'False', reason: 'DryRun', message: `dry run, nothing is deleted: ${p.dryRun}` };
   const status = p.step === 'done' || p.step === 'self-destructed' ? 'True' : 'False';
   // A hold names its reason (CloudAnswerUnreadable...), other failures are retries.
-  const reason = status === 'False' && p.heldReason ? p.heldReason : p.lastError && status === 'False' ? 'Retrying' : STEP_REASON[p.step];
+  const reason =
+    status === 'False' && p.heldReason
+      ? p.heldReason
+      : p.lastError && status === 'False'
+        ? 'Retrying'
+        : status === 'False' && p.claimsInUse.length > 0
+          ? 'ClaimsInUse'
+          : STEP_REASON[p.step];
   const waitingFor = status === 'False' ? [...p.leftovers.volumes, ...p.leftovers.loadBalancers] : [];
-  const message = waitingFor.length > 0 ? `${summarize(p)}; waiting for ${listText(waitingFor)}` : summarize(p);
+  const inUse = status === 'False' && p.claimsInUse.length > 0 ? `; claims in use: ${p.claimsInUse.join('; ')}` : '';
+  const message = (waitingFor.length > 0 ? `${summarize(p)}; waiting for ${listText(waitingFor)}` : summarize(p)) + inUse;
   return { type: DEORBIT_CONDITION, status, reason, message };
 }
 

@@ -48,6 +48,8 @@ function setup(mc: ManagedCluster, onDelete: (name: string) => void = () => unde
       listFloatingIps: async () => [],
       getVolume: async () => undefined,
       getLoadBalancer: async () => undefined,
+      deleteVolume: async () => 'absent' as const,
+      deleteLoadBalancer: async () => 'absent' as const,
     },
   };
   const reconcile = deorbitReconciler({
@@ -77,7 +79,12 @@ test('when the fence falls in the middle of a pass, nothing more is deleted and 
   const s = setup(deleted('Delete'), () => fence.abort(new Error('leadership lost')));
   await assert.rejects(s.reconcile('t/k1', fence.signal), /leadership lost/);
   assert.deepEqual(s.deleted, ['a'], 'one deletion went out before the fence fell, none after');
-  assert.deepEqual(s.writes, [], 'no status write, no finalizer change');
+  assert.deepEqual(s.writes, ['status'], 'only the record of what to wait for, made before the first deletion; none after the fence fell');
+  assert.deepEqual(
+    s.statuses[0]?.deorbit?.seenServices?.map((x) => x.name),
+    ['a', 'b', 'c'],
+    'the Services whose names prove their load balancers were recorded first',
+  );
 });
 
 test('a deleted cluster without deletionPolicy (Orphan) loses only the finalizer: no deletion, one event', async () => {

@@ -1,7 +1,9 @@
-// The deorbit controller's reconcile for one ManagedCluster: add the finalizer while Running; once
-// deleted, run one deorbit pass, record its events and progress (status, conditions), and remove
-// the finalizer when the cluster is clean or deorbit gave up (after an optional last check, such as
-// the operator's route clean-up, which may keep it waiting). A deleted cluster whose spec and
+// The deorbit controller's reconcile for one ManagedCluster: add the finalizer while Running and
+// record the identity of the cluster its kubeconfig reaches (adoption); once deleted, run one
+// deorbit pass, then carry out the plan deorbit-plan.ts decides from its outcome: record its events
+// and progress (status, conditions), and remove the finalizer when the cluster is clean or deorbit
+// gave up (after an optional last check, such as the operator's route clean-up, which may keep it
+// waiting). A deleted cluster whose spec and
 // lifecycle do not ask for a deorbit (deletionPolicy Orphan) only loses the finalizer. The signal is
 // the leader's fence: once it falls, no deletion, status write or finalizer change is sent.
 import type { Clock } from '../../base/clock.ts';
@@ -10,18 +12,17 @@ import type { Logger } from '../../base/logger.ts';
 import type { EventSink } from '../../clients/kube/event-recorder.ts';
 import { KubeApiError, isConflict, isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
-import { DEORBIT_DRY_RUN_REASON, DEORBIT_ORPHANED_REASON, listText, SELF_DESTRUCT_FAILED_REASON } from '../deorbit/deorbit-events.ts';
+import { DEORBIT_DRY_RUN_REASON, DEORBIT_ORPHANED_REASON, listText } from '../deorbit/deorbit-events.ts';
 import { runDeorbitPass, type DeorbitPassInput } from '../deorbit/deorbit-pass.ts';
-import type { DeorbitEvent, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
+import type { ClusterIdentity, DeorbitProgress, DeorbitSettings, DeorbitTarget } from '../deorbit/deorbit-types.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { ClusterConnector } from './cluster-connector.ts';
 import { mergeConditions } from './cluster-conditions.ts';
 import { decideLifecycle, deorbitConditionWish, isDeorbitRequested, progressFromStatus, statusFromProgress, type DryRunReport } from './deorbit-lifecycle.ts';
 import { DEORBIT_FINALIZER, type ManagedCluster } from './managed-cluster.ts';
+import { isFinishing, planAfterPass, planFinish, type FinishCheck, type ReconcileStep } from './deorbit-plan.ts';
 
-/** What a last check before the finalizer goes decided: finish now, or wait and say why. */
-export type FinishCheck =
-  { finish: true; events?: DeorbitEvent[] } | { finish: false; events?: DeorbitEvent[]; requeueAfterMs: number; reason: string; message: string };
+export type { FinishCheck } from './deorbit-plan.ts';
 
 export type BeforeFinish = (mc: ManagedCluster, outcome: 'done' | 'self-destruct', signal?: AbortSignal) => Promise<FinishCheck>;
 
@@ -41,7 +42,53 @@ export function targetOf(mc: ManagedCluster): DeorbitTarget {
     deletionStartedMs: Date.parse(mc.metadata.deletionTimestamp!),
     version: mc.spec.version,
     loadBalancerClusterName: mc.spec.openstack?.loadBalancerClusterName || 'kubernetes',
+    policy: mc.spec.deorbit,
   };
+}
+
+const pinnedOf = (mc: ManagedCluster): ClusterIdentity | undefined => {
+  const id = mc.status?.clusterIdentity;
+  return id ? { kubeSystemUid: id.kubeSystemUid, caFingerprint: id.caFingerprint } : undefined;
+};
+
+/** Other ManagedClusters, not being deleted, that record the same cluster identity ("namespace/name"). */
+async function twinsOf(deps: DeorbitReconcilerDeps, mc: ManagedCluster, seen: ClusterIdentity, signal?: AbortSignal): Promise<string[]> {
+  const all = await deps.clusters.list(undefined, {}, { signal });
+  return all.items
+    .filter((o) => o.metadata.uid !== mc.metadata.uid && !o.metadata.deletionTimestamp)
+    .filter((o) => o.status?.clusterIdentity?.kubeSystemUid === seen.kubeSystemUid)
+    .map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
+    .sort();
+}
+
+/**
+ * Adoption: the finalizer goes on and the identity the kubeconfig reaches is recorded, so that a
+ * later deletion acts only on this cluster. A cluster that cannot be reached now is recorded on a
+ * later reconcile (or on the first deorbit pass).
+ */
+async function adopt(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
+  if (!mc.metadata.finalizers?.includes(DEORBIT_FINALIZER)) {
+    signal?.throwIfAborted();
+    await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER], signal);
+  }
+  if (mc.status?.clusterIdentity) return {};
+  let identity: ClusterIdentity | undefined;
+  try {
+    const ports = await deps.connector.connect(mc);
+    identity = await ports.satellite.identity?.();
+  } catch (err) {
+    deps.log.debug({ cluster: mc.metadata.name, err: describeError(err) }, 'cluster identity not recorded yet');
+    return { requeueAfterMs: deps.settings.pollIntervalMs };
+  }
+  if (!identity) return {};
+  signal?.throwIfAborted();
+  await recordIdentity(deps, await deps.clusters.get(mc.metadata.namespace, mc.metadata.name), identity, signal);
+  return {};
+}
+
+async function recordIdentity(deps: DeorbitReconcilerDeps, mc: ManagedCluster, identity: ClusterIdentity, signal?: AbortSignal): Promise<ManagedCluster> {
+  const status = { ...mc.status, clusterIdentity: { ...identity, recordedAt: new Date(deps.clock.now()).toISOString() } };
+  return deps.clusters.replaceStatus({ ...mc, status }, { signal });
 }
 
 export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, signal?: AbortSignal) => Promise<ReconcileResult> {
@@ -59,11 +106,9 @@ export function deorbitReconciler(deps: DeorbitReconcilerDeps): (key: string, si
     switch (decideLifecycle(mc)) {
       case 'none':
         return {};
-      case 'add-finalizer':
+      case 'adopt':
         if (deps.settings.dryRun) return {}; // a finalizer holds deletion: not in a dry run
-        signal?.throwIfAborted();
-        await patchFinalizers(deps, mc, [...(mc.metadata.finalizers ?? []), DEORBIT_FINALIZER], signal);
-        return {};
+        return adopt(deps, mc, signal);
       case 'orphan':
         if (deps.settings.dryRun) {
           await deps.events.record(
@@ -104,6 +149,8 @@ async function dryRun(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: 
     target: targetOf(mc),
     progress,
     ports,
+    pinned: pinnedOf(mc),
+    twins: (seen) => twinsOf(deps, mc, seen, signal),
     dryRun: true,
     signal,
   });
@@ -124,42 +171,70 @@ async function dryRun(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: 
 async function deorbit(deps: DeorbitReconcilerDeps, mc: ManagedCluster, signal?: AbortSignal): Promise<ReconcileResult> {
   const progress = progressFromStatus(mc.status?.deorbit);
   const ports = await portsFor(deps, mc);
-  const { decision, events } = await runDeorbitPass({ nowMs: deps.clock.now(), settings: deps.settings, target: targetOf(mc), progress, ports, signal });
+  const { decision, events } = await runDeorbitPass({
+    nowMs: deps.clock.now(),
+    settings: deps.settings,
+    target: targetOf(mc),
+    progress,
+    ports,
+    signal,
+    pinned: pinnedOf(mc),
+    twins: (seen) => twinsOf(deps, mc, seen, signal),
+    // The cloud IDs to wait for are in status before the first deletion: a restart keeps them.
+    recordFirst: async (first) => {
+      mc = await writeStatus(deps, mc, first, undefined, signal);
+    },
+  });
   signal?.throwIfAborted();
-  const p = decision.progress;
-  const finishing = decision.outcome === 'done' || decision.outcome === 'self-destruct';
-  // Events of a self-destruct wait until the finalizer is really gone.
-  for (const ev of finishing && decision.outcome === 'self-destruct' ? [] : events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
-  const check: FinishCheck =
-    finishing && deps.beforeFinish ? await deps.beforeFinish(mc, decision.outcome as 'done' | 'self-destruct', signal) : { finish: true };
-  for (const ev of check.events ?? []) await deps.events.record(mc, ev.type, ev.reason, ev.message);
-  if (!check.finish) {
-    await writeStatus(deps, mc, p, { reason: check.reason, message: check.message }, signal);
-    return { requeueAfterMs: check.requeueAfterMs };
-  }
-  signal?.throwIfAborted();
-  const written = await writeStatus(deps, mc, p, undefined, signal);
-  if (finishing) {
+  // What follows is decided by deorbit-plan.ts; this only carries the steps out, in order.
+  mc = await runSteps(deps, mc, decision.progress, planAfterPass(decision, events), signal);
+  const check: FinishCheck = isFinishing(decision) && deps.beforeFinish ? await deps.beforeFinish(mc, decision.outcome, signal) : { finish: true };
+  const plan = planFinish(decision, events, check);
+  await runSteps(deps, mc, decision.progress, plan.steps, signal);
+  if (plan.finished) deps.log.info({ cluster: mc.metadata.name, outcome: plan.finished, reason: decision.progress.selfDestructReason }, 'deorbit finished');
+  if ('error' in plan.result) throw new KubewardError('E_STATE', `deorbit of ${mc.metadata.namespace}/${mc.metadata.name}: ${plan.result.error}`);
+  return plan.result;
+}
+
+/** Carries out a plan's steps in order; the fence is checked before every write. Returns the cluster as last written. */
+async function runSteps(
+  deps: DeorbitReconcilerDeps,
+  mc: ManagedCluster,
+  p: DeorbitProgress,
+  steps: readonly ReconcileStep[],
+  signal?: AbortSignal,
+): Promise<ManagedCluster> {
+  for (const step of steps) {
     signal?.throwIfAborted();
-    try {
-      await patchFinalizers(
-        deps,
-        written,
-        (written.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER),
-        signal,
-      );
-    } catch (err) {
-      if (decision.outcome === 'self-destruct')
-        await deps.events.record(mc, 'Warning', SELF_DESTRUCT_FAILED_REASON, `could not remove the finalizer: ${describeError(err)}`);
-      throw err;
+    switch (step.kind) {
+      case 'pin-identity':
+        mc = await recordIdentity(deps, mc, step.identity, signal);
+        break;
+      case 'record':
+        for (const ev of step.events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
+        break;
+      case 'write-status':
+        mc = await writeStatus(deps, mc, p, step.waiting, signal);
+        break;
+      case 'remove-finalizer':
+        try {
+          await patchFinalizers(
+            deps,
+            mc,
+            (mc.metadata.finalizers ?? []).filter((f) => f !== DEORBIT_FINALIZER),
+            signal,
+          );
+        } catch (err) {
+          if (step.failureReason) await deps.events.record(mc, 'Warning', step.failureReason, `could not remove the finalizer: ${describeError(err)}`);
+          throw err;
+        }
+        break;
+      case 'forget':
+        deps.connector.forget(mc.metadata.uid ?? '');
+        break;
     }
-    if (decision.outcome === 'self-destruct') for (const ev of events) await deps.events.record(mc, ev.type, ev.reason, ev.message);
-    deps.connector.forget(mc.metadata.uid ?? '');
-    deps.log.info({ cluster: mc.metadata.name, outcome: decision.outcome, reason: p.selfDestructReason }, 'deorbit finished');
-    return {};
   }
-  if (decision.outcome === 'waiting') return { requeueAfterMs: decision.requeueAfterMs };
-  throw new KubewardError('E_STATE', `deorbit of ${mc.metadata.namespace}/${mc.metadata.name}: ${p.lastError ?? decision.outcome}`);
+  return mc;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The ManagedCluster custom resource (kubeward.io/v1alpha1, namespaced): one customer cluster on
 // OpenStack, with references to its kubeconfig and cloud credentials in Secrets of its namespace.
 import type { Condition, KubeObject } from '../../clients/kube/kube-types.ts';
+import type { ClusterIdentity, DeorbitPolicy } from '../deorbit/deorbit-types.ts';
 
 export type DeletionPolicy = 'Delete' | 'Orphan';
 
@@ -38,6 +39,8 @@ export interface ManagedClusterSpec {
   deletionPolicy?: DeletionPolicy;
   /** A cluster without cloud resources: nothing to clean up in OpenStack. */
   noCloud?: boolean;
+  /** What deorbit may do beyond its default (which keeps backups and objects labelled kubeward.io/deorbit=keep). */
+  deorbit?: DeorbitPolicy;
 }
 
 /** status.deorbit: DeorbitProgress with times as RFC 3339, plus a one-line summary for kubectl. */
@@ -56,12 +59,25 @@ export interface DeorbitStatus {
   selfDestructReason?: string;
   finishedAt?: string;
   summary: string;
+  /** The first attempt: every deorbit timer counts from here. */
+  startedAt?: string;
+  /** Cinder volume IDs recorded before their claims were deleted (waited on until Cinder answers 404). */
+  trackedVolumes?: string[];
+  cloudRetries?: { id: string; kind: 'volume' | 'loadbalancer'; count: number; lastAt: string }[];
+  /** Kept objects ("Kind namespace/name"): backups, and what is labelled kubeward.io/deorbit=keep. */
+  kept?: string[];
+  deletedServices?: { namespace: string; name: string; uid?: string }[];
+  claimsInUse?: string[];
+  failedDeletes?: string[];
+  createdDuring?: string[];
 }
 
 export interface ManagedClusterStatus {
   phase?: ClusterPhase;
   conditions?: Condition[];
   deorbit?: DeorbitStatus;
+  /** What the kubeconfig reached when the cluster was adopted; deorbit refuses any other. */
+  clusterIdentity?: ClusterIdentity & { recordedAt?: string };
 }
 
 export interface ManagedCluster extends KubeObject {
