@@ -191,7 +191,7 @@ export const routesDeclaration: ModeDeclaration<typeof routesFields> = {
     {
       key: 'downPeerPort',
       value: '<port>',
-      help: 'port the --down-peer checks use (the redirect keeps each connection own port)',
+      help: 'port the --down-peer checks use (each redirected connection keeps its own port)',
       defaultText: String(DEFAULTS.downPeerPort),
     },
     {
