@@ -10,11 +10,12 @@ import { waitFor } from '../testkit/wait-for.ts';
 import { createTestCa } from '../testkit/certs.ts';
 import { labSkipReason } from './lab/lab-net.ts';
 import { noteTierSkip } from '../testkit/test-tiers.ts';
-import { VIP4, type CloudLab } from './lab/cloud-lab.ts';
+import { VIP4, VIP6, type CloudLab } from './lab/cloud-lab.ts';
 import { acceptForwardedIps, newLab, publish } from './lab/lab-fixtures.ts';
 import { kernelNatVips, kernelOutputDnatTargets, type BackendName } from './lab/kernel-rules.ts';
 import { RoutesProcess, makeStateDir } from './lab/routes-process.ts';
-import { startStandin, whoServes, type Standin } from './lab/apiserver-standin-process.ts';
+import { startStandin, type Standin } from './lab/apiserver-standin-process.ts';
+import type { NsAgent } from './lab/ns-agent.ts';
 
 const skip = (await labSkipReason()) ?? false;
 noteTierSkip('root', skip);
@@ -40,7 +41,7 @@ async function gapLab(t: TestContext): Promise<GapLab> {
   const lab = await newLab(t, 'gcp', 3);
   const ca = await createTestCa();
   t.after(() => rm(ca.dir, { recursive: true, force: true }));
-  const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', `IP:${VIP4}`, ...lab.masters.map((m) => `IP:${m.ip4}`)]);
+  const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', `IP:${VIP4}`, `IP:${VIP6}`, ...lab.masters.map((m) => `IP:${m.ip4}`)]);
   const api = {} as GapLab['api'];
   for (const m of lab.masters) {
     await m.agent.unserve(m.name); // the HTTPS stand-ins take port 6443
@@ -57,12 +58,18 @@ async function gapLab(t: TestContext): Promise<GapLab> {
  * new connection from m1 to the VIP every 100 ms (from `from` on) until OBSERVE_MS after `.down`
  * (at most 400), and returns who answered each and when, and when the LB withdrew m1 (ms after `.down`).
  */
-async function failAndCount(g: GapLab, from: () => Promise<unknown>): Promise<{ seen: { atMs: number; answer: string }[]; withdrawnAtMs: number }> {
+/** Which apiserver answers https://VIP:6443/version from this namespace (its name, or the error), on a new connection. */
+async function whoServes(agent: NsAgent, vip = VIP4): Promise<string> {
+  const r = await agent.httpGet(`https://${vip.includes(':') ? `[${vip}]` : vip}:6443/version`, 1500);
+  return 'status' in r ? String((JSON.parse(r.body) as { server: string }).server) : `error:${r.error}`;
+}
+
+async function failAndCount(g: GapLab, from: () => Promise<unknown>, vip = VIP4): Promise<{ seen: { atMs: number; answer: string }[]; withdrawnAtMs: number }> {
   const m1 = g.lab.master('m1');
   g.api.m1.command('close'); // the local apiserver is gone: no listener, its connections dropped
-  await waitFor(async () => (await whoServes(m1.agent)).startsWith('error:'), { timeoutMs: 5000, what: 'the local apiserver refuses' });
+  await waitFor(async () => (await whoServes(m1.agent, vip)).startsWith('error:'), { timeoutMs: 5000, what: 'the local apiserver refuses' });
   const t0 = Date.now();
-  await publish(g.dir, VIP4, 'down');
+  await publish(g.dir, vip, 'down');
   const withdraw = (async () => {
     await new Promise((r) => setTimeout(r, LB_LATE_MS)); // the LB's health check is slower than the watcher
     await g.lab.setBackends(['m2', 'm3']);
@@ -75,7 +82,7 @@ async function failAndCount(g: GapLab, from: () => Promise<unknown>): Promise<{ 
   const attempts: Promise<{ atMs: number; answer: string }>[] = [];
   for (let i = 0; i < 400 && Date.now() - t0 < OBSERVE_MS; i++) {
     const atMs = Date.now() - t0;
-    attempts.push(whoServes(m1.agent).then((answer) => ({ atMs, answer })));
+    attempts.push(whoServes(m1.agent, vip).then((answer) => ({ atMs, answer })));
     await new Promise((r) => setTimeout(r, 100));
   }
   return { seen: await Promise.all(attempts), withdrawnAtMs: await withdraw };
@@ -150,9 +157,9 @@ test('[gcp gap control] without --down-peer the same window black-holes every ne
   await publish(g.dir, VIP4, 'up');
   const routes = await RoutesProcess.start(g.lab.net, 'm1', m1.agent, routesArgs(g.dir, 'nftables', []));
   t.after(() => routes.stop().then(() => undefined));
-  const { seen } = await failAndCount(g, () =>
-    waitFor(async () => (await kernelNatVips(g.lab.net, 'm1', 'nftables', 'output')).length === 0, { timeoutMs: 3000, intervalMs: 20, what: 'withdrawn' }),
-  );
+  // Counted from `.down` on: before the withdrawal a connection fails whether the output redirect
+  // is still in (the dead local apiserver) or already gone (the load balancer sends it back).
+  const { seen } = await failAndCount(g, () => Promise.resolve());
   const lbLate = seen.filter((s) => s.atMs < LB_LATE_MS);
   const failed = lbLate.filter((s) => s.answer.startsWith('error:'));
   t.diagnostic(
@@ -168,7 +175,44 @@ test('[gcp gap control] without --down-peer the same window black-holes every ne
     'every one is sent back to this node and lost',
   );
   assert.ok(
+    wellBefore.some((s) => s.answer === 'error:timeout'),
+    'black-holed through the load balancer (timeouts), not only refused by the dead local apiserver',
+  );
+  assert.ok(
     seen.filter((s) => s.atMs > LB_LATE_MS + 1000).every((s) => !s.answer.startsWith('error:')),
     'once the LB has withdrawn the node, the LB path works',
   );
+});
+
+test('[gcp gap IPv6] an IPv6 VIP goes to a healthy IPv6 peer while the LB still sends to the node: 0 failed', { skip }, async (t) => {
+  const g = await gapLab(t);
+  const m1 = g.lab.master('m1');
+  const m3ip6 = g.lab.master('m3').ip6;
+  await publish(g.dir, VIP6, 'up');
+  const args = ['--down-peer', g.lab.master('m2').ip4, '--down-peer', m3ip6, '--down-peer-interval', '300ms', '--down-peer-window', `${WINDOW_MS}ms`];
+  const routes = await RoutesProcess.start(
+    g.lab.net,
+    'm1',
+    m1.agent,
+    [...routesArgs(g.dir, 'nftables', args)].map((a) => (a === VIP4 ? VIP6 : a)),
+  );
+  t.after(() => routes.stop().then(() => undefined));
+  // The first IPv6 connection in a fresh lab can wait on neighbour discovery: a bounded poll.
+  await waitFor(async () => (await whoServes(m1.agent, VIP6)) === 'm1', { timeoutMs: 10_000, intervalMs: 200, what: 'up: local over IPv6' });
+  const { seen } = await failAndCount(
+    g,
+    () =>
+      waitFor(async () => (await kernelOutputDnatTargets(g.lab.net, 'm1', 'nftables')).join() === m3ip6, {
+        timeoutMs: 3000,
+        intervalMs: 20,
+        what: 'v6 peer rule',
+      }),
+    VIP6,
+  );
+  const failed = seen.filter((s) => s.answer.startsWith('error:'));
+  const lbLate = seen.filter((s) => s.atMs < LB_LATE_MS);
+  t.diagnostic(`IPv6: ${seen.length} new connections, ${lbLate.length} before the LB withdrew the node; failed: ${failed.length}`);
+  assert.deepEqual(failed, []);
+  assert.ok(lbLate.length >= 5);
+  assert.deepEqual([...new Set(lbLate.map((s) => s.answer))], ['m3'], 'the IPv6 peer, never the IPv4 one');
 });
