@@ -48,6 +48,20 @@ const cases: [string, string[], RegExp][] = [
     ['--provider', 'azure', '--nat-target', 'node-ip', '--node-ip', '10.0.1.11', '--node-ip', '10.0.1.12'],
     /--node-ip: give at most one IPv4/,
   ],
+  ['a loopback down-peer', ['--provider', 'gcp', '--vip', '10.0.0.2', '--down-peer', '127.0.0.1'], /--down-peer.*loopback/],
+  ['a link-local down-peer', ['--provider', 'gcp', '--vip', '10.0.0.2', '--down-peer', '169.254.169.254'], /--down-peer.*link-local/],
+  ['a down-peer that is the VIP', ['--provider', 'gcp', '--vip', '10.0.0.2', '--down-peer', '10.0.0.2'], /--down-peer 10\.0\.0\.2: that is a --vip/],
+  [
+    'a down-peer that is this node',
+    ['--provider', 'gcp', '--vip', '10.0.0.2', '--nat-target', 'node-ip', '--node-ip', '10.0.1.11', '--down-peer', '10.0.1.11'],
+    /--down-peer 10\.0\.1\.11: that is this node/,
+  ],
+  ['a down-peer window too short', ['--provider', 'gcp', '--vip', '10.0.0.2', '--down-peer', '10.0.2.12', '--down-peer-window', '10ms'], /--down-peer-window/],
+  [
+    'an unknown down-peer check',
+    ['--provider', 'gcp', '--vip', '10.0.0.2', '--down-peer', '10.0.2.12', '--down-peer-check', 'ping'],
+    /--down-peer-check: expected readyz or tcp/,
+  ],
   ['a node address with a zone id', ['--provider', 'azure', '--nat-target', 'node-ip', '--node-ip', 'fe80::1%eth0'], /--node-ip/],
   [
     'a health-checker range without a length',

@@ -20,6 +20,7 @@ import { DEFAULT_METADATA_URL, GcpVipSource } from '../routes/gcp-vip-source.ts'
 import { listGuestAgentRoutes, removeLocalRoute } from '../routes/conflicting-routes.ts';
 import { createRoutesMetrics } from '../routes/routes-metrics.ts';
 import { RoutesAgent } from '../routes/routes-agent.ts';
+import { PeerChecker } from '../routes/peer-checker.ts';
 import { routesDeclaration, type routesFields } from '../routes/routes-config.ts';
 import { buildModeCommand, type ModeSpec } from './mode-command.ts';
 
@@ -49,6 +50,17 @@ const spec: ModeSpec<typeof routesFields> = {
     const nodeIps: Partial<Record<Family, string>> = {};
     for (const ip of c.nodeIp) nodeIps[isIP(ip) as Family] = canonicalIp(ip)!;
     const withoutStateFile = c.withoutStateFile ?? (c.provider === 'gcp' ? 'up' : 'down');
+    const peers = c.downPeer.length
+      ? new PeerChecker({
+          peers: c.downPeer,
+          port: c.downPeerPort,
+          check: c.downPeerCheck,
+          intervalMs: c.downPeerInterval,
+          clock: systemClock,
+          log,
+          onChange: () => wake.agent?.requestSync('event'),
+        })
+      : undefined;
     const agent = new RoutesAgent(
       {
         provider: c.provider,
@@ -62,6 +74,7 @@ const spec: ModeSpec<typeof routesFields> = {
         removeConflictingRoutes: c.removeConflictingRoutes,
         cleanupOnExit: c.cleanupOnExit,
         withoutStateFile,
+        ...(peers ? { downPeerWindowMs: c.downPeerWindow } : {}),
       },
       {
         reader,
@@ -70,6 +83,7 @@ const spec: ModeSpec<typeof routesFields> = {
         localRoutes: c.provider === 'gcp' ? { list: () => listGuestAgentRoutes(run), remove: (r) => removeLocalRoute(run, r) } : undefined,
         foreignTables: () => listForeignTables(run),
         ovn,
+        peers,
         clock: systemClock,
         log,
         metrics: createRoutesMetrics(registry),
@@ -77,6 +91,7 @@ const spec: ModeSpec<typeof routesFields> = {
     );
     wake.agent = agent;
     shutdown.add('routes agent', () => agent.close(), 15_000);
+    if (peers) shutdown.add('down-peer checks', () => peers.close(), 5000);
     log.info(
       {
         provider: c.provider,
@@ -103,6 +118,13 @@ const spec: ModeSpec<typeof routesFields> = {
     if (c.provider === 'gcp' && withoutStateFile === 'up') {
       log.info(
         "a managed VIP with no state file is treated as up (the node's own traffic goes to the local apiserver), as gcp-routes.sh does; --without-state-file down withdraws it instead",
+      );
+    }
+    if (peers) {
+      await peers.start();
+      log.info(
+        { peers: c.downPeer, healthy: peers.healthy(), windowMs: c.downPeerWindow, see: 'OCPBUGS-100298' },
+        "for --down-peer-window after a VIP turns down, the node's own new connections to it go to the first healthy --down-peer",
       );
     }
     await agent.start();

@@ -64,3 +64,37 @@ test('the rules in force for a VIP are described in words for /status', () => {
   assert.deepEqual(describeRulesFor(ruleset, '10.0.0.101'), ['prerouting redirect all ports']);
   assert.deepEqual(describeRulesFor(ruleset, '10.0.0.100'), ['prerouting redirect all ports', 'output redirect all ports']);
 });
+
+test('down-peer redirects become output dnat rules for exactly that VIP and the same ports, nothing else', () => {
+  const input: DesiredInput = { ...base, provider: 'gcp', downPeerRedirects: [{ vip: '10.0.0.101', family: 4, to: '10.0.2.12' }] };
+  const { ruleset, problems } = buildDesiredRuleset(input);
+  assert.deepEqual(problems, []);
+  const peer = ruleset.nat.filter((r) => r.peer);
+  assert.deepEqual(peer, [{ hook: 'output', family: 4, vips: ['10.0.0.101'], ports: [6443], to: '10.0.2.12', peer: true }]);
+  assert.deepEqual(describeRulesFor(ruleset, '10.0.0.101'), ['prerouting redirect tcp/6443', 'output dnat to 10.0.2.12 tcp/6443 (healthy peer while down)']);
+  const without = buildDesiredRuleset({ ...input, downPeerRedirects: [] }).ruleset;
+  assert.deepEqual(
+    ruleset.nat.filter((r) => !r.peer),
+    without.nat,
+    'every other rule is unchanged',
+  );
+});
+
+test('a down-peer redirect that could capture other traffic or loop is refused with a problem', () => {
+  for (const [vip, to, why] of [
+    ['10.0.0.99', '10.0.2.12', /not a managed VIP/],
+    ['10.0.0.100', '10.0.2.12', /is up/],
+    ['10.0.0.101', '127.0.0.1', /loopback/],
+    ['10.0.0.101', '10.0.0.100', /itself a managed VIP/],
+    ['10.0.0.101', '2001:db8:2::12', /other family/],
+    ['10.0.0.101', '10.0.2.12 ip daddr 1.2.3.4', /not an IPv4/],
+  ] as const) {
+    const { ruleset, problems } = buildDesiredRuleset({ ...base, provider: 'gcp', downPeerRedirects: [{ vip, family: 4, to }] });
+    assert.deepEqual(
+      ruleset.nat.filter((r) => r.peer),
+      [],
+      `${vip} -> ${to}`,
+    );
+    assert.match(problems.join('\n'), why, `${vip} -> ${to}`);
+  }
+});

@@ -1,6 +1,7 @@
 // The rules kubeward routes wants in the kernel, as a model (pure): VIP states + provider + options
 // in, NAT and drop rules out. Renderers turn the model into nft or iptables-restore text.
 import type { VipState } from './vip-states.ts';
+import { checkPeer } from './decide-peer-address.ts';
 
 export type Provider = 'azure' | 'gcp';
 export type NatTarget = 'redirect' | 'node-ip';
@@ -16,6 +17,15 @@ export interface NatRule {
   ports: PortMatch;
   /** DNAT to this node address; undefined means `redirect` (loopback for output, ingress address for prerouting). */
   to?: string;
+  /** Set on output rules that send a down VIP's new connections to a healthy peer apiserver. */
+  peer?: true;
+}
+
+/** A down VIP whose node-originated new connections go to a peer apiserver (decide-down-peers.ts). */
+export interface DownPeerRedirect {
+  vip: string;
+  family: Family;
+  to: string;
 }
 
 export interface ForwardDrop {
@@ -39,6 +49,8 @@ export interface DesiredInput {
   nodeIps: Partial<Record<Family, string>>;
   /** GCP only: health-checker source ranges to drop when forwarded. */
   healthCheckerCidrs: readonly string[];
+  /** Down VIPs to send to a peer (output hook only); each is checked again here before it becomes a rule. */
+  downPeerRedirects?: readonly DownPeerRedirect[];
 }
 
 export interface DesiredResult {
@@ -66,6 +78,7 @@ export function buildDesiredRuleset(input: DesiredInput): DesiredResult {
       if (vips.length) nat.push({ hook, family, vips, ports: input.ports, ...(target ? { to: target } : {}) });
     }
   }
+  nat.push(...peerRules(input, problems));
   const forwardDrop: ForwardDrop[] = [];
   if (input.provider === 'gcp') {
     for (const family of [4, 6] as const) {
@@ -74,6 +87,38 @@ export function buildDesiredRuleset(input: DesiredInput): DesiredResult {
     }
   }
   return { ruleset: { nat, forwardDrop }, problems };
+}
+
+/**
+ * One output rule per down VIP with a peer, matching exactly that VIP and the same ports as the
+ * other rules: nothing but the node's own traffic to a managed, down VIP can be captured, and the
+ * target is never loopback, a VIP, or an address of the other family.
+ */
+function peerRules(input: DesiredInput, problems: string[]): NatRule[] {
+  const rules: NatRule[] = [];
+  const managed = new Map(input.vips.map((v) => [v.vip, v]));
+  for (const r of input.downPeerRedirects ?? []) {
+    const state = managed.get(r.vip);
+    const peer = checkPeer(r.to);
+    const why =
+      state === undefined
+        ? 'is not a managed VIP'
+        : state.up
+          ? 'is up'
+          : !peer.ok
+            ? `has a peer that ${peer.reason}`
+            : peer.peer !== r.to || peer.family !== state.family
+              ? 'has a peer of the other family or in a non-canonical form'
+              : managed.has(r.to)
+                ? 'has a peer that is itself a managed VIP'
+                : undefined;
+    if (why !== undefined) {
+      problems.push(`down-peer redirect for ${r.vip} left out: the VIP ${why}`);
+      continue;
+    }
+    rules.push({ hook: 'output', family: state!.family, vips: [r.vip], ports: input.ports, to: r.to, peer: true });
+  }
+  return rules;
 }
 
 /** undefined: redirect; a string: DNAT to it; null: no usable target for this family. */
@@ -91,5 +136,8 @@ function natTargetFor(input: DesiredInput, family: Family, problems: string[]): 
 export function describeRulesFor(ruleset: DesiredRuleset, vip: string): string[] {
   return ruleset.nat
     .filter((r) => r.vips.includes(vip))
-    .map((r) => `${r.hook} ${r.to ? `dnat to ${r.to}` : 'redirect'} ${r.ports === 'all' ? 'all ports' : `tcp/${r.ports.join(',')}`}`);
+    .map(
+      (r) =>
+        `${r.hook} ${r.to ? `dnat to ${r.to}` : 'redirect'} ${r.ports === 'all' ? 'all ports' : `tcp/${r.ports.join(',')}`}${r.peer ? ' (healthy peer while down)' : ''}`,
+    );
 }

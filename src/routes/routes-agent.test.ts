@@ -339,3 +339,41 @@ test('the OVN reroute follows the up VIPs, and its failure never keeps the rules
   await waitFor(() => backend.outputVips().includes('10.0.0.100'), { what: 'rules applied although OVN failed' });
   assert.equal(agent.ready, true);
 });
+
+test('down-peer: a down VIP goes to a healthy peer for the window, then to the LB path; a failing peer and exit withdraw it', async (t) => {
+  const peers = { list: ['10.0.2.12'], healthy: () => peers.list, status: {} };
+  const { agent, reader, backend, clock, registry } = makeAgent(
+    t,
+    { provider: 'gcp', vips: ['10.0.0.100'], downPeerWindowMs: 30_000, cleanupOnExit: false, resyncMs: 60_000 },
+    { peers },
+  );
+  reader.files.set('10.0.0.100.up', '');
+  await agent.start();
+  const peerRules = () => (backend.kernel?.nat ?? []).filter((r) => r.peer).map((r) => `${r.vips.join()}->${r.to}`);
+  assert.deepEqual(peerRules(), [], 'up: no peer rule');
+  reader.files.clear();
+  reader.files.set('10.0.0.100.down', '');
+  agent.requestSync('event');
+  await waitFor(() => peerRules().length === 1, { what: 'peer rule' });
+  assert.deepEqual(peerRules(), ['10.0.0.100->10.0.2.12']);
+  assert.match(await registry.metrics(), /^kubeward_routes_down_peer_redirects 1$/m);
+  peers.list = [];
+  agent.requestSync('event');
+  await waitFor(() => peerRules().length === 0, { what: 'failing peer withdraws the rule' });
+  peers.list = ['10.0.2.12'];
+  agent.requestSync('event');
+  await waitFor(() => peerRules().length === 1, { what: 'peer back' });
+  await advanceUntil(clock, 1000, () => peerRules().length === 0, 'window over without any event');
+  assert.ok(clock.now() >= Date.parse('2026-01-01T00:00:30Z'), 'not before the window ends');
+  reader.files.clear();
+  reader.files.set('10.0.0.100.up', '');
+  agent.requestSync('event');
+  await waitFor(() => backend.outputVips().includes('10.0.0.100'), { what: 'up again' });
+  reader.files.clear();
+  reader.files.set('10.0.0.100.down', '');
+  agent.requestSync('event');
+  await waitFor(() => peerRules().length === 1, { what: 'a new down opens a new window' });
+  await agent.close();
+  assert.deepEqual(peerRules(), [], 'exit: rules stay, but no peer rule nobody checks any more');
+  assert.ok(backend.kernel && backend.kernel.nat.some((r) => r.hook === 'prerouting'), 'the rest of the rules stay');
+});

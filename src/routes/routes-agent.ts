@@ -11,6 +11,7 @@ import { findConflicts, type LocalRoute } from './conflicting-routes.ts';
 import type { GcpVipSourceStatus } from './gcp-vip-source.ts';
 import type { RoutesMetrics } from './routes-metrics.ts';
 import { printable } from '../watch/vip-address.ts';
+import { decideDownPeers, type DownPeerDecision } from './decide-down-peers.ts';
 
 export interface RoutesAgentOptions {
   provider: Provider;
@@ -26,6 +27,8 @@ export interface RoutesAgentOptions {
   cleanupOnExit: boolean;
   /** A managed VIP with neither state file: down (Azure's script) or up (GCP's script). Default: up on gcp, down on azure. */
   withoutStateFile?: 'up' | 'down';
+  /** With --down-peer: how long after a VIP turns down its node-originated new connections go to a healthy peer. */
+  downPeerWindowMs?: number;
 }
 
 export interface RoutesAgentDeps {
@@ -48,6 +51,8 @@ export interface RoutesAgentDeps {
   ovn?: { sync(upVips: readonly string[]): Promise<void>; removeAll(): Promise<number>; readonly status: unknown };
   /** Names of OpenShift's own route tables present next to ours (`gcp-vips`, `azure-vips`); best-effort. */
   foreignTables?: () => Promise<string[]>;
+  /** --down-peer: the peer apiservers whose last check passed, in the configured order. */
+  peers?: { healthy(): readonly string[]; readonly status: unknown };
   clock: Clock;
   log: Logger;
   metrics: RoutesMetrics;
@@ -90,6 +95,9 @@ export class RoutesAgent {
   /** Auxiliary checks (conflicting routes, foreign tables): their last error, logged once per streak. */
   readonly #auxErrors = new Map<string, string>();
   #foreign: string[] = [];
+  #downPeers: DownPeerDecision = { downSince: new Map(), redirects: [], unserved: [] };
+  /** Set for the last sync before exit: nobody checks the peers after it, so no peer rule may outlive it. */
+  #exiting = false;
 
   constructor(options: RoutesAgentOptions, deps: RoutesAgentDeps) {
     this.#o = options;
@@ -186,7 +194,11 @@ export class RoutesAgent {
     if (kind === 'full' && this.#d.localRoutes)
       await this.#auxiliary('conflicting local routes', () => this.#checkConflicts(decision.vips.map((v) => v.vip)), undefined);
     if (kind === 'full' && this.#d.foreignTables) await this.#auxiliary('foreign route tables', () => this.#checkForeignTables(), undefined);
-    const { ruleset, problems } = buildDesiredRuleset({ ...this.#o, vips: decision.vips });
+    const downPeers = this.#decideDownPeers(decision.vips);
+    const { ruleset, problems } = buildDesiredRuleset({ ...this.#o, vips: decision.vips, downPeerRedirects: downPeers.redirects });
+    this.#logDownPeerChanges(downPeers);
+    this.#downPeers = downPeers;
+    metrics.downPeerRedirects.set(ruleset.nat.filter((r) => r.peer).length);
     if (problems.join() !== this.#problems.join()) for (const p of problems) log.warn({ problem: p }, 'rules left out');
     this.#vips = decision.vips;
     this.#problems = problems;
@@ -218,7 +230,29 @@ export class RoutesAgent {
       const upVips = decision.vips.filter((v) => v.up).map((v) => v.vip);
       await this.#auxiliary('ovn reroute', () => this.#d.ovn!.sync(upVips), undefined);
     }
-    this.#scheduleStaleCheck(decision.nextChangeAtMs);
+    const next = [decision.nextChangeAtMs, downPeers.nextChangeAtMs].filter((t): t is number => t !== undefined);
+    this.#scheduleStaleCheck(next.length ? Math.min(...next) : undefined);
+  }
+
+  #decideDownPeers(vips: readonly VipState[]): DownPeerDecision {
+    if (this.#d.peers === undefined || this.#o.downPeerWindowMs === undefined) return { downSince: new Map(), redirects: [], unserved: [] };
+    return decideDownPeers({
+      nowMs: this.#d.clock.now(),
+      vips,
+      downSince: this.#downPeers.downSince,
+      windowMs: this.#o.downPeerWindowMs,
+      healthyPeers: this.#exiting ? [] : this.#d.peers.healthy(),
+    });
+  }
+
+  #logDownPeerChanges(next: DownPeerDecision): void {
+    const key = (d: DownPeerDecision) => JSON.stringify([d.redirects, d.unserved.map((u) => u.vip)]);
+    if (key(next) === key(this.#downPeers)) return;
+    for (const r of next.redirects)
+      this.#d.log.info({ vip: r.vip, peer: r.to }, "VIP down: the node's own new connections to it go to a healthy peer apiserver");
+    for (const u of next.unserved) this.#d.log.warn({ vip: u.vip, reason: u.reason }, 'VIP down and no healthy peer to send its traffic to');
+    const was = this.#downPeers.redirects.filter((r) => !next.redirects.some((n) => n.vip === r.vip));
+    for (const r of was) this.#d.log.info({ vip: r.vip, peer: r.to }, 'peer redirect withdrawn (VIP up, window over, or peer failing)');
   }
 
   async #apply(ruleset: DesiredRuleset, key: string): Promise<void> {
@@ -338,6 +372,17 @@ export class RoutesAgent {
       foreignTables: this.#foreign,
       withoutStateFile: this.#withoutStateFile,
       conflictingRoutes: this.#conflicts,
+      ...(this.#d.peers
+        ? {
+            downPeers: {
+              windowMs: this.#o.downPeerWindowMs,
+              redirects: this.#downPeers.redirects,
+              unserved: this.#downPeers.unserved,
+              downSince: Object.fromEntries([...this.#downPeers.downSince].map(([v, t]) => [v, new Date(t).toISOString()])),
+              checks: this.#d.peers.status,
+            },
+          }
+        : {}),
       ...(this.#d.vipSource ? { metadata: this.#d.vipSource.status } : {}),
       ...(this.#d.ovn ? { ovnReroute: this.#d.ovn.status } : {}),
     };
@@ -355,6 +400,8 @@ export class RoutesAgent {
       // The rules left behind match the state files as they are now: in kubeward agent the watcher
       // publishes its exit state just before routes stops, and that verdict must not be lost.
       // An 'event' sync: it re-reads the files and applies a change, and starts no watcher or check.
+      // Peer redirects are left out of it: once we are gone nobody checks that the peer still answers.
+      this.#exiting = true;
       await this.#sync('event').catch((err: unknown) =>
         this.#d.log.warn({ err: describeError(err) }, 'last sync before exit failed; leaving the rules of the previous sync'),
       );

@@ -2,7 +2,7 @@
 // checks across keys. The command (src/cli/routes.ts), --help and docs/routes.md all come from here.
 import { isIP } from 'node:net';
 import { array, enum as zEnum, literal, number, optional, prefault, refine, string, union, url } from 'zod/mini';
-import { Refused, boolean, duration, ipAddress, readWith } from '../config/fields.ts';
+import { Refused, boolean, duration, integer, ipAddress, readWith } from '../config/fields.ts';
 import type { ModeConfig, ModeDeclaration } from '../config/mode-declaration.ts';
 import { canonicalIp } from '../base/ip.ts';
 import { isDirectoryPath } from '../watch/state-record.ts';
@@ -10,6 +10,7 @@ import { cidrField, printable, vipAddress } from '../watch/vip-address.ts';
 import type { PortMatch } from './desired-ruleset.ts';
 import { DEFAULT_METADATA_URL } from './gcp-vip-source.ts';
 import { isNodeName } from './ovn-reroute.ts';
+import { peerAddress } from './peer-address.ts';
 
 /** The defaults, once: the fields fill them in and --help shows them. */
 export const DEFAULTS = {
@@ -21,6 +22,10 @@ export const DEFAULTS = {
   natTarget: 'redirect',
   metadataTimeout: '2s',
   ovnReroute: 'auto',
+  downPeerPort: 6443,
+  downPeerCheck: 'readyz',
+  downPeerInterval: '2s',
+  downPeerWindow: '30s',
 } as const;
 
 export const GCP_HEALTH_CHECKERS = ['35.191.0.0/16', '130.211.0.0/22'];
@@ -69,6 +74,11 @@ export const routesFields = {
   cleanupOnExit: prefault(boolean, false),
   cleanUp: prefault(boolean, false),
   ovnReroute: prefault(zEnum(['auto', 'off'], { error: 'expected auto or off' }), DEFAULTS.ovnReroute),
+  downPeer: prefault(array(peerAddress), []),
+  downPeerPort: prefault(integer(1, 65535), DEFAULTS.downPeerPort),
+  downPeerCheck: prefault(zEnum(['readyz', 'tcp'], { error: 'expected readyz or tcp' }), DEFAULTS.downPeerCheck),
+  downPeerInterval: prefault(duration({ min: 200, max: 60_000 }), DEFAULTS.downPeerInterval),
+  downPeerWindow: prefault(duration({ min: 1000, max: 3_600_000 }), DEFAULTS.downPeerWindow),
   ovnNodeName: optional(
     string({ error: 'expected a node name' }).check(
       refine((n: string) => isNodeName(n), {
@@ -102,11 +112,16 @@ OVN-Kubernetes in shared-gateway mode sends pods' traffic to the VIP past the ho
 OpenShift does, while an ovnkube-controller container runs (crictl), every up VIP gets an
 ovn_cluster_router policy (priority 1010) rerouting this node's pods' traffic to it into the host
 (--ovn-reroute off turns that off). Only policies of that exact form for this node are removed.
+--down-peer (GCP's withdrawal gap, OCPBUGS-100298): for --down-peer-window after a VIP turns down,
+the node's own new connections to it are sent (dnat, output hook only) to the first --down-peer whose
+last check passed, instead of to the load balancer, which keeps sending them back to this node until
+its health check withdraws it. With no healthy peer they take the load balancer path as before.
 
 Examples:
   kubeward routes --provider azure
   kubeward routes --provider gcp --remove-conflicting-routes
   kubeward routes --provider gcp --vip 10.0.0.2 --ports 6443,22623 --backend iptables
+  kubeward routes --provider gcp --vip 10.0.0.2 --down-peer 10.0.2.12 --down-peer 10.0.3.13
   kubeward routes --provider azure --clean-up
 `;
 
@@ -167,6 +182,31 @@ export const routesDeclaration: ModeDeclaration<typeof routesFields> = {
       help: 'OVN-Kubernetes shared gateway: keep ovn_cluster_router reroute policies for up VIPs while an ovnkube-controller container runs (crictl), as OpenShift does',
       defaultText: DEFAULTS.ovnReroute,
     },
+    {
+      key: 'downPeer',
+      value: '<ip>',
+      help: "another control-plane node's apiserver address; for --down-peer-window after a VIP turns down, the node's own new connections to it go to the first healthy one",
+      repeatable: true,
+    },
+    {
+      key: 'downPeerPort',
+      value: '<port>',
+      help: 'port the --down-peer checks use (each redirected connection keeps its own port)',
+      defaultText: String(DEFAULTS.downPeerPort),
+    },
+    {
+      key: 'downPeerCheck',
+      value: '<readyz|tcp>',
+      help: 'how a --down-peer is checked: HTTPS GET /readyz (certificate not verified) or a TCP connect',
+      defaultText: DEFAULTS.downPeerCheck,
+    },
+    { key: 'downPeerInterval', value: '<duration>', help: 'time between two checks of each --down-peer', defaultText: DEFAULTS.downPeerInterval },
+    {
+      key: 'downPeerWindow',
+      value: '<duration>',
+      help: "how long after a VIP turns down the node's own new connections go to a healthy --down-peer; cover the load balancer's withdrawal",
+      defaultText: DEFAULTS.downPeerWindow,
+    },
     { key: 'ovnNodeName', value: '<name>', help: "the node name in OVN's router port rtos-<name>", defaultText: 'the host name' },
   ],
   check: (c) => {
@@ -176,6 +216,12 @@ export const routesDeclaration: ModeDeclaration<typeof routesFields> = {
     if (c.nodeIp.some((ip) => canonicalIp(ip) === undefined)) return '--node-ip: a node address has no zone id; give it like 10.0.1.11';
     if (c.provider === 'gcp' && c.vip.length === 0 && c.metadataUrl === 'off')
       return '--provider gcp needs --vip IP or the metadata server (--metadata-url is off)';
+    for (const peer of c.downPeer) {
+      if (c.vip.includes(peer)) return `--down-peer ${peer}: that is a --vip; give another control-plane node's own address`;
+      if (c.nodeIp.some((ip) => canonicalIp(ip) === peer))
+        return `--down-peer ${peer}: that is this node (--node-ip); give another control-plane node's address`;
+    }
+    if (new Set(c.downPeer).size !== c.downPeer.length) return '--down-peer: each peer once';
     if (c.healthCheckerCidr.includes('none') && c.healthCheckerCidr.length > 1) return '--health-checker-cidr none cannot be mixed with ranges';
     if (c.heartbeatDir !== undefined && c.heartbeatDir.replace(/\/+$/, '') === c.stateDir.replace(/\/+$/, '')) {
       return "--heartbeat-dir must not be --state-dir: OpenShift's consumers watch the state directory, so heartbeats there wake them every beat";

@@ -13,6 +13,7 @@ export interface RoutesMetrics {
   badStateFiles: Gauge;
   syncFailures: Counter;
   auxiliaryFailures: Counter<'check'>;
+  downPeerRedirects: Gauge;
 }
 
 export function createRoutesMetrics(registry: Registry): RoutesMetrics {
@@ -45,6 +46,11 @@ export function createRoutesMetrics(registry: Registry): RoutesMetrics {
       name: 'kubeward_routes_auxiliary_check_failures_total',
       help: 'Best-effort checks that failed (conflicting local routes, foreign tables, heartbeat directory); rules are applied regardless',
       labelNames: ['check'],
+      registers,
+    }),
+    downPeerRedirects: new Gauge({
+      name: 'kubeward_routes_down_peer_redirects',
+      help: 'Down VIPs whose node-originated new connections go to a healthy peer apiserver (--down-peer)',
       registers,
     }),
   };

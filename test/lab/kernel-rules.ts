@@ -35,3 +35,17 @@ async function iptablesVips(net: LabNet, ns: string, hook: Hook): Promise<string
   }
   return vips.sort();
 }
+
+/** Addresses our output rules dnat to (down-peer redirects, or --node-ip targets), from the kernel. */
+export async function kernelOutputDnatTargets(net: LabNet, ns: string, backend: BackendName): Promise<string[]> {
+  if (backend === 'nftables') {
+    const r = await net.exec(ns, ['nft', 'list', 'chain', 'inet', 'kubeward-routes', 'output'], { okCodes: [0, 1] });
+    return r.code === 0 ? [...r.stdout.matchAll(/dnat ip6? to (\S+)/g)].map((m) => m[1]!).sort() : [];
+  }
+  const targets: string[] = [];
+  for (const tool of ['iptables-save', 'ip6tables-save']) {
+    const { stdout } = await net.exec(ns, [tool, '-t', 'nat']);
+    for (const m of stdout.matchAll(/^-A KUBEWARD-ROUTES-OUTPUT .*-j DNAT --to-destination (\S+)/gm)) targets.push(m[1]!);
+  }
+  return targets.sort();
+}

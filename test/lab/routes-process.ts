@@ -22,6 +22,11 @@ export interface RoutesStatus {
   foreignTables: string[];
   withoutStateFile: 'up' | 'down';
   metadata?: { lastGood?: { vips: string[] }; lastError?: string; failures: number };
+  downPeers?: {
+    redirects: { vip: string; to: string }[];
+    unserved: { vip: string; reason: string }[];
+    checks: { peers: { peer: string; healthy: boolean; detail?: string }[] };
+  };
 }
 
 /** A fresh state directory for one test (the lab's processes share the host's file system). */
