@@ -12,6 +12,7 @@ import { flagNameOf, mergeConfig, readConfigFile, type RawConfig } from '../conf
 import { chooseRun } from './chosen-run.ts';
 import { createMetricsRegistry } from '../admin/metrics-registry.ts';
 import type { ModeConfig, ModeDeclaration, ModeFlag } from '../config/mode-declaration.ts';
+import { loadAdminToken } from '../admin/admin-token.ts';
 import { startAdminServer, type AdminRoute, type AdminServer, type Readiness } from '../admin/admin-server.ts';
 
 /** What a long-running mode hands back once started. */
@@ -50,6 +51,7 @@ export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): C
   cmd.option('--log-level <level>', 'trace, debug, info, warn, error or silent (default: info)');
   const adminDefault = spec.adminPort === null ? 'off' : `127.0.0.1:${spec.adminPort}`;
   cmd.option('--admin-address <host:port|off>', `serves /metrics, /healthz, /readyz, /status (default: ${adminDefault})`);
+  cmd.option('--admin-token-file <file>', 'bearer token /status and drain/undrain ask for (mode 0600; created with a random token if missing)');
   for (const f of spec.flags) addFlag(cmd, f);
   if (spec.helpAfter) cmd.addHelpText('after', '\n' + spec.helpAfter.trimEnd());
   // Recorded, not run: main() starts it after the parse (chosen-run.ts).
@@ -92,6 +94,7 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, opts: RawCon
   let admin: AdminServer | undefined;
   try {
     // Inside the try: an admin address in use is bad usage (exit 2, one line), not a crash.
+    const token = config.adminTokenFile === undefined || config.adminAddress === 'off' ? undefined : await loadAdminToken(config.adminTokenFile);
     admin =
       config.adminAddress === 'off'
         ? undefined
@@ -99,6 +102,7 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, opts: RawCon
             address: config.adminAddress,
             registry,
             log,
+            token,
             readiness: () => handle?.readiness() ?? { ready: false, reason: 'starting' },
             status: () => handle?.status() ?? { starting: true },
             routes: () => handle?.adminRoutes ?? [],

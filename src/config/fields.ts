@@ -18,6 +18,7 @@ import {
   minimum,
   NEVER,
   number,
+  optional,
   pipe,
   refine,
   regex,
@@ -243,4 +244,6 @@ export const adminAddress = union([literal('off'), hostPort], {
 export const commonFields = {
   logFormat: _default(zEnum(['json', 'text'], { error: 'expected json or text' }), 'json'),
   logLevel: _default(zEnum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }), 'info'),
+  /** --admin-token-file: the token /status and the control routes ask for (src/admin/admin-token.ts). */
+  adminTokenFile: optional(filePath('a token file path')),
 };

@@ -26,6 +26,7 @@ export interface CommonConfig {
   logFormat: LogFormat;
   logLevel: LogLevel;
   adminAddress: HostPort | 'off';
+  adminTokenFile?: string;
 }
 export type ModeConfig<F extends core.$ZodShape> = CommonConfig & output<ZodMiniObject<F>>;
 
