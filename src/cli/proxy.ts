@@ -92,7 +92,7 @@ export async function runProxyMode(
     const starting = pool?.starting ?? 0;
     return starting > 0 ? { ready: false, reason: `${starting} of ${processes - 1} proxy workers not listening yet` } : proxy.readiness();
   };
-  return { readiness, status: () => proxy.status(), adminRoutes: proxy.adminRoutes };
+  return { readiness, status: () => proxy.status(), adminRoutes: proxy.adminRoutes, relay: () => proxy.relayPath };
 }
 
 export function proxyCommand(): Command {

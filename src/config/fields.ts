@@ -246,4 +246,9 @@ export const commonFields = {
   logLevel: _default(zEnum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }), 'info'),
   /** --admin-token-file: the token /status and the control routes ask for (src/admin/admin-token.ts). */
   adminTokenFile: optional(filePath('a token file path')),
+  /** --metrics-address and its TLS and apiserver (src/cli/metrics-listener.ts). */
+  metricsAddress: optional(union([literal('off'), hostPort], { error: 'expected HOST:PORT (like 10.0.0.5:9462) or off' })),
+  metricsTlsCertFile: optional(filePath('a PEM certificate file path')),
+  metricsTlsKeyFile: optional(filePath('a PEM key file path')),
+  metricsKubeconfig: optional(filePath('a kubeconfig path')),
 };

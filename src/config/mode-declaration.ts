@@ -27,6 +27,10 @@ export interface CommonConfig {
   logLevel: LogLevel;
   adminAddress: HostPort | 'off';
   adminTokenFile?: string;
+  metricsAddress?: HostPort | 'off';
+  metricsTlsCertFile?: string;
+  metricsTlsKeyFile?: string;
+  metricsKubeconfig?: string;
 }
 export type ModeConfig<F extends core.$ZodShape> = CommonConfig & output<ZodMiniObject<F>>;
 
