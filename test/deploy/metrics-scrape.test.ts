@@ -16,8 +16,17 @@ import { createTestCa, type CertPair, type TestCa } from '../../testkit/certs.ts
 import { ensureNamespace } from '../../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
 import { KubewardProcess, runKubeward } from '../../testkit/kubeward-process.ts';
+import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { spawn, execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 
 const RBAC = join(import.meta.dirname, '../../deploy/monitoring/rbac.yaml');
+/** Debian's prometheus binary (.ci/run installs it without the service), or PROMETHEUS. */
+const PROMETHEUS = process.env.PROMETHEUS ?? 'prometheus';
+const prometheusMissing = await promisify(execFile)(PROMETHEUS, ['--version']).then(
+  () => false as const,
+  () => `no prometheus binary: apt-get download prometheus && dpkg-deb -x prometheus_*.deb x && cp x/usr/bin/prometheus /usr/local/bin/ (or set PROMETHEUS)`,
+);
 
 /** GET /metrics over TLS, trusting the test CA; status and body. */
 function scrape(port: number, ca: string, token?: string): Promise<{ status: number; body: string }> {
@@ -172,5 +181,51 @@ describe('authenticated /metrics with a real kube-apiserver', { skip: kubeApiser
     const back = await scrape(port, ca.cert, tokens.reader);
     assert.equal(back.status, 200, back.body);
     await p.waitForLog(/^metrics scrapes are authorized again$/);
+  });
+
+  test('a real Prometheus scrapes kubeward with the scraper token: the target is up; with a token without the grant it is down with 403', { skip: prometheusMissing }, async (t) => {
+    const { port } = await start([...baseArgs(), ...metricsArgs(kubewardConfig)]);
+    const pdir = await mkdtemp(join(dir, 'prom-'));
+    await writeFile(join(pdir, 'reader.token'), tokens.reader, { mode: 0o600 });
+    await writeFile(join(pdir, 'nobody.token'), tokens.nobody, { mode: 0o600 });
+    await writeFile(join(pdir, 'ca.crt'), ca.cert);
+    const job = (name: string, tokenFile: string) => ({
+      job_name: name,
+      scheme: 'https',
+      scrape_interval: '1s',
+      scrape_timeout: '1s',
+      authorization: { type: 'Bearer', credentials_file: join(pdir, tokenFile) },
+      tls_config: { ca_file: join(pdir, 'ca.crt'), server_name: 'localhost' },
+      static_configs: [{ targets: [`127.0.0.1:${port}`] }],
+    });
+    await writeFile(join(pdir, 'prometheus.yml'), YAML.stringify({ scrape_configs: [job('kubeward-node', 'reader.token'), job('kubeward-no-grant', 'nobody.token')] }));
+    // Prometheus has no "port 0 and tell me": a free port, taken just before it starts.
+    const web = await freePort();
+    const prom = spawn(PROMETHEUS, [`--config.file=${join(pdir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(pdir, 'data')}`, `--web.listen-address=127.0.0.1:${web}`], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let promLog = '';
+    prom.stderr!.setEncoding('utf8').on('data', (d: string) => (promLog = (promLog + d).slice(-4000)));
+    t.after(() => void prom.kill('SIGKILL'));
+    type Target = { labels: { job: string }; health: string; lastError: string };
+    const targets = async (): Promise<Target[]> => {
+      const r = await fetch(`http://127.0.0.1:${web}/api/v1/targets`).catch(() => undefined);
+      return r?.ok ? ((await r.json()) as { data: { activeTargets: Target[] } }).data.activeTargets : [];
+    };
+    const settled = await waitFor(
+      async () => {
+        const ts = await targets();
+        return ts.length === 2 && ts.every((x) => x.health !== 'unknown') ? ts : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, what: `both targets scraped (prometheus log: ${promLog.slice(-500)})` },
+    );
+    const byJob = Object.fromEntries(settled.map((x) => [x.labels.job, x]));
+    assert.equal(byJob['kubeward-node']!.health, 'up', byJob['kubeward-node']!.lastError);
+    assert.equal(byJob['kubeward-no-grant']!.health, 'down');
+    assert.match(byJob['kubeward-no-grant']!.lastError, /403/);
+    const q = await fetch(`http://127.0.0.1:${web}/api/v1/query?query=${encodeURIComponent('kubeward_build_info{job="kubeward-node"}')}`);
+    const result = ((await q.json()) as { data: { result: { metric: Record<string, string> }[] } }).data.result;
+    assert.equal(result.length, 1, 'kubeward_build_info stored by Prometheus');
+    assert.match(result[0]!.metric.node_version!, /^v24\./);
   });
 });
