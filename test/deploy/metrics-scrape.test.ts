@@ -75,9 +75,9 @@ describe('authenticated /metrics with a real kube-apiserver', { skip: kubeApiser
   let kubewardConfig: string;
 
   const baseArgs = () => ['proxy', '--listen', '127.0.0.1:0', '--upstream', '127.0.0.1:9', '--health-check', 'tcp', '--admin-address', 'off'];
-  const metricsArgs = (kubeconfig: string, cert = serving) => [
+  const metricsArgs = (kubeconfig: string, cert = serving, address = '127.0.0.1:0') => [
     '--metrics-address',
-    '127.0.0.1:0',
+    address,
     '--metrics-tls-cert-file',
     cert.certFile,
     '--metrics-tls-key-file',
@@ -143,6 +143,23 @@ describe('authenticated /metrics with a real kube-apiserver', { skip: kubeApiser
     assert.equal((await scrape(port, ca.cert)).status, 401);
     assert.ok(!p.stderr.includes(tokens.reader) && !p.stderr.includes(tokens.nobody), 'no token in the log');
     assert.equal(p.child.exitCode, null);
+  });
+
+  test('with --workers 2 the metrics listener stays with the primary (the workers do not try to bind it)', async () => {
+    // A fixed port: with port 0 each worker would bind a port of its own and no conflict could show.
+    const fixed = await freePort();
+    const args = ['proxy', '--listen', '127.0.0.1:0', '--upstream', '127.0.0.1:9', '--health-check', 'tcp', '--admin-address', '127.0.0.1:0', '--workers', '2'];
+    const { p, port } = await start([...args, ...metricsArgs(kubewardConfig, serving, `127.0.0.1:${fixed}`)]);
+    assert.equal(port, fixed);
+    const admin = await p.adminPort();
+    // /readyz names workers that are not listening yet; a worker that fails to start never listens.
+    await waitFor(async () => !/proxy workers not listening yet/.test(await (await fetch(`http://127.0.0.1:${admin}/readyz`)).text()), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: `the worker listening (log: ${p.stderr.slice(-1000)})`,
+    });
+    assert.equal((await scrape(port, ca.cert, tokens.reader)).status, 200);
+    assert.equal(p.logs.filter((l) => l.msg === 'proxy worker exited; starting another').length, 0, p.stderr.slice(-2000));
   });
 
   test('bad TLS material, a missing kubeconfig or the flag without TLS is exit 2 naming the flag', async () => {
