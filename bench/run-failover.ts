@@ -69,7 +69,9 @@ export async function runFailoverRound(env: PeerEnv, scenario: Scenario, round: 
     );
     await event;
     const markedDown = await Promise.all(
-      setups.map((x) => (x.proxy.adminPort ? kubewardMarkedDownMs(x.proxy.adminPort, x.ports[0] as number, eventWallMs) : undefined)),
+      setups.map((x) =>
+        x.proxy.adminPort ? kubewardMarkedDownMs(x.proxy.adminPort, x.proxy.adminHeaders ?? {}, x.ports[0] as number, eventWallMs) : undefined,
+      ),
     );
     return setups.map((x, i) => ({
       scenario,
@@ -90,8 +92,8 @@ interface StatusView {
 }
 
 /** The first transition of b1 to "down" at or after the event, from kubeward's /status. */
-async function kubewardMarkedDownMs(adminPort: number, port: number, eventWallMs: number): Promise<number | undefined> {
-  const status = (await (await fetch(`http://127.0.0.1:${adminPort}/status`)).json()) as StatusView;
+async function kubewardMarkedDownMs(adminPort: number, headers: Record<string, string>, port: number, eventWallMs: number): Promise<number | undefined> {
+  const status = (await (await fetch(`http://127.0.0.1:${adminPort}/status`, { headers })).json()) as StatusView;
   const ups = status.frontends?.flatMap((f) => f.upstreams ?? []) ?? [];
   const mine = ups.find((u) => u.upstream === `127.0.0.1:${port}`);
   const downs = (mine?.transitions ?? [])

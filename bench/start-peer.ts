@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { adminTokenFixture } from '../testkit/admin-token.ts';
 import type { ProxyPeer } from './bench-stats.ts';
 import { kubewardArgs, renderBackendNginx, renderHaproxy, renderNginxStream, type BackendOptions } from './peer-configs.ts';
 import type { ProcessGroup, Running } from './process-group.ts';
@@ -35,6 +36,8 @@ export interface StartedProxy {
   process: Running;
   /** kubeward's admin listener (/status, /readyz). */
   adminPort?: number;
+  /** The Authorization header /status asks for. */
+  adminHeaders?: Record<string, string>;
 }
 
 export async function startProxy(env: PeerEnv, peer: ProxyPeer, spec: ProxySpec, tag: string): Promise<StartedProxy> {
@@ -43,9 +46,12 @@ export async function startProxy(env: PeerEnv, peer: ProxyPeer, spec: ProxySpec,
   await mkdir(dir, { recursive: true });
   let proc: Running;
   let adminPort: number | undefined;
+  let adminHeaders: Record<string, string> | undefined;
   if (peer === 'kubeward' || peer === 'kubeward-2') {
     adminPort = await freePort();
-    const extraArgs = [...(peer === 'kubeward-2' ? ['--workers=2'] : []), ...env.kubewardExtraArgs];
+    const token = adminTokenFixture();
+    adminHeaders = token.headers;
+    const extraArgs = [...(peer === 'kubeward-2' ? ['--workers=2'] : []), ...token.args, ...env.kubewardExtraArgs];
     const args = kubewardArgs({
       listenPort: port,
       upstreamPorts: spec.upstreamPorts,
@@ -67,7 +73,7 @@ export async function startProxy(env: PeerEnv, peer: ProxyPeer, spec: ProxySpec,
     proc = env.group.start(`haproxy-${tag}`, 'haproxy', ['-db', '-f', conf]);
     await waitServing(proc, () => accepts(port));
   }
-  return { peer, port, process: proc, adminPort };
+  return { peer, port, process: proc, adminPort, adminHeaders };
 }
 
 export async function startBackend(env: PeerEnv, o: Omit<BackendOptions, 'dir'>): Promise<Running> {

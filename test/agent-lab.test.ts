@@ -14,6 +14,10 @@ import { noteTierSkip } from '../testkit/test-tiers.ts';
 import { VIP4 } from './lab/cloud-lab.ts';
 import { type RoutesStatus } from './lab/routes-process.ts';
 import { standinLab, whoServes } from './lab/apiserver-standin-process.ts';
+import { adminTokenFixture } from '../testkit/admin-token.ts';
+
+/** /status needs the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 const skip = (await labSkipReason()) ?? false;
 noteTierSkip('root', skip);
@@ -27,6 +31,7 @@ test('[S12 agent] proxy, watch and routes in one process: /readyz failing and re
     configFile,
     [
       `adminAddress: ${ADMIN}`,
+      `adminTokenFile: ${ADMIN_TOKEN.path}`,
       'proxy:',
       // The local apiserver first, m2 through the VIP's load balancer as the other upstream.
       '  listen: ["127.0.0.1:16443"]',
@@ -57,7 +62,7 @@ test('[S12 agent] proxy, watch and routes in one process: /readyz failing and re
   createInterface({ input: child.stderr! }).on('line', (l) => logs.push(l));
   t.after(() => stopChild(child, 'SIGKILL', 1000).then(() => undefined));
   const status = async () => {
-    const r = await m1.agent.httpGet(`http://${ADMIN}/status`, 1000);
+    const r = await m1.agent.httpGet(`http://${ADMIN}/status`, 1000, ADMIN_TOKEN.headers);
     return 'status' in r && r.status === 200 ? (JSON.parse(r.body) as { routes: RoutesStatus; proxy: unknown; watch: unknown }) : undefined;
   };
   await waitFor(() => logs.some((l) => l.includes("the watcher uses the proxy's checks")), {

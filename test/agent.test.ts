@@ -14,6 +14,10 @@ import { createTestCa, type CertPair, type TestCa } from '../testkit/certs.ts';
 import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { KUBEWARD_BIN, KubewardProcess, envWithoutOpenStack, runKubeward } from '../testkit/kubeward-process.ts';
 import { waitFor } from '../testkit/wait-for.ts';
+import { adminTokenFixture } from '../testkit/admin-token.ts';
+
+/** /status needs the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 let ca: TestCa;
@@ -77,6 +81,7 @@ async function agentConfig(
     file,
     [
       `adminAddress: ${o.admin}`,
+      `adminTokenFile: ${ADMIN_TOKEN.path}`,
       'proxy:',
       '  listen: ["127.0.0.1:0"]',
       `  upstream: [${o.upstreams.map((u) => `"127.0.0.1:${u.port}"`).join(', ')}]`,
@@ -95,7 +100,7 @@ async function agentConfig(
 }
 
 const admin = async (port: number, path: string) => {
-  const r = await fetch(`http://127.0.0.1:${port}${path}`);
+  const r = await fetch(`http://127.0.0.1:${port}${path}`, { headers: ADMIN_TOKEN.headers });
   return { status: r.status, text: await r.text() };
 };
 

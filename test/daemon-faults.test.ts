@@ -12,6 +12,10 @@ import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { KubewardProcess } from '../testkit/kubeward-process.ts';
 import { waitFor } from '../testkit/wait-for.ts';
 import { startUpstreams } from './proxy/proxy-fixtures.ts';
+import { adminTokenFixture } from '../testkit/admin-token.ts';
+
+/** /status needs the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 let ca: TestCa;
 let serverCert: CertPair;
@@ -137,6 +141,7 @@ test('watch: a token file that disappears is a local fault: the verdict is kept,
   await writeFile(tokenFile, 'watch-token\n');
   const w = spawn([
     ...watchArgs(s, stateDir, ['--vip', '10.0.0.60', '--token-file', tokenFile, '--fall', '2']).filter((a) => a !== 'off' && a !== '--admin-address'),
+    ...ADMIN_TOKEN.args,
     '--admin-address',
     '127.0.0.1:0',
   ]);
@@ -156,7 +161,7 @@ test('watch: a token file that disappears is a local fault: the verdict is kept,
   const readyz = await fetch(`${base}/readyz`);
   assert.equal(readyz.status, 503);
   assert.match(await readyz.text(), /local fault: probes cannot run \(cannot read token file .*ENOENT.*\); published up is kept/);
-  const status = (await (await fetch(`${base}/status`)).json()) as { state: string; localFault: string | null };
+  const status = (await (await fetch(`${base}/status`, { headers: ADMIN_TOKEN.headers })).json()) as { state: string; localFault: string | null };
   assert.equal(status.state, 'up');
   assert.match(status.localFault ?? '', /cannot read token file/);
   assert.ok(existsSync(join(stateDir, '10.0.0.60.up')) && !existsSync(join(stateDir, '10.0.0.60.down')), '.up stays');

@@ -20,6 +20,10 @@ import { createBoundClaim, createService, ensureNamespace, resetSatellite } from
 import { OpenStackEmulator } from '../testkit/openstack/openstack-emulator.ts';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
 import { envWithoutOpenStack } from '../testkit/kubeward-process.ts';
+import { adminTokenFixture } from '../testkit/admin-token.ts';
+
+/** /status and drain need the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 const missing = kubeApiserverMissing();
 const NODE = join(import.meta.dirname, '../node_modules/.bin/node');
@@ -97,6 +101,7 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
         '300ms',
         '--resync',
         '10s',
+        ...ADMIN_TOKEN.args,
         '--admin-address',
         `127.0.0.1:${port}`,
         '--log-level',
@@ -110,7 +115,7 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
   }
 
   const leaderOf = async (admin: string): Promise<boolean | undefined> => {
-    const res = await fetch(`${admin}/status`).catch(() => undefined);
+    const res = await fetch(`${admin}/status`, { headers: ADMIN_TOKEN.headers }).catch(() => undefined);
     return res?.ok ? ((await res.json()) as { leader: boolean }).leader : undefined;
   };
 

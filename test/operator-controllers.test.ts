@@ -18,6 +18,10 @@ import { startKubeCluster } from '../testkit/kube/kube-cluster.ts';
 import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
 import { openCloud, type Cloud } from './routegc/routegc-fixture.ts';
+import { adminTokenFixture } from '../testkit/admin-token.ts';
+
+/** /status and drain need the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 const missing = kubeApiserverMissing();
 const NS = 'tenant-op';
@@ -115,6 +119,7 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
       '1s',
       '--deorbit-poll-interval',
       '300ms',
+      ...ADMIN_TOKEN.args,
       '--admin-address',
       `127.0.0.1:${port}`,
       '--log-level',
@@ -178,7 +183,10 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
       },
       { timeoutMs: 15_000, intervalMs: 200, what: 'events on the ManagedCluster' },
     );
-    const status = (await (await fetch(`${admin}/status`)).json()) as { leader: boolean; controllers: { name: string; running: boolean }[] };
+    const status = (await (await fetch(`${admin}/status`, { headers: ADMIN_TOKEN.headers })).json()) as {
+      leader: boolean;
+      controllers: { name: string; running: boolean }[];
+    };
     assert.equal(status.leader, true);
     assert.deepEqual(
       status.controllers.map((x) => [x.name, x.running]),

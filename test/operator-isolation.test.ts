@@ -16,6 +16,10 @@ import { KubewardProcess } from '../testkit/kubeward-process.ts';
 import { bulkTenants, createManagedClusters } from '../testkit/operator-fleet.ts';
 import { OpenStackEmulator } from '../testkit/openstack/openstack-emulator.ts';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { adminTokenFixture } from '../testkit/admin-token.ts';
+
+/** /status and drain need the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 const missing = kubeApiserverMissing();
 const N = 40;
@@ -91,12 +95,13 @@ describe("operator isolation: 10 % of the clusters' OpenStack hangs (real kube-a
       `${INTERVAL_MS}ms`,
       '--flight-interval',
       `${INTERVAL_MS}ms`,
+      ...ADMIN_TOKEN.args,
       '--admin-address',
       `127.0.0.1:${port}`,
       '--log-level',
       'error',
     ]);
-    const status = async () => (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as { leader: boolean };
+    const status = async () => (await (await fetch(`http://127.0.0.1:${port}/status`, { headers: ADMIN_TOKEN.headers })).json()) as { leader: boolean };
     await waitFor(async () => (await status()).leader, {
       timeoutMs: 30_000,
       intervalMs: 200,

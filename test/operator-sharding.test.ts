@@ -27,6 +27,10 @@ import { bulkTenants, createManagedClusters } from '../testkit/operator-fleet.ts
 import type { BulkProject } from '../testkit/openstack/admin-bulk.ts';
 import { OpenStackEmulator } from '../testkit/openstack/openstack-emulator.ts';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { adminTokenFixture } from '../testkit/admin-token.ts';
+
+/** /status and drain need the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 const missing = kubeApiserverMissing();
 const N = 20;
@@ -117,13 +121,14 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
       `${INTERVAL_MS}ms`,
       '--flight-interval',
       `${INTERVAL_MS}ms`,
+      ...ADMIN_TOKEN.args,
       '--admin-address',
       `127.0.0.1:${port}`,
       '--log-level',
       'info',
     ]);
     procs.push(proc);
-    const status = async () => (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as Status;
+    const status = async () => (await (await fetch(`http://127.0.0.1:${port}/status`, { headers: ADMIN_TOKEN.headers })).json()) as Status;
     const ready = async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok === true;
     const metrics = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     return { proc, status, ready, metrics };

@@ -10,6 +10,10 @@ import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
 import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
 import { waitFor } from '../testkit/wait-for.ts';
 import { parseBeat, parseRecord } from '../src/watch/state-record.ts';
+import { adminTokenFixture } from '../testkit/admin-token.ts';
+
+/** /status and drain need the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 let ca: TestCa;
 let otherCa: TestCa;
@@ -317,6 +321,7 @@ describe('lifecycle', () => {
       '100ms',
       '--vip',
       '10.0.0.12',
+      ...ADMIN_TOKEN.args,
       '--admin-address',
       '127.0.0.1:0',
     ]);
@@ -326,7 +331,7 @@ describe('lifecycle', () => {
     const base = `http://127.0.0.1:${port}`;
     assert.equal((await fetch(`${base}/healthz`)).status, 200);
     await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, { what: 'ready', timeoutMs: 15_000 });
-    const status = (await (await fetch(`${base}/status`)).json()) as Record<string, unknown>;
+    const status = (await (await fetch(`${base}/status`, { headers: ADMIN_TOKEN.headers })).json()) as Record<string, unknown>;
     assert.equal(status.state, 'up');
     assert.deepEqual(status.vips, ['10.0.0.12']);
     const metrics = await (await fetch(`${base}/metrics`)).text();

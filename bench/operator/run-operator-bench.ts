@@ -25,6 +25,7 @@ import { readCpuSeconds, readTreeUsage } from '../proc-stats.ts';
 import { checkBenchOptions, type RawBenchOptions } from './bench-options.ts';
 import { checkTargets, renderTable, renderTargets, type SizeResult } from './operator-report.ts';
 import { freeResultBase } from '../result-name.ts';
+import { adminTokenFixture } from '../../testkit/admin-token.ts';
 import {
   apiRequestDelta,
   cycleStarts,
@@ -201,6 +202,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
 
     const before = await apiserverMetrics(kube);
     const port = await freePort();
+    const adminToken = adminTokenFixture();
     const admin = `http://127.0.0.1:${port}`;
     counting = true;
     const startMs = Date.now();
@@ -222,6 +224,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       `${o.intervalMs}ms`,
       '--flight-interval',
       `${o.intervalMs}ms`,
+      ...adminToken.args,
       '--admin-address',
       `127.0.0.1:${port}`,
       '--log-level',
@@ -254,7 +257,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     const after = await apiserverMetrics(kube);
     counting = false;
     const eventsByReason = await eventReasons(api, [ns, 'default']);
-    const operatorStatus: unknown = await fetch(`${admin}/status`, { signal: AbortSignal.timeout(4000) }).then(
+    const operatorStatus: unknown = await fetch(`${admin}/status`, { headers: adminToken.headers, signal: AbortSignal.timeout(4000) }).then(
       (r) => r.json(),
       () => undefined,
     );

@@ -1,17 +1,26 @@
 // The admin listener every daemon mode serves: /metrics, /healthz, /readyz, /status, plus any
 // routes a mode adds (the proxy's drain API). Plain node:http; nothing here is on a hot path.
+// /status and the control routes need a loopback peer and the admin token (admin-token.ts); the
+// connection budget keeps probes answerable under a local flood (admin-connections.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { AdminConnections } from './admin-connections.ts';
+import { bearerMatches } from './admin-token.ts';
 import type { Registry } from './metrics.ts';
 import type { HostPort } from '../config/fields.ts';
 import type { Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';
 import { redactSecrets } from '../base/redact.ts';
 
-/** Most admin connections open at once; more are closed at accept (the listener is for probes and people, not load). */
+/**
+ * Most admin connections open at once (the listener is for probes and people, not load). A newcomer
+ * at the cap displaces the longest-idle connection; it is refused only when every one has a request
+ * in flight.
+ */
 export const ADMIN_MAX_CONNECTIONS = 32;
-/** A connection with no request in flight for this long is closed. */
+/** A connection with no traffic for this long is closed. */
 export const ADMIN_IDLE_TIMEOUT_MS = 10_000;
+const CHECK_INTERVAL_MS = 1000;
 
 export interface Readiness {
   ready: boolean;
@@ -22,8 +31,8 @@ export interface AdminRoute {
   method: 'GET' | 'POST';
   /** Matched against the path; capture groups are passed to the handler. */
   path: RegExp;
-  /** Only from loopback peers (state-changing routes). */
-  loopbackOnly?: boolean;
+  /** State-changing: only from loopback peers that send the admin token. */
+  control?: boolean;
   handle: (match: RegExpExecArray, req: IncomingMessage) => Promise<{ status: number; body: unknown }>;
 }
 
@@ -36,6 +45,10 @@ export interface AdminServerOptions {
   routes?: () => readonly AdminRoute[];
   /** Listen with SO_REUSEPORT, so a successor process (a static pod being replaced) can bind the same address. */
   reusePort?: boolean;
+  /** The admin token (--admin-token-file); without one /status and control routes answer 401. */
+  token?: string;
+  /** Overrides ADMIN_IDLE_TIMEOUT_MS (tests). */
+  idleTimeoutMs?: number;
   log: Logger;
 }
 
@@ -46,7 +59,15 @@ export interface AdminServer {
 }
 
 export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
-  const server = createServer((req, res) => {
+  const idleMs = opts.idleTimeoutMs ?? ADMIN_IDLE_TIMEOUT_MS;
+  const connections = new AdminConnections(ADMIN_MAX_CONNECTIONS);
+  // connectionsCheckingInterval: how often headersTimeout and requestTimeout are enforced (30 s by
+  // default). Not equal to the idle timeout: with Node 24, a socket timeout sharing its timer list
+  // with a cleared interval of the same duration was seen never to fire.
+  const server = createServer({ connectionsCheckingInterval: CHECK_INTERVAL_MS }, (req, res) => {
+    const socket = req.socket;
+    connections.requestStarted(socket);
+    res.once('close', () => connections.requestEnded(socket));
     handle(opts, req, res).catch((err) => {
       opts.log.error({ err: describeError(err), path: req.url }, 'admin request failed');
       if (!res.headersSent) sendJson(res, 500, { error: describeError(err) });
@@ -54,13 +75,14 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     });
   });
   // Limits: a local process must not be able to hold the daemon's descriptors or memory through
-  // this listener. Idle keep-alive connections close after 5 s, silent ones (no request or a
-  // request that never completes) after ADMIN_IDLE_TIMEOUT_MS.
-  server.maxConnections = ADMIN_MAX_CONNECTIONS;
-  server.keepAliveTimeout = 5000;
-  server.headersTimeout = 5000;
-  server.requestTimeout = ADMIN_IDLE_TIMEOUT_MS;
-  server.timeout = ADMIN_IDLE_TIMEOUT_MS;
+  // this listener, nor keep probes out. Connections are counted here, not with maxConnections (which
+  // refuses newcomers, probes included). Idle keep-alive connections close after 5 s, silent ones
+  // (no traffic at all) after the idle timeout; requestTimeout bounds a request that trickles in.
+  server.on('connection', (socket: Socket) => connections.add(socket));
+  server.keepAliveTimeout = Math.min(5000, idleMs);
+  server.headersTimeout = Math.min(5000, idleMs);
+  server.requestTimeout = Math.max(idleMs, server.headersTimeout + 1);
+  server.timeout = idleMs;
   server.maxHeadersCount = 50;
   await listen(server, opts.address, opts.reusePort === true);
   const bound = server.address() as AddressInfo;
@@ -92,8 +114,9 @@ async function handle(opts: AdminServerOptions, req: IncomingMessage, res: Serve
   for (const route of opts.routes?.() ?? []) {
     const m = route.path.exec(path);
     if (!m || route.method !== req.method) continue;
-    if (route.loopbackOnly && !isLoopback(req.socket.remoteAddress)) {
-      return sendJson(res, 403, { error: 'this endpoint accepts requests from loopback only' });
+    if (route.control) {
+      const refused = controlRefusal(opts, req);
+      if (refused) return sendJson(res, refused.status, { error: refused.error }, refused.headers);
     }
     const { status, body } = await route.handle(m, req);
     return sendJson(res, status, body);
@@ -112,14 +135,33 @@ async function handle(opts: AdminServerOptions, req: IncomingMessage, res: Serve
       const r = opts.readiness();
       return sendText(res, r.ready ? 200 : 503, `${r.ready ? 'ready' : 'not ready'}: ${r.reason}\n`);
     }
-    case '/status':
-      // /status tells more than a probe needs (addresses, errors): loopback peers only, so a
-      // listener bound to the pod network for probes does not publish it there.
-      if (!isLoopback(req.socket.remoteAddress)) return sendJson(res, 403, { error: '/status is served to loopback peers only (kubectl port-forward works)' });
+    case '/status': {
+      // /status tells more than a probe needs (addresses, errors): loopback peers with the token only,
+      // so a listener bound to the pod network for probes does not publish it there.
+      const refused = controlRefusal(opts, req);
+      if (refused) return sendJson(res, refused.status, { error: refused.error }, refused.headers);
       return sendJson(res, 200, redactSecrets(opts.status()));
+    }
     default:
       return sendJson(res, 404, { error: `no such endpoint ${path}; try /metrics, /healthz, /readyz or /status` });
   }
+}
+
+/** Why a request for /status or a control route is refused, or undefined when it may proceed. */
+function controlRefusal(opts: AdminServerOptions, req: IncomingMessage): { status: number; error: string; headers?: Record<string, string> } | undefined {
+  if (!isLoopback(req.socket.remoteAddress)) return { status: 403, error: 'this endpoint is served to loopback peers only (kubectl port-forward works)' };
+  if (opts.token === undefined)
+    return {
+      status: 401,
+      error: 'this endpoint needs the admin token: start the daemon with --admin-token-file FILE and send "Authorization: Bearer $(cat FILE)"',
+    };
+  if (!bearerMatches(req.headers.authorization, opts.token))
+    return {
+      status: 401,
+      error: 'missing or wrong admin token: send "Authorization: Bearer $(cat FILE)" with the --admin-token-file FILE',
+      headers: { 'www-authenticate': 'Bearer' },
+    };
+  return undefined;
 }
 
 function isLoopback(addr: string | undefined): boolean {
@@ -131,7 +173,7 @@ function sendText(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json' });
   res.end(JSON.stringify(body, null, 2) + '\n');
 }

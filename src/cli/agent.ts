@@ -138,6 +138,7 @@ function combine(handles: ReadonlyMap<AgentMode, DaemonHandle>): DaemonHandle {
     readiness,
     status: () => Object.fromEntries([...handles].map(([m, h]) => [m, h.status()])),
     adminRoutes: [...handles.values()].flatMap((h) => h.adminRoutes ?? []),
+    relay: () => handles.get('proxy')?.relay?.() ?? '',
     finished: finished.length > 0 ? Promise.race(finished) : undefined,
   };
 }

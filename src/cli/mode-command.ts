@@ -12,6 +12,12 @@ import { flagNameOf, mergeConfig, readConfigFile, type RawConfig } from '../conf
 import { chooseRun } from './chosen-run.ts';
 import { createMetricsRegistry } from '../admin/metrics-registry.ts';
 import type { ModeConfig, ModeDeclaration, ModeFlag } from '../config/mode-declaration.ts';
+import { loadAdminToken } from '../admin/admin-token.ts';
+import { registerBuildInfo } from '../admin/build-info.ts';
+import type { MetricsServer } from '../admin/metrics-server.ts';
+import { startMetricsListener } from './metrics-listener.ts';
+// A JSON import, so that the production bundle carries the version inline (as main.ts does).
+import pkg from '../../package.json' with { type: 'json' };
 import { startAdminServer, type AdminRoute, type AdminServer, type Readiness } from '../admin/admin-server.ts';
 
 /** What a long-running mode hands back once started. */
@@ -21,6 +27,8 @@ export interface DaemonHandle {
   adminRoutes?: AdminRoute[];
   /** Resolves with an exit code if the daemon stops by itself (a fatal error); never for signals. */
   finished?: Promise<number>;
+  /** The proxy's data path, for kubeward_build_info (modes with a proxy). */
+  relay?: () => string;
 }
 
 export interface ModeContext<C = unknown> {
@@ -58,6 +66,11 @@ export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): C
   cmd.option('--admin-address <host:port|off>', `serves /metrics, /healthz, /readyz, /status (default: ${adminDefault})`);
   if (spec.checkFiles)
     cmd.option('--check-config', 'check the config, the files it names and their certificates, then exit: 0 usable, 2 not (binds and writes nothing)');
+  cmd.option('--metrics-address <host:port|off>', '/metrics over TLS for scrapers the apiserver authorizes (TokenReview, SubjectAccessReview) (default: off)');
+  cmd.option('--metrics-tls-cert-file <file>', "the metrics listener's PEM certificate (chain)");
+  cmd.option('--metrics-tls-key-file <file>', "the metrics listener's PEM key");
+  cmd.option('--metrics-kubeconfig <file>', 'kubeconfig of the apiserver that reviews scrape tokens (default: the pod service account)');
+  cmd.option('--admin-token-file <file>', 'bearer token /status and drain/undrain ask for (mode 0600; created with a random token if missing)');
   for (const f of spec.flags) addFlag(cmd, f);
   if (spec.helpAfter) cmd.addHelpText('after', '\n' + spec.helpAfter.trimEnd());
   // Recorded, not run: main() starts it after the parse (chosen-run.ts).
@@ -101,14 +114,23 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
   }
   const log = createLogger({ format: config.logFormat, level: config.logLevel, base: { mode: spec.name } });
   const registry = createMetricsRegistry(spec.name);
+  let handle: DaemonHandle | undefined;
+  // KUBEWARD_COMMIT: set by the image build (deploy/Containerfile) to the source commit.
+  registerBuildInfo(registry, {
+    version: pkg.version,
+    commit: process.env.KUBEWARD_COMMIT || 'unknown',
+    nodeVersion: process.version,
+    relay: () => handle?.relay?.() ?? '',
+  });
   const shutdown = new Shutdown(log);
   exitOnSignals(shutdown, log);
   exitOnUncaught(shutdown, log);
   ignoreStraySignals(log);
-  let handle: DaemonHandle | undefined;
   let admin: AdminServer | undefined;
+  let metrics: MetricsServer | undefined;
   try {
     // Inside the try: an admin address in use is bad usage (exit 2, one line), not a crash.
+    const token = config.adminTokenFile === undefined || config.adminAddress === 'off' ? undefined : await loadAdminToken(config.adminTokenFile);
     admin =
       config.adminAddress === 'off'
         ? undefined
@@ -116,6 +138,7 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
             address: config.adminAddress,
             registry,
             log,
+            token,
             readiness: () => handle?.readiness() ?? { ready: false, reason: 'starting' },
             status: () => handle?.status() ?? { starting: true },
             routes: () => handle?.adminRoutes ?? [],
@@ -125,16 +148,20 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
             const where = formatHostPort(config.adminAddress as HostPort);
             throw new UsageError(`--admin-address ${where}: cannot listen (${describeError(err)}); pick a free port or "off"`, { cause: err });
           });
+    metrics = await startMetricsListener(config, registry, log, (config as { reusePort?: unknown }).reusePort === true);
     const configPath = typeof opts.config === 'string' ? opts.config : undefined;
     const reloadConfig = () => loadModeConfig(spec, opts, adminDefault);
     const result = await spec.run(config, { log, registry, shutdown, adminAddress: admin?.address, configPath, reloadConfig });
     if (typeof result === 'number') {
       await shutdown.run('finished');
+      await metrics?.close();
       await admin?.close();
       return result;
     }
     handle = result;
     const listener = admin;
+    const metricsListener = metrics;
+    if (metricsListener) shutdown.add('metrics listener', () => metricsListener.close());
     if (listener) shutdown.add('admin listener', () => listener.close());
     // A signal ends the daemon through the shutdown steps (exit 0); a fatal stop ends it with its code.
     const code = await Promise.race([handle.finished ?? new Promise<number>(() => {}), shutdown.finished.then(() => 0)]);
@@ -147,6 +174,7 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
     if (code === 2) process.stderr.write(`kubeward ${spec.name}: ${oneLine((err as Error).message)}\n`);
     else log.fatal({ err: describeError(err), code: isKubewardError(err) ? err.code : undefined }, 'fatal error');
     await shutdown.run(code === 2 ? 'bad usage' : 'fatal error');
+    await metrics?.close();
     await admin?.close();
     // Whatever the failed start left behind (a lock child, a timer) must not keep the process alive.
     exitSoon(code);

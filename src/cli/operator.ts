@@ -13,6 +13,7 @@ import { openStackCloudFactory, secretConnector } from '../controllers/managed-c
 import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
 import { namespaceScope, operatorDeclaration, parseControllers, parseNamespaces } from '../controllers/operator/operator-config.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
+import { Gauge } from '../admin/metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
 import { SecretVersions } from '../controllers/managed-cluster/secret-versions.ts';
 import { formatShard, shardLeaseName, summarizeShard } from '../controllers/operator/shard.ts';
@@ -130,6 +131,16 @@ export function operatorCommand() {
         );
       };
       if (shard) registerShardMetrics(ctx.registry, () => shardStatus()!);
+      // 1 on the replica that holds the lease (or runs without election), 0 on standbys: alerts
+      // count leaders across replicas (none, or more than one, is a page).
+      new Gauge({
+        name: 'kubeward_leader',
+        help: 'Whether this operator replica leads (1) or stands by (0).',
+        registers: [ctx.registry],
+        collect() {
+          this.set(op.isLeader ? 1 : 0);
+        },
+      });
       // A controller's timers and cycles share one loop: its delay is the operator's to show (not the node modes').
       const eventLoop = registerEventLoopMetrics(ctx.registry);
       op.start();

@@ -69,9 +69,9 @@ export async function runProxyMode(
     ctx.shutdown.add('proxy: stop following the primary', () => following.stop());
     primary.ready();
   } else if (processes > 1) {
-    // Workers get the same arguments; the admin listener stays with the primary, and so do the
-    // listen addresses unless every process listens (--worker-accept reuseport).
-    const args = [...process.argv.slice(2), '--admin-address', 'off', '--workers', '1', ...(byPrimary ? [] : ['--reuse-port'])];
+    // Workers get the same arguments; the admin and metrics listeners stay with the primary, and so
+    // do the listen addresses unless every process listens (--worker-accept reuseport).
+    const args = [...process.argv.slice(2), '--admin-address', 'off', '--metrics-address', 'off', '--workers', '1', ...(byPrimary ? [] : ['--reuse-port'])];
     pool = new WorkerPool({
       count: processes - 1,
       script: process.argv[1]!,
@@ -93,7 +93,7 @@ export async function runProxyMode(
     const starting = pool?.starting ?? 0;
     return starting > 0 ? { ready: false, reason: `${starting} of ${processes - 1} proxy workers not listening yet` } : proxy.readiness();
   };
-  return { readiness, status: () => proxy.status(), adminRoutes: proxy.adminRoutes };
+  return { readiness, status: () => proxy.status(), adminRoutes: proxy.adminRoutes, relay: () => proxy.relayPath };
 }
 
 export function proxyCommand(): Command {

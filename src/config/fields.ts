@@ -18,6 +18,7 @@ import {
   minimum,
   NEVER,
   number,
+  optional,
   pipe,
   refine,
   regex,
@@ -243,4 +244,11 @@ export const adminAddress = union([literal('off'), hostPort], {
 export const commonFields = {
   logFormat: _default(zEnum(['json', 'text'], { error: 'expected json or text' }), 'json'),
   logLevel: _default(zEnum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }), 'info'),
+  /** --admin-token-file: the token /status and the control routes ask for (src/admin/admin-token.ts). */
+  adminTokenFile: optional(filePath('a token file path')),
+  /** --metrics-address and its TLS and apiserver (src/cli/metrics-listener.ts). */
+  metricsAddress: optional(union([literal('off'), hostPort], { error: 'expected HOST:PORT (like 10.0.0.5:9462) or off' })),
+  metricsTlsCertFile: optional(filePath('a PEM certificate file path')),
+  metricsTlsKeyFile: optional(filePath('a PEM key file path')),
+  metricsKubeconfig: optional(filePath('a kubeconfig path')),
 };

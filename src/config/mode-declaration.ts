@@ -26,6 +26,11 @@ export interface CommonConfig {
   logFormat: LogFormat;
   logLevel: LogLevel;
   adminAddress: HostPort | 'off';
+  adminTokenFile?: string;
+  metricsAddress?: HostPort | 'off';
+  metricsTlsCertFile?: string;
+  metricsTlsKeyFile?: string;
+  metricsKubeconfig?: string;
 }
 export type ModeConfig<F extends core.$ZodShape> = CommonConfig & output<ZodMiniObject<F>>;
 

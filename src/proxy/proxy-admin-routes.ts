@@ -1,4 +1,4 @@
-// The proxy's admin routes: POST /upstreams/<frontend>/<host:port>/drain and /undrain, loopback only.
+// The proxy's admin routes: POST /upstreams/<frontend>/<host:port>/drain and /undrain, loopback peers with the admin token only.
 import type { AdminRoute } from '../admin/admin-server.ts';
 
 export type SetDrained = (frontend: string, upstream: string, drained: boolean) => { closing: number } | 'no-frontend' | 'no-upstream';
@@ -8,7 +8,7 @@ export function proxyAdminRoutes(setDrained: SetDrained): AdminRoute[] {
     {
       method: 'POST',
       path: /^\/upstreams\/([^/]+)\/([^/]+)\/(drain|undrain)$/,
-      loopbackOnly: true,
+      control: true,
       handle: async (m) => {
         const [frontend, upstream] = [decodeURIComponent(m[1]!), decodeURIComponent(m[2]!)];
         const drained = m[3] === 'drain';

@@ -10,6 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import YAML from 'yaml';
 import { createKubeApi } from '../../src/clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { installCrd } from '../../testkit/kube/kube-objects.ts';
@@ -60,17 +61,88 @@ async function expressions(): Promise<{ where: string; expr: string }[]> {
 
 test('the alert rules pass promtool check rules and their rule unit test', { skip: promtoolMissing }, async () => {
   const check = await run(promtool, ['check', 'rules', RULES]);
-  assert.match(check.stdout, /SUCCESS: 8 rules found/);
+  assert.match(check.stdout, /SUCCESS: 15 rules found/);
   const unit = await run(promtool, ['test', 'rules', join(MON, 'kubeward-alerts.test.yaml')], { cwd: MON });
   assert.match(unit.stdout, /SUCCESS/);
 });
 
-test('every alert in the issue has a rule, and each rule and dashboard query names a metric', async () => {
+test('every controller and the targets have alerts, and each rule and dashboard query names a metric', async () => {
   const rules = await readFile(RULES, 'utf8');
-  for (const a of ['KubewardProxyUpstreamsAllDown', 'KubewardProxyFailOpen', 'KubewardProxyUpstreamFlapping', 'KubewardWatchHeartbeatStale', 'KubewardRouteSyncFailing', 'KubewardControllerHoldingBack', 'KubewardRouteLimitNear']) {
-    assert.match(rules, new RegExp(`alert: ${a}\\b`));
+  const alerts = [
+    'KubewardTargetDown',
+    'KubewardProxyUpstreamsAllDown',
+    'KubewardProxyFailOpen',
+    'KubewardProxyUpstreamFlapping',
+    'KubewardWatchHeartbeatStale',
+    'KubewardRouteSyncFailing',
+    'KubewardControllerHoldingBack',
+    'KubewardRouteLimitNear',
+    'KubewardOperatorNoLeader',
+    'KubewardControllerReconcileErrors',
+    'KubewardDeorbitRefusing',
+    'KubewardFlightFailing',
+    'KubewardFlightHoldingBack',
+  ];
+  for (const a of alerts) assert.match(rules, new RegExp(`alert: ${a}\\b`));
+  // One metric family per controller at least: operator (leader), deorbit, flight, routegc.
+  for (const family of ['kubeward_leader', 'kubeward_deorbit_', 'kubeward_flight_', 'kubeward_routegc_']) assert.ok(rules.includes(family), family);
+  for (const e of await expressions()) {
+    // The target-down rule is about Prometheus's own `up`, not a kubeward metric.
+    if (e.where === 'rule KubewardTargetDown') assert.match(e.expr, /^up\{job=~"\.\*kubeward\.\*"\} == 0$/);
+    else assert.ok(metricNames(e.expr).size > 0, `${e.where} names no kubeward metric: ${e.expr}`);
   }
-  for (const e of await expressions()) assert.ok(metricNames(e.expr).size > 0, `${e.where} names no kubeward metric: ${e.expr}`);
+});
+
+test('each alert has a runbook_url to a page under docs/runbooks/ with its four sections', async () => {
+  const rules = YAML.parse(await readFile(RULES, 'utf8')) as { groups: { rules: { alert: string; annotations: Record<string, string> }[] }[] };
+  const all = rules.groups.flatMap((g) => g.rules);
+  assert.equal(all.length, 15);
+  for (const r of all) {
+    const m = /^https:\/\/github\.com\/kubeward\/kubeward\/blob\/main\/(docs\/runbooks\/[a-z0-9-]+\.md)$/.exec(r.annotations.runbook_url ?? '');
+    assert.ok(m, `${r.alert}: runbook_url ${r.annotations.runbook_url}`);
+    const page = await readFile(join(import.meta.dirname, '../..', m[1]!), 'utf8');
+    assert.match(page, new RegExp(`^# ${r.alert}\n`), `${m[1]} is the page of ${r.alert}`);
+    for (const section of ['Symptom', 'Meaning', 'What to check', 'How to fix']) assert.match(page, new RegExp(`^## ${section}$`, 'm'), `${m[1]}: ${section}`);
+  }
+});
+
+test('the PrometheusRule holds the same groups as the rules file (scripts/gen-prometheusrule.mjs)', async () => {
+  const rules = YAML.parse(await readFile(RULES, 'utf8')) as { groups: unknown };
+  const pr = YAML.parse(await readFile(join(MON, 'kubeward-prometheusrule.yaml'), 'utf8')) as { apiVersion: string; kind: string; spec: { groups: unknown } };
+  assert.equal(pr.apiVersion, 'monitoring.coreos.com/v1');
+  assert.equal(pr.kind, 'PrometheusRule');
+  assert.deepEqual(pr.spec.groups, rules.groups);
+});
+
+/** A manifest as far as these checks read it. */
+interface Manifest {
+  kind: string;
+  metadata: { name: string };
+  rules?: unknown;
+  roleRef?: { name: string };
+  spec?: { podMetricsEndpoints?: Endpoint[]; endpoints?: Endpoint[] };
+}
+interface Endpoint {
+  scheme: string;
+  path: string;
+  authorization: { credentials: unknown };
+}
+
+test('the PodMonitor and ServiceMonitor scrape over TLS with the scraper token that rbac.yaml grants /metrics', async () => {
+  const docs = async (f: string) => YAML.parseAllDocuments(await readFile(join(MON, f), 'utf8')).map((d) => d.toJS() as Manifest);
+  const pod = (await docs('podmonitor.yaml')).find((d) => d.kind === 'PodMonitor')!;
+  const sm = (await docs('servicemonitor.yaml')).find((d) => d.kind === 'ServiceMonitor')!;
+  const rbac = await docs('rbac.yaml');
+  const token = rbac.find((d) => d.kind === 'Secret')!;
+  const role = rbac.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'kubeward-metrics-reader')!;
+  assert.deepEqual(role.rules, [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+  for (const ep of [pod.spec!.podMetricsEndpoints![0]!, sm.spec!.endpoints![0]!]) {
+    assert.equal(ep.scheme, 'https');
+    assert.equal(ep.path, '/metrics');
+    assert.deepEqual(ep.authorization.credentials, { name: token.metadata.name, key: 'token' });
+  }
+  const delegator = rbac.find((d) => d.kind === 'ClusterRoleBinding' && d.roleRef?.name === 'system:auth-delegator');
+  assert.ok(delegator, 'kubeward may create TokenReviews and SubjectAccessReviews');
 });
 
 describe('metrics named by the rules and the dashboard against live /metrics', { skip: kubeApiserverMissing() }, () => {
@@ -130,7 +202,11 @@ describe('metrics named by the rules and the dashboard against live /metrics', {
 
   test('each metric in the rules and the dashboard is exported by a running mode', async (t) => {
     assert.deepEqual([...exported.keys()].sort(), isRoot && !nftMissing ? ['operator', 'proxy', 'routes', 'watch'] : ['operator', 'proxy', 'watch']);
-    for (const [mode, names] of exported) assert.ok(names.has('kubeward_process_start_time_seconds'), `${mode}: /metrics was read`);
+    for (const [mode, names] of exported) {
+      assert.ok(names.has('kubeward_process_start_time_seconds'), `${mode}: /metrics was read`);
+      assert.ok(names.has('kubeward_build_info'), `${mode}: kubeward_build_info`);
+    }
+    assert.ok(exported.get('operator')!.has('kubeward_leader'), 'the operator exports kubeward_leader');
     const all = new Set([...exported.values()].flatMap((s) => [...s]));
     const missing: string[] = [];
     for (const e of await expressions()) {

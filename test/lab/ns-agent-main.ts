@@ -95,11 +95,11 @@ function talk(id: string, text: string, timeoutMs: number): Promise<string> {
   });
 }
 
-function httpGet(url: string, timeoutMs: number): Promise<{ status: number; body: string }> {
+function httpGet(url: string, timeoutMs: number, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   const u = new URL(url);
   const request = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = request(u, { timeout: timeoutMs, rejectUnauthorized: false, agent: false }, (res) => {
+    const req = request(u, { timeout: timeoutMs, rejectUnauthorized: false, agent: false, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (d: string) => (body += d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -139,7 +139,7 @@ async function handle(c: Cmd): Promise<Record<string, unknown>> {
       conns.delete(String(c.conn));
       return {};
     case 'http':
-      return await httpGet(String(c.url), timeoutMs);
+      return await httpGet(String(c.url), timeoutMs, (c.headers ?? {}) as Record<string, string>);
     default:
       throw new Error(`unknown op ${c.op}`);
   }

@@ -77,8 +77,8 @@ export class NsAgent {
     await this.call('close', { conn });
   }
 
-  async httpGet(url: string, timeoutMs = 2000): Promise<{ status: number; body: string } | { error: string }> {
-    const r = await this.call('http', { url, timeoutMs });
+  async httpGet(url: string, timeoutMs = 2000, headers: Record<string, string> = {}): Promise<{ status: number; body: string } | { error: string }> {
+    const r = await this.call('http', { url, timeoutMs, headers });
     return r.error ? { error: String(r.error) } : { status: Number(r.status), body: String(r.body) };
   }
 }

@@ -9,6 +9,10 @@ import { waitFor } from '../../testkit/wait-for.ts';
 import { kubewardArgv } from '../../testkit/kubeward-process.ts';
 import { stopChild, type LabNet } from './lab-net.ts';
 import type { NsAgent } from './ns-agent.ts';
+import { adminTokenFixture } from '../../testkit/admin-token.ts';
+
+/** /status needs the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 const ADMIN = '127.0.0.1:9451';
 
@@ -48,7 +52,7 @@ export class RoutesProcess {
   constructor(net: LabNet, ns: string, agent: NsAgent, args: string[], env: Record<string, string> = {}) {
     this.#agent = agent;
     const prefix = Object.keys(env).length ? ['env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)] : [];
-    const argv = [...prefix, ...kubewardArgv(['routes', '--admin-address', ADMIN, '--log-format', 'json', ...args])];
+    const argv = [...prefix, ...kubewardArgv(['routes', ...ADMIN_TOKEN.args, '--admin-address', ADMIN, '--log-format', 'json', ...args])];
     this.child = net.spawn(ns, argv);
     this.child.stdout!.resume();
     createInterface({ input: this.child.stderr! }).on('line', (l) => this.logs.push(l));
@@ -76,7 +80,7 @@ export class RoutesProcess {
 
   async status(): Promise<RoutesStatus | undefined> {
     if (this.child.exitCode !== null) throw new Error(`kubeward routes exited ${this.child.exitCode}: ${this.logs.slice(-5).join('\n')}`);
-    const r = await this.#agent.httpGet(`http://${ADMIN}/status`, 1000);
+    const r = await this.#agent.httpGet(`http://${ADMIN}/status`, 1000, ADMIN_TOKEN.headers);
     this.lastStatusAnswer = 'status' in r ? `HTTP ${r.status}` : r.error;
     return 'status' in r && r.status === 200 ? (JSON.parse(r.body) as RoutesStatus) : undefined;
   }

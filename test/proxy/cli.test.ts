@@ -12,6 +12,10 @@ import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { MAIN, NODE, boundPortsInLog } from '../../testkit/kubeward-process.ts';
 import { ensureNativeAddon, openGreeted, startUpstreams } from './proxy-fixtures.ts';
 import { isAlive } from '../../testkit/process-alive.ts';
+import { adminTokenFixture } from '../../testkit/admin-token.ts';
+
+/** /status and drain need the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 type Greeted = Awaited<ReturnType<typeof openGreeted>>;
 
@@ -105,6 +109,7 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
     '300ms',
     '--shutdown-grace',
     '1s',
+    ...ADMIN_TOKEN.args,
     '--admin-address',
     '127.0.0.1:0',
     '--log-format',
@@ -125,7 +130,10 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
   assert.equal(onB.length, 5);
   const b = `127.0.0.1:${ups[1]!.address.port}`;
 
-  const drained = await fetch(`${base}/upstreams/default/${b}/drain`, { method: 'POST' });
+  // A loopback peer without the admin token changes nothing.
+  assert.equal((await fetch(`${base}/upstreams/default/${b}/drain`, { method: 'POST' })).status, 401);
+  assert.equal(onB.filter((c) => c.socket.destroyed).length, 0, 'no connection closed by a refused drain');
+  const drained = await fetch(`${base}/upstreams/default/${b}/drain`, { method: 'POST', headers: ADMIN_TOKEN.headers });
   assert.equal(drained.status, 200);
   assert.deepEqual(await drained.json(), { frontend: 'default', upstream: b, drained: true, closingConnections: 5 });
   await waitFor(() => onB.every((c) => c.socket.destroyed), { timeoutMs: 2000, what: 'connections to the drained upstream closed' });
@@ -136,17 +144,20 @@ test('the admin API drains and undrains an upstream; SIGTERM shuts down within t
     ['a', 'a', 'a', 'a'],
     'a drained upstream gets nothing, even with fewer connections',
   );
-  const status = (await (await fetch(`${base}/status`)).json()) as { relay: string; frontends: { upstreams: { upstream: string; drained: boolean }[] }[] };
+  const status = (await (await fetch(`${base}/status`, { headers: ADMIN_TOKEN.headers })).json()) as {
+    relay: string;
+    frontends: { upstreams: { upstream: string; drained: boolean }[] }[];
+  };
   assert.equal(status.frontends[0]!.upstreams.find((u) => u.upstream === b)!.drained, true);
   assert.equal(status.relay, 'native', 'the default data path');
   const metrics = await (await fetch(`${base}/metrics`)).text();
   assert.match(metrics, /kubeward_proxy_relay_path\{path="native"[^}]*\} 1/);
   assert.match(metrics, new RegExp(`kubeward_proxy_upstream_drained\\{frontend="default",upstream="${b}"[^}]*\\} 1`));
   assert.match(metrics, new RegExp(`kubeward_proxy_closed_connections_total\\{frontend="default",upstream="${b}",why="drained"[^}]*\\} 5`));
-  assert.equal((await fetch(`${base}/upstreams/default/127.0.0.1:1/drain`, { method: 'POST' })).status, 404);
-  assert.equal((await fetch(`${base}/upstreams/nope/${b}/drain`, { method: 'POST' })).status, 404);
+  assert.equal((await fetch(`${base}/upstreams/default/127.0.0.1:1/drain`, { method: 'POST', headers: ADMIN_TOKEN.headers })).status, 404);
+  assert.equal((await fetch(`${base}/upstreams/nope/${b}/drain`, { method: 'POST', headers: ADMIN_TOKEN.headers })).status, 404);
 
-  assert.equal((await fetch(`${base}/upstreams/default/${b}/undrain`, { method: 'POST' })).status, 200);
+  assert.equal((await fetch(`${base}/upstreams/default/${b}/undrain`, { method: 'POST', headers: ADMIN_TOKEN.headers })).status, 200);
   const after = await openGreeted(port);
   t.after(() => after.socket.destroy());
   assert.equal(after.upstream, 'b', 'undrained, the emptiest upstream is picked again');
@@ -172,6 +183,7 @@ test('--relay socket runs the net.Socket data path and says so in /status and /m
     `127.0.0.1:${up!.address.port}`,
     '--health-check',
     'tcp',
+    ...ADMIN_TOKEN.args,
     '--admin-address',
     '127.0.0.1:0',
     '--log-format',
@@ -185,7 +197,7 @@ test('--relay socket runs the net.Socket data path and says so in /status and /m
   const c = await openGreeted(port);
   c.socket.destroy();
   assert.equal(c.upstream, 'a');
-  assert.equal(((await (await fetch(`${base}/status`)).json()) as { relay: string }).relay, 'socket');
+  assert.equal(((await (await fetch(`${base}/status`, { headers: ADMIN_TOKEN.headers })).json()) as { relay: string }).relay, 'socket');
   assert.match(await (await fetch(`${base}/metrics`)).text(), /kubeward_proxy_relay_path\{path="socket"[^}]*\} 1/);
   child.kill('SIGTERM');
   assert.equal(await exited, 0);
@@ -208,6 +220,7 @@ test('with --workers 2 two processes serve the listen address, both fail over, a
     '200ms',
     '--shutdown-grace',
     '500ms',
+    ...ADMIN_TOKEN.args,
     '--admin-address',
     `127.0.0.1:${admin}`,
     '--log-format',
@@ -247,7 +260,8 @@ test('with --workers 2 two processes serve the listen address, both fail over, a
   for (let i = 0; i < 40; i++) first.push(await openGreeted(port));
   t.after(() => first.forEach((c) => c.socket.destroy()));
   const accepted = async () =>
-    ((await (await fetch(`${base}/status`)).json()) as { frontends: { counters: { accepted: number } }[] }).frontends[0]!.counters.accepted;
+    ((await (await fetch(`${base}/status`, { headers: ADMIN_TOKEN.headers })).json()) as { frontends: { counters: { accepted: number } }[] }).frontends[0]!
+      .counters.accepted;
   const byPrimary = await accepted();
   assert.ok(byPrimary > 0 && byPrimary < 40, `the primary accepted ${byPrimary} of 40 connections; the worker the rest`);
   first.forEach((c) => c.socket.destroy());
@@ -261,7 +275,7 @@ test('with --workers 2 two processes serve the listen address, both fail over, a
   await waitFor(() => count('upstream down', b) === 2, { timeoutMs: 5000, what: `both processes mark ${b} down; stderr: ${out.stderr.slice(-500)}` });
 
   const a = `127.0.0.1:${ups[0]!.address.port}`;
-  assert.equal((await fetch(`${base}/upstreams/default/${a}/drain`, { method: 'POST' })).status, 200);
+  assert.equal((await fetch(`${base}/upstreams/default/${a}/drain`, { method: 'POST', headers: ADMIN_TOKEN.headers })).status, 200);
   await waitFor(() => count('upstream drained by operator', a) === 2, { timeoutMs: 5000, what: 'the drain reaching the worker' });
 
   child.kill('SIGTERM');

@@ -20,6 +20,10 @@ import { waitFor } from '../../testkit/wait-for.ts';
 import { startProxy } from '../../src/proxy/start-proxy.ts';
 import { createLogger } from '../../src/base/logger.ts';
 import { frontendConfig, openGreeted, startUpstreams } from './proxy-fixtures.ts';
+import { adminTokenFixture } from '../../testkit/admin-token.ts';
+
+/** /status and drain need the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 let ca: TestCa;
 let serverCert: CertPair;
@@ -106,6 +110,7 @@ test('at a low fd limit a flood of clients meets the connection cap: 28 healthy 
       '100ms',
       '--fall',
       '2',
+      ...ADMIN_TOKEN.args,
       '--admin-address',
       '127.0.0.1:0',
       '--slow-start',
@@ -204,6 +209,7 @@ test('real EMFILE (the fd limit lowered under the running proxy): checks fail lo
     '100ms',
     '--fall',
     '2',
+    ...ADMIN_TOKEN.args,
     '--admin-address',
     '127.0.0.1:0',
   ]);
@@ -257,7 +263,9 @@ test('real EMFILE (the fd limit lowered under the running proxy): checks fail lo
 
   setLimit(softLimit);
   await p.waitForLog(/^health checks run again: the local fault is over$/);
-  const status = (await (await fetch(`http://127.0.0.1:${admin}/status`)).json()) as { frontends: { localFault: unknown; upstreams: { state: string }[] }[] };
+  const status = (await (await fetch(`http://127.0.0.1:${admin}/status`, { headers: ADMIN_TOKEN.headers })).json()) as {
+    frontends: { localFault: unknown; upstreams: { state: string }[] }[];
+  };
   assert.equal(status.frontends[0]!.upstreams[0]!.state, 'up');
   assert.equal(status.frontends[0]!.localFault, null);
   assert.equal(held.filter((h) => h.socket.destroyed).length, 0);

@@ -14,6 +14,10 @@ import { waitFor } from '../../testkit/wait-for.ts';
 import { MAIN, NODE, boundPortsInLog } from '../../testkit/kubeward-process.ts';
 import type { FrontendConfig, ProxyConfig } from '../../src/proxy/proxy-config.ts';
 import { frontendConfig, listenPort, openGreeted, startTestProxy, startUpstreams, upstreamState, waitForState, type TcpUpstream } from './proxy-fixtures.ts';
+import { adminTokenFixture } from '../../testkit/admin-token.ts';
+
+/** /status and drain need the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -160,10 +164,14 @@ test('the CLI reloads on SIGHUP and on a file change with --watch-config, and ke
   const yaml = (upstreams: TcpUpstream[], extra = '') =>
     `healthCheck: tcp\ninterval: 100ms\nfrontends:\n  - name: api\n    listen: ["127.0.0.1:0"]\n    upstreams: [${upstreams.map((u) => `"127.0.0.1:${u.address.port}"`).join(', ')}]\n${extra}`;
   await writeFile(file, yaml([ups[0]!]));
-  const child = spawn(NODE, [MAIN, 'proxy', '--config', file, '--watch-config', '--admin-address', '127.0.0.1:0', '--log-format', 'json'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    NODE,
+    [MAIN, 'proxy', '--config', file, '--watch-config', ...ADMIN_TOKEN.args, '--admin-address', '127.0.0.1:0', '--log-format', 'json'],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   t.after(() => {
@@ -171,7 +179,9 @@ test('the CLI reloads on SIGHUP and on a file change with --watch-config, and ke
   });
   const { listen: port, admin } = await boundPortsInLog(() => stderr);
   const upstreams = async () => {
-    const s = (await (await fetch(`http://127.0.0.1:${admin}/status`)).json()) as { frontends: { upstreams: { upstream: string }[] }[] };
+    const s = (await (await fetch(`http://127.0.0.1:${admin}/status`, { headers: ADMIN_TOKEN.headers })).json()) as {
+      frontends: { upstreams: { upstream: string }[] }[];
+    };
     return s.frontends[0]!.upstreams.map((u) => u.upstream).join(',');
   };
   const key = (u: TcpUpstream) => `127.0.0.1:${u.address.port}`;

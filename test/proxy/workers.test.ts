@@ -15,6 +15,10 @@ import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
 import { ensureNativeAddon, openGreeted, startUpstreams } from './proxy-fixtures.ts';
 import { isAlive } from '../../testkit/process-alive.ts';
+import { adminTokenFixture } from '../../testkit/admin-token.ts';
+
+/** /status and drain need the admin token. */
+const ADMIN_TOKEN = adminTokenFixture();
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -27,7 +31,7 @@ interface Started {
 }
 
 function startWorkers(t: TestContext, args: string[], admin: number): Started {
-  const child = spawn(NODE, [MAIN, 'proxy', ...args, '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json', '--workers', '2'], {
+  const child = spawn(NODE, [MAIN, 'proxy', ...args, ...ADMIN_TOKEN.args, '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json', '--workers', '2'], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -220,7 +224,7 @@ test('--workers 2 --worker-accept primary --relay native: the worker relays in C
   const args = ['--listen', `127.0.0.1:${port}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp'];
   const p = startWorkers(t, [...args, '--shutdown-grace', '500ms', '--worker-accept', 'primary', '--relay', 'native'], admin);
   await p.ready();
-  const status = (await (await fetch(`http://127.0.0.1:${admin}/status`)).json()) as { relay: string };
+  const status = (await (await fetch(`http://127.0.0.1:${admin}/status`, { headers: ADMIN_TOKEN.headers })).json()) as { relay: string };
   assert.equal(status.relay, 'native', "the primary's data path");
   const primary = p.child.pid!;
   const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
