@@ -8,13 +8,13 @@ import { describeError } from '../base/errors.ts';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
 import type { ProbeReason, ProbeResult } from '../probe/probe-result.ts';
 import { ConnectionSet, type RelayedConnection } from './connection-set.ts';
-import { connectUpstream } from './connect-upstream.ts';
+import { connectUpstream } from './relay/connect-upstream.ts';
 import { socketOnHandle, type AcceptedHandle } from './adopt-socket.ts';
-import { ForwardedConnection, relayError, relayRead, type ForwardOptions, type ForwardOwner, type RelaySocket } from './forward-connection.ts';
-import { connectHandle } from './handle-connect.ts';
-import type { RelayInternals, TcpHandle } from './handle-internals.ts';
-import { HandleConnection } from './handle-relay.ts';
-import type { NativeRelay } from './native-relay.ts';
+import { ForwardedConnection, relayError, relayRead, type ForwardOptions, type ForwardOwner, type RelaySocket } from './relay/forward-connection.ts';
+import { connectHandle } from './relay/handle-connect.ts';
+import type { RelayInternals, TcpHandle } from './relay/handle-internals.ts';
+import { HandleConnection } from './relay/handle-relay.ts';
+import type { NativeRelay } from './relay/native-relay.ts';
 import { HealthChecker } from './health-checker.ts';
 import { ListenerSet } from './listener-set.ts';
 import { pickUpstream } from './pick-upstream.ts';
@@ -22,7 +22,7 @@ import { herdSettings, type FrontendConfig, type LoadedHealthCheck } from './pro
 import type { FrontendSample, ProxyMetrics } from './proxy-metrics.ts';
 import { RebalanceLoop } from './rebalance-loop.ts';
 import { UpstreamList, type TransitionCause, type UpstreamEvent, type UpstreamMember } from './upstream-list.ts';
-import type { ReadBufferPool } from './read-buffer-pool.ts';
+import type { ReadBufferPool } from './relay/read-buffer-pool.ts';
 import { probeUpstream } from './upstream-probe.ts';
 
 export interface FrontendDeps {

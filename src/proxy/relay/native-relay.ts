@@ -12,7 +12,7 @@
 // of proxies in it.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { RelayedConnection } from './connection-set.ts';
+import type { RelayedConnection } from '../connection-set.ts';
 import type { ForwardOwner } from './forward-connection.ts';
 import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';
 import type { TcpHandle } from './handle-internals.ts';
@@ -50,8 +50,8 @@ export function addonCandidates(explicit?: string, moduleUrl: string = import.me
     // dist/main.js or dist/chunks/*.js -> dist/native/relay.node (the build's own first)
     fileURLToPath(new URL('./native/relay.node', moduleUrl)),
     fileURLToPath(new URL('../native/relay.node', moduleUrl)),
-    // src/proxy/native-relay.ts -> build/native/relay.node
-    fileURLToPath(new URL('../../build/native/relay.node', moduleUrl)),
+    // src/proxy/relay/native-relay.ts -> build/native/relay.node
+    fileURLToPath(new URL('../../../build/native/relay.node', moduleUrl)),
   ];
 }
 

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { waitFor } from '../../testkit/wait-for.ts';
-import { takeAccepts, type AcceptedHandle } from './adopt-socket.ts';
+import { waitFor } from '../../../testkit/wait-for.ts';
+import { takeAccepts, type AcceptedHandle } from '../adopt-socket.ts';
 import { connectHandle } from './handle-connect.ts';
 import { loadRelayInternals, type RelayInternals, type TcpHandle } from './handle-internals.ts';
 import type { ForwardOwner } from './forward-connection.ts';

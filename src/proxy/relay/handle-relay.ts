@@ -14,7 +14,7 @@
 // uncaught exception, and no peer may crash the daemon.
 import { constants as osConstants } from 'node:os';
 import type { ForwardOwner } from './forward-connection.ts';
-import type { RelayedConnection } from './connection-set.ts';
+import type { RelayedConnection } from '../connection-set.ts';
 import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';
 import { UV_EOF, type RelayInternals, type ShutdownReq, type TcpHandle, type WriteReq } from './handle-internals.ts';
 

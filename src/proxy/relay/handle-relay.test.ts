@@ -5,7 +5,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { waitFor } from '../../testkit/wait-for.ts';
+import { waitFor } from '../../../testkit/wait-for.ts';
 import { HandleConnection } from './handle-relay.ts';
 import type { ForwardOwner } from './forward-connection.ts';
 import { connectedHandles, throwingOwner } from './relay-pair.test-helpers.ts';

@@ -8,7 +8,7 @@
 // the socket they are called on (`this`). Idle connections are what a node holds by the thousand
 // (docs/proxy-performance.md has the measurements).
 import { Socket } from 'node:net';
-import type { RelayedConnection } from './connection-set.ts';
+import type { RelayedConnection } from '../connection-set.ts';
 import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';
 
 /**
