@@ -7,11 +7,11 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { waitFor } from '../../../testkit/wait-for.ts';
 import { HandleConnection } from './handle-relay.ts';
-import type { ForwardOwner } from './forward-connection.ts';
+import type { RelayOwner } from './relayed-connection.ts';
 import { connectedHandles, throwingOwner } from './relay-pair.test-helpers.ts';
 
 /** A HandleConnection between a real client and a real upstream on loopback, with `owner`. */
-async function relayPair(t: TestContext, owner: ForwardOwner, firstByteTimeoutMs = 0) {
+async function relayPair(t: TestContext, owner: RelayOwner, firstByteTimeoutMs = 0) {
   const { internals, client, clientHandle, upstreamHandle, upstreamSide } = await connectedHandles(t);
   const conn = new HandleConnection(internals, clientHandle, upstreamHandle, 'k', owner, {
     idleTimeoutMs: 0,

@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { waitFor } from '../../../testkit/wait-for.ts';
 import { ensureNativeAddon } from '../../../test/proxy/proxy-fixtures.ts';
 import { addonCandidates, loadNativeRelay, NativeConnection, type NativeRelay } from './native-relay.ts';
-import type { ForwardOwner } from './forward-connection.ts';
+import type { RelayOwner } from './relayed-connection.ts';
 import { connectedHandles, throwingOwner } from './relay-pair.test-helpers.ts';
 
 const fdCount = (): number => readdirSync('/proc/self/fd').length;
@@ -33,7 +33,7 @@ async function relay(): Promise<NativeRelay> {
 }
 
 /** A NativeConnection between a real client and a real upstream on loopback, with `owner`. */
-async function nativePair(t: TestContext, owner: ForwardOwner, firstByteTimeoutMs = 0) {
+async function nativePair(t: TestContext, owner: RelayOwner, firstByteTimeoutMs = 0) {
   const native = await relay();
   const { client, clientHandle, upstreamHandle, upstreamSide } = await connectedHandles(t, { allowHalfOpen: true });
   const conn = native.open(clientHandle, upstreamHandle, 'k', owner, { idleTimeoutMs: 0, startedAt: 0, firstByteTimeoutMs });
