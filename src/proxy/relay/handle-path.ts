@@ -4,27 +4,25 @@
 // not a TCP handle of this Node runs on the socket path.
 import type { HostPort } from '../../config/fields.ts';
 import type { AcceptedHandle } from '../adopt-socket.ts';
+import type { ReadBufferPool } from './read-buffer-pool.ts';
 import { connectHandle } from './handle-connect.ts';
 import type { RelayInternals, TcpHandle } from './handle-internals.ts';
 import { HandleConnection } from './handle-relay.ts';
-import type { ReadBufferPool } from './read-buffer-pool.ts';
-import type { DialResult, PendingClient, Relay, RelayPath } from './relay.ts';
+import type { PendingClient, Relay, RelayPath } from './relay.ts';
 import type { RelayedConnection, RelayOwner, RelayTiming, SlicedRelayOptions } from './relayed-connection.ts';
+import { PendingLegs, SlicedPath, type LegOutcome } from './sliced-path.ts';
 import { SocketPath } from './socket-path.ts';
 
-/** The handle path of one frontend; the owner of its connections, giving their slices back before the frontend hears of the close. */
-export class HandlePath implements Relay, RelayOwner {
+/** The handle path of one frontend, and the owner of its connections. */
+export class HandlePath extends SlicedPath implements Relay {
   readonly path: RelayPath = 'handle';
   readonly internals: RelayInternals;
-  readonly buffers: ReadBufferPool;
-  readonly #owner: RelayOwner;
   /** For an accepted connection that is not a TCP handle. */
   readonly #sockets: SocketPath;
 
   constructor(internals: RelayInternals, buffers: ReadBufferPool, owner: RelayOwner) {
+    super(buffers, owner);
     this.internals = internals;
-    this.buffers = buffers;
-    this.#owner = owner;
     this.#sockets = new SocketPath(buffers, owner);
   }
 
@@ -37,64 +35,34 @@ export class HandlePath implements Relay, RelayOwner {
   join(client: TcpHandle, upstream: TcpHandle, upstreamKey: string, opts: SlicedRelayOptions): RelayedConnection {
     return new HandleConnection(this.internals, client, upstream, upstreamKey, this, opts);
   }
-
-  connectionClosed(conn: RelayedConnection): void {
-    // Both handles are closed: no write refers to either slice any more.
-    if (conn.clientSlice) this.buffers.give(conn.clientSlice);
-    if (conn.upstreamSlice) this.buffers.give(conn.upstreamSlice);
-    this.#owner.connectionClosed(conn);
-  }
-
-  noAnswer(conn: RelayedConnection): void {
-    this.#owner.noAnswer(conn);
-  }
 }
 
-class PendingHandle implements PendingClient {
-  readonly #path: HandlePath;
-  readonly #client: TcpHandle;
-  readonly #clientSlice: Buffer;
-  #upstream: TcpHandle | undefined = undefined;
-  #upstreamSlice: Buffer | undefined = undefined;
-
-  constructor(path: HandlePath, client: TcpHandle, clientSlice: Buffer) {
-    this.#path = path;
-    this.#client = client;
-    this.#clientSlice = clientSlice;
-  }
-
+class PendingHandle extends PendingLegs<TcpHandle, HandlePath> {
   /** A client handle that is not read from yet reports nothing: its going away shows once relayed. */
   get gone(): boolean {
     return false;
   }
 
-  async dial(target: HostPort, timeoutMs: number): Promise<DialResult> {
-    const { buffers, internals } = this.#path;
-    const slice = buffers.take();
-    const out = await connectHandle(internals, target.host, target.port, timeoutMs);
-    if (!out.ok) {
-      buffers.give(slice);
-      return out;
-    }
-    this.#upstream = out.handle;
-    this.#upstreamSlice = slice;
-    return { ok: true, latencyMs: out.latencyMs };
+  protected async connect(target: HostPort, timeoutMs: number): Promise<LegOutcome<TcpHandle>> {
+    const out = await connectHandle(this.path.internals, target.host, target.port, timeoutMs);
+    return out.ok ? { ok: true, leg: out.handle, latencyMs: out.latencyMs } : out;
   }
 
   join(upstreamKey: string, timing: RelayTiming): RelayedConnection {
-    return this.#path.join(this.#client, this.#upstream!, upstreamKey, { ...timing, clientSlice: this.#clientSlice, upstreamSlice: this.#upstreamSlice! });
+    const opts = { ...timing, clientSlice: this.clientSlice, upstreamSlice: this.upstreamSlice! };
+    return this.path.join(this.client, this.upstream!, upstreamKey, opts);
   }
 
   discardUpstream(): void {
     // Never read from: its slice is free at once.
-    this.#upstream!.close();
-    this.#path.buffers.give(this.#upstreamSlice!);
+    this.upstream!.close();
+    this.buffers.give(this.upstreamSlice!);
   }
 
   abandon(freed: () => void): void {
     // Never read from either.
-    this.#client.close();
+    this.client.close();
     freed();
-    this.#path.buffers.give(this.#clientSlice);
+    this.buffers.give(this.clientSlice);
   }
 }

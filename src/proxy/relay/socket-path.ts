@@ -6,20 +6,13 @@ import type { HostPort } from '../../config/fields.ts';
 import { socketOnHandle, type AcceptedHandle } from '../adopt-socket.ts';
 import { connectUpstream } from './connect-upstream.ts';
 import { ForwardedConnection, relayError, relayRead, type RelaySocket } from './forward-connection.ts';
-import type { ReadBufferPool } from './read-buffer-pool.ts';
-import type { DialResult, PendingClient, Relay, RelayPath } from './relay.ts';
-import type { RelayedConnection, RelayOwner, RelayTiming } from './relayed-connection.ts';
+import type { PendingClient, Relay, RelayPath } from './relay.ts';
+import type { RelayedConnection, RelayTiming } from './relayed-connection.ts';
+import { PendingLegs, SlicedPath, type LegOutcome } from './sliced-path.ts';
 
-/** The socket path of one frontend; the owner of its connections, giving their slices back before the frontend hears of the close. */
-export class SocketPath implements Relay, RelayOwner {
+/** The socket path of one frontend, and the owner of its connections. */
+export class SocketPath extends SlicedPath implements Relay {
   readonly path: RelayPath = 'socket';
-  readonly buffers: ReadBufferPool;
-  readonly #owner: RelayOwner;
-
-  constructor(buffers: ReadBufferPool, owner: RelayOwner) {
-    this.buffers = buffers;
-    this.#owner = owner;
-  }
 
   accept(accepted: AcceptedHandle): PendingClient | undefined {
     const slice = this.buffers.take();
@@ -34,73 +27,41 @@ export class SocketPath implements Relay, RelayOwner {
     client.on('error', relayError);
     return new PendingSocket(this, client, slice);
   }
+}
 
-  connectionClosed(conn: RelayedConnection): void {
-    // Both sockets are closed: no write refers to either slice any more.
-    if (conn.clientSlice) this.buffers.give(conn.clientSlice);
-    if (conn.upstreamSlice) this.buffers.give(conn.upstreamSlice);
-    this.#owner.connectionClosed(conn);
+class PendingSocket extends PendingLegs<RelaySocket, SocketPath> {
+  get gone(): boolean {
+    return this.client.destroyed;
   }
 
-  noAnswer(conn: RelayedConnection): void {
-    this.#owner.noAnswer(conn);
+  protected async connect(target: HostPort, timeoutMs: number, slice: Buffer): Promise<LegOutcome<RelaySocket>> {
+    const out = await connectUpstream({ host: target.host, port: target.port, timeoutMs, onread: { buffer: slice, callback: relayRead } });
+    return out.ok ? { ok: true, leg: out.socket, latencyMs: out.latencyMs } : out;
+  }
+
+  join(upstreamKey: string, timing: RelayTiming): RelayedConnection {
+    const opts = { ...timing, clientSlice: this.clientSlice, upstreamSlice: this.upstreamSlice! };
+    return new ForwardedConnection(this.client, this.upstream!, upstreamKey, this.path, opts);
+  }
+
+  /** An upstream socket that connected too late: its slice goes back once it is closed. */
+  discardUpstream(): void {
+    this.upstream!.destroy();
+    this.#giveWhenClosed(this.upstream!, this.upstreamSlice!);
+  }
+
+  abandon(freed: () => void): void {
+    this.client.destroy();
+    this.#giveWhenClosed(this.client, this.clientSlice, freed);
   }
 
   /** A slice goes back once its socket is closed (no read can land in it any more). */
-  giveWhenClosed(socket: Socket, slice: Buffer, then?: () => void): void {
+  #giveWhenClosed(socket: Socket, slice: Buffer, then?: () => void): void {
     const done = (): void => {
       then?.();
       this.buffers.give(slice);
     };
     if (socket.closed) done();
     else socket.once('close', done);
-  }
-}
-
-class PendingSocket implements PendingClient {
-  readonly #path: SocketPath;
-  readonly #client: RelaySocket;
-  readonly #clientSlice: Buffer;
-  #upstream: RelaySocket | undefined = undefined;
-  #upstreamSlice: Buffer | undefined = undefined;
-
-  constructor(path: SocketPath, client: RelaySocket, clientSlice: Buffer) {
-    this.#path = path;
-    this.#client = client;
-    this.#clientSlice = clientSlice;
-  }
-
-  get gone(): boolean {
-    return this.#client.destroyed;
-  }
-
-  async dial(target: HostPort, timeoutMs: number): Promise<DialResult> {
-    const { buffers } = this.#path;
-    const slice = buffers.take();
-    const out = await connectUpstream({ host: target.host, port: target.port, timeoutMs, onread: { buffer: slice, callback: relayRead } });
-    if (!out.ok) {
-      buffers.give(slice); // never read into: the socket never connected
-      return out;
-    }
-    this.#upstream = out.socket;
-    this.#upstreamSlice = slice;
-    return { ok: true, latencyMs: out.latencyMs };
-  }
-
-  join(upstreamKey: string, timing: RelayTiming): RelayedConnection {
-    const opts = { ...timing, clientSlice: this.#clientSlice, upstreamSlice: this.#upstreamSlice! };
-    return new ForwardedConnection(this.#client, this.#upstream!, upstreamKey, this.#path, opts);
-  }
-
-  /** An upstream socket that connected too late: its slice goes back once it is closed. */
-  discardUpstream(): void {
-    const upstream = this.#upstream!;
-    upstream.destroy();
-    this.#path.giveWhenClosed(upstream, this.#upstreamSlice!);
-  }
-
-  abandon(freed: () => void): void {
-    this.#client.destroy();
-    this.#path.giveWhenClosed(this.#client, this.#clientSlice, freed);
   }
 }
