@@ -9,7 +9,7 @@ import { UsageError } from '../base/errors.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube-config.ts';
 import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
-import { AVAILABLE_CONTROLLERS, Operator } from '../controllers/operator/operator.ts';
+import { Operator } from '../controllers/operator/operator.ts';
 import { operatorDeclaration, parseControllers } from '../controllers/operator/operator-config.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
@@ -30,12 +30,7 @@ export function operatorCommand() {
   return buildModeCommand({
     ...operatorDeclaration,
     run: async (cfg, ctx) => {
-      const wanted = parseControllers(cfg.controllers);
-      const missing = wanted.filter((c) => !AVAILABLE_CONTROLLERS.includes(c));
-      if (missing.length) ctx.log.warn({ controllers: missing }, 'controllers not yet available in this build; running the others');
-      const running = wanted.filter((c) => AVAILABLE_CONTROLLERS.includes(c));
-      if (running.length === 0)
-        throw new UsageError(`--controllers: none of ${wanted.join(', ')} is available yet; this build has ${AVAILABLE_CONTROLLERS.join(', ')}`);
+      const running = parseControllers(cfg.controllers);
       const source: KubeConfigSource = cfg.kubeconfig ? { kind: 'file', path: cfg.kubeconfig, context: cfg.context } : inClusterSource();
       const clock = systemClock;
       // The management cluster is asked all the time: keep its connections (no handshake per request).
@@ -131,7 +126,7 @@ export function operatorCommand() {
       ctx.shutdown.add('event-loop metrics', () => eventLoop.stop());
       return {
         readiness: () => op.readiness(),
-        status: () => ({ identity, notYetAvailable: missing, ...(op.status() as object), ...(shard ? { shard: shardStatus() } : {}) }),
+        status: () => ({ identity, ...(op.status() as object), ...(shard ? { shard: shardStatus() } : {}) }),
         finished: op.lostLeadership,
       };
     },
