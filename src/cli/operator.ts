@@ -116,6 +116,7 @@ export function operatorCommand() {
         return summarizeShard(
           shard,
           cached.map((mc) => mc.metadata),
+          gate.hash,
         );
       };
       if (shard) registerShardMetrics(ctx.registry, () => shardStatus()!);
