@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { systemClock } from '../base/clock.ts';
 import { UsageError } from '../base/errors.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
+import { createOpenStackShared } from '../clients/openstack/create-openstack-client.ts';
 import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube-config.ts';
 import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
 import { Operator } from '../controllers/operator/operator.ts';
@@ -37,6 +38,8 @@ export function operatorCommand() {
       const api = createKubeApi(loadKubeConfig(source), { keepAlive: true });
       // Credential Secrets' resourceVersions from a metadata-only cache: clients are rebuilt only when they change.
       const secretVersions = new SecretVersions({ secrets: api.secrets, namespace: cfg.namespace, clock, log: ctx.log });
+      // Every cluster's OpenStack client shares one transport (a pool per cloud endpoint) and one table of catalog strings.
+      const openstack = createOpenStackShared();
       const identity = cfg.identity ?? process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
       // Sharding: one Deployment per shard, each electing its leader on its own Lease (shard.ts).
       const shard = cfg.shard;
@@ -57,8 +60,8 @@ export function operatorCommand() {
               retryPeriodMs: cfg.retryPeriod,
             }
           : undefined,
-        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock), versions: secretVersions }),
-        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions }),
+        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock, openstack), versions: secretVersions }),
+        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions, openstack }),
         caches: [secretVersions],
         routegc: running.includes('routegc')
           ? {

@@ -1,7 +1,6 @@
 // Finding a service's endpoint in a Keystone v3 catalog by type (with the official aliases), region
 // and interface. Pure.
 import { KubewardError } from '../../base/errors.ts';
-import { intern } from '../../base/intern.ts';
 import type { CatalogEntry } from './openstack-types.ts';
 import type { EndpointInterface } from './cloud-config.ts';
 
@@ -54,10 +53,10 @@ export function catalogOffers(catalog: CatalogEntry[]): string {
 /**
  * The catalog a client keeps for a token's lifetime: only the endpoints it can ever pick (its
  * interface, its region when it has one), with every string interned (the same URLs recur in every
- * project's catalog of a region; the operator keeps one catalog per cluster, issue 17). Entries keep
+ * project's catalog of a region; the operator keeps one catalog per cluster). Entries keep
  * their type even with no endpoint left, for callers that ask whether a service exists.
  */
-export function keptCatalog(catalog: CatalogEntry[], q: Omit<EndpointQuery, 'service'>): CatalogEntry[] {
+export function keptCatalog(catalog: CatalogEntry[], q: Omit<EndpointQuery, 'service'>, intern: (s: string) => string = (s) => s): CatalogEntry[] {
   return catalog.map((e) => ({
     type: intern(e.type),
     endpoints: (e.endpoints ?? [])

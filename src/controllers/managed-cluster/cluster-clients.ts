@@ -11,7 +11,7 @@ import type { Secret } from '../../clients/kube/kube-types.ts';
 import { loadKubeConfig } from '../../clients/kube/load-kube-config.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import { resolveCloudConfig } from '../../clients/openstack/cloud-config.ts';
-import { createOpenStackClient } from '../../clients/openstack/create-openstack-client.ts';
+import { createOpenStackClient, type OpenStackShared } from '../../clients/openstack/create-openstack-client.ts';
 import type { OpenStackClient } from '../../clients/openstack/openstack-client.ts';
 import type { ManagedCluster } from './managed-cluster.ts';
 import type { SecretVersionSource } from './secret-versions.ts';
@@ -123,6 +123,8 @@ export function secretClusterClients(opts: {
   clock: Clock;
   kubeTimeoutMs?: number;
   versions?: SecretVersionSource;
+  /** What every cluster's OpenStack client shares (the operator makes one); default: each its own. */
+  openstack?: OpenStackShared;
 }): ClusterClientSource {
   const source = secretClusterSource({
     secrets: opts.secrets,
@@ -131,7 +133,7 @@ export function secretClusterClients(opts: {
     build: ({ kube, clouds }) => {
       if (!clouds) return { kube, openstack: undefined };
       const config = resolveCloudConfig({ cloudName: clouds.cloudName, env: {}, clouds: { path: clouds.source, doc: clouds.doc } });
-      return { kube, openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock }) };
+      return { kube, openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock, shared: opts.openstack }) };
     },
   });
   return async (mc) => {
