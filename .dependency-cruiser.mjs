@@ -15,7 +15,7 @@ const CLIENT_FACTORIES = '^src/clients/(kube/(load-kube-config|kube-api)|opensta
 /**
  * Where clients are wired outside src/cli/: the operator builds one cluster's clients from that
  * cluster's Secrets at run time (cluster-clients.ts, cluster-connector.ts); the proxy's discovery
- * builds its kube client from --discovery-kubeconfig when discovery (re)starts.
+ * builds its kube client from --kubeconfig when discovery (re)starts.
  */
 const RUNTIME_WIRING = '^src/controllers/managed-cluster/(cluster-clients|cluster-connector)[.]ts$|^src/proxy/kubernetes-discovery[.]ts$';
 

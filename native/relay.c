@@ -13,7 +13,7 @@
  * shutdown(SHUT_WR) once the residue is out, and the other direction keeps flowing; an error or a
  * reset closes both sockets. Both sockets are closed once, by finish().
  *
- * Behaviour follows the handle relay (src/proxy/handle-relay.ts), which follows Node's net.Socket.
+ * Behaviour follows the handle relay (src/proxy/relay/handle-relay.ts), which follows Node's net.Socket.
  * The loop calls follow libuv's uv_poll (include/uv.h): uv_poll_start on a changed event set only
  * (libuv re-registers the fd with epoll on every call), uv_close before the fd is closed.
  *

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const NATIVE_SOURCE = join(ROOT, 'native', 'relay.c');
-/** Where the sources (npm run kubeward, the tests) find the addon: see src/proxy/native-relay.ts. */
+/** Where the sources (npm run kubeward, the tests) find the addon: see src/proxy/relay/native-relay.ts. */
 export const DEV_ADDON = join(ROOT, 'build', 'native', 'relay.node');
 
 export type NativeBuild = { ok: true; path: string } | { ok: false; why: string };

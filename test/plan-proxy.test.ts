@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { createTestCa, type TestCa } from '../testkit/certs.ts';
@@ -13,9 +13,6 @@ import { freePort, waitFor } from '../testkit/wait-for.ts';
 import { MAIN, NODE } from '../testkit/kubeward-process.ts';
 import { parseInventory } from '../src/plan/parse-inventory.ts';
 import { renderPlan } from '../src/plan/render-plan.ts';
-
-const ROOT = new URL('..', import.meta.url).pathname;
-const PROXY_CLI = join(ROOT, 'src/cli/proxy.ts');
 
 let ca: TestCa;
 const standins: ApiserverStandin[] = [];
@@ -49,14 +46,6 @@ function get(port: number, path: string): Promise<number> {
 }
 
 test('a rendered kubeward proxy config starts, proxies TLS to the apiservers and avoids one whose /readyz fails', async (t) => {
-  if (
-    !(await access(PROXY_CLI).then(
-      () => true,
-      () => false,
-    ))
-  ) {
-    return t.skip('src/cli/proxy.ts is not in this checkout yet; this test runs once kubeward proxy exists');
-  }
   // freePort stays for these two: they are written into the inventory and the rendered config
   // under test, which refuse port 0.
   const lbPort = await freePort();

@@ -1,8 +1,7 @@
 // One metrics registry per process (no global default), with the process metrics kubeward
 // documents and its dashboard uses. Not prom-client's collectDefaultMetrics: that one also keeps an
 // event-loop delay histogram, a GC performance observer and a dozen nodejs_* gauges running in every
-// daemon (about 1.4 MiB RSS and 1 MiB private memory at rest, README "Memory and the production
-// build"). The names, help texts and values below are those of prom-client's default metrics
+// daemon (about 1.4 MiB RSS and 1 MiB private memory at rest, docs/footprint.md). The names, help texts and values below are those of prom-client's default metrics
 // (node_modules/prom-client/lib/metrics/processCpuTotal.js, processStartTime.js, osMemoryHeap.js).
 import { Counter, Gauge, Registry } from './metrics.ts';
 

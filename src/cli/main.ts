@@ -48,7 +48,7 @@ async function parseArguments(argv: string[]): Promise<(() => Promise<number>) |
   }
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return takeChosenRun();
+    return takeChosenRun(program);
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {

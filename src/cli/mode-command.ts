@@ -74,7 +74,7 @@ export function buildModeCommand<F extends core.$ZodShape>(spec: ModeSpec<F>): C
   for (const f of spec.flags) addFlag(cmd, f);
   if (spec.helpAfter) cmd.addHelpText('after', '\n' + spec.helpAfter.trimEnd());
   // Recorded, not run: main() starts it after the parse (chosen-run.ts).
-  cmd.action((opts: RawConfig) => chooseRun(() => runMode(spec, opts, adminDefault)));
+  cmd.action((opts: RawConfig) => chooseRun(cmd, () => runMode(spec, opts, adminDefault)));
   return cmd;
 }
 

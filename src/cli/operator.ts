@@ -7,10 +7,11 @@ import { hostname } from 'node:os';
 import { systemClock } from '../base/clock.ts';
 import { UsageError } from '../base/errors.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
+import { createOpenStackShared } from '../clients/openstack/create-openstack-client.ts';
 import { loadKubeConfig, type KubeConfigSource } from '../clients/kube/load-kube-config.ts';
 import { checkKubeConfigFiles } from '../clients/kube/check-kubeconfig-files.ts';
 import { openStackCloudFactory, secretConnector } from '../controllers/managed-cluster/cluster-connector.ts';
-import { AVAILABLE_CONTROLLERS, Operator, type ControllerName } from '../controllers/operator/operator.ts';
+import { Operator } from '../controllers/operator/operator.ts';
 import { namespaceScope, operatorDeclaration, parseControllers, parseNamespaces } from '../controllers/operator/operator-config.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { Gauge } from '../admin/metrics.ts';
@@ -33,13 +34,12 @@ export function operatorCommand() {
     ...operatorDeclaration,
     // The controllers and the management cluster's kubeconfig with the files it names; nothing is dialled.
     checkFiles: async (cfg) => {
-      runningControllers(cfg.controllers);
+      parseControllers(cfg.controllers);
       const source = kubeConfigSource(cfg);
       await checkKubeConfigFiles(loadKubeConfig(source), source.kind === 'file' ? `--kubeconfig ${source.path}` : 'in-cluster config');
     },
     run: async (cfg, ctx) => {
-      const { running, missing } = runningControllers(cfg.controllers);
-      if (missing.length) ctx.log.warn({ controllers: missing }, 'controllers not yet available in this build; running the others');
+      const running = parseControllers(cfg.controllers);
       const source = kubeConfigSource(cfg);
       const clock = systemClock;
       // The management cluster is asked all the time: keep its connections (no handshake per request).
@@ -48,6 +48,8 @@ export function operatorCommand() {
       // Namespaced install: Secrets are listed per watched namespace, the only place its Roles let it read them.
       const namespaces = cfg.namespace === undefined ? undefined : parseNamespaces(cfg.namespace);
       const secretVersions = new SecretVersions({ secrets: api.secrets, namespace: namespaces, clock, log: ctx.log });
+      // Every cluster's OpenStack client shares one transport (a pool per cloud endpoint) and one table of catalog strings.
+      const openstack = createOpenStackShared();
       const identity = cfg.identity ?? process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
       // Sharding: one Deployment per shard, each electing its leader on its own Lease (shard.ts).
       const shard = cfg.shard;
@@ -69,8 +71,8 @@ export function operatorCommand() {
               retryPeriodMs: cfg.retryPeriod,
             }
           : undefined,
-        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock), versions: secretVersions }),
-        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions }),
+        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock, openstack), versions: secretVersions }),
+        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions, openstack }),
         caches: [secretVersions],
         routegc: running.includes('routegc')
           ? {
@@ -128,6 +130,7 @@ export function operatorCommand() {
         return summarizeShard(
           shard,
           cached.map((mc) => mc.metadata),
+          gate.hash,
         );
       };
       if (shard) registerShardMetrics(ctx.registry, () => shardStatus()!);
@@ -148,21 +151,11 @@ export function operatorCommand() {
       ctx.shutdown.add('event-loop metrics', () => eventLoop.stop());
       return {
         readiness: () => op.readiness(),
-        status: () => ({ identity, notYetAvailable: missing, ...(op.status() as object), ...(shard ? { shard: shardStatus() } : {}) }),
+        status: () => ({ identity, ...(op.status() as object), ...(shard ? { shard: shardStatus() } : {}) }),
         finished: op.lostLeadership,
       };
     },
   });
-}
-
-/** The controllers asked for that this build has, and those it lacks; throws UsageError when none is left. */
-function runningControllers(list: string): { running: ControllerName[]; missing: ControllerName[] } {
-  const wanted = parseControllers(list);
-  const missing = wanted.filter((c) => !AVAILABLE_CONTROLLERS.includes(c));
-  const running = wanted.filter((c) => AVAILABLE_CONTROLLERS.includes(c));
-  if (running.length === 0)
-    throw new UsageError(`--controllers: none of ${wanted.join(', ')} is available yet; this build has ${AVAILABLE_CONTROLLERS.join(', ')}`);
-  return { running, missing };
 }
 
 function kubeConfigSource(cfg: { kubeconfig?: string; context?: string }): KubeConfigSource {

@@ -94,10 +94,11 @@ export function duration(opts: { min?: number; max?: number } = {}) {
   );
 }
 
-const RANGES = new WeakMap<object, string>();
+/** Where a field built by duration() or integer() keeps its accepted range, on the schema object itself. */
+const RANGE = Symbol('kubeward accepted range');
 
 function withRange<T extends object>(rangeText: string, schema: T): T {
-  RANGES.set(schema, rangeText);
+  Object.defineProperty(schema, RANGE, { value: rangeText });
   return schema;
 }
 
@@ -111,9 +112,9 @@ function formatBound(ms: number): string {
  * through optional and default wrappers; undefined for other fields. For the docs' flag tables.
  */
 export function rangeOf(field: unknown): string | undefined {
-  let f = field as { _zod?: { def?: { innerType?: unknown } } } | undefined;
+  let f = field as { _zod?: { def?: { innerType?: unknown } }; [RANGE]?: string } | undefined;
   for (let i = 0; i < 8 && f; i++) {
-    const range = RANGES.get(f);
+    const range = f[RANGE];
     if (range !== undefined) return range;
     f = f._zod?.def?.innerType as typeof f;
   }

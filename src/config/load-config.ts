@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { safeParse } from 'zod/mini';
 import type { core, output } from 'zod/mini';
 import { UsageError, describeError } from '../base/errors.ts';
-import { parseYamlInProcess, type YamlResult } from './yaml-process.ts';
+import { parseYamlInChildProcess, type YamlResult } from './yaml-process.ts';
 
 export type RawConfig = Record<string, unknown>;
 
@@ -23,7 +23,7 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
   // Parsed in a process of its own (yaml-process.ts): the daemon never loads yaml.
   let parsed: YamlResult;
   try {
-    parsed = await parseYamlInProcess(text);
+    parsed = await parseYamlInChildProcess(text);
   } catch (err) {
     throw new UsageError(`--config ${path}: cannot parse the file (${describeError(err)})`, { cause: err });
   }

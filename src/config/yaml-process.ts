@@ -10,8 +10,8 @@ const TIMEOUT_MS = 30_000;
 
 export type YamlResult = { data: unknown } | { error: string };
 
-/** The parse of text, or the parser's message; throws only when the parser could not run. */
-export function parseYamlInProcess(text: string): Promise<YamlResult> {
+/** The parse of text in a child process (the same Node binary), or the parser's message; throws only when the parser could not run. */
+export function parseYamlInChildProcess(text: string): Promise<YamlResult> {
   return new Promise((resolve, reject) => {
     // stderr inherited: yaml's own warnings (an unknown tag) reach the daemon's stderr, as before.
     const child = spawn(process.execPath, [PARSER], { stdio: ['pipe', 'pipe', 'inherit'] });

@@ -7,14 +7,21 @@ import { parse } from 'yaml';
 import { describeError } from '../base/errors.ts';
 import { encodeYamlValue } from './yaml-json.ts';
 
-let text = '';
-process.stdin.setEncoding('utf8');
-for await (const chunk of process.stdin) text += chunk as string;
-let line: string;
-try {
-  line = JSON.stringify({ data: encodeYamlValue(parse(text)) });
-} catch (err) {
-  // Reason and position only, never the quoted line (it may hold a secret): describeError, as before.
-  line = JSON.stringify({ error: describeError(err).split('\n')[0] });
+/** The answer line for one config text: the data, or the reason and position of the parse error. */
+function answer(text: string): string {
+  try {
+    return JSON.stringify({ data: encodeYamlValue(parse(text)) });
+  } catch (err) {
+    // Reason and position only, never the quoted line (it may hold a secret).
+    return JSON.stringify({ error: describeError(err).split('\n')[0] });
+  }
 }
-process.stdout.write(line + '\n');
+
+async function main(): Promise<void> {
+  let text = '';
+  process.stdin.setEncoding('utf8');
+  for await (const chunk of process.stdin) text += chunk as string;
+  process.stdout.write(answer(text) + '\n');
+}
+
+await main();

@@ -29,6 +29,8 @@ export class ApiserverStandin {
   #port: number;
   #mode: ReadyzMode = 'ok';
   #server: Server | undefined;
+  /** The latest close, for a caller that comes while it runs (or after: then it is settled). */
+  #closing: Promise<void> = Promise.resolve();
   readonly #opts: StandinOptions;
   readonly #sockets = new Set<Socket>();
   #requests = 0;
@@ -93,13 +95,13 @@ export class ApiserverStandin {
     this.#server = server;
   }
 
-  /** Stops listening and drops every connection, as a killed process would. */
-  async close(): Promise<void> {
+  /** Stops listening and drops every connection, as a killed process would. A second caller joins the first close. */
+  close(): Promise<void> {
     const server = this.#server;
-    if (!server) return;
+    if (!server) return this.#closing;
     this.#server = undefined;
     for (const s of this.#sockets) s.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return (this.#closing = new Promise<void>((resolve) => server.close(() => resolve())));
   }
 
   #handle(req: IncomingMessage, res: ServerResponse): void {

@@ -11,7 +11,7 @@
 // proxy's ConnectionSet decides about established connections.
 import type { OnReadOpts, Server, Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
-import { RelaySocket } from './forward-connection.ts';
+import { RelaySocket } from './relay/forward-connection.ts';
 
 /** libuv's TCP handle (tcp_wrap's TCP) as far as the proxy touches it. */
 export interface AcceptedHandle {

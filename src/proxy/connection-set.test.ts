@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConnectionSet, sweepPeriodMs } from './connection-set.ts';
-import type { RelayedConnection } from './connection-set.ts';
+import type { RelayedConnection } from './relay/relayed-connection.ts';
 
 /** What the sweep and the set touch of a connection. */
 function fakeConn(key: string, idleTimeoutMs: number) {

@@ -2,32 +2,7 @@
 // over a window (dead or drained upstream), waits for all to finish (shutdown), keeps byte totals,
 // and closes idle ones with one shared sweep.
 import { planCloseDelays } from './plan-close-delays.ts';
-
-/**
- * An established client-upstream pair as the set, the sweep and the frontend see it, whichever data
- * path moves its bytes (forward-connection.ts on net.Socket, handle-relay.ts on bare handles).
- */
-export interface RelayedConnection {
-  readonly upstreamKey: string;
-  /** Start time (ms) from the frontend's clock. */
-  readonly startedAt: number;
-  /** 0: never closed for idleness. */
-  readonly idleTimeoutMs: number;
-  readonly firstByteTimeoutMs: number;
-  /** A byte moved since the idle sweep last looked; the sweep clears it. */
-  active: boolean;
-  /** Milliseconds the idle sweep has seen no byte (reset when it finds the connection active). */
-  quietMs: number;
-  readonly bytesToUpstream: number;
-  readonly bytesToClient: number;
-  /** Both legs are closed or being closed: nothing left to close. */
-  readonly ended: boolean;
-  /** The read slices of the client and of the upstream (for the owner to give back); undefined: none (native path). */
-  readonly clientSlice: Buffer | undefined;
-  readonly upstreamSlice: Buffer | undefined;
-  /** Abortive close of both legs; idempotent. */
-  destroy(): void;
-}
+import type { RelayedConnection } from './relay/relayed-connection.ts';
 
 /**
  * The idle sweep's period for an idle timeout: an eighth of it, between 10 ms and 1 s. A connection

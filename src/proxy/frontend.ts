@@ -1,20 +1,16 @@
 // One frontend: its listeners, upstream pool, health checks and connections. Accepts a client,
 // picks an upstream, retries a failed connect on the next one inside the same client connection,
-// then hands both sockets to the forwarder. Acts on the upstream list's verdicts (log, evict).
-import type { Socket } from 'node:net';
+// then has its relay join the two (relay/relay.ts: which data path that is, the frontend does not
+// know). Acts on the upstream list's verdicts (log, evict).
 import type { Clock } from '../base/clock.ts';
 import type { Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
-import type { ProbeReason, ProbeResult } from '../probe/probe-result.ts';
-import { ConnectionSet, type RelayedConnection } from './connection-set.ts';
-import { connectUpstream } from './connect-upstream.ts';
-import { socketOnHandle, type AcceptedHandle } from './adopt-socket.ts';
-import { ForwardedConnection, relayError, relayRead, type ForwardOptions, type ForwardOwner, type RelaySocket } from './forward-connection.ts';
-import { connectHandle } from './handle-connect.ts';
-import type { RelayInternals, TcpHandle } from './handle-internals.ts';
-import { HandleConnection } from './handle-relay.ts';
-import type { NativeRelay } from './native-relay.ts';
+import type { ProbeResult } from '../probe/probe-result.ts';
+import { ConnectionSet } from './connection-set.ts';
+import type { AcceptedHandle } from './adopt-socket.ts';
+import type { PendingClient, Relay, RelayFactory } from './relay/relay.ts';
+import type { RelayOwner, RelayTiming } from './relay/relayed-connection.ts';
 import { HealthChecker } from './health-checker.ts';
 import { ListenerSet } from './listener-set.ts';
 import { pickUpstream } from './pick-upstream.ts';
@@ -23,7 +19,6 @@ import { herdSettings, type FrontendConfig, type LoadedHealthCheck } from './pro
 import type { FrontendSample, ProxyMetrics } from './proxy-metrics.ts';
 import { RebalanceLoop } from './rebalance-loop.ts';
 import { UpstreamList, type TransitionCause, type UpstreamEvent, type UpstreamMember } from './upstream-list.ts';
-import type { ReadBufferPool } from './read-buffer-pool.ts';
 import { fetchUpstreamVersion, probeUpstream } from './upstream-probe.ts';
 import { formatKubeMinor, isOlder } from './version-skew.ts';
 import { planResolved } from './dns-upstreams.ts';
@@ -41,12 +36,8 @@ export interface FrontendDeps {
   fromPrimary?: boolean;
   /** Told after each client connection of this process ends (a worker reports its load to the primary). */
   onConnectionClosed?: () => void;
-  /** Read slices for every socket of the process's frontends. */
-  buffers: ReadBufferPool;
-  /** The handle path's internals (handle-internals.ts); undefined: the socket path. */
-  relay?: RelayInternals;
-  /** With the handle path: established connections move their bytes in C (--relay native). */
-  native?: NativeRelay;
+  /** The process's data path (relay/choose-relay.ts): each frontend opens its relay from it. */
+  relay: RelayFactory;
   /** Told every check result after it is applied (see StartProxyOptions.onCheckResult). */
   onCheckResult?: (frontend: string, upstream: string, result: ProbeResult) => void;
 }
@@ -96,12 +87,12 @@ export class Frontend {
   #reachable: number | undefined;
   /** Upstreams whose /version is being read. */
   readonly #versionFetches = new Set<string>();
-  /** The native path could not take a connection (relayed on handles instead): logged once. */
-  #nativeRefusedLogged = false;
+  readonly #relay: Relay;
 
   constructor(config: FrontendConfig, check: LoadedHealthCheck, deps: FrontendDeps, discovered?: HostPort[]) {
     this.#config = config;
     this.#deps = deps;
+    this.#relay = deps.relay.open(config.name, this.#owner);
     this.#check = check;
     this.#herd = herdSettings(config);
     this.#discovered = discovered?.length ? discovered : undefined;
@@ -325,29 +316,12 @@ export class Frontend {
   #accept(accepted: AcceptedHandle): void {
     if (this.#overCap(accepted)) return;
     this.counters.accepted++;
-    const { buffers, relay } = this.#deps;
-    const slice = buffers.take();
-    if (relay !== undefined && accepted instanceof relay.TCP) {
-      // Uncounted when the connection closes (connectionClosed) or in #forwardHandle.
-      this.#open++;
-      void this.#forwardHandle(relay, accepted, slice);
-      return;
-    }
-    let client: RelaySocket;
-    try {
-      client = socketOnHandle(accepted, { buffer: slice, callback: relayRead });
-    } catch {
-      buffers.give(slice);
-      accepted.close();
-      return;
-    }
-    // Uncounted when the connection closes (connectionClosed) or, if it is never forwarded, when
-    // the client closes (#giveWhenClosed).
+    const client = this.#relay.accept(accepted);
+    if (client === undefined) return;
+    // Uncounted when the connection closes (connectionClosed) or, if it is never joined, once the
+    // relay has released the client (abandon).
     this.#open++;
-    client.on('error', relayError);
-    void this.#forward(client, slice).then((forwarded) => {
-      if (!forwarded) this.#giveWhenClosed(client, slice);
-    });
+    void this.#forward(client);
   }
 
   #closedOne(): void {
@@ -355,127 +329,29 @@ export class Frontend {
     this.#deps.onConnectionClosed?.();
   }
 
-  /** A client that was never forwarded: its read slice goes back once it is closed (no read can land in it any more). */
-  #giveWhenClosed(client: Socket, slice: Buffer): void {
-    const done = (): void => {
-      this.#closedOne();
-      this.#deps.buffers.give(slice);
-    };
-    if (client.closed) done();
-    else client.once('close', done);
-  }
+  readonly #closedOneFn = (): void => this.#closedOne();
 
-  /** An upstream socket that connected too late (the client is gone): its slice goes back once it is closed. */
-  #giveUpstreamWhenClosed(socket: Socket, slice: Buffer): void {
-    if (socket.closed) this.#deps.buffers.give(slice);
-    else socket.once('close', () => this.#deps.buffers.give(slice));
-  }
-
-  /** The frontend as the owner of its forwarded connections (one object, no callback per connection). */
-  readonly #owner: ForwardOwner = {
+  /** The frontend as the owner of its relayed connections (one object, no callback per connection). */
+  readonly #owner: RelayOwner = {
     connectionClosed: (c) => {
-      // Both sockets are closed: no write refers to either slice any more.
       this.#closedOne();
-      if (c.clientSlice) this.#deps.buffers.give(c.clientSlice);
-      if (c.upstreamSlice) this.#deps.buffers.give(c.upstreamSlice);
       this.list.release(c.upstreamKey);
       this.conns.remove(c);
     },
     noAnswer: (c) => this.#onNoAnswer(c.upstreamKey, c.firstByteTimeoutMs),
   };
 
-  /** Connects a socket-path client to an upstream; false when it did not (the client is destroyed). */
-  async #forward(client: RelaySocket, clientSlice: Buffer): Promise<boolean> {
-    const { config } = this;
-    const joined = await this.#connectLoop<RelaySocket>(
-      (target, slice) =>
-        connectUpstream({ host: target.host, port: target.port, timeoutMs: config.connectTimeoutMs, onread: { buffer: slice, callback: relayRead } }).then(
-          (out) => (out.ok ? { ok: true, leg: out.socket, latencyMs: out.latencyMs } : out),
-        ),
-      () => client.destroyed,
-      (upstream, key, slice) => new ForwardedConnection(client, upstream, key, this.#owner, this.#relayOptions(clientSlice, slice)),
-      (upstream, slice) => {
-        upstream.destroy();
-        this.#giveUpstreamWhenClosed(upstream, slice);
-      },
-    );
-    if (!joined) client.destroy();
-    return joined;
-  }
-
-  /** Connects a handle-path client to an upstream; false when it did not (the client handle is closed, its slice given back). */
-  async #forwardHandle(relay: RelayInternals, client: TcpHandle, clientSlice: Buffer): Promise<boolean> {
-    const { config } = this;
-    const joined = await this.#connectLoop<TcpHandle>(
-      (target, _slice) =>
-        connectHandle(relay, target.host, target.port, config.connectTimeoutMs).then((out) =>
-          out.ok ? { ok: true, leg: out.handle, latencyMs: out.latencyMs } : out,
-        ),
-      () => false,
-      (upstream, key, slice) => this.#joinHandles(relay, client, upstream, key, clientSlice, slice),
-      (upstream, slice) => {
-        // Never read from: its slice is free at once.
-        upstream.close();
-        this.#deps.buffers.give(slice);
-      },
-    );
-    if (!joined) {
-      // Never read from either.
-      client.close();
-      this.#closedOne();
-      this.#deps.buffers.give(clientSlice);
-    }
-    return joined;
-  }
-
-  /**
-   * Two connected handles become a relayed connection: in C when the native path runs and takes
-   * them (the read slices, never read into, go back at once), else on the handles.
-   */
-  #joinHandles(relay: RelayInternals, client: TcpHandle, upstream: TcpHandle, key: string, clientSlice: Buffer, upstreamSlice: Buffer): RelayedConnection {
-    const opts = this.#relayOptions(clientSlice, upstreamSlice);
-    const native = this.#deps.native;
-    if (native !== undefined) {
-      const conn = native.open(client, upstream, key, this.#owner, opts);
-      if (typeof conn !== 'string') {
-        this.#deps.buffers.give(clientSlice);
-        this.#deps.buffers.give(upstreamSlice);
-        return conn;
-      }
-      if (!this.#nativeRefusedLogged) {
-        this.#nativeRefusedLogged = true;
-        this.#deps.log.warn({ frontend: this.name, reason: conn }, 'the native data path refused a connection; it relays on bare libuv handles (logged once)');
-      }
-    }
-    return new HandleConnection(relay, client, upstream, key, this.#owner, opts);
-  }
-
-  #relayOptions(clientSlice: Buffer, upstreamSlice: Buffer): ForwardOptions {
-    const { config } = this;
-    return {
-      idleTimeoutMs: config.idleTimeoutMs,
-      startedAt: this.#deps.clock.now(),
-      firstByteTimeoutMs: config.firstByteTimeoutMs,
-      clientSlice,
-      upstreamSlice,
-    };
+  /** Connects a client to an upstream, or closes it when none connected or it went away. */
+  async #forward(client: PendingClient): Promise<void> {
+    if (!(await this.#connectLoop(client))) client.abandon(this.#closedOneFn);
   }
 
   /**
    * Picks upstreams and dials them until one connects (retrying on the next inside the same client
-   * connection), then joins it with the client; false when none did or the client went away. The
-   * data path is in `dial`, `join` and `discard` (a leg that connected too late).
+   * connection), then has the relay join it with the client; false when none did or the client
+   * went away.
    */
-  async #connectLoop<T>(
-    dial: (
-      target: HostPort,
-      slice: Buffer,
-    ) => Promise<{ ok: true; leg: T; latencyMs: number } | { ok: false; reason: ProbeReason; detail: string; latencyMs: number }>,
-    clientGone: () => boolean,
-    join: (leg: T, key: string, slice: Buffer) => RelayedConnection,
-    discard: (leg: T, slice: Buffer) => void,
-  ): Promise<boolean> {
-    const { buffers } = this.#deps;
+  async #connectLoop(client: PendingClient): Promise<boolean> {
     const { list, config } = this;
     const maxAttempts = (config.maxRetries ?? list.all().length - 1) + 1;
     const tried = new Set<string>();
@@ -491,7 +367,7 @@ export class Frontend {
         pacedMs += waitMs;
         this.#deps.metrics.pacedWaits.inc({ frontend: this.name, upstream: pick.key });
         await this.#deps.clock.sleep(waitMs);
-        if (clientGone() || this.#destroyed) return false;
+        if (client.gone || this.#destroyed) return false;
         attempt--;
         continue;
       }
@@ -501,29 +377,33 @@ export class Frontend {
       if (pick.failOpen) this.#count('failOpen');
       const target = this.#targets.get(pick.key)!;
       list.acquire(pick.key);
-      const slice = buffers.take();
-      const out = await dial(target, slice);
-      if (!out.ok) buffers.give(slice); // never read into: the leg never connected
+      const out = await client.dial(target, config.connectTimeoutMs);
       const labels = { frontend: this.name, upstream: pick.key };
       this.#deps.metrics.connectSeconds.observe({ ...labels, result: out.ok ? 'ok' : out.reason }, out.latencyMs / 1000);
       if (out.ok) {
-        if (clientGone() || this.#destroyed) {
+        if (client.gone || this.#destroyed) {
           list.release(pick.key);
-          discard(out.leg, slice);
+          client.discardUpstream();
           return false;
         }
         this.#deps.metrics.connections.inc(labels);
-        this.conns.add(join(out.leg, pick.key, slice));
+        this.conns.add(client.join(pick.key, this.#timing()));
         return true;
       }
       list.release(pick.key);
       if (out.reason === 'refused' || out.reason === 'timeout' || out.reason === 'unreachable') {
         this.#apply(pick.key, list.recordConnectFailure(pick.key, out, this.#deps.clock.now()), 'connect');
       }
-      if (clientGone()) return false;
+      if (client.gone) return false;
     }
     this.#count('failed');
     return false;
+  }
+
+  /** A new connection's timeouts, from the config in force when it is joined (a reload may have come during its dials). */
+  #timing(): RelayTiming {
+    const { config } = this;
+    return { idleTimeoutMs: config.idleTimeoutMs, startedAt: this.#deps.clock.now(), firstByteTimeoutMs: config.firstByteTimeoutMs };
   }
 
   /**

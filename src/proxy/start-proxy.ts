@@ -13,9 +13,11 @@ import { Frontend, type FrontendDeps } from './frontend.ts';
 import { proxyAdminRoutes } from './proxy-admin-routes.ts';
 import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './proxy-config.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
-import { ReadBufferPool } from './read-buffer-pool.ts';
-import { loadRelayInternals, type RelayInternals, type RelayPath } from './handle-internals.ts';
-import { addonCandidates, loadNativeRelay, type NativeRelay } from './native-relay.ts';
+import { chooseRelay } from './relay/choose-relay.ts';
+import type { loadRelayInternals } from './relay/handle-internals.ts';
+import { addonCandidates, loadNativeRelay } from './relay/native-relay.ts';
+import { ReadBufferPool } from './relay/read-buffer-pool.ts';
+import type { RelayPath } from './relay/relay.ts';
 import { countOpenFds, planConnectionCaps, readFdLimit } from './fd-budget.ts';
 import { ADMIN_MAX_CONNECTIONS } from '../admin/admin-server.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
@@ -63,39 +65,6 @@ export interface StartProxyOptions {
 
 /** /status: the data path this process runs, then the frontends. */
 export type ProxyStatus = { relay: RelayPath } & ReturnType<typeof proxyStatus>;
-
-/**
- * The handle path's internals when --relay handle or native (the default) and they fit this Node; undefined
- * for the socket path. A fallback is logged once, with the reason.
- */
-export function chooseRelay(asked: RelayPath, log: Logger, load: () => ReturnType<typeof loadRelayInternals>): RelayInternals | undefined {
-  if (asked === 'socket') return undefined;
-  const found = load();
-  if ('unusable' in found) {
-    log.warn({ relay: 'socket', reason: found.unusable }, 'the handle data path cannot run on this Node; relaying on net.Socket instead (--relay socket)');
-    return undefined;
-  }
-  return found;
-}
-
-/**
- * The native relay when --relay native and the handle path runs (it accepts and connects); else
- * undefined. Without the addon the proxy relays on the handle path, and says why once.
- */
-export function chooseNative(
-  asked: RelayPath,
-  internals: RelayInternals | undefined,
-  log: Logger,
-  load: () => ReturnType<typeof loadNativeRelay>,
-): NativeRelay | undefined {
-  if (asked !== 'native' || internals === undefined) return undefined;
-  const found = load();
-  if ('unusable' in found) {
-    log.warn({ relay: 'handle', reason: found.unusable }, 'the native data path cannot run here; relaying on bare libuv handles instead (--relay handle)');
-    return undefined;
-  }
-  return found;
-}
 
 export interface ReloadSummary {
   added: string[];
@@ -171,11 +140,14 @@ export class KubewardProxy implements ProxyHandle {
     this.#log = opts.log ?? createSilentLogger();
     this.#current = config;
     const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => this.#frontends.map((f) => f.sample()));
-    const asked = opts.relay ?? 'native';
-    const relay = chooseRelay(asked, this.#log, opts.loadRelayInternals ?? loadRelayInternals);
     const readBytes = opts.readBufferBytes ?? 64 * 1024;
     const loadNative = opts.loadNativeRelay ?? ((bytes: number) => loadNativeRelay(bytes, addonCandidates(opts.nativeAddon)));
-    const native = chooseNative(asked, relay, this.#log, () => loadNative(readBytes));
+    const relay = chooseRelay(opts.relay ?? 'native', {
+      log: this.#log,
+      buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }),
+      loadInternals: opts.loadRelayInternals,
+      loadNative: () => loadNative(readBytes),
+    });
     this.#deps = {
       log: this.#log,
       metrics,
@@ -187,9 +159,7 @@ export class KubewardProxy implements ProxyHandle {
       fromPrimary: opts.fromPrimary,
       onConnectionClosed: opts.onConnectionClosed,
       onCheckResult: opts.onCheckResult,
-      buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }),
       relay,
-      native,
     };
     metrics.relayPath.set({ path: this.relayPath }, 1);
     this.adminRoutes = proxyAdminRoutes((name, upstream, drained) => {
@@ -213,8 +183,7 @@ export class KubewardProxy implements ProxyHandle {
 
   /** The data path this process runs (see chooseRelay). */
   get relayPath(): RelayPath {
-    if (this.#deps.relay === undefined) return 'socket';
-    return this.#deps.native === undefined ? 'handle' : 'native';
+    return this.#deps.relay.path;
   }
 
   /** Client connections open in this process, over every frontend (retired ones too). */

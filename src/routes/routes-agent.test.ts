@@ -197,6 +197,25 @@ test('close removes our rules, unless told to keep them', async (t) => {
   assert.equal(b.backend.cleaned, false);
 });
 
+test('a second close() joins the first: it resolves only once the rules are removed', async (t) => {
+  const { agent, backend } = makeAgent(t);
+  await agent.start();
+  const gate = Promise.withResolvers<void>();
+  const cleanup = backend.cleanup.bind(backend);
+  backend.cleanup = async () => {
+    await gate.promise;
+    await cleanup();
+  };
+  const first = agent.close();
+  let secondDone = false;
+  const second = agent.close().then(() => (secondDone = true));
+  await settle();
+  assert.equal(secondDone, false, 'the second caller waits for the rules to go');
+  gate.resolve();
+  await Promise.all([first, second]);
+  assert.equal(backend.cleaned, true);
+});
+
 test('kept rules match the state files at exit: a .down written just before close is applied, not lost', async (t) => {
   const { agent, reader, backend } = makeAgent(t, { cleanupOnExit: false, resyncMs: 60_000 });
   reader.files.set('10.0.0.100.up', '');

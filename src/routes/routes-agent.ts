@@ -71,6 +71,7 @@ export class RoutesAgent {
   #pending: SyncKind | undefined;
   #running: Promise<void> | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
   /** Every timer is a clock sleep with its own abort handle, so an injected clock drives them all. */
   readonly #timers = new Set<AbortController>();
   #staleTimer: AbortController | undefined;
@@ -388,9 +389,15 @@ export class RoutesAgent {
     };
   }
 
-  /** Stops the loop, waits for a sync in flight, and removes our rules when configured to. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Stops the loop, waits for a sync in flight, and removes our rules when configured to. Runs once;
+   * a later caller gets the same completion (it too returns only once the rules are settled).
+   */
+  close(): Promise<void> {
+    return (this.#closing ??= this.#close());
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
     for (const t of this.#timers) t.abort();
     this.#timers.clear();

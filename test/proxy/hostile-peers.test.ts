@@ -10,7 +10,7 @@ import { readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import fc from 'fast-check';
 import { waitFor } from '../../testkit/wait-for.ts';
-import type { RelayPath } from '../../src/proxy/handle-internals.ts';
+import type { RelayPath } from '../../src/proxy/relay/relay.ts';
 import { frontendConfig, listenPort, startTestProxy, startUpstreams } from './proxy-fixtures.ts';
 
 type Side = 'client' | 'upstream';

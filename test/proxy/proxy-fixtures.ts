@@ -4,7 +4,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { request } from 'node:https';
 import type { TestContext } from 'node:test';
 import { startProxy, type ProxyHandle, type StartProxyOptions } from '../../src/proxy/start-proxy.ts';
-import type { RelayPath } from '../../src/proxy/handle-internals.ts';
+import type { RelayPath } from '../../src/proxy/relay/relay.ts';
 import type { FrontendConfig, ProxyConfig } from '../../src/proxy/proxy-config.ts';
 import type { HostPort } from '../../src/config/fields.ts';
 import type { UpstreamState } from '../../src/proxy/upstream-list.ts';

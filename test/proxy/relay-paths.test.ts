@@ -10,8 +10,9 @@ import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { createLogger } from '../../src/base/logger.ts';
-import { loadRelayInternals, type RelayPath } from '../../src/proxy/handle-internals.ts';
-import { addonCandidates, NativeRelay } from '../../src/proxy/native-relay.ts';
+import { loadRelayInternals } from '../../src/proxy/relay/handle-internals.ts';
+import type { RelayPath } from '../../src/proxy/relay/relay.ts';
+import { addonCandidates, NativeRelay } from '../../src/proxy/relay/native-relay.ts';
 import { startProxy, type StartProxyOptions } from '../../src/proxy/start-proxy.ts';
 import { RELAY_PATHS, frontendConfig, listenPort, startTestProxy, startUpstreams, type TcpUpstream } from './proxy-fixtures.ts';
 

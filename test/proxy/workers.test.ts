@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
-import { MAIN, NODE } from '../../testkit/kubeward-process.ts';
+import { boundPortsInLog, MAIN, NODE } from '../../testkit/kubeward-process.ts';
 import { ensureNativeAddon, openGreeted, startUpstreams } from './proxy-fixtures.ts';
 import { isAlive } from '../../testkit/process-alive.ts';
 import { adminTokenFixture } from '../../testkit/admin-token.ts';
@@ -27,18 +27,24 @@ interface Started {
   child: ChildProcess;
   log: () => { msg: string; pids?: number[] }[];
   stderr: () => string;
+  /** The primary's bound listen (its first frontend's) and admin ports, from its log. */
+  ports: () => Promise<{ listen: number; admin: number }>;
   ready: () => Promise<unknown>;
 }
 
-function startWorkers(t: TestContext, args: string[], admin: number): Started {
-  const child = spawn(NODE, [MAIN, 'proxy', ...args, ...ADMIN_TOKEN.args, '--admin-address', `127.0.0.1:${admin}`, '--log-format', 'json', '--workers', '2'], {
+/** The admin listener binds port 0: its port, and a listen port of 0, are read from the log. */
+function startWorkers(t: TestContext, args: string[]): Started {
+  const child = spawn(NODE, [MAIN, 'proxy', ...args, ...ADMIN_TOKEN.args, '--admin-address', '127.0.0.1:0', '--log-format', 'json', '--workers', '2'], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  let bound: Promise<{ listen: number; admin: number }> | undefined;
+  const ports = () => (bound ??= boundPortsInLog(() => stderr));
   t.after(async () => {
-    const workers = await processesOn(admin).catch(() => []);
+    // No ports logged: the primary never got as far as starting its workers.
+    const workers = bound ? await bound.then((b) => processesOn(b.admin)).catch(() => []) : [];
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     for (const pid of workers) kill(pid);
   });
@@ -47,12 +53,14 @@ function startWorkers(t: TestContext, args: string[], admin: number): Started {
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as { msg: string; pids?: number[] });
-  const ready = () =>
-    waitFor(async () => (await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined))?.status === 200, {
+  const ready = async () => {
+    const { admin } = await ports();
+    return waitFor(async () => (await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined))?.status === 200, {
       timeoutMs: 15_000,
       what: `proxy and workers ready; stderr: ${stderr.slice(-400)}`,
     });
-  return { child, log, stderr: () => stderr, ready };
+  };
+  return { child, log, stderr: () => stderr, ports, ready };
 }
 
 /** Every pid of the proxy's process tree is found through the admin port's owner (the primary) and its children. */
@@ -99,24 +107,21 @@ function refused(port: number): Promise<boolean> {
 
 test('--workers 2 --worker-accept primary: a burst of 64 connects splits 32/32, only the primary listens, a killed worker comes back, a killed primary takes the worker along', async (t) => {
   const ups = await startUpstreams(t, ['a']);
-  const [port, admin] = [await freePort(), await freePort()];
-  const p = startWorkers(
-    t,
-    [
-      '--listen',
-      `127.0.0.1:${port}`,
-      '--upstream',
-      `127.0.0.1:${ups[0]!.address.port}`,
-      '--health-check',
-      'tcp',
-      '--shutdown-grace',
-      '500ms',
-      '--worker-accept',
-      'primary',
-    ],
-    admin,
-  );
+  const p = startWorkers(t, [
+    '--listen',
+    '127.0.0.1:0',
+    '--upstream',
+    `127.0.0.1:${ups[0]!.address.port}`,
+    '--health-check',
+    'tcp',
+    '--shutdown-grace',
+    '500ms',
+    '--worker-accept',
+    'primary',
+  ]);
   await p.ready();
+  // Only the primary listens (--worker-accept primary): the port it logged is the one clients use.
+  const { listen: port } = await p.ports();
   const primary = p.child.pid!;
   const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
   assert.ok(worker);
@@ -155,14 +160,16 @@ test('--workers 2 --worker-accept primary: a burst of 64 connects splits 32/32, 
 
 test('--workers 2 --worker-accept primary: a reload that adds and removes a listen address changes where clients connect, and both processes serve the new one', async (t) => {
   const ups = await startUpstreams(t, ['a']);
-  const [a, b, admin] = [await freePort(), await freePort(), await freePort()];
+  // freePort stays for the listen addresses: they are written into the config file under test, and
+  // b must be known before the reload binds it.
+  const [a, b] = [await freePort(), await freePort()];
   const dir = await mkdtemp(join(tmpdir(), 'kw-workers-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'proxy.yaml');
   const yaml = (ports: number[]) =>
     `healthCheck: tcp\nfrontends:\n  - name: api\n    listen: [${ports.map((x) => `"127.0.0.1:${x}"`).join(', ')}]\n    upstreams: ["127.0.0.1:${ups[0]!.address.port}"]\n`;
   await writeFile(file, yaml([a]));
-  const p = startWorkers(t, ['--config', file, '--worker-accept', 'primary'], admin);
+  const p = startWorkers(t, ['--config', file, '--worker-accept', 'primary']);
   await p.ready();
   const primary = p.child.pid!;
   const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
@@ -198,12 +205,19 @@ test('--workers 2 --worker-accept primary: a reload that adds and removes a list
 
 test('--workers 2 (--worker-accept reuseport, the default): every process listens and the kernel spreads a burst of 64 connects over both', async (t) => {
   const ups = await startUpstreams(t, ['a']);
-  const [port, admin] = [await freePort(), await freePort()];
-  const p = startWorkers(
-    t,
-    ['--listen', `127.0.0.1:${port}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp', '--worker-accept', 'reuseport'],
-    admin,
-  );
+  // freePort stays for the listen port: the primary and its worker each bind this same port
+  // (SO_REUSEPORT), where port 0 would give each process a port of its own.
+  const port = await freePort();
+  const p = startWorkers(t, [
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--upstream',
+    `127.0.0.1:${ups[0]!.address.port}`,
+    '--health-check',
+    'tcp',
+    '--worker-accept',
+    'reuseport',
+  ]);
   await p.ready();
   const primary = p.child.pid!;
   const [worker] = p.log().find((l) => l.msg === 'proxy workers started')!.pids!;
@@ -220,10 +234,10 @@ test('--workers 2 (--worker-accept reuseport, the default): every process listen
 test('--workers 2 --worker-accept primary --relay native: the worker relays in C the connections the primary hands it (32/32), none falls back', async (t) => {
   await ensureNativeAddon();
   const ups = await startUpstreams(t, ['a']);
-  const [port, admin] = [await freePort(), await freePort()];
-  const args = ['--listen', `127.0.0.1:${port}`, '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp'];
-  const p = startWorkers(t, [...args, '--shutdown-grace', '500ms', '--worker-accept', 'primary', '--relay', 'native'], admin);
+  const args = ['--listen', '127.0.0.1:0', '--upstream', `127.0.0.1:${ups[0]!.address.port}`, '--health-check', 'tcp'];
+  const p = startWorkers(t, [...args, '--shutdown-grace', '500ms', '--worker-accept', 'primary', '--relay', 'native']);
   await p.ready();
+  const { listen: port, admin } = await p.ports();
   const status = (await (await fetch(`http://127.0.0.1:${admin}/status`, { headers: ADMIN_TOKEN.headers })).json()) as { relay: string };
   assert.equal(status.relay, 'native', "the primary's data path");
   const primary = p.child.pid!;

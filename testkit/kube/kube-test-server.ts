@@ -73,10 +73,25 @@ export interface KubeTestOptions {
   controllers?: readonly string[];
 }
 
+/** Starts made when the ports picked lose a race with another process (see below). */
+const START_ATTEMPTS = 3;
+
 export async function startKubeApiserver(env = kubeTestEnv(), opts: KubeTestOptions = {}): Promise<KubeTestServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(env, opts);
+    } catch (err) {
+      // freePort stays here (start.sh passes the ports to etcd and kube-apiserver before they run,
+      // and kube-apiserver cannot pick its own: --secure-port 0 turns serving off), so another
+      // process may take a port between the pick and the bind: then new ports, a bounded number of times.
+      const stderr = String((err as { stderr?: unknown }).stderr ?? '');
+      if (attempt >= START_ATTEMPTS || !/is busy|address already in use/.test(stderr)) throw err;
+    }
+  }
+}
+
+async function startOnce(env: ReturnType<typeof kubeTestEnv>, opts: KubeTestOptions): Promise<KubeTestServer> {
   const stateDir = await mkdtemp(join(tmpdir(), 'kw-kube-'));
-  // freePort stays: start.sh passes these ports to etcd and kube-apiserver before they run, and
-  // kube-apiserver cannot pick its own (--secure-port 0 turns serving off).
   const port = await freePort();
   let etcdPort = await freePort();
   // The etcd peer port is the client port + 10; find a pair that is free.

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describeError } from '../../base/errors.ts';
 import { KubeApiError, errorFromResponse } from './kube-api-error.ts';
-import { pooledTls, type PooledTls, type TlsIdentityOptions } from './tls-agent-pool.ts';
+import type { PooledTls, TlsAgentPool, TlsIdentityOptions } from './tls-agent-pool.ts';
 import type { WatchEvent } from './kube-types.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -38,11 +38,12 @@ export interface KubeClientOptions {
    */
   keepAlive?: boolean;
   /**
-   * Use the process's shared keep-alive agent and TLS context for this client's TLS identity
+   * Use this pool's shared keep-alive agent and TLS context for this client's TLS identity
    * (tls-agent-pool.ts) instead of client-node's agent: for the operator's many per-cluster clients,
-   * which make one or two calls a cycle and never watch. Idle sockets close after 15 s.
+   * which make one or two calls a cycle and never watch, all given the same pool. Idle sockets close
+   * after 15 s. Absent: client-node's agent.
    */
-  sharedTls?: boolean;
+  sharedTls?: TlsAgentPool;
 }
 
 export class KubeClient {
@@ -51,7 +52,7 @@ export class KubeClient {
   readonly #timeoutMs: number;
   readonly #userAgent: string;
   readonly #keepAlive: boolean;
-  readonly #sharedTls: boolean;
+  readonly #sharedTls: TlsAgentPool | undefined;
 
   constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
     this.#kc = kc;
@@ -59,7 +60,7 @@ export class KubeClient {
     this.#timeoutMs = opts.timeoutMs || 30_000;
     this.#userAgent = opts.userAgent ?? 'kubeward';
     this.#keepAlive = opts.keepAlive ?? false;
-    this.#sharedTls = opts.sharedTls ?? false;
+    this.#sharedTls = opts.sharedTls;
   }
 
   get server(): string {
@@ -122,10 +123,10 @@ export class KubeClient {
     const url = new URL(this.#server.pathname.replace(/\/$/, '') + path, this.#server);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     let options: RequestOptions & { ca?: unknown } = { method, headers: {} };
-    if (this.#sharedTls && sharesTls(this.#kc, url)) {
+    if (this.#sharedTls !== undefined && sharesTls(this.#kc, url)) {
       await applyWithoutAgent(this.#kc, options);
       // Computed per call: an exec credential plugin may hand out a new client certificate.
-      const shared = pooledTls(options as TlsIdentityOptions);
+      const shared = this.#sharedTls.pooledTls(options as TlsIdentityOptions);
       // The shared context holds the CA, certificate and key: the request goes without them, so the
       // agent's getName need not copy the options to leave them out (pooledRequestOptions).
       options = pooledRequestOptions(options, shared);

@@ -10,25 +10,20 @@ import fc from 'fast-check';
 import { createTestCa } from '../../../testkit/certs.ts';
 import { KubeClient, pooledRequestOptions, sharesTls } from './kube-client.ts';
 import { loadKubeConfig } from './load-kube-config.ts';
-import {
-  closedTlsContexts,
-  keptTlsSessionBytes,
-  keptTlsSessions,
-  pooledTls,
-  pooledTlsCount,
-  tlsIdentityKey,
-  type TlsIdentityOptions,
-} from './tls-agent-pool.ts';
+import { TlsAgentPool, tlsIdentityKey, type TlsIdentityOptions } from './tls-agent-pool.ts';
+
+/** One pool for the file's tests, as one process's clients share one. */
+const pool = new TlsAgentPool();
 
 test('clients with the same TLS identity share one keep-alive agent and context; another identity gets its own', () => {
-  const before = pooledTlsCount();
-  const a = pooledTls({ rejectUnauthorized: true, servername: 'api.one.example' });
-  const b = pooledTls({ rejectUnauthorized: true, servername: 'api.one.example' });
-  const c = pooledTls({ rejectUnauthorized: true, servername: 'api.two.example' });
+  const before = pool.pooledTlsCount();
+  const a = pool.pooledTls({ rejectUnauthorized: true, servername: 'api.one.example' });
+  const b = pool.pooledTls({ rejectUnauthorized: true, servername: 'api.one.example' });
+  const c = pool.pooledTls({ rejectUnauthorized: true, servername: 'api.two.example' });
   assert.equal(a, b);
   assert.notEqual(a.agent, c.agent);
   assert.notEqual(a.secureContext, c.secureContext);
-  assert.equal(pooledTlsCount(), before + 2);
+  assert.equal(pool.pooledTlsCount(), before + 2);
   const opts = a.agent.options as { keepAlive?: boolean; maxSockets?: number; timeout?: number };
   assert.equal(opts.keepAlive, true);
   assert.ok((opts.maxSockets ?? Infinity) <= 8, 'a small number of sockets per origin');
@@ -74,7 +69,7 @@ users:
 test("a pooled agent's socket-list key is the origin and the TLS options without the CA, certificate and key (its context holds them)", () => {
   const pem = (label: string) => `-----BEGIN ${label}-----\n${'A'.repeat(1500)}\n-----END ${label}-----\n`;
   // The request's options as client-node fills them in: the material next to the pooled context.
-  const { agent } = pooledTls({ rejectUnauthorized: true, servername: 'api.name.example' });
+  const { agent } = pool.pooledTls({ rejectUnauthorized: true, servername: 'api.name.example' });
   const material = { ca: pem('CERTIFICATE'), cert: Buffer.from(pem('CERTIFICATE')), key: pem('PRIVATE KEY') };
   const request = { host: 'api.name.example', port: 6443, rejectUnauthorized: true, servername: 'api.name.example', ...material };
   const name = agent.getName(request);
@@ -88,13 +83,13 @@ test("a pooled agent's socket-list key is the origin and the TLS options without
 
 test("an identity unused for 4 s with no socket is dropped (its context's memory), and the next call builds it again", () => {
   const t0 = Date.now() + 86_400_000; // after every entry the other tests made
-  const a = pooledTls({ servername: 'api.idle.example' }, t0);
-  assert.equal(pooledTls({ servername: 'api.idle.example' }, t0 + 3_000), a, 'still in use within 4 s');
-  const b = pooledTls({ servername: 'api.other.example' }, t0 + 3_000 + 4_000);
-  const again = pooledTls({ servername: 'api.idle.example' }, t0 + 3_000 + 4_000);
+  const a = pool.pooledTls({ servername: 'api.idle.example' }, t0);
+  assert.equal(pool.pooledTls({ servername: 'api.idle.example' }, t0 + 3_000), a, 'still in use within 4 s');
+  const b = pool.pooledTls({ servername: 'api.other.example' }, t0 + 3_000 + 4_000);
+  const again = pool.pooledTls({ servername: 'api.idle.example' }, t0 + 3_000 + 4_000);
   assert.notEqual(again, a);
   assert.notEqual(again.secureContext, a.secureContext);
-  assert.equal(pooledTls({ servername: 'api.other.example' }, t0 + 3_000 + 4_001), b, 'a recent one is kept');
+  assert.equal(pool.pooledTls({ servername: 'api.other.example' }, t0 + 3_000 + 4_001), b, 'a recent one is kept');
 });
 
 test("a dropped identity's context is freed at once, and a caller that still holds the entry connects with a context of its own (node aborts on a closed one)", async (t) => {
@@ -111,12 +106,12 @@ test("a dropped identity's context is freed at once, and a caller that still hol
   const port = (server.address() as AddressInfo).port;
   const identity = { ca: ca.cert, rejectUnauthorized: true };
   const t0 = Date.now() + 1.5 * 86_400_000; // after the entries of the tests above, before those below
-  const held = pooledTls(identity, t0);
-  const closedBefore = closedTlsContexts();
+  const held = pool.pooledTls(identity, t0);
+  const closedBefore = pool.closedTlsContexts();
   // 5 s later, unused and without a socket: the next call drops it.
-  const again = pooledTls(identity, t0 + 5_000);
+  const again = pool.pooledTls(identity, t0 + 5_000);
   assert.notEqual(again, held, 'dropped and built again');
-  assert.equal(closedTlsContexts(), closedBefore + 1, "the dropped identity's context was freed");
+  assert.equal(pool.closedTlsContexts(), closedBefore + 1, "the dropped identity's context was freed");
   const get = (shared: typeof held) =>
     new Promise<string>((resolve, reject) => {
       const options = { host: '127.0.0.1', port, path: '/', ...identity, agent: shared.agent, secureContext: shared.secureContext };
@@ -146,7 +141,7 @@ test("a cluster's next cycle resumes its TLS session after the agent was dropped
   // One call through the pool as kube-client.ts makes it; reports whether its connection resumed a session.
   const call = (identity: TlsIdentityOptions, nowMs: number) =>
     new Promise<{ resumed: boolean; agent: unknown }>((resolve, reject) => {
-      const shared = pooledTls(identity, nowMs);
+      const shared = pool.pooledTls(identity, nowMs);
       const options: RequestOptions & { secureContext: unknown } = {
         host: '127.0.0.1',
         port,
@@ -179,10 +174,10 @@ test("a cluster's next cycle resumes its TLS session after the agent was dropped
     });
   const t0 = Date.now() + 2 * 86_400_000; // after every entry the other tests made
   const mine = { ca: caPem, rejectUnauthorized: true };
-  const before = keptTlsSessions();
+  const before = pool.keptTlsSessions();
   const first = await call(mine, t0);
   assert.equal(first.resumed, false, 'the first connection makes a full handshake');
-  assert.ok(keptTlsSessions() > before, 'its session is kept');
+  assert.ok(pool.keptTlsSessions() > before, 'its session is kept');
   // The next cycle, 30 s later: the identity (agent and context) was dropped and is built again.
   const next = await call(mine, t0 + 30_000);
   assert.notEqual(next.agent, first.agent, 'a new agent');
@@ -223,7 +218,7 @@ current-context: x
 `;
   // A cycle: one call by a client built from the kubeconfig, as the operator's per-cluster client.
   const cycle = async () => {
-    const client = new KubeClient(loadKubeConfig({ kind: 'text', text, what: 'test' }), { sharedTls: true, timeoutMs: 5000 });
+    const client = new KubeClient(loadKubeConfig({ kind: 'text', text, what: 'test' }), { sharedTls: pool, timeoutMs: 5000 });
     assert.deepEqual(await client.request('GET', '/api/v1/nodes'), { kind: 'NodeList', items: [] });
   };
   await cycle();
@@ -236,7 +231,7 @@ current-context: x
   );
   assert.equal(seen[0]!.resumed, false);
   assert.equal(seen[1]!.resumed, true, "the second cycle resumed the first one's session");
-  const bytes = keptTlsSessionBytes();
+  const bytes = pool.keptTlsSessionBytes();
   assert.ok(bytes.length > 0);
   assert.equal(bytes.held, bytes.length, 'each kept session is a Buffer of its own, not a slice that keeps a pool slab alive');
 });
@@ -255,7 +250,7 @@ test("a pooled call's options leave the material to the shared context and keep 
     servername: 'api',
     rejectUnauthorized: true,
   };
-  const shared = pooledTls({ ca: o.ca, servername: 'api' });
+  const shared = pool.pooledTls({ ca: o.ca, servername: 'api' });
   const out = pooledRequestOptions(o as RequestOptions, shared) as RequestOptions & Record<string, unknown>;
   for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase']) assert.equal(k in out, false, k);
   assert.equal(out.headers, o.headers);

@@ -53,9 +53,6 @@ interface Entry extends PooledTls {
   lastUsedMs: number;
 }
 
-/** Contexts freed by closeContext, for tests. */
-let closedContexts = 0;
-
 /**
  * TLS sessions kept past their agent, per identity and origin, most recently stored last. An agent
  * caches the sessions of its own connections, but it is dropped between a cluster's cycles (above),
@@ -66,7 +63,11 @@ let closedContexts = 0;
  * node checks the server's name only on a full handshake, and the session was made by one that
  * passed the same checks (same CA and verification: they are part of the identity key).
  */
-const sessions = new Map<string, Buffer>();
+interface SessionStore {
+  sessions: Map<string, Buffer>;
+  /** Contexts freed by closeContext (tests). */
+  closedContexts: number;
+}
 
 /**
  * Kept as a copy of its own. The session node hands over is a slice of a Buffer pool slab (64 KiB in
@@ -74,7 +75,7 @@ const sessions = new Map<string, Buffer>();
  * 155 slabs (10 MiB, 14 KiB per cluster) were held by about six small slices each, mostly sessions
  * and the CA of requests in flight (heap snapshot, docs/design/operator-memory.md).
  */
-function keepSession(at: string, session: Buffer): void {
+function keepSession(sessions: Map<string, Buffer>, at: string, session: Buffer): void {
   const own = Buffer.allocUnsafeSlow(session.length);
   session.copy(own);
   sessions.delete(at);
@@ -86,12 +87,14 @@ function keepSession(at: string, session: Buffer): void {
 class SessionKeepingAgent extends HttpsAgent {
   readonly #identity: string;
   readonly #context: SecureContext;
+  readonly #store: SessionStore;
   #closed = false;
 
-  constructor(identity: string, context: SecureContext, options: ConstructorParameters<typeof HttpsAgent>[0]) {
+  constructor(identity: string, context: SecureContext, store: SessionStore, options: ConstructorParameters<typeof HttpsAgent>[0]) {
     super(options);
     this.#identity = identity;
     this.#context = context;
+    this.#store = store;
   }
 
   /**
@@ -105,7 +108,7 @@ class SessionKeepingAgent extends HttpsAgent {
     const native = (this.#context as { context?: { close?: () => void } }).context;
     if (typeof native?.close !== 'function') return; // then V8's collection frees it, as before
     this.#closed = true;
-    closedContexts++;
+    this.#store.closedContexts++;
     native.close();
   }
 
@@ -130,6 +133,7 @@ class SessionKeepingAgent extends HttpsAgent {
   // options.session when set (before its per-agent cache) and caches what the socket's 'session' gives.
   override createConnection(options: ConnectionOptions, callback?: (err: Error | null, socket: Duplex) => void): Duplex {
     const at = `${this.#identity} ${options.host ?? ''}:${options.port ?? ''}:${options.servername ?? ''}`;
+    const { sessions } = this.#store;
     const kept = options.session === undefined ? sessions.get(at) : undefined;
     const make = super.createConnection as (o: ConnectionOptions, cb?: (err: Error | null, socket: Duplex) => void) => TLSSocket;
     // The socket keeps the options it was made with for its life (node's tls.connect). With this
@@ -141,7 +145,7 @@ class SessionKeepingAgent extends HttpsAgent {
         ? { secureContext: undefined }
         : { ca: undefined, cert: undefined, key: undefined, pfx: undefined, passphrase: undefined };
     const socket = make.call(this, { ...options, ...tlsOptions, ...(kept ? { session: kept } : {}) }, callback);
-    socket.on('session', (session: Buffer) => keepSession(at, session));
+    socket.on('session', (session: Buffer) => keepSession(sessions, at, session));
     // As the agent does with its own cache: a connection that failed may have failed on the session.
     socket.once('close', (hadError: boolean) => {
       if (hadError) sessions.delete(at);
@@ -149,9 +153,6 @@ class SessionKeepingAgent extends HttpsAgent {
     return socket;
   }
 }
-
-/** In order of last use, oldest first. */
-const pool = new Map<string, Entry>();
 
 function feed(h: ReturnType<typeof createHash>, label: string, v: string | Buffer | (string | Buffer)[] | boolean | undefined): void {
   const parts = v === undefined ? [] : Array.isArray(v) ? v : [v];
@@ -181,72 +182,84 @@ function hasSockets(agent: HttpsAgent): boolean {
   return any(agent.sockets) || any(agent.freeSockets) || any(agent.requests);
 }
 
-/** Drops the identities unused for DROP_AFTER_MS that have no socket; stops at the first recent one (the map is oldest first). */
-function dropIdle(nowMs: number): void {
-  for (const [key, e] of pool) {
-    if (nowMs - e.lastUsedMs < DROP_AFTER_MS) return;
-    if (hasSockets(e.agent)) continue;
-    pool.delete(key);
-    e.agent.closeContext();
+/**
+ * The agents, contexts and kept sessions of the TLS identities of many clients: the operator's
+ * cluster source (secretClusterSource) makes one and hands it to every per-cluster kube client
+ * (KubeClientOptions.sharedTls).
+ */
+export class TlsAgentPool {
+  /** In order of last use, oldest first. */
+  readonly #pool = new Map<string, Entry>();
+  readonly #store: SessionStore = { sessions: new Map(), closedContexts: 0 };
+
+  /** Drops the identities unused for DROP_AFTER_MS that have no socket; stops at the first recent one (the map is oldest first). */
+  #dropIdle(nowMs: number): void {
+    for (const [key, e] of this.#pool) {
+      if (nowMs - e.lastUsedMs < DROP_AFTER_MS) return;
+      if (hasSockets(e.agent)) continue;
+      this.#pool.delete(key);
+      e.agent.closeContext();
+    }
   }
-}
 
-/** The shared agent and context for this identity, made on first use. nowMs: tests. */
-export function pooledTls(o: TlsIdentityOptions, nowMs = Date.now()): PooledTls {
-  dropIdle(nowMs);
-  const key = tlsIdentityKey(o);
-  const hit = pool.get(key);
-  if (hit) {
-    // Most recently used last, so the oldest is dropped first.
-    pool.delete(key);
-    hit.lastUsedMs = nowMs;
-    pool.set(key, hit);
-    return hit;
+  /** The shared agent and context for this identity, made on first use. nowMs: tests. */
+  pooledTls(o: TlsIdentityOptions, nowMs = Date.now()): PooledTls {
+    const pool = this.#pool;
+    this.#dropIdle(nowMs);
+    const key = tlsIdentityKey(o);
+    const hit = pool.get(key);
+    if (hit) {
+      // Most recently used last, so the oldest is dropped first.
+      pool.delete(key);
+      hit.lastUsedMs = nowMs;
+      pool.set(key, hit);
+      return hit;
+    }
+    const secureContext = createSecureContext({ ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase });
+    const agent = new SessionKeepingAgent(key, secureContext, this.#store, {
+      keepAlive: true,
+      maxSockets: MAX_SOCKETS,
+      maxFreeSockets: MAX_FREE_SOCKETS,
+      timeout: IDLE_MS,
+      scheduling: 'lifo',
+      // The kept sessions (SessionStore) are copies; the agent's own cache would keep node's slices.
+      maxCachedSessions: 0,
+    });
+    const entry = { agent, secureContext, lastUsedMs: nowMs };
+    pool.set(key, entry);
+    if (pool.size > MAX_IDENTITIES) {
+      // Past the bound the oldest goes even with sockets: its context is left to V8, which frees it
+      // once those sockets are gone.
+      const [oldKey, oldest] = pool.entries().next().value!;
+      pool.delete(oldKey);
+      if (!hasSockets(oldest.agent)) oldest.agent.closeContext();
+    }
+    return entry;
   }
-  const secureContext = createSecureContext({ ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase });
-  const agent = new SessionKeepingAgent(key, secureContext, {
-    keepAlive: true,
-    maxSockets: MAX_SOCKETS,
-    maxFreeSockets: MAX_FREE_SOCKETS,
-    timeout: IDLE_MS,
-    scheduling: 'lifo',
-    // The sessions map above keeps them, as copies; the agent's own cache would keep node's slices.
-    maxCachedSessions: 0,
-  });
-  const entry = { agent, secureContext, lastUsedMs: nowMs };
-  pool.set(key, entry);
-  if (pool.size > MAX_IDENTITIES) {
-    // Past the bound the oldest goes even with sockets: its context is left to V8, which frees it
-    // once those sockets are gone.
-    const [oldKey, oldest] = pool.entries().next().value!;
-    pool.delete(oldKey);
-    if (!hasSockets(oldest.agent)) oldest.agent.closeContext();
+
+  /** For tests: how many identities the pool holds. */
+  pooledTlsCount(): number {
+    return this.#pool.size;
   }
-  return entry;
-}
 
-/** For tests: how many identities the pool holds. */
-export function pooledTlsCount(): number {
-  return pool.size;
-}
-
-/** For tests: how many dropped identities' contexts were freed at once. */
-export function closedTlsContexts(): number {
-  return closedContexts;
-}
-
-/** For tests: the bytes the kept sessions hold, and the bytes of the ArrayBuffers under them. */
-export function keptTlsSessionBytes(): { length: number; held: number } {
-  let length = 0;
-  let held = 0;
-  for (const b of sessions.values()) {
-    length += b.length;
-    held += b.buffer.byteLength;
+  /** For tests: how many dropped identities' contexts were freed at once. */
+  closedTlsContexts(): number {
+    return this.#store.closedContexts;
   }
-  return { length, held };
-}
 
-/** For tests and status: how many TLS sessions are kept. */
-export function keptTlsSessions(): number {
-  return sessions.size;
+  /** For tests: the bytes the kept sessions hold, and the bytes of the ArrayBuffers under them. */
+  keptTlsSessionBytes(): { length: number; held: number } {
+    let length = 0;
+    let held = 0;
+    for (const b of this.#store.sessions.values()) {
+      length += b.length;
+      held += b.buffer.byteLength;
+    }
+    return { length, held };
+  }
+
+  /** For tests and status: how many TLS sessions are kept. */
+  keptTlsSessions(): number {
+    return this.#store.sessions.size;
+  }
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../../base/logger.ts';
 import { loadCloudConfig, type CloudConfig } from './cloud-config.ts';
 import type { LookupEnvironment } from './clouds-file-lookup.ts';
 import type { FetchFn, SenderDeps } from './http-sender.ts';
+import { InternTable } from '../../base/intern.ts';
 import { KeystoneSession } from './keystone-session.ts';
 import { nodeFetch } from './node-fetch.ts';
 import { OpenStackHttp } from './openstack-http.ts';
@@ -35,8 +36,10 @@ export interface OpenStackClientOptions {
   config: CloudConfig;
   log: Logger;
   clock?: Clock;
-  /** Default: the process's one node:http(s) transport with keep-alive agents (node-fetch.ts). */
+  /** Default: `shared`'s transport. */
   fetch?: FetchFn;
+  /** What clients of one process share (see OpenStackShared); default: a set of this client's own. */
+  shared?: OpenStackShared;
   /** Overrides of DEFAULT_RETRY_POLICY (attempts, backoff, per-attempt timeout). */
   retry?: Partial<RetryPolicy>;
   random?: () => number;
@@ -52,21 +55,31 @@ export interface OpenStackClientHandle extends OpenStackClient {
   readonly session: KeystoneSession;
 }
 
-let shared: FetchFn | undefined;
-/** One transport per process: every client (every cluster's, in the operator) shares its agents, so each cloud endpoint is one pool of connections. */
-function processFetch(): FetchFn {
-  return (shared ??= nodeFetch());
+/**
+ * What every OpenStack client of a process shares when its composition root hands the same object
+ * to each (the operator: one client per cluster): one node:http(s) transport, so each cloud endpoint
+ * is one pool of keep-alive connections, and one table of catalog strings.
+ */
+export interface OpenStackShared {
+  fetch: FetchFn;
+  intern: (s: string) => string;
+}
+
+/** `fetch`: a transport of the caller's (tests); default a new node:http(s) one (node-fetch.ts). */
+export function createOpenStackShared(fetch: FetchFn = nodeFetch()): OpenStackShared {
+  return { fetch, intern: new InternTable().intern };
 }
 
 export function createOpenStackClient(opts: OpenStackClientOptions): OpenStackClientHandle {
+  const shared = opts.shared ?? createOpenStackShared(opts.fetch);
   const deps: SenderDeps = {
-    fetch: opts.fetch ?? processFetch(),
+    fetch: opts.fetch ?? shared.fetch,
     clock: opts.clock ?? systemClock,
     log: opts.log.child({ cloud: opts.config.cloudName }),
     policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },
     random: opts.random,
   };
-  const session = new KeystoneSession({ config: opts.config, deps, renewBeforeMs: opts.renewBeforeMs });
+  const session = new KeystoneSession({ config: opts.config, deps, renewBeforeMs: opts.renewBeforeMs, intern: shared.intern });
   const http = new OpenStackHttp(session, deps, computeApiVersionFor(opts.config.computeApiVersion));
   return {
     http,

@@ -5,7 +5,6 @@ import type { TokenInfo } from './openstack-client.ts';
 import type { CatalogEntry } from './openstack-types.ts';
 import { OpenStackError, codeForStatus, parseFault } from './openstack-error.ts';
 import { catalogOffers, findEndpoint, keptCatalog, type ServiceType } from './service-catalog.ts';
-import { intern } from '../../base/intern.ts';
 import { sendWithRetries, type SenderDeps } from './http-sender.ts';
 
 export interface SessionToken {
@@ -58,6 +57,8 @@ export interface KeystoneSessionOptions {
   deps: SenderDeps;
   /** Default 5 minutes. */
   renewBeforeMs?: number;
+  /** Keeps one copy of catalog strings that recur across sessions (base/intern.ts); default: none kept. */
+  intern?: (s: string) => string;
 }
 
 export class KeystoneSession {
@@ -125,6 +126,7 @@ export class KeystoneSession {
     const body = JSON.parse(res.text) as TokenBody;
     const tok = body.token ?? {};
     const issuedAtMs = deps.clock.now();
+    const intern = this.#opts.intern ?? ((s: string) => s);
     const fullCatalog = (tok.catalog ?? []).map((e) => ({ ...e, endpoints: e.endpoints ?? [] }));
     const expiresAtMs = tok.expires_at ? Date.parse(tok.expires_at) : issuedAtMs + 3_600_000;
     const token: SessionToken = {
@@ -136,7 +138,7 @@ export class KeystoneSession {
         projectName: tok.project?.name,
         roles: (tok.roles ?? []).map((r) => r.name ?? ''),
         expiresAtMs,
-        catalog: keptCatalog(fullCatalog, { interface: config.interface, region: config.regionName }),
+        catalog: keptCatalog(fullCatalog, { interface: config.interface, region: config.regionName }, intern),
       },
       offered: intern(catalogOffers(fullCatalog)),
     };

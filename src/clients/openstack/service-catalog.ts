@@ -1,7 +1,6 @@
 // Finding a service's endpoint in a Keystone v3 catalog by type (with the official aliases), region
 // and interface. Pure.
 import { KubewardError } from '../../base/errors.ts';
-import { intern } from '../../base/intern.ts';
 import type { CatalogEntry } from './openstack-types.ts';
 import type { EndpointInterface } from './cloud-config.ts';
 
@@ -57,7 +56,7 @@ export function catalogOffers(catalog: CatalogEntry[]): string {
  * project's catalog of a region; the operator keeps one catalog per cluster). Entries keep
  * their type even with no endpoint left, for callers that ask whether a service exists.
  */
-export function keptCatalog(catalog: CatalogEntry[], q: Omit<EndpointQuery, 'service'>): CatalogEntry[] {
+export function keptCatalog(catalog: CatalogEntry[], q: Omit<EndpointQuery, 'service'>, intern: (s: string) => string = (s) => s): CatalogEntry[] {
   return catalog.map((e) => ({
     type: intern(e.type),
     endpoints: (e.endpoints ?? [])

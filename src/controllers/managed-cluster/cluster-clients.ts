@@ -10,8 +10,9 @@ import { isNotFound } from '../../clients/kube/kube-api-error.ts';
 import type { Secret } from '../../clients/kube/kube-types.ts';
 import { loadKubeConfig } from '../../clients/kube/load-kube-config.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
+import { TlsAgentPool } from '../../clients/kube/tls-agent-pool.ts';
 import { resolveCloudConfig } from '../../clients/openstack/cloud-config.ts';
-import { createOpenStackClient } from '../../clients/openstack/create-openstack-client.ts';
+import { createOpenStackClient, type OpenStackShared } from '../../clients/openstack/create-openstack-client.ts';
 import type { OpenStackClient } from '../../clients/openstack/openstack-client.ts';
 import type { ManagedCluster } from './managed-cluster.ts';
 import type { SecretVersionSource } from './secret-versions.ts';
@@ -40,8 +41,11 @@ export function secretClusterSource<T>(opts: {
   build: (s: ClusterSecrets) => T;
   kubeTimeoutMs?: number;
   versions?: SecretVersionSource;
+  /** The TLS agents and contexts every cluster's kube client shares; default: one of this source's own. */
+  tlsPool?: TlsAgentPool;
 }): ClusterSource<T> {
   const cache = new Map<string, { fingerprint: string; value: T }>();
+  const tlsPool = opts.tlsPool ?? new TlsAgentPool();
   const read = async (ns: string, name: string, key: string): Promise<{ text: string; rv: string }> => {
     const secret = await opts.secrets.get(ns, name).catch((err: unknown) => {
       throw isNotFound(err) ? new KubewardError('E_NOT_FOUND', `Secret ${ns}/${name} does not exist`) : err;
@@ -77,7 +81,7 @@ export function secretClusterSource<T>(opts: {
     if (hit?.fingerprint === fingerprint) return hit.value;
     const api = createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), {
       timeoutMs: opts.kubeTimeoutMs,
-      sharedTls: true,
+      sharedTls: tlsPool,
     });
     const source = `Secret ${ns}/${cref.name} key ${cref.key ?? 'clouds.yaml'}`;
     const value = opts.build({ kube: api, clouds: clouds && { doc: parseClouds(clouds.text, source), cloudName: cref.cloud, source } });
@@ -123,6 +127,8 @@ export function secretClusterClients(opts: {
   clock: Clock;
   kubeTimeoutMs?: number;
   versions?: SecretVersionSource;
+  /** What every cluster's OpenStack client shares (the operator makes one); default: each its own. */
+  openstack?: OpenStackShared;
 }): ClusterClientSource {
   const source = secretClusterSource({
     secrets: opts.secrets,
@@ -131,7 +137,7 @@ export function secretClusterClients(opts: {
     build: ({ kube, clouds }) => {
       if (!clouds) return { kube, openstack: undefined };
       const config = resolveCloudConfig({ cloudName: clouds.cloudName, env: {}, clouds: { path: clouds.source, doc: clouds.doc } });
-      return { kube, openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock }) };
+      return { kube, openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock, shared: opts.openstack }) };
     },
   });
   return async (mc) => {

@@ -6,7 +6,7 @@ import type { Logger } from '../../base/logger.ts';
 import type { Secret } from '../../clients/kube/kube-types.ts';
 import type { ResourceClient } from '../../clients/kube/resource-client.ts';
 import { resolveCloudConfig } from '../../clients/openstack/cloud-config.ts';
-import { createOpenStackClient } from '../../clients/openstack/create-openstack-client.ts';
+import { createOpenStackClient, type OpenStackShared } from '../../clients/openstack/create-openstack-client.ts';
 import { openStackDeorbitCloud, type DeorbitCloud } from '../deorbit/deorbit-cloud.ts';
 import type { DeorbitPorts } from '../deorbit/deorbit-pass.ts';
 import { kubeDeorbitSatellite } from '../deorbit/deorbit-satellite.ts';
@@ -23,10 +23,11 @@ export interface ClusterConnector {
 /** Makes the cloud port from a clouds.yaml document; tests give a fake. */
 export type CloudFactory = (clouds: Record<string, unknown>, cloudName: string, source: string) => DeorbitCloud;
 
-export function openStackCloudFactory(log: Logger, clock: Clock): CloudFactory {
+/** `shared`: what every cluster's OpenStack client shares (the operator makes one); default: each its own. */
+export function openStackCloudFactory(log: Logger, clock: Clock, shared?: OpenStackShared): CloudFactory {
   return (doc, cloudName, source) => {
     const config = resolveCloudConfig({ cloudName, env: {}, clouds: { path: source, doc } });
-    return openStackDeorbitCloud(createOpenStackClient({ config, log, clock }));
+    return openStackDeorbitCloud(createOpenStackClient({ config, log, clock, shared }));
   };
 }
 

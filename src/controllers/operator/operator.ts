@@ -24,8 +24,6 @@ import {
 } from './operator-controllers.ts';
 
 export type { ControllerName } from './operator-controllers.ts';
-/** The controllers this build has. */
-export const AVAILABLE_CONTROLLERS: readonly ControllerName[] = ['deorbit', 'routegc', 'flight'];
 
 export interface LeaderElectionSettings {
   namespace: string;

@@ -3,22 +3,26 @@
 // event or a resync does not repeat it: a skipped cluster at debug level, a cluster that moves to or
 // from this shard at info, a label that names no shard at warn (by one shard only, see shardDecision).
 import type { Logger } from '../../base/logger.ts';
-import { formatShard, shardDecision, type ClusterMeta, type Shard } from './shard.ts';
+import { formatShard, memoizedHashShard, shardDecision, type ClusterMeta, type HashShard, type Shard } from './shard.ts';
 
 export interface ShardGate {
   owns(meta: ClusterMeta): boolean;
   /** Forget clusters that are gone (called with every key that is still there). */
   prune(present: ReadonlySet<string>): void;
+  /** The gate's memoized hashShard, for the status and metrics that place every cluster again (summarizeShard). */
+  readonly hash: HashShard;
 }
 
 export function shardGate(shard: Shard, log: Logger): ShardGate {
   /** Last decision per cluster key, to log changes only. */
   const seen = new Map<string, { owned: boolean; reason: string }>();
   const name = formatShard(shard);
+  const hash = memoizedHashShard();
   return {
+    hash,
     owns(meta) {
       const key = `${meta.namespace ?? ''}/${meta.name}`;
-      const d = shardDecision(shard, meta);
+      const d = shardDecision(shard, meta, hash);
       const reason = d.owned ? `owned (${d.by})` : d.reason;
       const before = seen.get(key);
       if (before?.reason === reason) return d.owned;

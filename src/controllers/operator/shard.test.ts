@@ -7,7 +7,18 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Refused } from '../../config/fields.ts';
 import { createSilentLogger } from '../../base/logger.ts';
-import { MAX_SHARDS, SHARD_LABEL, hashShard, parseShard, placeCluster, shardDecision, shardLeaseName, summarizeShard, type ClusterMeta } from './shard.ts';
+import {
+  MAX_SHARDS,
+  SHARD_LABEL,
+  hashShard,
+  memoizedHashShard,
+  parseShard,
+  placeCluster,
+  shardDecision,
+  shardLeaseName,
+  summarizeShard,
+  type ClusterMeta,
+} from './shard.ts';
 import { shardGate } from './shard-gate.ts';
 
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/);
@@ -53,6 +64,18 @@ test('the shard is stable: the same every call, and pinned for known clusters (a
   assert.equal(hashShard('tenant-a', 'k1', 1), 0);
 });
 const PINNED = [1, 1, 1, 0, 24];
+
+test('the memoized hash answers as hashShard does, the second ask of a cluster included', () => {
+  const memo = memoizedHashShard();
+  fc.assert(
+    fc.property(fc.option(fc.string(), { nil: undefined }), fc.string({ minLength: 1 }), fc.integer({ min: 1, max: MAX_SHARDS }), (ns, name, count) => {
+      const direct = hashShard(ns, name, count);
+      assert.equal(memo(ns, name, count), direct);
+      assert.equal(memo(ns, name, count), direct);
+    }),
+    { numRuns: 200 },
+  );
+});
 
 test('balanced: with many clusters every shard gets its share within 6 standard deviations', () => {
   fc.assert(

@@ -61,9 +61,6 @@ export function shardLeaseName(base: string, s: Shard): string {
 /** The shard of a namespace/name among count shards by rendezvous hashing (no label looked at). */
 export function hashShard(namespace: string | undefined, name: string, count: number): number {
   const key = `${namespace ?? ''}/${name}`;
-  const memoKey = `${count}\n${key}`;
-  const known = memo.get(memoKey);
-  if (known !== undefined) return known;
   let best = 0;
   let bestScore = -1;
   for (let i = 0; i < count; i++) {
@@ -74,19 +71,35 @@ export function hashShard(namespace: string | undefined, name: string, count: nu
       bestScore = score;
     }
   }
-  // Each status request and metrics scrape places every cluster again: 64 shards × 1,000 clusters
-  // took 130 ms of SHA-256 on this machine, on the event loop. About 100 bytes per cluster.
-  if (memo.size >= MEMO_MAX) memo.clear();
-  memo.set(memoKey, best);
   return best;
 }
+
+export type HashShard = typeof hashShard;
+
 const MEMO_MAX = 100_000;
-const memo = new Map<string, number>();
+
+/**
+ * hashShard with its answers kept, one per shard gate (shard-gate.ts): each status request and
+ * metrics scrape places every cluster again, and 64 shards × 1,000 clusters took 130 ms of SHA-256
+ * on this machine, on the event loop. About 100 bytes per cluster; cleared past MEMO_MAX entries.
+ */
+export function memoizedHashShard(): HashShard {
+  const memo = new Map<string, number>();
+  return (namespace, name, count) => {
+    const memoKey = `${count}\n${namespace ?? ''}/${name}`;
+    const known = memo.get(memoKey);
+    if (known !== undefined) return known;
+    const best = hashShard(namespace, name, count);
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(memoKey, best);
+    return best;
+  };
+}
 
 /** The shard a cluster belongs to among count shards: its label when it has one, else the hash. */
-export function placeCluster(meta: ClusterMeta, count: number): Placement {
+export function placeCluster(meta: ClusterMeta, count: number, hash: HashShard = hashShard): Placement {
   const label = meta.labels?.[SHARD_LABEL];
-  if (label === undefined) return { owner: hashShard(meta.namespace, meta.name, count), by: 'hash' };
+  if (label === undefined) return { owner: hash(meta.namespace, meta.name, count), by: 'hash' };
   if (!/^(0|[1-9]\d{0,3})$/.test(label)) {
     return {
       owner: undefined,
@@ -110,12 +123,16 @@ export function placeCluster(meta: ClusterMeta, count: number): Placement {
  * every shard (nobody acts on the cluster); the shard the hash would pick says so (reason bad-label)
  * so the problem is reported once, not by every shard.
  */
-export function shardDecision(s: Shard, meta: ClusterMeta): { owned: true; by: 'hash' | 'label' } | { owned: false; reason: string; report?: string } {
-  const p = placeCluster(meta, s.count);
+export function shardDecision(
+  s: Shard,
+  meta: ClusterMeta,
+  hash: HashShard = hashShard,
+): { owned: true; by: 'hash' | 'label' } | { owned: false; reason: string; report?: string } {
+  const p = placeCluster(meta, s.count, hash);
   if (p.owner === s.index) return { owned: true, by: p.by };
   if (p.owner !== undefined)
     return { owned: false, reason: p.by === 'label' ? `pinned to shard ${p.owner} by its ${SHARD_LABEL} label` : `hashes to shard ${p.owner}` };
-  const reportHere = hashShard(meta.namespace, meta.name, s.count) === s.index;
+  const reportHere = hash(meta.namespace, meta.name, s.count) === s.index;
   return { owned: false, reason: p.problem, ...(reportHere ? { report: p.problem } : {}) };
 }
 
@@ -132,10 +149,10 @@ export interface ShardSummary {
 }
 
 /** What a shard owns among the clusters it sees (status and metrics). */
-export function summarizeShard(s: Shard, clusters: readonly ClusterMeta[]): ShardSummary {
+export function summarizeShard(s: Shard, clusters: readonly ClusterMeta[], hash: HashShard = hashShard): ShardSummary {
   const out: ShardSummary = { shard: formatShard(s), owned: 0, ownedClusters: [], pinnedHere: 0, skipped: 0, refused: [] };
   for (const c of clusters) {
-    const d = shardDecision(s, c);
+    const d = shardDecision(s, c, hash);
     if (d.owned) {
       out.owned++;
       out.ownedClusters.push(`${c.namespace ?? ''}/${c.name}`);

@@ -8,8 +8,8 @@
 // the socket they are called on (`this`). Idle connections are what a node holds by the thousand
 // (docs/design/connection-cost.md has the measurements).
 import { Socket } from 'node:net';
-import type { RelayedConnection } from './connection-set.ts';
-import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';
+import { noteFirstBytes } from './first-byte-watch.ts';
+import { SharedConnectionState, type RelayOwner, type SlicedRelayOptions } from './relayed-connection.ts';
 
 /**
  * TCP keep-alive for the upstream leg, set once the connect has succeeded (connect-upstream.ts):
@@ -33,29 +33,6 @@ export interface PendingConnect {
   connected(socket: RelaySocket): void;
   failed(socket: RelaySocket, err: Error): void;
   timedOut(socket: RelaySocket): void;
-}
-
-/**
- * What the forwarder tells its owner (the frontend): one object per frontend, not a callback per
- * connection.
- */
-export interface ForwardOwner {
-  /** Both legs have closed: no write refers to either read slice any more. Called once. */
-  connectionClosed(conn: RelayedConnection): void;
-  /** After the client's first bytes the upstream stayed silent firstByteTimeoutMs (the connection itself is left alone). */
-  noAnswer(conn: RelayedConnection): void;
-}
-
-export interface ForwardOptions {
-  /** Close the pair after this long without a byte either way; 0 means never (see ConnectionSet's sweep). */
-  idleTimeoutMs: number;
-  /** Start time (ms) from the caller's clock. */
-  startedAt: number;
-  /** After the client's first bytes, how long the upstream may stay silent; 0 or absent: forever. */
-  firstByteTimeoutMs?: number;
-  /** The read slices of the client and of the upstream (for the owner to give back). */
-  clientSlice: Buffer;
-  upstreamSlice: Buffer;
 }
 
 /**
@@ -98,23 +75,11 @@ function onLegEnd(this: RelaySocket): void {
   (this === conn.client ? conn.upstream : conn.client).end();
 }
 
-export class ForwardedConnection implements RelayedConnection, FirstByteWatched {
+export class ForwardedConnection extends SharedConnectionState {
   readonly client: RelaySocket;
   readonly upstream: RelaySocket;
-  readonly upstreamKey: string;
-  readonly startedAt: number;
-  readonly idleTimeoutMs: number;
-  readonly firstByteTimeoutMs: number;
-  readonly clientSlice: Buffer;
-  readonly upstreamSlice: Buffer;
   /** A byte moved since the idle sweep last looked; the sweep clears it. */
   active = true;
-  /** Milliseconds the idle sweep has seen no byte (reset when it finds the connection active). */
-  quietMs = 0;
-  /** The first-byte watch is on: the relays report first bytes (one property test per chunk). */
-  watchingFirstByte: boolean;
-  firstByteTimer: NodeJS.Timeout | undefined = undefined;
-  readonly #owner: ForwardOwner;
   #open = 2;
   /** Created at the first backpressure of each direction only: most connections never need one. */
   #resumeClient: ((err?: Error | null) => void) | undefined = undefined;
@@ -124,17 +89,10 @@ export class ForwardedConnection implements RelayedConnection, FirstByteWatched 
    * Takes ownership of both sockets. Both must be paused, created with `onread` callbacks of
    * relayRead on their slices, allowHalfOpen, and have relayError as their 'error' listener.
    */
-  constructor(client: RelaySocket, upstream: RelaySocket, upstreamKey: string, owner: ForwardOwner, opts: ForwardOptions) {
+  constructor(client: RelaySocket, upstream: RelaySocket, upstreamKey: string, owner: RelayOwner, opts: SlicedRelayOptions) {
+    super(upstreamKey, owner, opts);
     this.client = client;
     this.upstream = upstream;
-    this.upstreamKey = upstreamKey;
-    this.startedAt = opts.startedAt;
-    this.idleTimeoutMs = opts.idleTimeoutMs;
-    this.firstByteTimeoutMs = opts.firstByteTimeoutMs ?? 0;
-    this.watchingFirstByte = this.firstByteTimeoutMs > 0;
-    this.clientSlice = opts.clientSlice;
-    this.upstreamSlice = opts.upstreamSlice;
-    this.#owner = owner;
     client.conn = this;
     upstream.conn = this;
     client.on('close', onLegClose);
@@ -149,19 +107,11 @@ export class ForwardedConnection implements RelayedConnection, FirstByteWatched 
   /** @internal One leg's 'close'. */
   legClosed(hadError: boolean): void {
     if (hadError) this.destroy();
-    if (--this.#open === 0) {
-      endFirstByteWatch(this);
-      this.#owner.connectionClosed(this);
-    }
+    if (--this.#open === 0) this.closed();
   }
 
   get upstreamClosed(): boolean {
     return this.upstream.destroyed;
-  }
-
-  /** @internal The first-byte watch's verdict (first-byte-watch.ts). */
-  noAnswer(): void {
-    this.#owner.noAnswer(this);
   }
 
   /** @internal The write callback that resumes reading the direction's source once its bytes are out. */

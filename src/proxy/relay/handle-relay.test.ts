@@ -5,13 +5,13 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { waitFor } from '../../testkit/wait-for.ts';
+import { waitFor } from '../../../testkit/wait-for.ts';
 import { HandleConnection } from './handle-relay.ts';
-import type { ForwardOwner } from './forward-connection.ts';
-import { connectedHandles, throwingOwner } from './relay-pair.test-helpers.ts';
+import type { RelayOwner } from './relayed-connection.ts';
+import { connectedHandles, helloSilenceHi, throwingOwner } from './relay-pair.test-helpers.ts';
 
 /** A HandleConnection between a real client and a real upstream on loopback, with `owner`. */
-async function relayPair(t: TestContext, owner: ForwardOwner, firstByteTimeoutMs = 0) {
+async function relayPair(t: TestContext, owner: RelayOwner, firstByteTimeoutMs = 0) {
   const { internals, client, clientHandle, upstreamHandle, upstreamSide } = await connectedHandles(t);
   const conn = new HandleConnection(internals, clientHandle, upstreamHandle, 'k', owner, {
     idleTimeoutMs: 0,
@@ -24,22 +24,13 @@ async function relayPair(t: TestContext, owner: ForwardOwner, firstByteTimeoutMs
 }
 
 test('owner callbacks that throw (no answer, closed) do not escape, and the bytes are counted by the connection', async (t) => {
-  const { owner, calls } = throwingOwner();
-  const { internals, client, conn, upstreamSide: side } = await relayPair(t, owner, 50);
+  const { owner, calls, noAnswered } = throwingOwner();
+  const pair = await relayPair(t, owner, 50);
+  const { internals, client, conn } = pair;
   const spare = internals.spareWrite;
-  client.write('hello');
-  const upstreamSide = await side();
-  const [first] = (await once(upstreamSide, 'data')) as [Buffer];
-  assert.equal(first.toString(), 'hello');
-  assert.equal(internals.spareWrite, spare, 'a write the kernel took at once leaves the spare WriteWrap free for the next');
-  await waitFor(() => calls.noAnswer === 1, { what: 'the first-byte timeout' });
-  assert.equal(conn.bytesToUpstream, 5);
-  assert.equal(conn.bytesToClient, 0);
-  upstreamSide.write('hi');
-  const [back] = (await once(client, 'data')) as [Buffer];
-  assert.equal(back.toString(), 'hi');
-  assert.equal(conn.bytesToClient, 2);
-  assert.equal(conn.ended, false);
+  await helloSilenceHi(pair, noAnswered, () =>
+    assert.equal(internals.spareWrite, spare, 'a write the kernel took at once leaves the spare WriteWrap free for the next'),
+  );
   client.destroy();
   await waitFor(() => calls.closed === 1, { what: 'both legs closed' });
   assert.equal(conn.ended, true);

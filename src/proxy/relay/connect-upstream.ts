@@ -6,7 +6,7 @@
 // listener added and removed per connection (CPU per new connection; a heap snapshot showed no
 // difference in what an established connection keeps).
 import type { OnReadOpts } from 'node:net';
-import { classifyProbeError, type ProbeReason } from '../probe/probe-result.ts';
+import { classifyProbeError, type ProbeReason } from '../../probe/probe-result.ts';
 import { relayError, RelaySocket, UPSTREAM_KEEPALIVE, type PendingConnect } from './forward-connection.ts';
 
 export type ConnectOutcome = { ok: true; socket: RelaySocket; latencyMs: number } | { ok: false; reason: ProbeReason; detail: string; latencyMs: number };

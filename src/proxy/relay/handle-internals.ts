@@ -66,12 +66,6 @@ export interface RelayInternals {
   spareWrite: WriteReq;
 }
 
-/**
- * Which data path the proxy runs: `handle` (bare libuv handles), `socket` (net.Socket on both legs)
- * or `native` (accept and connect as `handle`, the established bytes in C: native-relay.ts).
- */
-export type RelayPath = 'handle' | 'socket' | 'native';
-
 const HANDLE_METHODS = [
   'useUserBuffer',
   'readStart',

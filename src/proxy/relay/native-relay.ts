@@ -12,9 +12,8 @@
 // of proxies in it.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { RelayedConnection } from './connection-set.ts';
-import type { ForwardOwner } from './forward-connection.ts';
-import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';
+import { endFirstByteWatch, noteFirstBytes } from './first-byte-watch.ts';
+import { SharedConnectionState, type RelayOptions, type RelayOwner } from './relayed-connection.ts';
 import type { TcpHandle } from './handle-internals.ts';
 
 /** What native/relay.c exports (see its js_* functions). */
@@ -37,12 +36,6 @@ const EV_UPSTREAM_FIRST = 2;
 export const END_REASONS = ['eof', 'error', 'destroyed'] as const;
 export type NativeEndReason = (typeof END_REASONS)[number];
 
-export interface NativeRelayOptions {
-  idleTimeoutMs: number;
-  startedAt: number;
-  firstByteTimeoutMs?: number;
-}
-
 /** Where the addon may be, most specific first; `explicit`: that file alone. */
 export function addonCandidates(explicit?: string, moduleUrl: string = import.meta.url): string[] {
   if (explicit) return [explicit];
@@ -50,8 +43,8 @@ export function addonCandidates(explicit?: string, moduleUrl: string = import.me
     // dist/main.js or dist/chunks/*.js -> dist/native/relay.node (the build's own first)
     fileURLToPath(new URL('./native/relay.node', moduleUrl)),
     fileURLToPath(new URL('../native/relay.node', moduleUrl)),
-    // src/proxy/native-relay.ts -> build/native/relay.node
-    fileURLToPath(new URL('../../build/native/relay.node', moduleUrl)),
+    // src/proxy/relay/native-relay.ts -> build/native/relay.node
+    fileURLToPath(new URL('../../../build/native/relay.node', moduleUrl)),
   ];
 }
 
@@ -100,7 +93,7 @@ export class NativeRelay {
    * (the addon holds dups of their sockets) and the connection relays; on failure the handles are
    * left as they were and the reason is returned (the caller relays them on the handle path).
    */
-  open(client: TcpHandle, upstream: TcpHandle, upstreamKey: string, owner: ForwardOwner, opts: NativeRelayOptions): NativeConnection | string {
+  open(client: TcpHandle, upstream: TcpHandle, upstreamKey: string, owner: RelayOwner, opts: RelayOptions): NativeConnection | string {
     const cfd = client.fd;
     const ufd = upstream.fd;
     if (typeof cfd !== 'number' || typeof ufd !== 'number' || cfd < 0 || ufd < 0) return 'a handle has no file descriptor';
@@ -128,17 +121,7 @@ export class NativeRelay {
 }
 
 /** One established pair relayed in C, as the connection set and the frontend see it. */
-export class NativeConnection implements RelayedConnection, FirstByteWatched {
-  readonly upstreamKey: string;
-  readonly startedAt: number;
-  readonly idleTimeoutMs: number;
-  readonly firstByteTimeoutMs: number;
-  /** The native path reads into no slice of the pool. */
-  readonly clientSlice = undefined;
-  readonly upstreamSlice = undefined;
-  quietMs = 0;
-  watchingFirstByte: boolean;
-  firstByteTimer: NodeJS.Timeout | undefined = undefined;
+export class NativeConnection extends SharedConnectionState {
   /** How it ended, once it has (for tests and logs). */
   endReason: NativeEndReason | undefined = undefined;
   readonly #addon: RelayAddon;
@@ -147,17 +130,12 @@ export class NativeConnection implements RelayedConnection, FirstByteWatched {
   #closing = false;
   #toUpstream = 0;
   #toClient = 0;
-  readonly #owner: ForwardOwner;
 
-  constructor(addon: RelayAddon, slot: number, upstreamKey: string, owner: ForwardOwner, opts: NativeRelayOptions) {
+  /** `opts`' read slices are not kept: the native path reads into none of the pool's. */
+  constructor(addon: RelayAddon, slot: number, upstreamKey: string, owner: RelayOwner, opts: RelayOptions) {
+    super(upstreamKey, owner, { idleTimeoutMs: opts.idleTimeoutMs, startedAt: opts.startedAt, firstByteTimeoutMs: opts.firstByteTimeoutMs });
     this.#addon = addon;
     this.#slot = slot;
-    this.upstreamKey = upstreamKey;
-    this.startedAt = opts.startedAt;
-    this.idleTimeoutMs = opts.idleTimeoutMs;
-    this.firstByteTimeoutMs = opts.firstByteTimeoutMs ?? 0;
-    this.watchingFirstByte = this.firstByteTimeoutMs > 0;
-    this.#owner = owner;
   }
 
   /** A byte moved since the idle sweep last cleared this (the addon keeps the flag). */
@@ -192,11 +170,6 @@ export class NativeConnection implements RelayedConnection, FirstByteWatched {
     if (this.#slot >= 0) this.#addon.destroy(this.#slot);
   }
 
-  /** @internal The first-byte watch's verdict (first-byte-watch.ts). */
-  noAnswer(): void {
-    this.#owner.noAnswer(this);
-  }
-
   /** @internal The addon saw a direction's first bytes while the watch was on. */
   firstBytes(fromClient: boolean): void {
     try {
@@ -215,9 +188,8 @@ export class NativeConnection implements RelayedConnection, FirstByteWatched {
     this.endReason = reason;
     this.#toUpstream = toUpstream;
     this.#toClient = toClient;
-    endFirstByteWatch(this);
     try {
-      this.#owner.connectionClosed(this);
+      this.closed();
     } catch {
       // The owner's bookkeeping threw: nothing is left open to close, and the daemon goes on.
     }

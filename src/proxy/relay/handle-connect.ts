@@ -5,7 +5,7 @@
 import { lookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { getSystemErrorName } from 'node:util';
-import { classifyProbeError, type ProbeReason } from '../probe/probe-result.ts';
+import { classifyProbeError, type ProbeReason } from '../../probe/probe-result.ts';
 import { UPSTREAM_KEEPALIVE } from './forward-connection.ts';
 import type { ConnectReq, RelayInternals, TcpHandle } from './handle-internals.ts';
 

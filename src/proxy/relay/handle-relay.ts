@@ -13,9 +13,8 @@
 // finished at once. Every callback from the handles catches what it throws: a throw there is an
 // uncaught exception, and no peer may crash the daemon.
 import { constants as osConstants } from 'node:os';
-import type { ForwardOwner } from './forward-connection.ts';
-import type { RelayedConnection } from './connection-set.ts';
-import { endFirstByteWatch, noteFirstBytes, type FirstByteWatched } from './first-byte-watch.ts';
+import { noteFirstBytes } from './first-byte-watch.ts';
+import { SharedConnectionState, type RelayOwner, type SlicedRelayOptions } from './relayed-connection.ts';
 import { UV_EOF, type RelayInternals, type ShutdownReq, type TcpHandle, type WriteReq } from './handle-internals.ts';
 
 /** A TCP handle of the data path: knows the connection it is a leg of. */
@@ -32,14 +31,6 @@ const CLOSED = 4; // close() called on the handle
 
 /** A view no read matches (a read of 0 bytes is never written on). */
 const NO_VIEW = new Uint8Array(0);
-
-export interface HandleRelayOptions {
-  idleTimeoutMs: number;
-  startedAt: number;
-  firstByteTimeoutMs?: number;
-  clientSlice: Buffer;
-  upstreamSlice: Buffer;
-}
 
 /** The handles' onread (`this` is the handle that read); the byte count or error is in the state array. */
 function onRelayRead(this: RelayHandle): void {
@@ -84,43 +75,28 @@ function onLegClosed(this: RelayHandle): void {
   }
 }
 
-export class HandleConnection implements RelayedConnection, FirstByteWatched {
+export class HandleConnection extends SharedConnectionState {
   readonly client: RelayHandle;
   readonly upstream: RelayHandle;
-  readonly upstreamKey: string;
-  readonly startedAt: number;
-  readonly idleTimeoutMs: number;
-  readonly firstByteTimeoutMs: number;
-  readonly clientSlice: Buffer;
-  readonly upstreamSlice: Buffer;
+  declare readonly clientSlice: Buffer;
+  declare readonly upstreamSlice: Buffer;
   active = true;
-  quietMs = 0;
   bytesToUpstream = 0;
   bytesToClient = 0;
-  watchingFirstByte: boolean;
-  firstByteTimer: NodeJS.Timeout | undefined = undefined;
   #clientState = 0;
   #upstreamState = 0;
   /** The last views written on (see #viewOf); empty until the first read of each direction. */
   #toUpstreamView: Uint8Array = NO_VIEW;
   #toClientView: Uint8Array = NO_VIEW;
   #open = 2;
-  readonly #owner: ForwardOwner;
   readonly #internals: RelayInternals;
 
-  /** Takes ownership of both handles (connected, not reading yet) and starts relaying. */
-  constructor(internals: RelayInternals, client: TcpHandle, upstream: TcpHandle, upstreamKey: string, owner: ForwardOwner, opts: HandleRelayOptions) {
+  /** Takes ownership of both handles (connected, not reading yet) and starts relaying on the two read slices. */
+  constructor(internals: RelayInternals, client: TcpHandle, upstream: TcpHandle, upstreamKey: string, owner: RelayOwner, opts: SlicedRelayOptions) {
+    super(upstreamKey, owner, opts);
     this.#internals = internals;
     this.client = client;
     this.upstream = upstream;
-    this.upstreamKey = upstreamKey;
-    this.startedAt = opts.startedAt;
-    this.idleTimeoutMs = opts.idleTimeoutMs;
-    this.firstByteTimeoutMs = opts.firstByteTimeoutMs ?? 0;
-    this.watchingFirstByte = this.firstByteTimeoutMs > 0;
-    this.clientSlice = opts.clientSlice;
-    this.upstreamSlice = opts.upstreamSlice;
-    this.#owner = owner;
     this.client.conn = this;
     this.upstream.conn = this;
     this.#startReading(this.client, opts.clientSlice);
@@ -242,11 +218,6 @@ export class HandleConnection implements RelayedConnection, FirstByteWatched {
     return (this.#upstreamState & CLOSED) !== 0;
   }
 
-  /** @internal The first-byte watch's verdict (first-byte-watch.ts). */
-  noAnswer(): void {
-    this.#owner.noAnswer(this);
-  }
-
   #close(leg: TcpHandle): void {
     if (this.#stateOf(leg) & CLOSED) return;
     this.#setState(leg, CLOSED);
@@ -256,10 +227,9 @@ export class HandleConnection implements RelayedConnection, FirstByteWatched {
   /** @internal One handle's close callback. */
   legClosed(): void {
     if (--this.#open !== 0) return;
-    endFirstByteWatch(this);
     this.client.conn = undefined;
     this.upstream.conn = undefined;
-    this.#owner.connectionClosed(this);
+    this.closed();
   }
 
   /** Abortive close of both legs; idempotent. Queued writes are cancelled (their callbacks find the connection closing). */

@@ -8,11 +8,11 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { waitFor } from '../../testkit/wait-for.ts';
-import { ensureNativeAddon } from '../../test/proxy/proxy-fixtures.ts';
+import { waitFor } from '../../../testkit/wait-for.ts';
+import { ensureNativeAddon } from '../../../test/proxy/proxy-fixtures.ts';
 import { addonCandidates, loadNativeRelay, NativeConnection, type NativeRelay } from './native-relay.ts';
-import type { ForwardOwner } from './forward-connection.ts';
-import { connectedHandles, throwingOwner } from './relay-pair.test-helpers.ts';
+import type { RelayOwner } from './relayed-connection.ts';
+import { connectedHandles, helloSilenceHi, throwingOwner } from './relay-pair.test-helpers.ts';
 
 const fdCount = (): number => readdirSync('/proc/self/fd').length;
 
@@ -33,7 +33,7 @@ async function relay(): Promise<NativeRelay> {
 }
 
 /** A NativeConnection between a real client and a real upstream on loopback, with `owner`. */
-async function nativePair(t: TestContext, owner: ForwardOwner, firstByteTimeoutMs = 0) {
+async function nativePair(t: TestContext, owner: RelayOwner, firstByteTimeoutMs = 0) {
   const native = await relay();
   const { client, clientHandle, upstreamHandle, upstreamSide } = await connectedHandles(t, { allowHalfOpen: true });
   const conn = native.open(clientHandle, upstreamHandle, 'k', owner, { idleTimeoutMs: 0, startedAt: 0, firstByteTimeoutMs });
@@ -43,24 +43,13 @@ async function nativePair(t: TestContext, owner: ForwardOwner, firstByteTimeoutM
 }
 
 test('owner callbacks that throw (no answer, closed) do not escape; the addon counts bytes and the idle flag, and says why it ended', async (t) => {
-  const { owner, calls } = throwingOwner();
-  const { client, conn, upstreamSide: side } = await nativePair(t, owner, 50);
+  const { owner, calls, noAnswered } = throwingOwner();
+  const pair = await nativePair(t, owner, 50);
+  const { client, conn } = pair;
   assert.equal(conn.clientSlice, undefined, 'no read slice of the pool');
   conn.active = false;
   assert.equal(conn.active, false, 'the sweep cleared the flag');
-  client.write('hello');
-  const upstreamSide = await side();
-  const [first] = (await once(upstreamSide, 'data')) as [Buffer];
-  assert.equal(first.toString(), 'hello');
-  assert.equal(conn.active, true, 'a chunk set it again');
-  await waitFor(() => calls.noAnswer === 1, { what: 'the first-byte timeout' });
-  assert.equal(conn.bytesToUpstream, 5);
-  assert.equal(conn.bytesToClient, 0);
-  upstreamSide.write('hi');
-  const [back] = (await once(client, 'data')) as [Buffer];
-  assert.equal(back.toString(), 'hi');
-  assert.equal(conn.bytesToClient, 2);
-  assert.equal(conn.ended, false);
+  const upstreamSide = await helloSilenceHi(pair, noAnswered, () => assert.equal(conn.active, true, 'a chunk set it again'));
   client.end();
   await once(upstreamSide, 'end');
   upstreamSide.end();
