@@ -3,6 +3,8 @@
 // /run/cloud-routes) and NET_ADMIN (routes programs nftables), nothing else.
 import { KUBEWARD_IMAGE } from './kubeward-image.ts';
 import {
+  ADMIN_TOKEN_DIR,
+  adminTokenArg,
   CLOUD_ROUTES,
   CLOUD_ROUTES_HEARTBEAT,
   CLUSTER_CA,
@@ -19,7 +21,7 @@ const CONFIG: HostMount = { name: 'config', hostPath: '/etc/kubeward/agent.yaml'
 const STATE: HostMount = { name: 'state', hostPath: '/var/lib/kubeward', mountPath: '/var/lib/kubeward', type: 'DirectoryOrCreate' };
 
 export function agentStaticPod(): Record<string, unknown> {
-  const mounts = [CONFIG, CLOUD_ROUTES, CLOUD_ROUTES_HEARTBEAT, CLUSTER_CA, XTABLES_LOCK, STATE];
+  const mounts = [CONFIG, CLOUD_ROUTES, CLOUD_ROUTES_HEARTBEAT, CLUSTER_CA, XTABLES_LOCK, STATE, ADMIN_TOKEN_DIR];
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -36,7 +38,7 @@ export function agentStaticPod(): Record<string, unknown> {
           name: 'agent',
           image: KUBEWARD_IMAGE,
           imagePullPolicy: 'IfNotPresent',
-          args: ['agent', '--config=/etc/kubeward/agent.yaml'],
+          args: ['agent', '--config=/etc/kubeward/agent.yaml', adminTokenArg('agent')],
           // At rest with proxy + watch + routes about 70 MiB RSS, most of it the Node binary's
           // shared pages; the request covers the private part.
           resources: { requests: { cpu: '20m', memory: '48Mi' } },

@@ -3,6 +3,8 @@
 // definition each.
 import { KUBEWARD_IMAGE } from './kubeward-image.ts';
 import {
+  ADMIN_TOKEN_DIR,
+  adminTokenArg,
   CLOUD_ROUTES,
   CLOUD_ROUTES_HEARTBEAT,
   CLUSTER_CA,
@@ -25,7 +27,7 @@ interface AgentContainer {
  * root-owned (hostPath DirectoryOrCreate); nothing else of the host is mounted writable.
  */
 export function watchContainer(): AgentContainer {
-  const mounts = [CLOUD_ROUTES, CLOUD_ROUTES_HEARTBEAT, CLUSTER_CA];
+  const mounts = [CLOUD_ROUTES, CLOUD_ROUTES_HEARTBEAT, CLUSTER_CA, ADMIN_TOKEN_DIR];
   return {
     mounts,
     container: {
@@ -38,6 +40,7 @@ export function watchContainer(): AgentContainer {
         '--ca-file=/etc/kubernetes/pki/ca.crt',
         '--state-dir=/run/cloud-routes',
         '--admin-address=127.0.0.1:9450',
+        adminTokenArg('watch'),
       ],
       resources: { requests: { cpu: '10m', memory: '40Mi' } },
       livenessProbe: httpProbe(9450, '/healthz', 10),
@@ -52,14 +55,14 @@ export function watchContainer(): AgentContainer {
  * calls; NET_RAW only matters to legacy iptables, which the image does not run by default.
  */
 export function routesContainer(): AgentContainer {
-  const mounts = [CLOUD_ROUTES, CLOUD_ROUTES_HEARTBEAT, XTABLES_LOCK];
+  const mounts = [CLOUD_ROUTES, CLOUD_ROUTES_HEARTBEAT, XTABLES_LOCK, ADMIN_TOKEN_DIR];
   return {
     mounts,
     container: {
       name: 'routes',
       image: KUBEWARD_IMAGE,
       imagePullPolicy: 'IfNotPresent',
-      args: ['routes', '--provider=azure', '--state-dir=/run/cloud-routes', '--admin-address=127.0.0.1:9451'],
+      args: ['routes', '--provider=azure', '--state-dir=/run/cloud-routes', '--admin-address=127.0.0.1:9451', adminTokenArg('routes')],
       resources: { requests: { cpu: '10m', memory: '48Mi' } },
       livenessProbe: httpProbe(9451, '/healthz', 10),
       securityContext: containerSecurity('root', ['NET_ADMIN']),

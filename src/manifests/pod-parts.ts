@@ -9,6 +9,8 @@ export interface HostMount {
   readOnly?: boolean;
   /** hostPath type: Directory, DirectoryOrCreate, File, FileOrCreate. */
   type?: string;
+  /** Not a host path: a memory-backed emptyDir of the pod's own (hostPath is then unused). */
+  emptyDir?: boolean;
 }
 
 /** The non-root identity of the image (user 65532, "kubeward" in the image's /etc/passwd). */
@@ -22,7 +24,20 @@ export function volumeMount(m: HostMount): Record<string, unknown> {
 }
 
 export function hostPathVolume(m: HostMount): Record<string, unknown> {
+  if (m.emptyDir) return { name: m.name, emptyDir: { medium: 'Memory' } };
   return { name: m.name, hostPath: { path: m.hostPath, ...(m.type ? { type: m.type } : {}) } };
+}
+
+/**
+ * Where each daemon keeps its admin token (--admin-token-file, created 0600 with a random token at
+ * the first start): a memory-backed emptyDir of the pod, writable by the image's non-root user as
+ * by root. /status and drain ask for it; on the node, root reads it as
+ * /proc/<pid>/root/run/kubeward/<mode>.token (docs/common.md, "Admin listener").
+ */
+export const ADMIN_TOKEN_DIR: HostMount = { name: 'admin-token', hostPath: '', mountPath: '/run/kubeward', emptyDir: true };
+
+export function adminTokenArg(mode: string): string {
+  return `--admin-token-file=${ADMIN_TOKEN_DIR.mountPath}/${mode}.token`;
 }
 
 export function httpProbe(port: number, path: string, periodSeconds: number): Record<string, unknown> {

@@ -3,7 +3,7 @@
 // upgrade hand-over: kubelet starts a changed static pod while the old one still terminates, so
 // both listen with SO_REUSEPORT and the old one's preStop hook waits until its successor listens.
 import { KUBEWARD_IMAGE } from './kubeward-image.ts';
-import { containerSecurity, hostPathVolume, httpProbe, POD_SECURITY, volumeMount, type HostMount } from './pod-parts.ts';
+import { ADMIN_TOKEN_DIR, adminTokenArg, containerSecurity, hostPathVolume, httpProbe, POD_SECURITY, volumeMount, type HostMount } from './pod-parts.ts';
 
 /** How long the old pod waits for its successor to listen, and then drains (both bound the grace). */
 export const HANDOVER_WAIT_S = 20;
@@ -44,6 +44,7 @@ export function proxyStaticPod(o: ProxyPodOptions): Record<string, unknown> {
     CONFIG,
     ...o.certDirs.map((d) => ({ name: d.name, hostPath: d.path, mountPath: d.path, readOnly: true, type: 'Directory' })),
     STATE,
+    ADMIN_TOKEN_DIR,
   ];
   return {
     apiVersion: 'v1',
@@ -62,7 +63,7 @@ export function proxyStaticPod(o: ProxyPodOptions): Record<string, unknown> {
           name: 'kubeward-proxy',
           image: o.image,
           imagePullPolicy: o.pullPolicy,
-          args: ['proxy', '--config=/etc/kubeward/proxy.yaml', '--reuse-port', `--shutdown-grace=${SHUTDOWN_GRACE_S}s`],
+          args: ['proxy', '--config=/etc/kubeward/proxy.yaml', '--reuse-port', `--shutdown-grace=${SHUTDOWN_GRACE_S}s`, adminTokenArg('proxy')],
           lifecycle: {
             preStop: {
               exec: { command: ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts', ...o.listen, '--timeout', `${HANDOVER_WAIT_S}s`] },

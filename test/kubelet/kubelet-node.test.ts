@@ -97,12 +97,29 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     active: number;
     total?: number;
   }
+  /**
+   * A daemon's /status needs its admin token: the file it created in its pod's emptyDir
+   * (--admin-token-file /run/kubeward/<mode>.token), read as root through /proc/<pid>/root.
+   */
+  const statusOf = async (container: string, mode: string, port: number): Promise<string> => {
+    // During a hand-over two pods share the admin port (--reuse-port): try each one's token.
+    const tasks = (await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout;
+    let last: unknown = new Error(`no running ${container} container`);
+    for (const c of (await containers(container)).filter((x) => x.running)) {
+      const pid = new RegExp(`^${c.id}\\s+(\\d+)\\s`, 'm').exec(tasks)?.[1];
+      if (!pid) continue;
+      try {
+        const token = (await readFile(`/proc/${pid}/root/run/kubeward/${mode}.token`, 'utf8')).trim();
+        return (await inNs(['curl', '-fsS', '--max-time', '2', '-H', `Authorization: Bearer ${token}`, `http://127.0.0.1:${port}/status`])).stdout;
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
+  };
   /** The proxy's /status (admin listener on the node's loopback): the apiserver frontend's upstreams. */
   const proxyUpstreams = async (): Promise<UpstreamView[]> => {
-    const out = await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/status']).then(
-      (r) => r.stdout,
-      () => '{"frontends":[]}',
-    );
+    const out = await statusOf('kubeward-proxy', 'proxy', 9452).catch(() => '{"frontends":[]}');
     const status = JSON.parse(out) as { frontends: { upstreams: UpstreamView[] }[] };
     return status.frontends[0]?.upstreams ?? [];
   };
@@ -240,7 +257,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       figure('first start: kubelet start to Node Ready (s)', seconds(t));
       // Nothing was imported: containerd has the image because the kubelet pulled it from the registry.
       assert.ok((await sh('ctr', ['-n', 'k8s.io', 'images', 'ls', '-q'])).stdout.split('\n').includes(imageRef), `containerd pulled ${imageRef}`);
-      const status = JSON.parse((await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9452/status'])).stdout) as { relay: string };
+      const status = JSON.parse(await statusOf('kubeward-proxy', 'proxy', 9452)) as { relay: string };
       assert.equal(status.relay, 'native', 'the image carries the C relay (dist/native) and the proxy pod runs it, not a fallback');
 
       // Power-cut: the kubelet and every container gone; nothing serves 127.0.0.1:6443.
@@ -616,13 +633,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         },
       });
       await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), weak.yaml);
-      const refused = async () =>
-        /Operation not permitted/.test(
-          await inNs(['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9451/status']).then(
-            (r) => r.stdout,
-            () => '',
-          ),
-        );
+      const refused = async () => /Operation not permitted/.test(await statusOf('routes', 'routes', 9451).catch(() => ''));
       await waitFor(refused, { timeoutMs: 120_000, intervalMs: 300, what: "the routes pod without NET_ADMIN reports the kernel's refusal in /status" });
       assert.equal((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), false, 'no rules without NET_ADMIN');
       await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
