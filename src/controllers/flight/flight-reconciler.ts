@@ -20,7 +20,7 @@ import type { FlightMetrics } from './flight-metrics.ts';
 import { FlightRunner, type FlightTarget } from './flight-round.ts';
 
 /** Operator-wide settings; the cluster's own values come from its ManagedCluster. */
-export type FlightSettings = Omit<FlightTarget, 'clusterName' | 'clusterCidr' | 'securityGroupName' | 'pools' | 'routerId' | 'ownerId'>;
+export type FlightSettings = Omit<FlightTarget, 'clusterName' | 'clusterCidr' | 'forceClusterCidr' | 'securityGroupName' | 'pools' | 'routerId' | 'ownerId'>;
 
 export const DEFAULT_FLIGHT_SETTINGS: FlightSettings = {
   ...DEFAULT_FLIGHT_TIMING,
@@ -69,6 +69,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
         clusterName: scope.clusterName,
         ownerId: scope.identity.ownerId,
         clusterCidr: scope.clusterCidr ?? '',
+        forceClusterCidr: scope.forceClusterCidr,
         securityGroupName: scope.securityGroupName,
         pools: scope.pools,
         routerId: scope.routerId,

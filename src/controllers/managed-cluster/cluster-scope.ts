@@ -13,6 +13,8 @@ export interface ClusterScope {
   clusterCidr?: string;
   /** Why clusterCidr cannot be used (missing, invalid, too wide); undefined when it can. */
   cidrProblem?: string;
+  /** spec.forceClusterCIDR: a cluster CIDR far wider than the Nodes' pod CIDRs is accepted. */
+  forceClusterCidr: boolean;
   routerId?: string;
   securityGroupName: string;
   /** Pools whose names fit the name grammar; the others are in poolProblems. */
@@ -33,6 +35,7 @@ export function scopeOf(mc: ManagedCluster): ClusterScope {
     identity: { ownerId: mc.metadata.uid ?? `name:${name}`, poolPrefixes: good.map((p) => p.prefix) },
     clusterCidr: s.clusterCIDR,
     cidrProblem: s.clusterCIDR ? clusterCidrProblem(s.clusterCIDR) : 'the spec has no clusterCIDR',
+    forceClusterCidr: s.forceClusterCIDR === true,
     routerId: s.openstack?.routerID,
     securityGroupName: s.openstack?.securityGroupName ?? `${name}-sg`,
     pools: good,
@@ -42,5 +45,5 @@ export function scopeOf(mc: ManagedCluster): ClusterScope {
 
 /** The parts of a scope that, when they change, need a new runner (and its memory). */
 export function scopeFingerprint(scope: ClusterScope): string {
-  return JSON.stringify([scope.identity, scope.clusterCidr, scope.routerId, scope.securityGroupName, scope.pools]);
+  return JSON.stringify([scope.identity, scope.clusterCidr, scope.forceClusterCidr, scope.routerId, scope.securityGroupName, scope.pools]);
 }

@@ -58,6 +58,7 @@ export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: L
       cluster: ctx.scope.key,
       routerId: ctx.scope.routerId ?? '',
       clusterCidr: ctx.scope.clusterCidr ?? '',
+      forceClusterCidr: ctx.scope.forceClusterCidr,
       identity: ctx.scope.identity,
       routeLimit: s.routeLimit ?? DEFAULT_ROUTE_LIMIT,
       routeLimitHeadroom: s.routeLimitHeadroom,
