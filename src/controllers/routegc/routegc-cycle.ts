@@ -175,6 +175,11 @@ export class RouteGcRunner {
       signal,
     );
     metrics.conflicts.inc(labels, write.conflicts);
+    if (write.raced)
+      this.#d.log.warn(
+        { cluster: this.#t.cluster, router: this.#t.routerId },
+        'another writer changed the router within the round trip of our full-list write; its change may be lost (Neutron offers no conditional write here)',
+      );
     const removed = decision.remove.filter((f) => write.changed.some((c) => c.destination === f.route.destination && c.nexthop === f.route.nexthop));
     for (const f of removed) {
       metrics.removed.inc({ ...labels, reason: f.reason });
