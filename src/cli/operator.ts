@@ -13,6 +13,7 @@ import { AVAILABLE_CONTROLLERS, Operator } from '../controllers/operator/operato
 import { operatorDeclaration, parseControllers } from '../controllers/operator/operator-config.ts';
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
+import { LeaseCallFence } from '../controllers/operator/lease-call-fence.ts';
 import { SecretVersions } from '../controllers/managed-cluster/secret-versions.ts';
 import { formatShard, shardLeaseName, summarizeShard } from '../controllers/operator/shard.ts';
 import { shardGate } from '../controllers/operator/shard-gate.ts';
@@ -47,6 +48,8 @@ export function operatorCommand() {
       const shard = cfg.shard;
       const log = shard ? ctx.log.child({ shard: formatShard(shard) }) : ctx.log;
       const gate = shard ? shardGate(shard, log) : undefined;
+      // Every changing call of a cluster's clients checks the lease by this replica's clock just before it goes.
+      const fence = new LeaseCallFence({ registry: ctx.registry, log });
       const op = new Operator({
         ownsCluster: gate ? (mc) => gate.owns(mc.metadata) : undefined,
         api,
@@ -62,8 +65,9 @@ export function operatorCommand() {
               retryPeriodMs: cfg.retryPeriod,
             }
           : undefined,
-        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock), versions: secretVersions }),
-        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions }),
+        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock, fence), versions: secretVersions, fence }),
+        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions, fence }),
+        callFence: fence,
         caches: [secretVersions],
         routegc: running.includes('routegc')
           ? {

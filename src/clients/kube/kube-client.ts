@@ -6,6 +6,7 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { changesSomething, type CallFence } from '../../base/call-fence.ts';
 import { describeError } from '../../base/errors.ts';
 import { KubeApiError, errorFromResponse } from './kube-api-error.ts';
 import { pooledTls, type PooledTls, type TlsIdentityOptions } from './tls-agent-pool.ts';
@@ -41,6 +42,8 @@ export interface KubeClientOptions {
    * which make one or two calls a cycle and never watch. Idle sockets close after 15 s.
    */
   sharedTls?: boolean;
+  /** Checked just before every request that changes something (base/call-fence.ts). */
+  fence?: CallFence;
 }
 
 export class KubeClient {
@@ -50,6 +53,7 @@ export class KubeClient {
   readonly #userAgent: string;
   readonly #keepAlive: boolean;
   readonly #sharedTls: boolean;
+  readonly #fence: CallFence | undefined;
 
   constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
     this.#kc = kc;
@@ -58,6 +62,7 @@ export class KubeClient {
     this.#userAgent = opts.userAgent ?? 'kubeward';
     this.#keepAlive = opts.keepAlive ?? false;
     this.#sharedTls = opts.sharedTls ?? false;
+    this.#fence = opts.fence;
   }
 
   get server(): string {
@@ -140,6 +145,9 @@ export class KubeClient {
     const reqOpts: RequestOptions = isHttps ? options : { method, headers };
     // Built for this call alone: the signal goes in place rather than into one more copy.
     if (opts.signal) reqOpts.signal = opts.signal;
+    // The last moment before the request goes (after the credentials, which may have awaited a plugin).
+    opts.signal?.throwIfAborted();
+    if (this.#fence && changesSomething(method)) this.#fence.check({ service: 'kubernetes', method, path: url.pathname });
     return new Promise<IncomingMessage>((resolve, reject) => {
       const fail = (err: unknown): void => reject(new KubeApiError({ method, path, message: describeError(err), cause: err }));
       const req = (isHttps ? httpsRequest : httpRequest)(url, reqOpts, resolve);

@@ -2,6 +2,7 @@
 // clouds.yaml), cached per cluster until a Secret changes. One reader serves every controller:
 // deorbit builds its ports on it (cluster-connector.ts), routegc and flight the clients.
 import { CORE_SCHEMA, load } from 'js-yaml';
+import type { CallFence } from '../../base/call-fence.ts';
 import type { Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
@@ -40,6 +41,8 @@ export function secretClusterSource<T>(opts: {
   build: (s: ClusterSecrets) => T;
   kubeTimeoutMs?: number;
   versions?: SecretVersionSource;
+  /** Checked just before every changing request of the cluster's API client (the operator's lease). */
+  fence?: CallFence;
 }): ClusterSource<T> {
   const cache = new Map<string, { fingerprint: string; value: T }>();
   const read = async (ns: string, name: string, key: string): Promise<{ text: string; rv: string }> => {
@@ -78,6 +81,7 @@ export function secretClusterSource<T>(opts: {
     const api = createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), {
       timeoutMs: opts.kubeTimeoutMs,
       sharedTls: true,
+      fence: opts.fence,
     });
     const source = `Secret ${ns}/${cref.name} key ${cref.key ?? 'clouds.yaml'}`;
     const value = opts.build({ kube: api, clouds: clouds && { doc: parseClouds(clouds.text, source), cloudName: cref.cloud, source } });
@@ -123,15 +127,18 @@ export function secretClusterClients(opts: {
   clock: Clock;
   kubeTimeoutMs?: number;
   versions?: SecretVersionSource;
+  /** Checked just before every changing request of the cluster's clients (the operator's lease). */
+  fence?: CallFence;
 }): ClusterClientSource {
   const source = secretClusterSource({
     secrets: opts.secrets,
     kubeTimeoutMs: opts.kubeTimeoutMs,
     versions: opts.versions,
+    fence: opts.fence,
     build: ({ kube, clouds }) => {
       if (!clouds) return { kube, openstack: undefined };
       const config = resolveCloudConfig({ cloudName: clouds.cloudName, env: {}, clouds: { path: clouds.source, doc: clouds.doc } });
-      return { kube, openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock }) };
+      return { kube, openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock, fence: opts.fence }) };
     },
   });
   return async (mc) => {
