@@ -54,6 +54,7 @@ export class KubeClient {
   readonly #keepAlive: boolean;
   readonly #sharedTls: boolean;
   readonly #fence: CallFence | undefined;
+  #closedBecause: string | undefined;
 
   constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
     this.#kc = kc;
@@ -63,6 +64,11 @@ export class KubeClient {
     this.#keepAlive = opts.keepAlive ?? false;
     this.#sharedTls = opts.sharedTls ?? false;
     this.#fence = opts.fence;
+  }
+
+  /** Every later request fails with E_CLOSED naming `reason` (its credentials were replaced). */
+  close(reason: string): void {
+    this.#closedBecause = reason;
   }
 
   get server(): string {
@@ -147,6 +153,7 @@ export class KubeClient {
     if (opts.signal) reqOpts.signal = opts.signal;
     // The last moment before the request goes (after the credentials, which may have awaited a plugin).
     opts.signal?.throwIfAborted();
+    if (this.#closedBecause !== undefined) throw new KubeApiError({ method, path, message: `this Kubernetes client is closed: ${this.#closedBecause}` });
     if (this.#fence && changesSomething(method)) this.#fence.check({ service: 'kubernetes', method, path: url.pathname });
     return new Promise<IncomingMessage>((resolve, reject) => {
       const fail = (err: unknown): void => reject(new KubeApiError({ method, path, message: describeError(err), cause: err }));

@@ -84,6 +84,7 @@ export function createOpenStackClient(opts: OpenStackClientOptions): OpenStackCl
     cinder: new CinderClient(http, opts.pageSize),
     octavia: new OctaviaClient(http),
     invalidateToken: () => session.invalidate(),
+    close: (reason) => http.close(reason),
   };
 }
 

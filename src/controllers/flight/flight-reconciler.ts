@@ -61,7 +61,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
     ...o,
     component: 'kubeward-flight',
     skip: (mc) => skipReason({ phase: mc.status?.phase, noCloud: mc.spec.noCloud, deleting: mc.metadata.deletionTimestamp !== undefined }),
-    build: ({ mc, scope, clients, nodes, emit }) => {
+    build: ({ mc, scope, clients, nodes, emit }, previous) => {
       if (scope.poolProblems.length) o.log.warn({ cluster: scope.key, problems: scope.poolProblems }, 'flight: these node pools prove no instance by name');
       const target: FlightTarget = {
         ...DEFAULT_FLIGHT_SETTINGS,
@@ -87,6 +87,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
           clock: o.clock,
         },
         target,
+        previous?.memory,
       );
     },
     run: async (runner, _ctx, signal) => {

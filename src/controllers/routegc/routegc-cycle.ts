@@ -75,9 +75,11 @@ export class RouteGcRunner {
   #limitWarned = false;
   last: RouteGcCycleResult | undefined;
 
-  constructor(deps: RouteGcDeps, target: RouteGcTarget) {
+  /** `memory`: an earlier runner's, for the same cluster and scope (its clients were replaced). */
+  constructor(deps: RouteGcDeps, target: RouteGcTarget, memory?: RouteGcMemory) {
     this.#d = deps;
     this.#t = target;
+    if (memory) this.#memory = memory;
   }
 
   get memory(): RouteGcMemory {
