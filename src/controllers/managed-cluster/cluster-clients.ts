@@ -158,12 +158,13 @@ export function secretClusterClients(opts: {
     },
   });
   return async (mc) => {
-    const { kube, openstack } = await source.get(mc);
-    if (!openstack)
+    const clients = await source.get(mc);
+    if (!clients.openstack)
       throw new KubewardError(
         'E_CONFIG',
         `ManagedCluster ${mc.metadata.namespace ?? 'default'}/${mc.metadata.name} has spec.noCloud: it has no OpenStack credentials`,
       );
-    return { kube, openstack };
+    // The cached object itself: the same clients while the Secrets stay (runners compare them by identity).
+    return clients as ClusterClients;
   };
 }

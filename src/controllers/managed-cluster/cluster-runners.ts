@@ -130,7 +130,7 @@ export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R
       // Secret or a changed *SecretRef is used from this run on, and a new credential that does not
       // work fails this run, reported, instead of leaving the old clients at work.
       const clients = await o.clients(mc, callSignal);
-      if (hit?.fingerprint !== fingerprint || hit.clients !== clients) {
+      if (hit?.fingerprint !== fingerprint || hit.clients.kube !== clients.kube || hit.clients.openstack !== clients.openstack) {
         const previous = hit?.fingerprint === fingerprint ? hit.runner : undefined;
         if (previous) o.log.info({ cluster: key }, `${o.component}: the cluster's credentials changed; clients rebuilt from them`);
         hit = { fingerprint, clients, runner: o.build(contextWith(mc, clients, o), previous), lastRunAt: now };
