@@ -55,6 +55,7 @@ export function flightCommand() {
           securityGroupName: cfg.securityGroup,
           pools: cfg.pool.map((p) => ({ name: p, prefix: poolPrefix(cfg.clusterName, p) })),
           allowWide: cfg.allowWideClusterCidr,
+          forceClusterCidr: cfg.forceClusterCidr,
           maxRebootsPerRound: cfg.maxRebootsPerRound,
           maxMetadataWritesPerRound: cfg.maxMetadataWritesPerRound,
           maxRuleChangesPerRound: cfg.maxRuleChangesPerRound,

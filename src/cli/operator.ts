@@ -16,6 +16,7 @@ import { namespaceScope, operatorDeclaration, parseControllers, parseNamespaces 
 import { createControllerMetrics } from '../controllers/runtime/controller-metrics.ts';
 import { Gauge } from '../admin/metrics.ts';
 import { secretClusterClients } from '../controllers/managed-cluster/cluster-clients.ts';
+import { LeaseCallFence } from '../controllers/operator/lease-call-fence.ts';
 import { SecretVersions } from '../controllers/managed-cluster/secret-versions.ts';
 import { formatShard, shardLeaseName, summarizeShard } from '../controllers/operator/shard.ts';
 import { shardGate } from '../controllers/operator/shard-gate.ts';
@@ -56,6 +57,8 @@ export function operatorCommand() {
       const log = shard ? ctx.log.child({ shard: formatShard(shard) }) : ctx.log;
       const gate = shard ? shardGate(shard, log) : undefined;
       const { informerNamespace, inScope } = namespaceScope(namespaces);
+      // Every changing call of a cluster's clients checks the lease by this replica's clock just before it goes.
+      const fence = new LeaseCallFence({ registry: ctx.registry, log });
       const op = new Operator({
         ownsCluster: gate || inScope ? (mc) => (inScope?.(mc.metadata.namespace) ?? true) && (gate?.owns(mc.metadata) ?? true) : undefined,
         api,
@@ -71,8 +74,9 @@ export function operatorCommand() {
               retryPeriodMs: cfg.retryPeriod,
             }
           : undefined,
-        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock, openstack), versions: secretVersions }),
-        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions, openstack }),
+        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock, openstack, fence), versions: secretVersions, fence }),
+        clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions, openstack, fence }),
+        callFence: fence,
         caches: [secretVersions],
         routegc: running.includes('routegc')
           ? {

@@ -3,6 +3,7 @@
 // Settings: src/controllers/routegc/routegc-config.ts; output lines: routegc-report.ts beside it.
 import { homedir } from 'node:os';
 import { systemClock } from '../base/clock.ts';
+import { UsageError } from '../base/errors.ts';
 import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
 import { openStackClientFor } from '../clients/openstack/create-openstack-client.ts';
@@ -11,7 +12,7 @@ import { poolPrefix } from '../controllers/managed-cluster/cluster-identity.ts';
 import { openStackRouteGcCloud } from '../controllers/routegc/routegc-cloud.ts';
 import { eventEmitter } from '../controllers/managed-cluster/cluster-events.ts';
 import { runPeriodically } from '../controllers/managed-cluster/periodic-loop.ts';
-import { RouteGcRunner } from '../controllers/routegc/routegc-cycle.ts';
+import { RouteGcRunner, type RouteGcCycleResult } from '../controllers/routegc/routegc-cycle.ts';
 import { routegcDeclaration } from '../controllers/routegc/routegc-config.ts';
 import { statusOf, summary } from '../controllers/routegc/routegc-report.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
@@ -40,6 +41,7 @@ export function routegcCommand() {
           routerId: cfg.router,
           clusterCidr: cfg.clusterCidr,
           allowWide: cfg.allowWideClusterCidr,
+          forceClusterCidr: cfg.forceClusterCidr,
           identity: {
             ownerId: cfg.clusterUid ?? `name:${cfg.clusterName}`,
             poolPrefixes: [...cfg.pool.map((p) => poolPrefix(cfg.clusterName, p)), ...cfg.instancePrefix],
@@ -62,6 +64,7 @@ export function routegcCommand() {
       if (cfg.once) {
         const first = await gc.cycle(abort.signal);
         print(summary('look 1', first, cfg.dryRun));
+        badScope(first);
         if (first.skipped) return 1;
         if (first.decision?.pending.length) await clock.sleep(cfg.confirmAfter, abort.signal);
         const second = first.decision?.pending.length ? await gc.cycle(abort.signal) : first;
@@ -69,9 +72,17 @@ export function routegcCommand() {
         return second.skipped ? 1 : 0;
       }
       let ready = false;
+      let stopBad: (err: Error) => void = () => undefined;
+      const bad = new Promise<number>((_, reject) => (stopBad = reject));
       const finished = runPeriodically(
         async (signal) => {
-          await gc.cycle(signal);
+          const result = await gc.cycle(signal);
+          try {
+            badScope(result);
+          } catch (err) {
+            abort.abort(err);
+            stopBad(err as Error);
+          }
           ready = true;
         },
         { name: 'routegc', intervalMs: cfg.interval, clock, log: ctx.log, signal: abort.signal },
@@ -80,8 +91,17 @@ export function routegcCommand() {
         readiness: () => (ready ? { ready: true, reason: 'cycling' } : { ready: false, reason: 'first cycle not finished' }),
         status: () => ({ cluster: cfg.clusterName, router: cfg.router, dryRun: cfg.dryRun, memory: gc.memory, last: gc.last && statusOf(gc.last) }),
         // The loop ends only on shutdown, which ends the mode by itself.
-        finished: finished.then(() => new Promise<number>(() => {})),
+        finished: Promise.race([bad, finished.then(() => new Promise<number>(() => {}))]),
       };
     },
   });
+}
+
+/**
+ * A cluster CIDR far wider than the Nodes' pod CIDRs is bad usage, though only the Nodes tell: exit 2
+ * naming the flag and the fix, whenever a cycle finds it.
+ */
+function badScope(result: RouteGcCycleResult): void {
+  if (result.decision?.refusalCode !== 'ClusterCIDRTooWide') return;
+  throw new UsageError(`--cluster-cidr: ${result.decision.refusal} (--force-cluster-cidr accepts it)`);
 }

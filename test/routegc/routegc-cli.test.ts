@@ -37,6 +37,26 @@ describe('kubeward routegc --once as a process', { skip: missing }, () => {
     assert.deepEqual(routerWrites(), []);
   });
 
+  test('a --cluster-cidr far wider than the Nodes’ pod CIDRs exits 2 naming the flag and --force-cluster-cidr; forced, the live neighbour route stays', async () => {
+    const ours = await c.server('kks-k1-small-ccccc');
+    const neighbour = await c.server('kks-k2-small-ddddd');
+    await setNodes(c.api, [{ name: 'n1', ip: ours.ip, podCIDR: '10.1.1.0/24', instanceId: ours.id }]);
+    await c.os.neutron.updateRoutes(c.routerId, [
+      { destination: '10.1.1.0/24', nexthop: ours.ip },
+      { destination: '10.2.1.0/24', nexthop: neighbour.ip },
+    ]);
+    c.emu.requests = [];
+    const wide = ['--router', c.routerId, '--cluster-cidr', '10.0.0.0/8', '--cluster-name', 'k1', '--once', '--confirm-after', '10s'];
+    const refused = await c.run('routegc', wide);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /--cluster-cidr: 10\.0\.0\.0\/8 is 16 bits wider than 10\.1\.1\.0\/24.*--force-cluster-cidr/);
+    const lines = refused.stderr.split('\n').filter((l) => l.startsWith('kubeward routegc:'));
+    assert.equal(lines.length, 1, 'one line says why and what to do (the others are the log)');
+    const forced = await c.run('routegc', [...wide, '--force-cluster-cidr']);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.deepEqual(routerWrites(), [], "the neighbour's route to its live server is no orphan: nothing written");
+  });
+
   test('harm 4: an empty Node list and no --pool/--instance-prefix is refused with the reason (exit 1), nothing written', async () => {
     await setNodes(c.api, []);
     const live = await c.server('kks-k1-small-aaaaa');

@@ -28,6 +28,18 @@ export interface FaultSpec {
   hang?: boolean;
   /** Apply to the next N matching requests only; forever when absent. */
   times?: number;
+  /**
+   * Another writer: right after the matching request is answered (before the client can send its
+   * next one), this change lands on the router's routes as a separate full-list write would (the
+   * revision moves on). Lets a test put a concurrent removal or add between a client's read and its write.
+   */
+  routeWriteAfter?: ConcurrentRouteWrite;
+}
+
+export interface ConcurrentRouteWrite {
+  routerId: string;
+  remove?: { destination: string; nexthop: string }[];
+  add?: { destination: string; nexthop: string }[];
 }
 
 export interface FaultRule extends FaultSpec {

@@ -106,6 +106,21 @@ function atomicRoutes(ctx: Ctx, action: string): RouteRec[] {
   return parseRoutes(routes);
 }
 
+/**
+ * A write by another client, applied straight to the store (a fault's routeWriteAfter): removes and
+ * adds routes as a full-list PUT of the resulting list would, bumping the revision when anything changed.
+ * An unknown router is ignored (the test's router was deleted: nothing for the other writer to do).
+ */
+export function applyConcurrentRouteWrite(store: EmulatorStore, w: { routerId: string; remove?: RouteRec[]; add?: RouteRec[] }): void {
+  const router = store.routers.get(w.routerId);
+  if (!router) return;
+  const kept = router.routes.filter((o) => !(w.remove ?? []).some((r) => sameRoute(o, r)));
+  const next = [...kept, ...(w.add ?? []).filter((a) => !kept.some((o) => sameRoute(o, a)))];
+  if (sameRoutes(next, router.routes)) return;
+  router.routes = next;
+  bump(store, router);
+}
+
 export function routerRoutes(store: EmulatorStore, t: RouteTable): void {
   const get = (ctx: Ctx) => mustGet(ctx, store.routers, ctx.params.id!, 'RouterNotFound', `Router ${ctx.params.id} could not be found`);
   t.add('GET', '/routers', (ctx) => ok(listReply(ctx, 'routers', [...store.routers.values()].filter((r) => visible(ctx, r)).map(routerView), '/routers')));

@@ -14,6 +14,7 @@ import { cinderRoutes } from './cinder-api.ts';
 import { octaviaRoutes } from './octavia-api.ts';
 import { VERSION_SEGMENTS, versionDoc } from './version-docs.ts';
 import { adminRoutes } from './admin-api.ts';
+import { applyConcurrentRouteWrite } from './neutron-routers.ts';
 
 export interface EmulatorOptions {
   host?: string;
@@ -227,6 +228,8 @@ export class OpenStackEmulator {
     const reply = await this.#serviceReply(req, url, service, hasVersion, rest, body);
     const ifMatch = typeof req.headers['if-match'] === 'string' ? req.headers['if-match'] : undefined;
     this.#send(res, service, method, url.pathname + url.search, requestId, reply, true, ifMatch, projectId);
+    // In the same turn as the answer: the client cannot get another request in before this write.
+    if (fault?.routeWriteAfter) applyConcurrentRouteWrite(this.store, fault.routeWriteAfter);
   }
 
   async #serviceReply(req: IncomingMessage, url: URL, service: ServiceName, hasVersion: boolean, rest: string, body: unknown): Promise<Reply> {

@@ -8,6 +8,7 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { changesSomething, type CallFence } from '../../base/call-fence.ts';
 import { describeError } from '../../base/errors.ts';
 import { KubeApiError, errorFromResponse } from './kube-api-error.ts';
 import type { PooledTls, TlsAgentPool, TlsIdentityOptions } from './tls-agent-pool.ts';
@@ -44,6 +45,8 @@ export interface KubeClientOptions {
    * after 15 s. Absent: client-node's agent.
    */
   sharedTls?: TlsAgentPool;
+  /** Checked just before every request that changes something (base/call-fence.ts). */
+  fence?: CallFence;
 }
 
 export class KubeClient {
@@ -53,6 +56,8 @@ export class KubeClient {
   readonly #userAgent: string;
   readonly #keepAlive: boolean;
   readonly #sharedTls: TlsAgentPool | undefined;
+  readonly #fence: CallFence | undefined;
+  #closedBecause: string | undefined;
 
   constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
     this.#kc = kc;
@@ -61,6 +66,12 @@ export class KubeClient {
     this.#userAgent = opts.userAgent ?? 'kubeward';
     this.#keepAlive = opts.keepAlive ?? false;
     this.#sharedTls = opts.sharedTls;
+    this.#fence = opts.fence;
+  }
+
+  /** Every later request fails with E_CLOSED naming `reason` (its credentials were replaced). */
+  close(reason: string): void {
+    this.#closedBecause = reason;
   }
 
   get server(): string {
@@ -154,6 +165,10 @@ export class KubeClient {
     const reqOpts: RequestOptions = isHttps ? options : { method, headers };
     // Built for this call alone: the signal goes in place rather than into one more copy.
     if (opts.signal) reqOpts.signal = opts.signal;
+    // The last moment before the request goes (after the credentials, which may have awaited a plugin).
+    opts.signal?.throwIfAborted();
+    if (this.#closedBecause !== undefined) throw new KubeApiError({ method, path, message: `this Kubernetes client is closed: ${this.#closedBecause}` });
+    if (this.#fence && changesSomething(method)) this.#fence.check({ service: 'kubernetes', method, path: url.pathname });
     return new Promise<IncomingMessage>((resolve, reject) => {
       const fail = (err: unknown): void => reject(new KubeApiError({ method, path, message: describeError(err), cause: err }));
       const req = (isHttps ? httpsRequest : httpRequest)(url, reqOpts, resolve);

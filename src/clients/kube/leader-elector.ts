@@ -65,6 +65,18 @@ export class LeaderElector {
     return this.#leading && this.#term ? this.#term.signal : NOT_LEADING;
   }
 
+  /**
+   * Returns while this replica leads and its renew deadline has not passed by the clock; otherwise
+   * ends the term at once (when the watchdog timer is late: a blocked event loop, a starved process)
+   * and throws the reason. The check destructive calls make just before they are sent.
+   */
+  assertLeading(): void {
+    if (this.isLeader) return;
+    const term = this.#term;
+    if (this.#leading) this.#stepDown('the renew deadline passed (seen by the clock before a call)');
+    throw term?.signal.aborted ? term.signal.reason : new Error('leadership lost: this replica does not hold the lease');
+  }
+
   status(): { identity: string; leader: boolean; holder?: string } {
     return { identity: this.#o.identity, leader: this.#leading, holder: this.#holder };
   }

@@ -1,4 +1,5 @@
 // Wires a cloud's config into a ready OpenStackClient: one Keystone session shared by every service.
+import type { CallFence } from '../../base/call-fence.ts';
 import { systemClock, type Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import { loadCloudConfig, type CloudConfig } from './cloud-config.ts';
@@ -47,6 +48,11 @@ export interface OpenStackClientOptions {
   renewBeforeMs?: number;
   /** Page size for Nova and Cinder lists; the services' own maximum when absent. */
   pageSize?: number;
+  /**
+   * Checked just before every request that changes something (reboot, delete, tag, route or rule
+   * change...): the operator's lease by its own clock. Authentication itself is never fenced.
+   */
+  fence?: CallFence;
 }
 
 export interface OpenStackClientHandle extends OpenStackClient {
@@ -79,8 +85,9 @@ export function createOpenStackClient(opts: OpenStackClientOptions): OpenStackCl
     policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },
     random: opts.random,
   };
+  // The token request is a POST that changes nothing of the cloud's: the session goes unfenced.
   const session = new KeystoneSession({ config: opts.config, deps, renewBeforeMs: opts.renewBeforeMs, intern: shared.intern });
-  const http = new OpenStackHttp(session, deps, computeApiVersionFor(opts.config.computeApiVersion));
+  const http = new OpenStackHttp(session, { ...deps, fence: opts.fence }, computeApiVersionFor(opts.config.computeApiVersion));
   return {
     http,
     session,
@@ -90,6 +97,7 @@ export function createOpenStackClient(opts: OpenStackClientOptions): OpenStackCl
     cinder: new CinderClient(http, opts.pageSize),
     octavia: new OctaviaClient(http),
     invalidateToken: () => session.invalidate(),
+    close: (reason) => http.close(reason),
   };
 }
 

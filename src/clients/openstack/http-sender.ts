@@ -1,5 +1,6 @@
 // Sends one HTTP request with per-attempt timeouts and retries (backoff + jitter) on 5xx, timeouts and
 // connection failures. Logs method, path, status, latency and request ID, never headers or bodies.
+import { changesSomething, type CallFence } from '../../base/call-fence.ts';
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import { timeoutSignal, type TimeoutSignal } from '../../base/timeout-signal.ts';
@@ -26,6 +27,8 @@ export interface SenderDeps {
   log: Logger;
   policy: RetryPolicy;
   random?: () => number;
+  /** Checked just before every attempt of a request that changes something (base/call-fence.ts). */
+  fence?: CallFence;
 }
 
 export interface SendRequest {
@@ -74,6 +77,10 @@ function attemptSignal(ms: number, parent: AbortSignal | undefined): TimeoutSign
 }
 
 async function attemptOnce(deps: SenderDeps, req: SendRequest): Promise<Attempt> {
+  // The last moment before the bytes go: after the token, the endpoint and any backoff. A refusal
+  // throws out of the whole send (no retry: the fence does not come back up for this call).
+  req.signal?.throwIfAborted();
+  if (deps.fence && changesSomething(req.method)) deps.fence.check({ service: req.service, method: req.method, path: req.url.pathname });
   const a = attemptSignal(deps.policy.attemptTimeoutMs, req.signal);
   try {
     const res = await deps.fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal: a.signal });

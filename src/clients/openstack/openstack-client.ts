@@ -118,4 +118,6 @@ export interface OpenStackClient {
   readonly octavia: OctaviaApi;
   /** Drops the cached token; the next call authenticates again. */
   invalidateToken(): void;
+  /** Drops the token; every later call fails with E_CLOSED naming `reason` (its credentials were replaced). */
+  close?(reason: string): void;
 }

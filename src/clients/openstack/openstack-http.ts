@@ -1,6 +1,7 @@
 // Authenticated JSON requests to a service from the catalog: the token header, one re-authentication on
 // 401, the Nova microversion header, errors with the service's fault type, and paged lists whose
 // bodies are checked (response-body.ts): an unexpected 200 or a paging loop is an error, never a list.
+import { KubewardError } from '../../base/errors.ts';
 import type { KeystoneSession } from './keystone-session.ts';
 import type { ServiceType } from './service-catalog.ts';
 import { OpenStackError, codeForStatus, parseFault } from './openstack-error.ts';
@@ -50,6 +51,7 @@ export class OpenStackHttp {
   readonly #session: KeystoneSession;
   readonly #deps: SenderDeps;
   readonly #computeApiVersion: string;
+  #closedBecause: string | undefined;
 
   constructor(session: KeystoneSession, deps: SenderDeps, computeApiVersion: string) {
     this.#session = session;
@@ -57,8 +59,15 @@ export class OpenStackHttp {
     this.#computeApiVersion = computeApiVersion;
   }
 
+  /** Every later request fails with E_CLOSED (credentials replaced); the token is dropped. */
+  close(reason: string): void {
+    this.#closedBecause = reason;
+    this.#session.invalidate();
+  }
+
   /** Sends the request; any status >= 400 is thrown as an OpenStackError. */
   async request<T>(service: ServiceType, req: ApiRequest): Promise<ApiResponse<T>> {
+    this.#throwIfClosed();
     const base = await this.#session.endpoint(service, req.signal);
     const url = buildUrl(base, req.path, req.query);
     let res = await this.#send(service, url, req);
@@ -153,8 +162,14 @@ export class OpenStackHttp {
     return { service: SERVICE_NAMES[service], method: req.method, path: url.pathname + url.search, status: res.status, requestId: res.requestId };
   }
 
+  #throwIfClosed(): void {
+    if (this.#closedBecause !== undefined) throw new KubewardError('E_CLOSED', `this OpenStack client is closed: ${this.#closedBecause}`);
+  }
+
   async #send(service: ServiceType, url: URL, req: ApiRequest): Promise<{ result: SendResult; token: string }> {
     const token = (await this.#session.token(req.signal)).value;
+    // Closed while the token was fetched: the old credentials send nothing more.
+    this.#throwIfClosed();
     const headers: Record<string, string> = { accept: 'application/json' };
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     if (service === 'compute') {

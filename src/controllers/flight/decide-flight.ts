@@ -67,7 +67,7 @@ export function decideFlight(obs: FlightObservation, o: FlightOptions): FlightPl
   const { group, finding } = pickGroup(obs.groups, o.securityGroupName);
   if (finding) plan.findings.push(finding);
   if (group && !scope) {
-    const rules = decideGroupRules(group, o.clusterCidr);
+    const rules = decideGroupRules(group, o.clusterCidr, { nodes: obs.nodes, force: o.forceClusterCidr });
     plan.actions.push(...rules.actions);
     if (rules.finding) plan.findings.push(rules.finding);
     plan.actions.push(...decideGroupResync(group, obs.nodes, o.forceSecurityGroupResync));

@@ -2,6 +2,7 @@
 // running instance, and the optional forced resync for Nodes whose pod traffic is broken.
 import type { SecurityGroup } from '../../clients/openstack/openstack-types.ts';
 import { parseCidr, sameCidrText } from '../../base/ip.ts';
+import { cidrSlackProblem } from '../managed-cluster/cidr-scope.ts';
 import type { ClusterInstance, ClusterNode } from '../managed-cluster/cluster-view.ts';
 import type { FlightAction, FlightFinding } from './flight-types.ts';
 import { isRunning } from './instance-state.ts';
@@ -24,8 +25,17 @@ export function pickGroup(groups: SecurityGroup[] | undefined, name: string): { 
   return { group: groups[0] };
 }
 
-/** Ingress rules from the cluster CIDR for udp, tcp and icmp (all ports); a rule for any protocol covers all three. */
-export function decideGroupRules(group: SecurityGroup, clusterCidr: string): { actions: FlightAction[]; finding?: FlightFinding } {
+/**
+ * Ingress rules from the cluster CIDR for udp, tcp and icmp (all ports); a rule for any protocol covers
+ * all three. Only when the Nodes could be read and the CIDR is not far wider than their pod CIDRs
+ * (cidr-scope.ts cidrSlackProblem; `force` accepts it): a rule from a /8 would let in every cluster
+ * of the address space.
+ */
+export function decideGroupRules(
+  group: SecurityGroup,
+  clusterCidr: string,
+  pods: { nodes: readonly ClusterNode[] | undefined; force?: boolean },
+): { actions: FlightAction[]; finding?: FlightFinding } {
   const cidr = parseCidr(clusterCidr);
   if (!cidr)
     return {
@@ -42,6 +52,9 @@ export function decideGroupRules(group: SecurityGroup, clusterCidr: string): { a
         message: `a rule from ${clusterCidr} would open the group to every address; not created`,
       },
     };
+  if (pods.nodes === undefined) return { actions: [] };
+  const slack = cidrSlackProblem(cidr, pods.nodes, { forceClusterCidr: pods.force });
+  if (slack) return { actions: [], finding: { repair: 'security-group-rules', reason: 'ClusterCIDRTooWide', message: `no rule created: ${slack}` } };
   const ethertype = cidr.family === 4 ? 'IPv4' : 'IPv6';
   const fromCluster = group.security_group_rules.filter(
     (r) =>

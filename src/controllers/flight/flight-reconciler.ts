@@ -22,7 +22,7 @@ import { FlightRunner, type FlightTarget } from './flight-round.ts';
 /** Operator-wide settings; the cluster's own values come from its ManagedCluster. */
 export type FlightSettings = Omit<
   FlightTarget,
-  'clusterName' | 'clusterCidr' | 'securityGroupName' | 'pools' | 'routerId' | 'ownerId' | 'ownerRef' | 'provisionerClaims' | 'adoptOwners'
+  'clusterName' | 'clusterCidr' | 'forceClusterCidr' | 'securityGroupName' | 'pools' | 'routerId' | 'ownerId' | 'ownerRef' | 'provisionerClaims' | 'adoptOwners'
 >;
 
 export const DEFAULT_FLIGHT_SETTINGS: FlightSettings = {
@@ -66,7 +66,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
     ...o,
     component: 'kubeward-flight',
     skip: (mc) => skipReason({ phase: mc.status?.phase, noCloud: mc.spec.noCloud, deleting: mc.metadata.deletionTimestamp !== undefined }),
-    build: ({ mc, scope, clients, nodes, emit }) => {
+    build: ({ mc, scope, clients, nodes, emit }, previous) => {
       if (scope.poolProblems.length) o.log.warn({ cluster: scope.key, problems: scope.poolProblems }, 'flight: these node pools protect no instance by name');
       if (scope.ownerMetadataProblem) o.log.warn({ cluster: scope.key, problem: scope.ownerMetadataProblem }, 'flight: the owner metadata proves nothing');
       const target: FlightTarget = {
@@ -78,6 +78,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
         provisionerClaims: [...(scope.identity.provisionerClaims ?? [])],
         adoptOwners: [...(scope.identity.adoptOwners ?? [])],
         clusterCidr: scope.clusterCidr ?? '',
+        forceClusterCidr: scope.forceClusterCidr,
         securityGroupName: scope.securityGroupName,
         pools: scope.pools,
         routerId: scope.routerId,
@@ -100,6 +101,7 @@ export function flightReconciler(o: FlightReconcilerOptions): Reconciler {
               .map((x) => `${x.metadata.namespace ?? 'default'}/${x.metadata.name}`),
         },
         target,
+        previous?.memory,
       );
     },
     run: async (runner, _ctx, signal) => {

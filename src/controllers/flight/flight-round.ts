@@ -59,9 +59,11 @@ export class FlightRunner {
   #routeLimit: number | undefined;
   #findingReasons = new Set<string>();
 
-  constructor(deps: FlightDeps, target: FlightTarget) {
+  /** `memory`: an earlier runner's, for the same cluster and scope (its clients were replaced). */
+  constructor(deps: FlightDeps, target: FlightTarget, memory?: FlightMemory) {
     this.#d = deps;
     this.#t = target;
+    if (memory) this.#memory = memory;
   }
 
   get memory(): FlightMemory {

@@ -82,6 +82,8 @@ export interface FlightOptions {
   clusterCidr: string;
   /** Accept a cluster CIDR wider than /8 (never /0). */
   allowWide?: boolean;
+  /** Accept a cluster CIDR far wider than the Nodes' pod CIDRs for the group's rules (cidr-scope.ts). */
+  forceClusterCidr?: boolean;
   securityGroupName: string;
   /** Name prefixes of the cluster's instances, one per node pool ("kks-k1-small-"). */
   pools: { name: string; prefix: string }[];

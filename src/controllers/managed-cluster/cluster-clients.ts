@@ -2,6 +2,7 @@
 // clouds.yaml), cached per cluster until a Secret changes. One reader serves every controller:
 // deorbit builds its ports on it (cluster-connector.ts), routegc and flight the clients.
 import { CORE_SCHEMA, load } from 'js-yaml';
+import type { CallFence } from '../../base/call-fence.ts';
 import type { Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
@@ -43,9 +44,20 @@ export function secretClusterSource<T>(opts: {
   versions?: SecretVersionSource;
   /** The TLS agents and contexts every cluster's kube client shares; default: one of this source's own. */
   tlsPool?: TlsAgentPool;
+  /** Checked just before every changing request of the cluster's API client (the operator's lease). */
+  fence?: CallFence;
+  /** Closes what build made (besides the Kubernetes client, closed here) once newer credentials replace it. */
+  close?: (value: T, reason: string) => void;
 }): ClusterSource<T> {
-  const cache = new Map<string, { fingerprint: string; value: T }>();
+  const cache = new Map<string, { fingerprint: string; value: T; kube: KubeApi }>();
   const tlsPool = opts.tlsPool ?? new TlsAgentPool();
+  // An old value is closed, not just dropped: a run still holding it sends nothing more with the
+  // replaced credentials, and fails (reported) instead of acting with them.
+  const retire = (old: { value: T; kube: KubeApi } | undefined, reason: string): void => {
+    if (!old) return;
+    old.kube.client.close(reason);
+    opts.close?.(old.value, reason);
+  };
   const read = async (ns: string, name: string, key: string): Promise<{ text: string; rv: string }> => {
     const secret = await opts.secrets.get(ns, name).catch((err: unknown) => {
       throw isNotFound(err) ? new KubewardError('E_NOT_FOUND', `Secret ${ns}/${name} does not exist`) : err;
@@ -70,27 +82,34 @@ export function secretClusterSource<T>(opts: {
     const kref = mc.spec.kubeconfigSecretRef;
     const cref = mc.spec.cloudCredentialsSecretRef;
     const hit = cache.get(uid);
+    // Which Secrets and keys, and which versions of them: a changed *SecretRef is a change too.
+    const refs = `${kref.name}:${kref.key ?? ''}/${mc.spec.noCloud ? '-' : `${cref.name}:${cref.key ?? ''}:${cref.cloud}`}`;
     if (hit && opts.versions) {
       const kv = opts.versions.version(ns, kref.name);
       const cv = mc.spec.noCloud ? '-' : opts.versions.version(ns, cref.name);
-      if (kv !== undefined && cv !== undefined && hit.fingerprint === `${kv}/${cv}/${cref.cloud}`) return hit.value;
+      if (kv !== undefined && cv !== undefined && hit.fingerprint === `${refs}@${kv}/${cv}`) return hit.value;
     }
     const kube = await read(ns, kref.name, kref.key ?? 'kubeconfig');
     const clouds = mc.spec.noCloud ? undefined : await read(ns, cref.name, cref.key ?? 'clouds.yaml');
-    const fingerprint = `${kube.rv}/${clouds?.rv ?? '-'}/${cref.cloud}`;
+    const fingerprint = `${refs}@${kube.rv}/${clouds?.rv ?? '-'}`;
     if (hit?.fingerprint === fingerprint) return hit.value;
     const api = createKubeApi(loadKubeConfig({ kind: 'text', text: kube.text, what: `Secret ${ns}/${kref.name}` }), {
       timeoutMs: opts.kubeTimeoutMs,
       sharedTls: tlsPool,
+      fence: opts.fence,
     });
     const source = `Secret ${ns}/${cref.name} key ${cref.key ?? 'clouds.yaml'}`;
     const value = opts.build({ kube: api, clouds: clouds && { doc: parseClouds(clouds.text, source), cloudName: cref.cloud, source } });
-    cache.set(uid, { fingerprint, value });
+    retire(hit, `the credentials in Secret ${ns}/${kref.name} or ${ns}/${cref.name} changed`);
+    cache.set(uid, { fingerprint, value, kube: api });
     return value;
   };
   return {
     get: getOnce,
-    forget: (uid) => void cache.delete(uid),
+    forget: (uid) => {
+      retire(cache.get(uid), 'the ManagedCluster is gone');
+      cache.delete(uid);
+    },
   };
 }
 
@@ -129,24 +148,29 @@ export function secretClusterClients(opts: {
   versions?: SecretVersionSource;
   /** What every cluster's OpenStack client shares (the operator makes one); default: each its own. */
   openstack?: OpenStackShared;
+  /** Checked just before every changing request of the cluster's clients (the operator's lease). */
+  fence?: CallFence;
 }): ClusterClientSource {
-  const source = secretClusterSource({
+  const source = secretClusterSource<{ kube: KubeApi; openstack: OpenStackClient | undefined }>({
     secrets: opts.secrets,
     kubeTimeoutMs: opts.kubeTimeoutMs,
     versions: opts.versions,
+    fence: opts.fence,
+    close: (v, reason) => v.openstack?.close?.(reason),
     build: ({ kube, clouds }) => {
       if (!clouds) return { kube, openstack: undefined };
       const config = resolveCloudConfig({ cloudName: clouds.cloudName, env: {}, clouds: { path: clouds.source, doc: clouds.doc } });
-      return { kube, openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock, shared: opts.openstack }) };
+      return { kube, openstack: createOpenStackClient({ config, log: opts.log, clock: opts.clock, shared: opts.openstack, fence: opts.fence }) };
     },
   });
   return async (mc) => {
-    const { kube, openstack } = await source.get(mc);
-    if (!openstack)
+    const clients = await source.get(mc);
+    if (!clients.openstack)
       throw new KubewardError(
         'E_CONFIG',
         `ManagedCluster ${mc.metadata.namespace ?? 'default'}/${mc.metadata.name} has spec.noCloud: it has no OpenStack credentials`,
       );
-    return { kube, openstack };
+    // The cached object itself: the same clients while the Secrets stay (runners compare them by identity).
+    return clients as ClusterClients;
   };
 }

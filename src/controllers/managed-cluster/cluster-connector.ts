@@ -1,6 +1,7 @@
 // deorbit's ports for one ManagedCluster, from the Secrets its spec names: the cluster's own API
 // (kubeconfig) and its OpenStack project (clouds.yaml). Built on the Secret reader routegc and flight
 // share, cached per cluster until a Secret changes, so a deorbit polling every 15 s keeps its token.
+import type { CallFence } from '../../base/call-fence.ts';
 import type { Clock } from '../../base/clock.ts';
 import type { Logger } from '../../base/logger.ts';
 import type { Secret } from '../../clients/kube/kube-types.ts';
@@ -24,10 +25,10 @@ export interface ClusterConnector {
 export type CloudFactory = (clouds: Record<string, unknown>, cloudName: string, source: string) => DeorbitCloud;
 
 /** `shared`: what every cluster's OpenStack client shares (the operator makes one); default: each its own. */
-export function openStackCloudFactory(log: Logger, clock: Clock, shared?: OpenStackShared): CloudFactory {
+export function openStackCloudFactory(log: Logger, clock: Clock, shared?: OpenStackShared, fence?: CallFence): CloudFactory {
   return (doc, cloudName, source) => {
     const config = resolveCloudConfig({ cloudName, env: {}, clouds: { path: source, doc } });
-    return openStackDeorbitCloud(createOpenStackClient({ config, log, clock, shared }));
+    return openStackDeorbitCloud(createOpenStackClient({ config, log, clock, shared, fence }));
   };
 }
 
@@ -46,12 +47,15 @@ export function secretConnector(opts: {
   cloudFactory: CloudFactory;
   kubeTimeoutMs?: number;
   versions?: SecretVersionSource;
+  /** Checked just before every changing request of the cluster's API client: deorbit's deletions (the operator's lease). */
+  fence?: CallFence;
 }): ClusterConnector {
   // The same Secret reader and cache as routegc and flight; only what is built from them differs.
   const source = secretClusterSource<DeorbitPorts>({
     secrets: opts.secrets,
     kubeTimeoutMs: opts.kubeTimeoutMs,
     versions: opts.versions,
+    fence: opts.fence,
     build: ({ kube, clouds }) => ({
       satellite: kubeDeorbitSatellite(kube),
       cloud: clouds ? opts.cloudFactory(clouds.doc, clouds.cloudName, clouds.source) : NO_CLOUD,

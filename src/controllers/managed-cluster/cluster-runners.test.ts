@@ -59,9 +59,11 @@ test('a run past its deadline is aborted, says so in its condition, and leaves t
 test('a runner idle for more than three intervals starts over (old sightings are no evidence after a lost lease or a shard move)', async () => {
   const clock = new ManualClock(0);
   let builds = 0;
+  // The source's cache: the same clients while the Secrets stay as they are.
+  const same = { kube: { events: {} }, openstack: {} } as unknown as ClusterClients;
   const reconcile = managedClusterReconciler<{ n: number }>({
     clusters: {} as ResourceClient<ManagedCluster>,
-    clients: async () => ({ kube: { events: {} }, openstack: {} }) as unknown as ClusterClients,
+    clients: async () => same,
     events: { record: async () => {} },
     clock,
     log: createSilentLogger(),
@@ -82,4 +84,34 @@ test('a runner idle for more than three intervals starts over (old sightings are
   clock.advance(30_001);
   await reconcile('t/k1', fence);
   assert.equal(builds, 2, 'rebuilt after a gap longer than three intervals');
+});
+
+test('new clients from the source (a rotated Secret) rebuild the runner on the next run, handing it the one they replace', async () => {
+  let current = { kube: { events: {} }, openstack: {} } as unknown as ClusterClients;
+  const built: { clients: ClusterClients; previous?: { n: number } }[] = [];
+  const reconcile = managedClusterReconciler<{ n: number }>({
+    clusters: {} as ResourceClient<ManagedCluster>,
+    clients: async () => current,
+    events: { record: async () => {} },
+    clock: new ManualClock(0),
+    log: createSilentLogger(),
+    component: 'test',
+    intervalMs: 10_000,
+    cached: () => MC,
+    conditionWriter: async () => {},
+    skip: () => undefined,
+    build: (ctx, previous) => (built.push({ clients: ctx.clients, previous }), { n: built.length }),
+    run: async () => ({ wishes: [] }),
+    failed: () => [],
+  });
+  const fence = new AbortController().signal;
+  await reconcile('t/k1', fence);
+  await reconcile('t/k1', fence);
+  assert.equal(built.length, 1, 'the same clients: the same runner');
+  const rotated = { kube: { events: {} }, openstack: {} } as unknown as ClusterClients;
+  current = rotated;
+  await reconcile('t/k1', fence);
+  assert.equal(built.length, 2);
+  assert.equal(built[1]!.clients, rotated, 'built on the new clients');
+  assert.deepEqual(built[1]!.previous, { n: 1 }, 'with the runner it replaces, whose memory it may keep');
 });

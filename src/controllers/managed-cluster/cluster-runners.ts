@@ -42,8 +42,11 @@ export interface ClusterRunnerOptions {
 
 /** Builds a ClusterContext for one cluster (used alone by one-off passes such as termination). */
 export async function clusterContext(mc: ManagedCluster, o: Omit<ClusterRunnerOptions, 'clusters'>, signal?: AbortSignal): Promise<ClusterContext> {
+  return contextWith(mc, await o.clients(mc, signal), o);
+}
+
+function contextWith(mc: ManagedCluster, clients: ClusterClients, o: Omit<ClusterRunnerOptions, 'clusters'>): ClusterContext {
   const scope = scopeOf(mc);
-  const clients = await o.clients(mc, signal);
   const nodeEvents = new EventRecorder({ events: clients.kube.events, component: o.component, clock: o.clock, log: o.log });
   // The event's reference to the ManagedCluster, not the object: the runner lives for many cycles,
   // and the whole object it was built from (spec, status) stayed alive next to the informer's newer copy.
@@ -72,7 +75,11 @@ export interface ManagedClusterReconcilerOptions<R> extends ClusterRunnerOptions
   skip(mc: ManagedCluster, scope: ClusterScope): string | undefined;
   /** Told of each skip, for the skips worth an event or a metric (default: the debug log only). */
   skipped?(mc: ManagedCluster, reason: string): Promise<void>;
-  build(ctx: ClusterContext): R;
+  /**
+   * A runner for the cluster. `previous` is the runner of the same scope whose clients were replaced
+   * (a rotated Secret): its memory may be carried over, since the view it formed is still the cluster's.
+   */
+  build(ctx: ClusterContext, previous?: R): R;
   /** One run: the conditions to hold afterwards and, optionally, when to come back (default: the interval). */
   run(runner: R, ctx: { mc: ManagedCluster; scope: ClusterScope }, signal: AbortSignal): Promise<{ wishes: ConditionWish[]; requeueAfterMs?: number }>;
   /** The conditions after a run that threw (the error is rethrown for the queue's backoff). */
@@ -88,7 +95,7 @@ export interface ManagedClusterReconcilerOptions<R> extends ClusterRunnerOptions
 export const STALE_RUNNER_INTERVALS = 3;
 
 export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R>): Reconciler {
-  const runners = new Map<string, { fingerprint: string; runner: R; lastRunAt: number }>();
+  const runners = new Map<string, { fingerprint: string; clients: ClusterClients; runner: R; lastRunAt: number }>();
   const writeConditions =
     o.conditions === false ? async () => {} : (o.conditionWriter ?? clusterConditionWriter({ clusters: o.clusters, clock: o.clock, log: o.log }));
   const next = (): ReconcileResult => jitteredRequeue(o.intervalMs, o.random);
@@ -119,8 +126,14 @@ export function managedClusterReconciler<R>(o: ManagedClusterReconcilerOptions<R
         o.log.info({ cluster: key, idleMs: now - hit.lastRunAt }, `${o.component}: state of an earlier run is too old to trust; starting over`);
         hit = undefined;
       }
-      if (hit?.fingerprint !== fingerprint) {
-        hit = { fingerprint, runner: o.build(await clusterContext(mc, o, callSignal)), lastRunAt: now };
+      // Asked every run (the Secret versions cache makes it free while nothing changed): a rotated
+      // Secret or a changed *SecretRef is used from this run on, and a new credential that does not
+      // work fails this run, reported, instead of leaving the old clients at work.
+      const clients = await o.clients(mc, callSignal);
+      if (hit?.fingerprint !== fingerprint || hit.clients.kube !== clients.kube || hit.clients.openstack !== clients.openstack) {
+        const previous = hit?.fingerprint === fingerprint ? hit.runner : undefined;
+        if (previous) o.log.info({ cluster: key }, `${o.component}: the cluster's credentials changed; clients rebuilt from them`);
+        hit = { fingerprint, clients, runner: o.build(contextWith(mc, clients, o), previous), lastRunAt: now };
         runners.set(id, hit);
       }
       hit.lastRunAt = now;

@@ -14,6 +14,8 @@ export interface ClusterScope {
   clusterCidr?: string;
   /** Why clusterCidr cannot be used (missing, invalid, too wide); undefined when it can. */
   cidrProblem?: string;
+  /** spec.forceClusterCIDR: a cluster CIDR far wider than the Nodes' pod CIDRs is accepted. */
+  forceClusterCidr: boolean;
   routerId?: string;
   securityGroupName: string;
   /** Pools whose names fit the name grammar; the others are in poolProblems. */
@@ -47,6 +49,7 @@ export function scopeOf(mc: ManagedCluster): ClusterScope {
     ownerMetadataProblem: owned.problem && `annotation ${OWNER_METADATA_ANNOTATION}: ${owned.problem}`,
     clusterCidr: s.clusterCIDR,
     cidrProblem: s.clusterCIDR ? clusterCidrProblem(s.clusterCIDR) : 'the spec has no clusterCIDR',
+    forceClusterCidr: s.forceClusterCIDR === true,
     routerId: s.openstack?.routerID,
     securityGroupName: s.openstack?.securityGroupName ?? `${name}-sg`,
     pools: good,
@@ -56,5 +59,5 @@ export function scopeOf(mc: ManagedCluster): ClusterScope {
 
 /** The parts of a scope that, when they change, need a new runner (and its memory). */
 export function scopeFingerprint(scope: ClusterScope): string {
-  return JSON.stringify([scope.identity, scope.clusterCidr, scope.routerId, scope.securityGroupName, scope.pools]);
+  return JSON.stringify([scope.identity, scope.clusterCidr, scope.forceClusterCidr, scope.routerId, scope.securityGroupName, scope.pools]);
 }

@@ -21,6 +21,8 @@ export interface ManagedClusterSpec {
   /** Kubernetes version of the cluster ("1.30.2"); below 1.17 the LB Service wait is time-based. */
   version?: string;
   clusterCIDR?: string;
+  /** Accept a clusterCIDR far wider than the Nodes' pod CIDRs (cidr-scope.ts MAX_CIDR_SLACK_BITS). */
+  forceClusterCIDR?: boolean;
   openstack?: {
     routerID?: string;
     securityGroupName?: string;

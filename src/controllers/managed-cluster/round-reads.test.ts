@@ -114,7 +114,11 @@ test("routegc's cycle and flight's round side by side make one router, one serve
   // Each read waits a turn, so both runners have asked before any answer comes: the worst case for sharing.
   const slow = async <T>(k: string, v: T): Promise<T> => (count(k), await new Promise((res) => setImmediate(res)), v);
   const servers = [inst('i-1', ['10.0.0.1'], { name: 'kks-k1-small-1' })];
-  const rgCloud: RouteGcCloud = { getRouter: () => slow('router', ROUTER()), listServers: () => slow('servers', servers) };
+  const rgCloud: RouteGcCloud = {
+    getRouter: () => slow('router', ROUTER()),
+    listServers: () => slow('servers', servers),
+    heldAddresses: async () => new Set(),
+  };
   const flCloud: FlightCloud = {
     ...openStackFlightCloud({} as never),
     listServers: () => slow('servers', servers),

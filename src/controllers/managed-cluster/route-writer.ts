@@ -3,12 +3,16 @@
 // - extraroute-atomic: add_extraroutes / remove_extraroutes change only the routes named;
 // - revision-if-match: a full-list PUT with `If-Match: revision_number=N`, read again and retried on 412.
 //   Without the extension Neutron ignores the header, so it is only sent when advertised;
-// - neither: a full-list PUT, then the router read again: a route that was there before and that this
-//   write was not asked to remove, but is missing now (another full-list writer raced us), is put back.
-//   What another writer added between our read and our write cannot be seen; its owner re-adds it
-//   (the cloud route controller reconciles every few seconds).
+// - neither (plain): a full-list PUT computed from a read that a second read just before the PUT
+//   confirms (same revision). A router that moved on between the two is read again and the list
+//   computed anew, so a route another writer removed or added meanwhile is neither put back nor
+//   dropped. The PUT's answer tells whether a writer still got in during the last round trip (the
+//   revision moved by more than our one write): counted as a conflict and logged, never "repaired"
+//   by writing other writers' routes back, since a route missing after our write is one its owner
+//   removed. What the plain method cannot close is that last round trip: Neutron offers no
+//   conditional write without the two extensions.
 // The signal is the leader's fence: it is checked before, and passed into, every write, so a writer
-// whose leader lost its lease sends nothing more, even between the write and a repair.
+// whose leader lost its lease sends nothing more.
 import { KubewardError } from '../../base/errors.ts';
 import type { NeutronApi } from '../../clients/openstack/openstack-client.ts';
 import { isOpenStackError } from '../../clients/openstack/openstack-error.ts';
@@ -25,8 +29,8 @@ export interface RouteWriteResult {
   changed: ExtraRoute[];
   /** 412 answers, or (plain) writes another writer raced: someone else changed the router between our read and our write. */
   conflicts: number;
-  /** Plain writes only: routes another writer's racing update dropped, put back. */
-  restored?: ExtraRoute[];
+  /** Plain writes only: a writer got in between the last read and our write; its change may be lost. */
+  raced?: boolean;
 }
 
 export interface RouteWriterOptions {
@@ -111,26 +115,29 @@ export class RouteWriter {
   }
 
   async #plain(routerId: string, before: Router, routes: readonly ExtraRoute[], op: 'add' | 'remove', signal?: AbortSignal): Promise<RouteWriteResult> {
-    const next = nextList(before.routes, routes, op);
-    if (next.length === before.routes.length) return { method: 'plain', changed: [], conflicts: 0 };
-    signal?.throwIfAborted();
-    const written = await this.#neutron.updateRoutes(routerId, next, { signal });
-    // Every write bumps revision_number once: a bigger jump means another writer got in between.
-    const raced =
-      typeof written.revision_number === 'number' && typeof before.revision_number === 'number' && written.revision_number > before.revision_number + 1;
-    const restored: ExtraRoute[] = [];
-    let current = await this.#read(routerId, signal);
-    for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
-      const have = new Set(current.routes.map(routeKey));
-      const lost = next.filter((r) => !have.has(routeKey(r)) && (op === 'add' || !routes.some((x) => routeKey(x) === routeKey(r))));
-      if (lost.length === 0) break;
-      const wanted = new Set(routes.map(routeKey));
-      const merged = [...current.routes.filter((r) => op === 'add' || !wanted.has(routeKey(r))), ...lost];
+    let base = before;
+    let conflicts = 0;
+    for (let attempt = 1; ; attempt++) {
+      const next = nextList(base.routes, routes, op);
+      if (next.length === base.routes.length) return { method: 'plain', changed: [], conflicts };
+      // The list is written only while the router is still the one it was computed from: another
+      // writer's change since then (a removal above all) would otherwise be undone by this PUT.
+      const fresh = await this.#read(routerId, signal);
+      if (!sameState(fresh, base)) {
+        conflicts++;
+        if (attempt >= this.#maxAttempts)
+          throw new KubewardError('E_CONFLICT', `router ${routerId} changed under us ${conflicts} times in a row; giving up this cycle`);
+        base = fresh;
+        continue;
+      }
       signal?.throwIfAborted();
-      current = await this.#neutron.updateRoutes(routerId, merged, { signal });
-      restored.push(...lost);
+      const written = await this.#neutron.updateRoutes(routerId, next, { signal });
+      // Every write bumps revision_number once: a bigger jump means another writer got in within the
+      // last round trip. Reported, not repaired: writing its routes back could undo its removal.
+      const raced =
+        typeof written.revision_number === 'number' && typeof fresh.revision_number === 'number' && written.revision_number > fresh.revision_number + 1;
+      return { method: 'plain', changed: diff(fresh.routes, written.routes, op, routes), conflicts: conflicts + (raced ? 1 : 0), raced };
     }
-    return { method: 'plain', changed: diff(before.routes, current.routes, op, routes), conflicts: raced || restored.length ? 1 : 0, restored };
   }
 
   async #read(routerId: string, signal?: AbortSignal): Promise<Router> {
@@ -138,6 +145,13 @@ export class RouteWriter {
     if (!router) throw new KubewardError('E_NOT_FOUND', `router ${routerId} does not exist`);
     return router;
   }
+}
+
+/** Same revision, or (a Neutron without revisions) the same routes. */
+function sameState(a: Router, b: Router): boolean {
+  if (typeof a.revision_number === 'number' && typeof b.revision_number === 'number') return a.revision_number === b.revision_number;
+  const keys = new Set(a.routes.map(routeKey));
+  return a.routes.length === b.routes.length && b.routes.every((r) => keys.has(routeKey(r)));
 }
 
 function nextList(current: readonly ExtraRoute[], routes: readonly ExtraRoute[], op: 'add' | 'remove'): ExtraRoute[] {

@@ -15,6 +15,7 @@ import type { ClusterClientSource } from '../managed-cluster/cluster-clients.ts'
 import type { Controller } from '../runtime/controller.ts';
 import type { ControllerMetrics } from '../runtime/controller-metrics.ts';
 import { startSpreadMs } from './operator-scale.ts';
+import type { LeaseCallFence } from './lease-call-fence.ts';
 import {
   buildControllers,
   type ControllerName,
@@ -60,6 +61,8 @@ export interface OperatorOptions {
    * it elsewhere stops requeueing). undefined: every cluster.
    */
   ownsCluster?: (mc: ManagedCluster) => boolean;
+  /** The fence the cluster clients check before every changing call: it follows this operator's elector. */
+  callFence?: LeaseCallFence;
   /** More caches the clients read from (the Secret versions): started and stopped with the operator. */
   caches?: readonly { start(): void; close(): Promise<void> }[];
 }
@@ -150,6 +153,7 @@ export class Operator {
           this.#lost(1);
         },
       });
+      opts.callFence?.follow(this.#elector);
     }
   }
 

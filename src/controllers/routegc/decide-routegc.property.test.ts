@@ -59,7 +59,7 @@ test('routegc removes only confirmed, in-CIDR routes of the router that no ownin
         lastInstanceCount: w.lastInstances,
       };
       const opts: RouteGcOptions = { clusterCidr: w.clusterCidr, routeLimit: 30, maxRemovalsPerCycle: w.budget, hasInstancePrefixes: w.prefixes };
-      const d = decideRouteGc({ nowMs: 1000, routes: w.routes, instances, nodes, unknownServers: w.unknownServers, memory }, opts);
+      const d = decideRouteGc({ heldHops: new Set(), nowMs: 1000, routes: w.routes, instances, nodes, unknownServers: w.unknownServers, memory }, opts);
       assert.ok(d.remove.length <= w.budget, 'budget');
       const cluster = parseCidr(w.clusterCidr)!;
       for (const f of d.remove) {

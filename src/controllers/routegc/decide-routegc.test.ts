@@ -6,11 +6,13 @@ import { inst, node, r } from '../managed-cluster/cluster-fixtures.test-helpers.
 
 const OPTS = { clusterCidr: '100.100.0.0/16', routeLimit: 30 };
 const fresh: RouteGcMemory = { suspects: {} };
+/** No port on the router's networks holds any address. */
+const NONE_HELD: ReadonlySet<string> = new Set();
 
 /** Runs the decision twice on the same observation, as two cycles would. */
-function twoCycles(input: Omit<RouteGcInput, 'memory'>, opts = OPTS) {
-  const first = decideRouteGc({ ...input, memory: fresh }, opts);
-  const second = decideRouteGc({ ...input, memory: first.memory }, opts);
+function twoCycles(input: Omit<RouteGcInput, 'memory' | 'heldHops'> & { heldHops?: ReadonlySet<string> }, opts = OPTS) {
+  const first = decideRouteGc({ heldHops: NONE_HELD, ...input, memory: fresh }, opts);
+  const second = decideRouteGc({ heldHops: NONE_HELD, ...input, memory: first.memory }, opts);
   return { first, second };
 }
 
@@ -37,7 +39,13 @@ test('R1: only the in-CIDR route with an unknown next hop is orphaned; wider and
 
 test('R2: a router without routes of the cluster gives nothing to do and keeps the instance count it had', () => {
   const d = decideRouteGc(
-    { routes: [r('10.200.0.0/16', '10.0.0.99')], instances: [], nodes: [node('n', ['10.0.0.1'])], memory: { suspects: { x: 0 }, lastInstanceCount: 4 } },
+    {
+      heldHops: NONE_HELD,
+      routes: [r('10.200.0.0/16', '10.0.0.99')],
+      instances: [],
+      nodes: [node('n', ['10.0.0.1'])],
+      memory: { suspects: { x: 0 }, lastInstanceCount: 4 },
+    },
     OPTS,
   );
   assert.equal(d.refusal, undefined, 'no cluster routes: the empty list is not looked at');
@@ -93,6 +101,7 @@ test('an orphan and a live route for one destination: the orphan goes as orphane
 test('R7: an empty instance list while Nodes exist refuses the cycle and forgets earlier suspicions', () => {
   const d = decideRouteGc(
     {
+      heldHops: NONE_HELD,
       routes: [r('100.100.1.0/24', '10.0.0.11')],
       instances: [],
       nodes: [node('s1', ['10.0.0.11'])],
@@ -110,22 +119,25 @@ test('a shrink that persists is accepted one cycle after the refusal, then needs
   const big = Array.from({ length: 10 }, (_, i) => inst(`s${i + 1}`, [`10.0.0.${11 + i}`]));
   let memory: RouteGcMemory = { suspects: {}, lastInstanceCount: big.length };
   const small = [big[0]!];
-  const refused = decideRouteGc({ routes, instances: small, nodes, memory }, OPTS);
+  const refused = decideRouteGc({ heldHops: NONE_HELD, routes, instances: small, nodes, memory }, OPTS);
   assert.ok(refused.refusal);
   memory = refused.memory;
-  const next = decideRouteGc({ routes, instances: small, nodes, memory }, OPTS);
+  const next = decideRouteGc({ heldHops: NONE_HELD, routes, instances: small, nodes, memory }, OPTS);
   assert.equal(next.refusal, undefined);
   assert.deepEqual(keys(next.pending), ['100.100.9.0/24>10.0.0.19']);
-  const last = decideRouteGc({ routes, instances: small, nodes, memory: next.memory }, OPTS);
+  const last = decideRouteGc({ heldHops: NONE_HELD, routes, instances: small, nodes, memory: next.memory }, OPTS);
   assert.deepEqual(keys(last.remove), ['100.100.9.0/24>10.0.0.19']);
 });
 
 test('an orphan that disappears or recovers between cycles is not removed', () => {
   const routes = [r('100.100.2.0/24', '10.0.0.12')];
   const nodes = [node('s1', ['10.0.0.11'])];
-  const first = decideRouteGc({ routes, instances: [inst('s1', ['10.0.0.11'])], nodes, memory: fresh }, OPTS);
+  const first = decideRouteGc({ heldHops: NONE_HELD, routes, instances: [inst('s1', ['10.0.0.11'])], nodes, memory: fresh }, OPTS);
   assert.equal(first.pending.length, 1);
-  const recovered = decideRouteGc({ routes, instances: [inst('s1', ['10.0.0.11']), inst('s2', ['10.0.0.12'])], nodes, memory: first.memory }, OPTS);
+  const recovered = decideRouteGc(
+    { heldHops: NONE_HELD, routes, instances: [inst('s1', ['10.0.0.11']), inst('s2', ['10.0.0.12'])], nodes, memory: first.memory },
+    OPTS,
+  );
   assert.deepEqual([recovered.remove, recovered.pending, recovered.memory.suspects], [[], [], {}]);
 });
 
@@ -146,7 +158,8 @@ test('IPv6 cluster CIDRs and next hops in other spellings are handled by value',
 test('the route-limit warning starts when fewer than the headroom are left', () => {
   const routes = (n: number) => Array.from({ length: n }, (_, i) => r(`100.100.${i}.0/24`, '10.0.0.11'));
   const run = (n: number, limit: number) =>
-    decideRouteGc({ routes: routes(n), instances: [inst('s1', ['10.0.0.11'])], nodes: [], memory: fresh }, { ...OPTS, routeLimit: limit }).routeLimit;
+    decideRouteGc({ heldHops: NONE_HELD, routes: routes(n), instances: [inst('s1', ['10.0.0.11'])], nodes: [], memory: fresh }, { ...OPTS, routeLimit: limit })
+      .routeLimit;
   assert.deepEqual(run(26, 30), { count: 26, limit: 30, approaching: false });
   assert.deepEqual(run(27, 30), { count: 27, limit: 30, approaching: true });
   assert.equal(run(27, 100).approaching, false, 'a raised limit is honoured');
@@ -155,11 +168,15 @@ test('the route-limit warning starts when fewer than the headroom are left', () 
 test('memory keys survive Neutron reordering; a bad or too wide cluster CIDR refuses the cycle', () => {
   assert.equal(routeKey(r('100.100.1.0/24', 'fd00::1')), routeKey(r('100.100.1.0/24', 'fd00:0::1')));
   for (const cidr of ['', '0.0.0.0/0', '::/0', '10.0.0.0/7']) {
-    const d = decideRouteGc({ routes: [r('100.100.1.0/24', '10.0.0.99')], instances: [], nodes: [], memory: fresh }, { clusterCidr: cidr, routeLimit: 30 });
+    const d = decideRouteGc(
+      { heldHops: NONE_HELD, routes: [r('100.100.1.0/24', '10.0.0.99')], instances: [], nodes: [], memory: fresh },
+      { clusterCidr: cidr, routeLimit: 30 },
+    );
     assert.equal(d.refusalCode, 'ClusterCIDRRefused', cidr);
   }
   assert.equal(
-    decideRouteGc({ routes: [], instances: [], nodes: [], memory: fresh }, { clusterCidr: '10.0.0.0/7', routeLimit: 30, allowWide: true }).refusal,
+    decideRouteGc({ heldHops: NONE_HELD, routes: [], instances: [], nodes: [], memory: fresh }, { clusterCidr: '10.0.0.0/7', routeLimit: 30, allowWide: true })
+      .refusal,
     undefined,
   );
   assert.throws(() => ownRoutes([], '0.0.0.0/0', { allowWide: true }), /whole address space/);

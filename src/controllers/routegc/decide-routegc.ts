@@ -5,7 +5,7 @@
 import type { ExtraRoute } from '../../clients/openstack/openstack-types.ts';
 import { applyBudget, DEFAULT_BUDGETS } from '../managed-cluster/blast-budget.ts';
 import { cidrWithin, ipKey, parseCidr, sameCidr, type Cidr } from '../../base/ip.ts';
-import { clusterCidrProblem, podCidrsOutside, type CidrPolicy } from '../managed-cluster/cidr-scope.ts';
+import { cidrSlackProblem, clusterCidrProblem, podCidrsOutside, type CidrPolicy } from '../managed-cluster/cidr-scope.ts';
 import { hopsOfNode, mapInstancesToNodes, routeKey, validNextHops, type ClusterInstance, type ClusterNode } from '../managed-cluster/cluster-view.ts';
 import { doubtAboutView, viewCounts } from '../managed-cluster/view-doubt.ts';
 
@@ -57,6 +57,11 @@ export interface RouteGcInput {
   /** The cluster's candidate instances (proven or named by a Node, see cluster-identity.ts). */
   instances: readonly ClusterInstance[];
   nodes: readonly ClusterNode[];
+  /**
+   * Addresses (ipKey form) that a port on the router's networks holds, whoever owns the port: a
+   * route whose next hop is one of them reaches something alive and is never orphaned.
+   */
+  heldHops: ReadonlySet<string>;
   /** Servers Nova listed with status UNKNOWN (down cell): the list may be partial. */
   unknownServers?: number;
   memory: RouteGcMemory;
@@ -81,6 +86,8 @@ export interface RouteGcDecision {
   heldBack: RouteFinding[];
   /** Duplicate destinations that cannot be settled (no Node owns the pod CIDR, or none of the routes reaches it). */
   unresolved: RouteFinding[];
+  /** Routes whose next hop is none of the cluster's but a live port holds it: kept (another owner's, or one not proven). */
+  heldByPort: RouteFinding[];
   counts: { seen: number; ours: number; orphaned: number; duplicate: number };
   routeLimit: RouteLimitState;
   memory: RouteGcMemory;
@@ -99,7 +106,7 @@ export function routeLimitState(count: number, limit: number, headroom = 3): Rou
 export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteGcDecision {
   const routeLimit = routeLimitState(input.routes.length, opts.routeLimit, opts.routeLimitHeadroom);
   const counts = { seen: input.routes.length, ours: 0, orphaned: 0, duplicate: 0 };
-  const base = { remove: [], pending: [], heldBack: [], unresolved: [], counts, routeLimit };
+  const base = { remove: [], pending: [], heldBack: [], unresolved: [], heldByPort: [], counts, routeLimit };
   const cidrProblem = clusterCidrProblem(opts.clusterCidr, opts);
   if (cidrProblem) return { ...base, refusal: cidrProblem, refusalCode: 'ClusterCIDRRefused', memory: { ...input.memory, suspects: {} } };
   const cluster = parseCidr(opts.clusterCidr)!;
@@ -116,13 +123,15 @@ export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteG
       'PodCIDROutsideClusterCIDR',
       `Node pod CIDRs outside the cluster CIDR ${opts.clusterCidr} (${outside.slice(0, 5).join(', ')}): the cluster CIDR looks wrong`,
     );
+  const slack = cidrSlackProblem(cluster, input.nodes, opts);
+  if (slack) return refused('ClusterCIDRTooWide', slack);
   const doubt = doubtAboutView(viewCounts(input), { maxShrinkFraction: opts.maxShrinkFraction, emptyNodesAlwaysDoubt: !opts.hasInstancePrefixes });
   if (doubt)
     return refused(
       doubt.code,
       doubt.code === 'NodeListEmpty' && !opts.hasInstancePrefixes ? `${doubt.message}; and no instance prefix names the cluster's instances` : doubt.message,
     );
-  const { findings, unresolved } = findSuspects(ours, input.instances, input.nodes);
+  const { findings, unresolved, heldByPort } = findSuspects(ours, input.instances, input.nodes, input.heldHops);
   counts.orphaned = findings.filter((f) => f.reason === 'orphaned').length;
   counts.duplicate = findings.filter((f) => f.reason === 'duplicate').length;
   const now = input.nowMs ?? 0;
@@ -136,6 +145,7 @@ export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteG
     heldBack: budget.heldBack,
     pending: findings.filter((f) => !confirmed(f)),
     unresolved,
+    heldByPort,
     memory: { suspects, lastInstanceCount: input.instances.length, lastNodeCount: input.nodes.length },
   };
 }
@@ -144,13 +154,23 @@ function findSuspects(
   ours: readonly ExtraRoute[],
   instances: readonly ClusterInstance[],
   nodes: readonly ClusterNode[],
-): { findings: RouteFinding[]; unresolved: RouteFinding[] } {
+  heldHops: ReadonlySet<string>,
+): { findings: RouteFinding[]; unresolved: RouteFinding[]; heldByPort: RouteFinding[] } {
   const valid = validNextHops(instances, nodes);
   const findings: RouteFinding[] = [];
-  for (const r of ours) {
-    if (!valid.has(ipKey(r.nexthop))) findings.push({ route: r, reason: 'orphaned', detail: `next hop ${r.nexthop} is no instance or Node of the cluster` });
+  const heldByPort: RouteFinding[] = [];
+  // Not the cluster's next hop is not proof of an orphan: only a next hop no port holds reaches nothing.
+  const notOurs = ours.filter((r) => !valid.has(ipKey(r.nexthop)));
+  for (const r of notOurs) {
+    if (heldHops.has(ipKey(r.nexthop)))
+      heldByPort.push({
+        route: r,
+        reason: 'orphaned',
+        detail: `next hop ${r.nexthop} is no instance or Node of the cluster, but a port on the router's networks holds it`,
+      });
+    else findings.push({ route: r, reason: 'orphaned', detail: `next hop ${r.nexthop} is no instance or Node of the cluster, and no port holds it` });
   }
-  const orphaned = new Set(findings.map((f) => routeKey(f.route)));
+  const orphaned = new Set(notOurs.map((r) => routeKey(r)));
   const unresolved: RouteFinding[] = [];
   const map = mapInstancesToNodes(instances, nodes);
   for (const group of groupByDestination(ours)) {
@@ -174,7 +194,7 @@ function findSuspects(
         findings.push({ route: r, reason: 'duplicate', detail: `${r.destination} belongs to Node ${owner.name}, not next hop ${r.nexthop}` });
     }
   }
-  return { findings, unresolved };
+  return { findings, unresolved, heldByPort };
 }
 
 function groupByDestination(routes: readonly ExtraRoute[]): { cidr: Cidr; routes: ExtraRoute[] }[] {
@@ -186,6 +206,34 @@ function groupByDestination(routes: readonly ExtraRoute[]): { cidr: Cidr; routes
     else groups.push({ cidr: c, routes: [r] });
   }
   return groups;
+}
+
+/** What termination removes of the cluster CIDR's routes, and what it leaves to its owner. */
+export interface TerminationRoutes {
+  /** Next hop of the cluster's (an instance or Node address), or held by no port at all (reaches nothing). */
+  remove: ExtraRoute[];
+  /** Next hop held by a port that is none of the cluster's instances: another owner's route, kept. */
+  foreign: ExtraRoute[];
+}
+
+/**
+ * The routes of the cluster CIDR that termination may remove: those whose next hop was the cluster's
+ * (`clusterHops`: its instances' and Nodes' addresses) or that no port holds. A route whose next hop
+ * a live port of someone else holds stays, however well its destination fits the CIDR. Throws as
+ * ownRoutes for a CIDR that is not a valid, narrow enough scope.
+ */
+export function terminationRoutes(
+  routes: readonly ExtraRoute[],
+  clusterCidr: string,
+  hops: { clusterHops: ReadonlySet<string>; heldHops: ReadonlySet<string> },
+  policy: CidrPolicy = {},
+): TerminationRoutes {
+  const out: TerminationRoutes = { remove: [], foreign: [] };
+  for (const r of ownRoutes(routes, clusterCidr, policy)) {
+    const hop = ipKey(r.nexthop);
+    (hops.clusterHops.has(hop) || !hops.heldHops.has(hop) ? out.remove : out.foreign).push(r);
+  }
+  return out;
 }
 
 /**

@@ -16,6 +16,7 @@ function decision(extra: Partial<RouteGcDecision> = {}): RouteGcDecision {
     pending: [],
     unresolved: [],
     heldBack: [],
+    heldByPort: [],
     counts: { seen: 2, ours: 2, orphaned: 0, duplicate: 0 },
     routeLimit: { count: 2, limit: 30, approaching: false },
     memory: { suspects: {} },

@@ -27,6 +27,7 @@ export const routegcFields = {
   clusterCidr: clusterCidrField,
   clusterUid: z.optional(z.string().check(z.regex(/^[A-Za-z0-9-]{1,36}$/, 'expected the ManagedCluster\'s metadata.uid (letters, digits, "-")'))),
   allowWideClusterCidr: z.prefault(boolean, false),
+  forceClusterCidr: z.prefault(boolean, false),
   clusterName: z._default(z.string().check(z.minLength(1)), DEFAULTS.clusterName),
   pool: z._default(z.array(z.string().check(z.minLength(1))), []),
   instancePrefix: z._default(
@@ -63,7 +64,9 @@ two cycles at least --confirm-after apart found it so, at most --max-removals-pe
 Nothing is removed while the view is in doubt: an empty Node list without --pool/--instance-prefix,
 an empty or suddenly shrunk Node or instance list, a Nova server listed as UNKNOWN (a down cell),
 or Node pod CIDRs outside --cluster-cidr. --cluster-cidr must be /8 or narrower (IPv6 /32) unless
---allow-wide-cluster-cidr; /0 is never accepted. Removal uses remove_extraroutes (extraroute-atomic),
+--allow-wide-cluster-cidr; /0 is never accepted; one more than 8 bits wider than the prefix covering
+the Nodes' pod CIDRs exits 2 unless --force-cluster-cidr. An orphan is a route whose next hop no
+port on the router's networks holds, whoever owns the port. Removal uses remove_extraroutes (extraroute-atomic),
 else a full-list update guarded by If-Match revision_number (revision-if-match), else a full-list
 update read back and repaired.
 
@@ -87,6 +90,10 @@ Examples:
       defaultText: 'name:<cluster-name>',
     },
     { key: 'allowWideClusterCidr', help: 'accept a --cluster-cidr wider than /8 (IPv6 /32); /0 is refused anyway' },
+    {
+      key: 'forceClusterCidr',
+      help: "accept a --cluster-cidr more than 8 bits wider than the prefix covering the Nodes' pod CIDRs (exit 2 otherwise)",
+    },
     { key: 'clusterName', value: '<name>', help: 'the cluster (kks-<name>-<pool>-xxxxx instances), in metrics and events', defaultText: DEFAULTS.clusterName },
     { key: 'pool', value: '<name>', help: "node pool: instances kks-<cluster>-<pool>-xxxxx are the cluster's (letters and digits only)", repeatable: true },
     {

@@ -7,12 +7,13 @@ import { systemClock, type Clock } from '../../base/clock.ts';
 import { KubewardError, describeError } from '../../base/errors.ts';
 import type { Logger } from '../../base/logger.ts';
 import type { Router } from '../../clients/openstack/openstack-types.ts';
-import type { ClusterInstance } from '../managed-cluster/cluster-view.ts';
+import { ipKey } from '../../base/ip.ts';
+import { validNextHops, type ClusterInstance } from '../managed-cluster/cluster-view.ts';
 import { proveOwnership, type ClusterIdentity } from '../managed-cluster/cluster-identity.ts';
 import { clusterCidrProblem } from '../managed-cluster/cidr-scope.ts';
 import type { ClusterNodes } from '../managed-cluster/cluster-adapters.ts';
 import type { EmitEvent } from '../managed-cluster/cluster-events.ts';
-import { decideRouteGc, ownRoutes, type RouteFinding, type RouteGcDecision, type RouteGcMemory } from './decide-routegc.ts';
+import { decideRouteGc, ownRoutes, terminationRoutes, type RouteFinding, type RouteGcDecision, type RouteGcMemory } from './decide-routegc.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
 import type { RouteWriteResult } from '../managed-cluster/route-writer.ts';
 
@@ -20,6 +21,8 @@ export interface RouteGcCloud {
   getRouter(id: string, signal?: AbortSignal): Promise<Router | undefined>;
   /** Every server of the project (the cluster's are picked from them). */
   listServers(signal?: AbortSignal): Promise<ClusterInstance[]>;
+  /** Addresses (ipKey form) held by any port on the router's networks, whoever owns it (routegc-cloud.ts). */
+  heldAddresses(routerId: string, signal?: AbortSignal): Promise<Set<string>>;
 }
 
 export interface RouteGcWriter {
@@ -41,6 +44,8 @@ export interface RouteGcTarget {
   maxRemovalsPerCycle?: number;
   /** Accept a cluster CIDR wider than /8 (never /0). */
   allowWide?: boolean;
+  /** Accept a cluster CIDR far wider than the Nodes' pod CIDRs (cidr-scope.ts MAX_CIDR_SLACK_BITS). */
+  forceClusterCidr?: boolean;
   dryRun: boolean;
 }
 
@@ -70,9 +75,11 @@ export class RouteGcRunner {
   #limitWarned = false;
   last: RouteGcCycleResult | undefined;
 
-  constructor(deps: RouteGcDeps, target: RouteGcTarget) {
+  /** `memory`: an earlier runner's, for the same cluster and scope (its clients were replaced). */
+  constructor(deps: RouteGcDeps, target: RouteGcTarget, memory?: RouteGcMemory) {
     this.#d = deps;
     this.#t = target;
+    if (memory) this.#memory = memory;
   }
 
   get memory(): RouteGcMemory {
@@ -111,8 +118,19 @@ export class RouteGcRunner {
     // Next hops of every candidate stay valid: protecting a route never needs proof, removing one does.
     const { candidates } = proveOwnership(servers, nodeList, this.#t.identity);
     const unknownServers = servers.filter((s) => s.status === 'UNKNOWN').length;
+    // Ports are read only when some route's next hop is none of the cluster's: only then can one be orphaned.
+    const valid = validNextHops(candidates, nodeList);
+    const heldHops = ours.some((r) => !valid.has(ipKey(r.nexthop))) ? await cloud.heldAddresses(this.#t.routerId, signal) : new Set<string>();
     const decision = decideRouteGc(
-      { nowMs: (this.#d.clock ?? systemClock).now(), routes: router.routes, instances: candidates, nodes: nodeList, unknownServers, memory: this.#memory },
+      {
+        nowMs: (this.#d.clock ?? systemClock).now(),
+        routes: router.routes,
+        instances: candidates,
+        nodes: nodeList,
+        heldHops,
+        unknownServers,
+        memory: this.#memory,
+      },
       { ...this.#t, hasInstancePrefixes: this.#t.identity.poolPrefixes.length > 0 },
     );
     this.#memory = decision.memory;
@@ -136,6 +154,8 @@ export class RouteGcRunner {
     }
     for (const u of decision.unresolved)
       await this.#d.emit({ type: 'Warning', reason: 'RouteDuplicateUnresolved', message: `${u.route.destination} via ${u.route.nexthop}: ${u.detail}` });
+    for (const h of decision.heldByPort)
+      this.#d.log.info({ cluster: this.#t.cluster, route: h.route, detail: h.detail }, 'route kept: a live port holds its next hop');
     for (const p of decision.pending)
       this.#d.log.info({ cluster: this.#t.cluster, route: p.route, reason: p.reason, detail: p.detail }, 'route suspect; removed next cycle if still so');
     if (decision.remove.length === 0) return { decision, removed: [], conflicts: 0 };
@@ -157,6 +177,11 @@ export class RouteGcRunner {
       signal,
     );
     metrics.conflicts.inc(labels, write.conflicts);
+    if (write.raced)
+      this.#d.log.warn(
+        { cluster: this.#t.cluster, router: this.#t.routerId },
+        'another writer changed the router within the round trip of our full-list write; its change may be lost (Neutron offers no conditional write here)',
+      );
     const removed = decision.remove.filter((f) => write.changed.some((c) => c.destination === f.route.destination && c.nexthop === f.route.nexthop));
     for (const f of removed) {
       metrics.removed.inc({ ...labels, reason: f.reason });
@@ -184,15 +209,43 @@ export class RouteGcRunner {
   }
 
   /**
-   * Termination: removes every route in the cluster CIDR and polls until the router shows none, or
-   * the timeout passes. Returns the routes still there (empty when done).
+   * Termination: removes the routes of the cluster CIDR whose next hop was the cluster's or is held
+   * by no port (terminationRoutes), and polls until the router shows none of those, or the timeout
+   * passes. A route whose next hop another owner's live port holds stays (event
+   * RouteTerminationKept). Returns the removable routes still there (empty when done).
    */
   async removeAll(clock: Clock, opts: { timeoutMs: number; pollMs: number; signal?: AbortSignal }): Promise<RouteFinding['route'][]> {
     const deadline = clock.now() + opts.timeoutMs;
+    let reportedForeign = '';
     const left = async () => {
       const router = await this.#d.cloud.getRouter(this.#t.routerId, opts.signal);
       // Throws for a /0 or too wide a CIDR: termination never removes "every route".
-      return router ? ownRoutes(router.routes, this.#t.clusterCidr, this.#t) : [];
+      const inCidr = router ? ownRoutes(router.routes, this.#t.clusterCidr, this.#t) : [];
+      if (!router || inCidr.length === 0) return [];
+      // The cluster's API may be gone at termination: without its Nodes, fewer next hops are the
+      // cluster's, so fewer routes go (never more).
+      const nodeList = await this.#d.nodes.list(opts.signal).catch((err: unknown) => {
+        if (opts.signal?.aborted) throw err;
+        return [];
+      });
+      const servers = await this.#d.cloud.listServers(opts.signal);
+      const own = proveOwnership(servers, nodeList, this.#t.identity);
+      const clusterHops = validNextHops(
+        own.candidates.filter((c) => own.proven.has(c.id)),
+        nodeList,
+      );
+      const heldHops = await this.#d.cloud.heldAddresses(this.#t.routerId, opts.signal);
+      const split = terminationRoutes(router.routes, this.#t.clusterCidr, { clusterHops, heldHops }, this.#t);
+      const foreign = split.foreign.map((r) => `${r.destination} via ${r.nexthop}`).join(', ');
+      if (foreign && foreign !== reportedForeign) {
+        reportedForeign = foreign;
+        await this.#d.emit({
+          type: 'Warning',
+          reason: 'RouteTerminationKept',
+          message: `termination keeps ${split.foreign.length} route(s) of the cluster CIDR whose next hop a port of another owner holds: ${foreign}`,
+        });
+      }
+      return split.remove;
     };
     for (;;) {
       const routes = await left();

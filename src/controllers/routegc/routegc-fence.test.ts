@@ -24,6 +24,7 @@ function setup(opts: { onNodeList?: () => void; onRemove?: () => void } = {}) {
   const cloud: RouteGcCloud = {
     getRouter: async (id) => (routerReads++, { id, name: 'r', project_id: 'p', status: 'ACTIVE', routes, revision_number: 1 } satisfies Router),
     listServers: async () => [inst('i-1', ['10.0.0.1'])],
+    heldAddresses: async () => new Set(),
   };
   const nodes: ClusterNodes = {
     list: async () => (opts.onNodeList?.(), [node('n1', ['10.0.0.1'], ['100.100.1.0/24'], 'i-1')]),

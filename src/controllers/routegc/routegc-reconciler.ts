@@ -41,7 +41,14 @@ export interface RouteGcSettings {
 }
 
 /** The one way routegc's runner for a cluster is built (reconciler and termination clean-up alike). */
-export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: Logger, clock: Clock, reads?: RoundReads): RouteGcRunner {
+export function routeGcRunnerFor(
+  ctx: ClusterContext,
+  s: RouteGcSettings,
+  log: Logger,
+  clock: Clock,
+  reads?: RoundReads,
+  previous?: RouteGcRunner,
+): RouteGcRunner {
   const own = openStackRouteGcCloud(ctx.clients.openstack);
   const read = reads && firstCycleOnly(reads.of(roundReadCluster(ctx.scope.key, ctx.mc.metadata.uid), 'routegc'));
   return new RouteGcRunner(
@@ -58,6 +65,7 @@ export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: L
       cluster: ctx.scope.key,
       routerId: ctx.scope.routerId ?? '',
       clusterCidr: ctx.scope.clusterCidr ?? '',
+      forceClusterCidr: ctx.scope.forceClusterCidr,
       identity: ctx.scope.identity,
       routeLimit: s.routeLimit ?? DEFAULT_ROUTE_LIMIT,
       routeLimitHeadroom: s.routeLimitHeadroom,
@@ -65,6 +73,7 @@ export function routeGcRunnerFor(ctx: ClusterContext, s: RouteGcSettings, log: L
       confirmAfterMs: s.confirmAfterMs,
       dryRun: s.dryRun ?? false,
     },
+    previous?.memory,
   );
 }
 
@@ -108,7 +117,7 @@ export function routeGcReconciler(o: RouteGcReconcilerOptions): Reconciler {
       o.metrics.refused.inc({ cluster: scopeOf(mc).key, reason: refusal });
       await o.events.record(mc, 'Normal', ROUTEGC_TERMINATION_SKIPPED_REASON, `termination route clean-up skipped: ${reason}`);
     },
-    build: (ctx) => routeGcRunnerFor(ctx, settings, o.log, o.clock, o.reads),
+    build: (ctx, previous) => routeGcRunnerFor(ctx, settings, o.log, o.clock, o.reads, previous),
     run: async (runner, { mc }, signal) => {
       if (mc.metadata.deletionTimestamp !== undefined) {
         const left = await runner.removeAll(o.clock, { timeoutMs: 0, pollMs: 0, signal });
