@@ -74,7 +74,12 @@ export function operatorCommand() {
               retryPeriodMs: cfg.retryPeriod,
             }
           : undefined,
-        connector: secretConnector({ secrets: api.secrets, cloudFactory: openStackCloudFactory(log, clock, openstack, fence), versions: secretVersions, fence }),
+        connector: secretConnector({
+          secrets: api.secrets,
+          cloudFactory: openStackCloudFactory(log, clock, openstack, fence),
+          versions: secretVersions,
+          fence,
+        }),
         clients: secretClusterClients({ secrets: api.secrets, log, clock, kubeTimeoutMs: 30_000, versions: secretVersions, openstack, fence }),
         callFence: fence,
         caches: [secretVersions],
