@@ -122,9 +122,20 @@ function readFds(pid: number): number {
   }
 }
 
-function sample(pid: number, tMs: number): MemorySample {
+async function sample(pid: number, tMs: number, adminPort: number): Promise<MemorySample> {
   const m = readRollup(pid);
-  return { tMs, rssBytes: m?.rssBytes ?? 0, anonBytes: m?.anonBytes ?? 0, fds: readFds(pid) };
+  const s: MemorySample = { tMs, rssBytes: m?.rssBytes ?? 0, anonBytes: m?.anonBytes ?? 0, fds: readFds(pid) };
+  const text = await fetch(`http://127.0.0.1:${adminPort}/metrics`, { signal: AbortSignal.timeout(2000) })
+    .then((r) => r.text())
+    .catch(() => '');
+  const gauge = (name: string): number | undefined => {
+    const v = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+    return v === undefined ? undefined : Number(v);
+  };
+  s.heapTotalBytes = gauge('kubeward_nodejs_heap_size_total_bytes');
+  s.heapUsedBytes = gauge('kubeward_nodejs_heap_size_used_bytes');
+  s.externalBytes = gauge('kubeward_nodejs_external_memory_bytes');
+  return s;
 }
 
 function accepts(port: number): Promise<boolean> {
@@ -159,6 +170,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     // The proxy's listen port has to be known before it starts (it is given on the command line);
     // a race with another process for it fails the start loudly below, never silently.
     const port = await freeLoopbackPort();
+    const adminPort = await freeLoopbackPort();
     const args = [
       'proxy',
       '--listen',
@@ -168,7 +180,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       '--ca-file',
       ca.certFile,
       '--admin-address',
-      'off',
+      `127.0.0.1:${adminPort}`,
       '--log-level',
       'warn',
     ];
@@ -184,12 +196,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const samples: MemorySample[] = [];
     const started = performance.now() + o.restMs;
     const now = () => performance.now() - started;
-    const sampleTimer = setInterval(() => samples.push(sample(servingPid(), now())), o.sampleMs);
+    const sampleTimer = setInterval(() => void sample(servingPid(), now(), adminPort).then((x) => samples.push(x)), o.sampleMs);
     timers.add(sampleTimer);
 
     log(`at rest for ${o.restMs / 1000} s`);
     await sleep(o.restMs);
-    samples.push(sample(servingPid(), now()));
+    samples.push(await sample(servingPid(), now(), adminPort));
     const atRest = samples[samples.length - 1]!;
 
     const schedule = faultSchedule(o.durationMs, o.periodMs, standins.length);
@@ -281,7 +293,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     keepAlive.destroy();
     log(`load over; idle for ${o.afterMs / 1000} s`);
     await sleep(o.afterMs);
-    samples.push(sample(servingPid(), now()));
+    clearInterval(sampleTimer);
+    samples.push(await sample(servingPid(), now(), adminPort));
     const afterLoad = samples[samples.length - 1]!;
     clearInterval(sampleTimer);
     const during = samples.filter((s) => s.tMs >= 0 && s.tMs <= o.durationMs);
@@ -319,6 +332,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 /** The report as a few lines of text. */
 export function renderSoak(r: SoakReport): string {
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+  const mibOr = (b: number | undefined) => (b === undefined ? '?' : mib(b));
   const lines = [
     `soak: ${r.settings.durationMs / 1000} s of load, a fault every ${r.settings.periodMs / 1000} s (${r.faults.length} faults)`,
     `| | RSS MiB | private MiB | fds |`,
@@ -328,6 +342,19 @@ export function renderSoak(r: SoakReport): string {
     `| after load (${r.settings.afterMs / 1000} s idle) | ${mib(r.afterLoad.rssBytes)} | ${mib(r.afterLoad.anonBytes)} | ${r.afterLoad.fds} |`,
     `| slope per 10 min, whole load | ${mib(r.slopes.whole.rssBytes)} | ${mib(r.slopes.whole.anonBytes)} | ${r.slopes.whole.fds.toFixed(1)} |`,
     `| slope per 10 min, second half | ${mib(r.slopes.secondHalf.rssBytes)} | ${mib(r.slopes.secondHalf.anonBytes)} | ${r.slopes.secondHalf.fds.toFixed(1)} |`,
+    '',
+    `| private memory, MiB | V8 heap committed | V8 heap used | external (Buffers, slabs) | the rest (malloc: libuv, OpenSSL, the C relay, V8 code) |`,
+    `| --- | --- | --- | --- | --- |`,
+    ...(
+      [
+        ['at rest', r.atRest],
+        ['peak under load', r.peak],
+        ['after load', r.afterLoad],
+      ] as const
+    ).map(
+      ([name, x]) =>
+        `| ${name} | ${mibOr(x.heapTotalBytes)} | ${mibOr(x.heapUsedBytes)} | ${mibOr(x.externalBytes)} | ${x.heapTotalBytes === undefined ? '?' : mib(x.anonBytes - x.heapTotalBytes - (x.externalBytes ?? 0))} |`,
+    ),
     '',
     `| fault in force | requests | failed |`,
     `| --- | --- | --- |`,

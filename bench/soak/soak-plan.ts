@@ -39,6 +39,10 @@ export interface MemorySample {
   /** Private anonymous memory (smaps_rollup Anonymous). */
   anonBytes: number;
   fds: number;
+  /** From the proxy's /metrics: the V8 heap (committed, used) and external memory (Buffers, slabs); absent when it could not be read. */
+  heapTotalBytes?: number;
+  heapUsedBytes?: number;
+  externalBytes?: number;
 }
 
 /** Least-squares slope of field over the samples, in units per 10 minutes; 0 with fewer than 2 samples. */

@@ -53,7 +53,11 @@ export function registerProcessMetrics(registry: Registry, prefix: string): void
       const m = process.memoryUsage();
       this.set(m.heapTotal);
       heapUsed.set(m.heapUsed);
+      external.set(m.external);
     },
   });
   const heapUsed = new Gauge({ name: `${prefix}nodejs_heap_size_used_bytes`, help: 'Process heap size used from Node.js in bytes.', registers });
+  // Memory of C++ objects bound to JavaScript ones (Buffers, the read slabs, TLS contexts): with the
+  // heap, what a breakdown of the private memory needs (bench --soak).
+  const external = new Gauge({ name: `${prefix}nodejs_external_memory_bytes`, help: 'Node.js external memory size in bytes.', registers });
 }
