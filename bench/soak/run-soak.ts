@@ -129,7 +129,7 @@ async function sample(pid: number, tMs: number, adminPort: number): Promise<Memo
     .then((r) => r.text())
     .catch(() => '');
   const gauge = (name: string): number | undefined => {
-    const v = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+    const v = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1];
     return v === undefined ? undefined : Number(v);
   };
   s.heapTotalBytes = gauge('kubeward_nodejs_heap_size_total_bytes');

@@ -34,4 +34,5 @@ test('two-minute soak: descriptors and memory come back after the load, no failu
   }
   for (const kind of ['kill', 'hang', 'drain', 'reload'] as const) assert.ok(report.requests[kind].sent > 0, `${kind} ran`);
   assert.ok(report.watches.opened >= 10);
+  assert.ok(report.atRest.heapTotalBytes !== undefined && report.afterLoad.externalBytes !== undefined, "the breakdown was read from the proxy's /metrics");
 });
