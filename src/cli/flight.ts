@@ -3,8 +3,7 @@
 // Settings: src/controllers/flight/flight-config.ts; output lines: flight-report.ts beside it.
 import { homedir } from 'node:os';
 import { systemClock } from '../base/clock.ts';
-import { createKubeApi, type KubeApi } from '../clients/kube/kube-api.ts';
-import { describeError, KubewardError } from '../base/errors.ts';
+import { createKubeApi } from '../clients/kube/kube-api.ts';
 import { loadKubeConfig } from '../clients/kube/load-kube-config.ts';
 import { EventRecorder } from '../clients/kube/event-recorder.ts';
 import { openStackClientFor } from '../clients/openstack/create-openstack-client.ts';
@@ -20,6 +19,7 @@ import { FlightRunner, type FlightRoundResult } from '../controllers/flight/flig
 import { flightDeclaration } from '../controllers/flight/flight-config.ts';
 import { roundStatus, summary } from '../controllers/flight/flight-report.ts';
 import { buildModeCommand } from './mode-command.ts';
+import { kubeSystemUid } from './cluster-owner-id.ts';
 
 export function flightCommand() {
   return buildModeCommand({
@@ -95,19 +95,4 @@ export function flightCommand() {
       };
     },
   });
-}
-
-/** The kube-system namespace's UID: unique per cluster. Unreadable (RBAC, no such namespace): give --cluster-uid. */
-async function kubeSystemUid(api: KubeApi): Promise<string> {
-  let uid: string | undefined;
-  try {
-    uid = (await api.namespaces.get(undefined, 'kube-system')).metadata.uid;
-  } catch (err) {
-    throw new KubewardError(
-      'E_CONFIG',
-      `--cluster-uid: not given, and the kube-system namespace cannot be read to derive one (${describeError(err)}); give the ManagedCluster's metadata.uid`,
-    );
-  }
-  if (!uid) throw new KubewardError('E_CONFIG', "--cluster-uid: not given, and the kube-system namespace has no UID; give the ManagedCluster's metadata.uid");
-  return uid;
 }

@@ -18,6 +18,7 @@ import { statusOf, summary } from '../controllers/routegc/routegc-report.ts';
 import { createRouteGcMetrics } from '../controllers/routegc/routegc-metrics.ts';
 import { RouteWriter } from '../controllers/managed-cluster/route-writer.ts';
 import { buildModeCommand } from './mode-command.ts';
+import { kubeSystemUid } from './cluster-owner-id.ts';
 
 export function routegcCommand() {
   return buildModeCommand({
@@ -43,7 +44,8 @@ export function routegcCommand() {
           allowWide: cfg.allowWideClusterCidr,
           forceClusterCidr: cfg.forceClusterCidr,
           identity: {
-            ownerId: cfg.clusterUid ?? `name:${cfg.clusterName}`,
+            // Unique per cluster without being told (cluster-owner-id.ts); never the name alone.
+            ownerId: cfg.clusterUid ?? (await kubeSystemUid(api)),
             poolPrefixes: [...cfg.pool.map((p) => poolPrefix(cfg.clusterName, p)), ...cfg.instancePrefix],
           },
           routeLimit: cfg.routeLimit,

@@ -86,8 +86,8 @@ Examples:
     {
       key: 'clusterUid',
       value: '<uid>',
-      help: "the ManagedCluster's metadata.uid, to prove and write ownership as the operator does",
-      defaultText: 'name:<cluster-name>',
+      help: "the owner id to recognise: the ManagedCluster's metadata.uid, to act as the operator does",
+      defaultText: "the cluster's kube-system namespace UID",
     },
     { key: 'allowWideClusterCidr', help: 'accept a --cluster-cidr wider than /8 (IPv6 /32); /0 is refused anyway' },
     {
