@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -486,6 +487,19 @@ static napi_value js_unwatch(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/*
+ * trim(): gives the heap's free memory back to the kernel (glibc's malloc_trim). After a burst the
+ * arenas keep what the burst freed (TLS and libuv allocations, this file's connection slots), so
+ * the process's private memory stays at its peak; the proxy calls this once the load has passed.
+ * True when memory was released.
+ */
+static napi_value js_trim(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+  napi_get_boolean(env, malloc_trim(0) == 1, &out);
+  return out;
+}
+
 /* stats(): [connections open, bytes held in residues]. */
 static napi_value js_stats(napi_env env, napi_callback_info info) {
   (void)info;
@@ -560,6 +574,7 @@ static napi_value module_init(napi_env env, napi_value exports) {
       {"active", NULL, js_active, NULL, NULL, NULL, napi_default, NULL},
       {"unwatch", NULL, js_unwatch, NULL, NULL, NULL, napi_default, NULL},
       {"stats", NULL, js_stats, NULL, NULL, NULL, napi_default, NULL},
+      {"trim", NULL, js_trim, NULL, NULL, NULL, napi_default, NULL},
   };
   if (napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props) != napi_ok) return NULL;
   return exports;

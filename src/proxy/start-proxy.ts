@@ -22,6 +22,10 @@ import { countOpenFds, planConnectionCaps, readFdLimit } from './fd-budget.ts';
 import { ADMIN_MAX_CONNECTIONS } from '../admin/admin-server.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
 import { DnsRefresher, systemLookup, type Lookup } from './dns-refresher.ts';
+import { planTrim, type TrimState } from './plan-memory-trim.ts';
+
+/** How often the proxy looks whether the load has passed (plan-memory-trim.ts). */
+const TRIM_INTERVAL_MS = 30_000;
 import type { ProbeResult } from '../probe/probe-result.ts';
 import { readUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
@@ -115,6 +119,7 @@ export class KubewardProxy implements ProxyHandle {
   #retired: Frontend[] = [];
   readonly #discoveries = new Map<string, { d: KubernetesDiscovery; key: string }>();
   readonly #dns = new Map<string, { r: DnsRefresher; key: string }>();
+  #trimTimer: NodeJS.Timeout | undefined;
   #fdLimit: number | undefined;
   #fdsAtStart = 0;
   #reloading: Promise<unknown> = Promise.resolve();
@@ -132,7 +137,25 @@ export class KubewardProxy implements ProxyHandle {
     p.#fdsAtStart = countOpenFds();
     p.#applyCaps();
     await p.#syncDiscoveries();
+    p.#startMemoryTrim();
     return p;
+  }
+
+  /** Every TRIM_INTERVAL_MS: the first quiet interval after a busy one gives freed malloc memory back (plan-memory-trim.ts). */
+  #startMemoryTrim(): void {
+    const trim = this.#deps.relay.trimMemory;
+    if (!trim) return;
+    let state: TrimState = { accepted: 0, busySinceTrim: false };
+    this.#trimTimer = setInterval(() => {
+      const accepted = this.#frontends.reduce((n, f) => n + f.counters.accepted, 0);
+      const plan = planTrim(state, accepted);
+      state = plan.next;
+      if (!plan.trim) return;
+      const before = process.memoryUsage.rss();
+      const released = trim();
+      this.#log.debug({ released, rssBefore: before, rssAfter: process.memoryUsage.rss() }, 'the load has passed: free malloc memory given back');
+    }, TRIM_INTERVAL_MS);
+    this.#trimTimer.unref();
   }
 
   private constructor(config: ProxyConfig, opts: StartProxyOptions) {
@@ -232,6 +255,7 @@ export class KubewardProxy implements ProxyHandle {
   }
 
   readonly close = once(async () => {
+    clearInterval(this.#trimTimer);
     this.#log.info({ graceMs: this.#current.shutdownGraceMs }, 'proxy closing: no new connections, waiting for open ones');
     this.#stopDns();
     await this.#stopDiscoveries();
@@ -239,6 +263,7 @@ export class KubewardProxy implements ProxyHandle {
   });
 
   destroy(): void {
+    clearInterval(this.#trimTimer);
     this.#stopDns();
     void this.#stopDiscoveries();
     for (const f of [...this.#frontends, ...this.#retired]) f.destroy();

@@ -197,6 +197,7 @@ test('a connection the native addon refuses (EMFILE at dup) relays on the handle
     active: () => false,
     unwatch: () => {},
     stats: (): [number, number] => [0, 0],
+    trim: () => false,
   };
   const proxy = await startProxy(
     { frontends: [frontendConfig([up!.address])], shutdownGraceMs: 1000 },

@@ -50,4 +50,6 @@ export interface PendingClient {
 export interface RelayFactory {
   readonly path: RelayPath;
   open(frontend: string, owner: RelayOwner): Relay;
+  /** Gives the process's free malloc memory back to the kernel (the native path only: its addon calls malloc_trim). */
+  trimMemory?(): boolean;
 }
