@@ -859,7 +859,14 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
           spec.containers[0]!.volumeMounts.push({ name: 'hosts', mountPath: '/etc/hosts', readOnly: true });
         },
       }).yaml;
+      const previous = (await containers('kubeward-proxy')).filter((c) => c.running).map((c) => c.id);
       await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), manifest);
+      // The admin address answers from the previous pod until it is gone: wait for the new one alone.
+      await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running && previous.includes(c.id)), {
+        timeoutMs: 120_000,
+        intervalMs: 300,
+        what: 'the previous proxy pod gone',
+      });
       await waitFor(async () => (await Promise.all(old.map(upstreamUp))).every(Boolean), {
         timeoutMs: 120_000,
         intervalMs: 300,
@@ -877,7 +884,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         // DNS moves first: the departing address stays an upstream until the new one passes its checks.
         await writeHosts([...old.slice(i + 1), ...fresh.slice(0, i + 1)]);
         await new Promise((r) => setTimeout(r, 3000)); // more than one --dns-refresh with the new answer
-        assert.ok(await upstreamUp(from), `${from} is kept while its replacement ${to} has not passed its checks`);
+        assert.ok(await upstreamUp(from), `${from} is kept while its replacement ${to} has not passed its checks: ${JSON.stringify(await proxyUpstreams())}`);
         const newSlot = 4 + i;
         await respawnApiserver(
           newSlot,
