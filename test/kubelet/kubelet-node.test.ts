@@ -763,7 +763,9 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
   // The control plane under the node: every apiserver replaced at a new address, then a rolling
   // restart. Both run last (the steps above expect the first three apiservers) and can be run alone
   // with the bootstrap: --test-name-pattern='bootstrap|control plane'.
-  const APISERVERS_NAME = 'apiservers.kw.test';
+  // One name per apiserver: glibc's /etc/hosts lookup returns the first matching line only (no
+  // `multi on` in the image), so a name with several addresses needs a DNS server.
+  const apiserverName = (i: number) => `apiserver-${i + 1}.kw.test`;
   const slotOf = new Map<string, number>(); // upstream address -> its pid file slot
   /** A process that is gone or a zombie no longer holds its port. */
   const exited = async (pid: number): Promise<boolean> => {
@@ -834,7 +836,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       // there (the kubelet then leaves its own hosts file out), rewritten in place as DNS would change.
       const hosts = join(dir, 'hosts');
       const writeHosts = (addrs: string[]) =>
-        writeFile(hosts, ['127.0.0.1 localhost', ...addrs.map((a) => `${a} ${APISERVERS_NAME}`)].join('\n') + '\n', { mode: 0o644 });
+        writeFile(hosts, ['127.0.0.1 localhost', ...addrs.map((a, i) => `${a} ${apiserverName(i)}`)].join('\n') + '\n', { mode: 0o644 });
       await writeHosts(old);
       await writeFile(
         join(dir, 'etc-kubeward/proxy.yaml'),
@@ -843,7 +845,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
           'frontends:',
           '  - name: apiserver',
           '    listen: ["127.0.0.1:6443"]',
-          `    upstreamDns: ["${APISERVERS_NAME}:6443"]`,
+          `    upstreamDns: [${old.map((_, i) => `"${apiserverName(i)}:6443"`).join(', ')}]`,
           '    dnsRefresh: 2s',
           // The serving certificate names the first three addresses and "kubernetes"; the checks verify the name.
           '    healthCheck: { type: readyz, path: /readyz, caFile: /etc/kubernetes/ssl/ca.crt, serverName: kubernetes, interval: 500ms }',
@@ -870,7 +872,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       await waitFor(async () => (await Promise.all(old.map(upstreamUp))).every(Boolean), {
         timeoutMs: 120_000,
         intervalMs: 300,
-        what: `the three apiservers up through ${APISERVERS_NAME}`,
+        what: 'the three apiservers up through their names',
       });
       adminServer = 'https://127.0.0.1:6443';
       const poller = startPoller(100);
@@ -882,7 +884,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         const slot = slotOf.get(from)!;
         const { argv } = await apiserverArgv(slot);
         // DNS moves first: the departing address stays an upstream until the new one passes its checks.
-        await writeHosts([...old.slice(i + 1), ...fresh.slice(0, i + 1)]);
+        await writeHosts([...fresh.slice(0, i + 1), ...old.slice(i + 1)]);
         await new Promise((r) => setTimeout(r, 3000)); // more than one --dns-refresh with the new answer
         assert.ok(await upstreamUp(from), `${from} is kept while its replacement ${to} has not passed its checks: ${JSON.stringify(await proxyUpstreams())}`);
         const newSlot = 4 + i;
