@@ -2,6 +2,9 @@
 // answer to the frontend (which keeps the last good set: dns-upstreams.ts). A failing name is
 // logged and keeps its previous addresses; the lookup is bounded so a hung resolver never stalls
 // the loop.
+// A static import: the bundle (scripts/build.ts) turns a dynamic import of a builtin into a module
+// with a default export only, so `lookup` read from it is undefined in dist.
+import { lookup } from 'node:dns/promises';
 import { after, type Clock } from '../base/clock.ts';
 import { describeError } from '../base/errors.ts';
 import type { Logger } from '../base/logger.ts';
@@ -14,7 +17,6 @@ const LOOKUP_TIMEOUT_MS = 5000;
 
 /** The system resolver (/etc/hosts, then DNS, as most clients resolve), every address of the name. */
 export const systemLookup: Lookup = async (name) => {
-  const { lookup } = await import('node:dns/promises');
   return (await lookup(name, { all: true, verbatim: true })).map((a) => a.address);
 };
 
