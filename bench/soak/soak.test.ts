@@ -12,7 +12,7 @@ test('two-minute soak: descriptors and memory come back after the load, no failu
     durationMs: 120_000,
     periodMs: 15_000,
     restMs: 10_000,
-    afterMs: 20_000,
+    afterMs: 30_000,
     sampleMs: 2000,
     newConnsPerSec: 40,
     keepAlivePerSec: 150,

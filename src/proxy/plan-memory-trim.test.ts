@@ -5,7 +5,7 @@ import { planTrim, type TrimState } from './plan-memory-trim.ts';
 
 test('the first quiet interval after a busy one trims; quiet ones after it and busy ones do not', () => {
   let s: TrimState = { accepted: 0, busySinceTrim: false };
-  const steps = [10, 500, 3000, 3010, 3020, 3500, 3501].map((accepted) => {
+  const steps = [5, 500, 3000, 3010, 3020, 3500, 3501].map((accepted) => {
     const r = planTrim(s, accepted);
     s = r.next;
     return r.trim;
@@ -22,7 +22,7 @@ test('property: never a trim in a busy interval, and at most one per busy stretc
       for (const d of deltas) {
         accepted += d;
         const r = planTrim(s, accepted);
-        if (d > 30) {
+        if (d > 10) {
           assert.equal(r.trim, false);
           trimsSinceBusy = 0;
         } else if (r.trim) {

@@ -12,7 +12,7 @@ export interface TrimState {
 }
 
 /** Accepted connections per interval at or below which the proxy counts as quiet. */
-export const QUIET_CONNECTIONS_PER_INTERVAL = 30;
+export const QUIET_CONNECTIONS_PER_INTERVAL = 10;
 
 export function planTrim(state: TrimState, accepted: number, quiet = QUIET_CONNECTIONS_PER_INTERVAL): { trim: boolean; next: TrimState } {
   const busy = accepted - state.accepted > quiet;

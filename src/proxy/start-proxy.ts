@@ -25,7 +25,7 @@ import { DnsRefresher, systemLookup, type Lookup } from './dns-refresher.ts';
 import { planTrim, type TrimState } from './plan-memory-trim.ts';
 
 /** How often the proxy looks whether the load has passed (plan-memory-trim.ts). */
-const TRIM_INTERVAL_MS = 30_000;
+const TRIM_INTERVAL_MS = 10_000;
 import type { ProbeResult } from '../probe/probe-result.ts';
 import { readUpstreamCache, writeUpstreamCache } from './upstream-cache.ts';
 import { proxyReadiness, proxyStats, proxyStatus, type FrontendStats, type FrontendView } from './proxy-status.ts';
