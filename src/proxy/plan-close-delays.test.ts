@@ -15,6 +15,7 @@ for (const c of cases) {
 
 test('with a real random source the closes cover the window without a burst', () => {
   const delays = planCloseDelays(50, 5000).sort((a, b) => a - b);
-  assert.ok(delays[0]! < 100 && delays.at(-1)! > 4900, 'spans the window');
+  // The first falls in the first 100 ms slot and the last in the last one, whatever the draws.
+  assert.ok(delays[0]! < 100 && delays.at(-1)! >= 4900 && delays.at(-1)! < 5000, 'spans the window');
   for (let i = 2; i < delays.length; i++) assert.ok(delays[i]! - delays[i - 2]! > 0, 'never three in the same millisecond');
 });
