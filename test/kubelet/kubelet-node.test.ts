@@ -801,7 +801,8 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
   /**
    * poll-client.ts through the proxy; stop() returns its summary. `path`: what each request asks;
    * an apiserver in its --shutdown-delay-duration answers /readyz 503 (its cue to the balancer) while
-   * it serves everything else, so a roll polls /livez, as a client's own requests would be served.
+   * it serves everything else, and one still starting can answer it 500, so a roll polls /livez, as
+   * a client's own requests would be served.
    */
   const startPoller = (every: number, path = '/readyz') => {
     const child = spawnIn('poll-client.ts', ['--url', `https://127.0.0.1:6443${path}`, '--ca', env.CA, '--every', String(every), '--max-seconds', '900']);
