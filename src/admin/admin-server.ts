@@ -3,6 +3,7 @@
 // /status and the control routes need a loopback peer and the admin token (admin-token.ts); the
 // connection budget keeps probes answerable under a local flood (admin-connections.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { AdminConnections } from './admin-connections.ts';
 import { bearerMatches } from './admin-token.ts';
@@ -84,10 +85,29 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   server.requestTimeout = Math.max(idleMs, server.headersTimeout + 1);
   server.timeout = idleMs;
   server.maxHeadersCount = 50;
-  await listen(server, opts.address, opts.reusePort === true);
-  const bound = server.address() as AddressInfo;
-  const address = { host: opts.address.host, port: bound.port };
-  opts.log.info({ address: `${address.host}:${address.port}` }, 'admin listener ready');
+  return openListener(server, opts.address, opts.reusePort === true, opts.log, 'admin listener ready');
+}
+
+/**
+ * Binds an HTTP(S) server (the admin and the metrics listeners), logs its bound address, and
+ * returns it with a close() that a second caller joins.
+ */
+export async function openListener(
+  server: Server | HttpsServer,
+  addr: HostPort,
+  reusePort: boolean,
+  log: Logger,
+  ready: string,
+): Promise<{ readonly address: HostPort; close(): Promise<void> }> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port: addr.port, host: addr.host, reusePort }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = { host: addr.host, port: (server.address() as AddressInfo).port };
+  log.info({ address: `${address.host}:${address.port}` }, ready);
   let closing: Promise<void> | undefined;
   return {
     address,
@@ -97,16 +117,6 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
         server.closeAllConnections();
       })),
   };
-}
-
-function listen(server: Server, addr: HostPort, reusePort: boolean): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: addr.port, host: addr.host, reusePort }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }
 
 async function handle(opts: AdminServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {

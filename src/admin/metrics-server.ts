@@ -2,14 +2,15 @@
 // apiserver accepts and authorizes (metrics-auth.ts). It binds the node's address so an in-cluster
 // Prometheus can reach hostNetwork pods; /status, drain and the probes stay on the loopback admin
 // listener. The same connection budget and timeouts as the admin listener.
-import { createServer, type Server } from 'node:https';
+import { createServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Registry } from './metrics.ts';
 import type { HostPort } from '../config/fields.ts';
 import type { Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';
 import { AdminConnections } from './admin-connections.ts';
+import { openListener } from './admin-server.ts';
 import type { ScrapeVerdict } from './metrics-auth.ts';
 
 export const METRICS_MAX_CONNECTIONS = 16;
@@ -56,18 +57,7 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
   server.requestTimeout = 15_000;
   server.timeout = IDLE_TIMEOUT_MS;
   server.maxHeadersCount = 50;
-  await listen(server, opts.address, opts.reusePort === true);
-  const address = { host: opts.address.host, port: (server.address() as AddressInfo).port };
-  opts.log.info({ address: `${address.host}:${address.port}` }, 'metrics listener ready');
-  let closing: Promise<void> | undefined;
-  return {
-    address,
-    close: () =>
-      (closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      })),
-  };
+  return openListener(server, opts.address, opts.reusePort === true, opts.log, 'metrics listener ready');
 }
 
 async function serve(opts: MetricsServerOptions, req: IncomingMessage, res: ServerResponse, fault: (detail: string | undefined) => void): Promise<void> {
@@ -87,14 +77,4 @@ async function serve(opts: MetricsServerOptions, req: IncomingMessage, res: Serv
 function send(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { ...headers, 'content-type': 'text/plain; charset=utf-8' });
   res.end(text);
-}
-
-function listen(server: Server, addr: HostPort, reusePort: boolean): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: addr.port, host: addr.host, reusePort }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }
