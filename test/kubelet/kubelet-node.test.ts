@@ -568,6 +568,10 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         ]);
         assert.equal((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), false, 'the table removed by --clean-up');
       };
+      // The DaemonSet's nodeSelector is checked by the kubelet when it admits the pod, against its
+      // own cached Node; a label set just before the manifest can be missed, and a static pod it
+      // rejects is not tried again. The label goes on now, minutes before the DaemonSet step.
+      await kubectl(['label', 'node', await nodeName(), 'node-role.kubernetes.io/control-plane=', '--overwrite']);
       let t = performance.now();
       await writeFile(join(env.MANIFESTS, 'kubeward-watch.yaml'), watchPod);
       await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), routesPod);
@@ -611,7 +615,6 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         '-f',
         dsFile,
       ]);
-      await kubectl(['label', 'node', await nodeName(), 'node-role.kubernetes.io/control-plane=', '--overwrite']);
       const ds = adaptManifest(await readFile(dsFile, 'utf8'), { image: imageRef, hostPaths, args: { watch: watchArgs } });
       assert.deepEqual(
         ds.pod.spec.containers.map((c) => c.name),
@@ -619,7 +622,24 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       );
       t = performance.now();
       await writeFile(join(env.MANIFESTS, 'kubeward-node-agents.yaml'), ds.yaml);
-      await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 200, what: 'the DaemonSet pod redirects the VIP' });
+      // Its mirror pod says why the kubelet refused it, if it did; a rejection fails here by name.
+      const mirror = async () =>
+        JSON.parse(
+          await kubectl(['-n', 'kube-system', 'get', 'pods', '-l', 'app.kubernetes.io/name=kubeward-node-agents', '-o', 'json']).catch(() => '{"items":[]}'),
+        ) as {
+          items: { status: { phase?: string; reason?: string; message?: string } }[];
+        };
+      await waitFor(
+        async () => {
+          const rejected = (await mirror()).items.find((p) => p.status.phase === 'Failed');
+          if (rejected) throw new Error(`the kubelet rejected the DaemonSet pod: ${rejected.status.reason}: ${rejected.status.message}`);
+          return redirected();
+        },
+        { timeoutMs: 120_000, intervalMs: 200, what: 'the DaemonSet pod redirects the VIP' },
+      ).catch(async (err: unknown) => {
+        const pods = await kubectl(['-n', 'kube-system', 'get', 'pods', '-o', 'wide']).catch((e: unknown) => String(e));
+        throw new Error(`${String(err)}\npods:\n${pods}containers: ${JSON.stringify(await containers('routes'))}`);
+      });
       figure('node agents DaemonSet: manifest to nftables redirect (s)', seconds(t));
       await rm(join(env.MANIFESTS, 'kubeward-node-agents.yaml'));
       await gone('routes');
