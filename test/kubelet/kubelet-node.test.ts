@@ -592,10 +592,23 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       // azure-routes never removes them); `kubeward routes --clean-up` removes them for good.
       await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
       await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
-      const gone = (name: string) =>
-        waitFor(async () => !(await containers(name)).some((c) => c.running), { timeoutMs: 90_000, intervalMs: 300, what: `the ${name} container stopped` });
-      await gone('routes');
-      await gone('watch');
+      // A pod is gone when nothing of it runs, its sandbox included: between two of its containers'
+      // runs (a restart) none may be running while the kubelet is about to start one again.
+      const gone = async (pod: string) => {
+        const name = `${pod}-${await nodeName()}`;
+        await waitFor(
+          async () => {
+            const ids = (await sh('ctr', ['-n', 'k8s.io', 'containers', 'ls', '-q', `labels."io.kubernetes.pod.name"==${name}`])).stdout
+              .split('\n')
+              .filter(Boolean);
+            const tasks = (await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout;
+            return !ids.some((id) => new RegExp(`^${id}\\s+\\d+\\s+RUNNING`, 'm').test(tasks));
+          },
+          { timeoutMs: 90_000, intervalMs: 300, what: `every container of ${name} stopped, its sandbox included` },
+        );
+      };
+      await gone('kubeward-routes');
+      await gone('kubeward-watch');
       // The watcher published .down on its way out, so what stays is our table without the redirect.
       assert.ok((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), 'the rules outlive the routes pod');
       await cleanUp();
@@ -642,7 +655,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       });
       figure('node agents DaemonSet: manifest to nftables redirect (s)', seconds(t));
       await rm(join(env.MANIFESTS, 'kubeward-node-agents.yaml'));
-      await gone('routes');
+      await gone('kubeward-node-agents');
       await cleanUp();
       await kubectl(['-n', 'kube-system', 'delete', 'daemonset', 'kubeward-node-agents']);
 
@@ -659,9 +672,15 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       await writeFile(join(env.MANIFESTS, 'kubeward-routes.yaml'), weak.yaml);
       const refused = async () => /Operation not permitted/.test(await statusOf('routes', 'routes', 9451).catch(() => ''));
       await waitFor(refused, { timeoutMs: 120_000, intervalMs: 300, what: "the routes pod without NET_ADMIN reports the kernel's refusal in /status" });
-      assert.equal((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), false, 'no rules without NET_ADMIN');
+      const tables = (await inNs(['nft', 'list', 'tables'])).stdout;
+      if (tables.includes('kubeward-routes')) {
+        const running = (await sh('ctr', ['-n', 'k8s.io', 'containers', 'ls'])).stdout;
+        assert.fail(
+          `no rules without NET_ADMIN, yet the table is there; containers:\n${running}\ntasks:\n${(await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout}`,
+        );
+      }
       await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
-      await gone('routes');
+      await gone('kubeward-routes');
     },
   );
 
