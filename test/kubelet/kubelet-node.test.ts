@@ -675,8 +675,10 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       const tables = (await inNs(['nft', 'list', 'tables'])).stdout;
       if (tables.includes('kubeward-routes')) {
         const running = (await sh('ctr', ['-n', 'k8s.io', 'containers', 'ls'])).stdout;
+        const table = (await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch((e: unknown) => ({ stdout: String(e) }))).stdout;
+        const status = await statusOf('routes', 'routes', 9451).catch((e: unknown) => String(e));
         assert.fail(
-          `no rules without NET_ADMIN, yet the table is there; containers:\n${running}\ntasks:\n${(await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout}`,
+          `no rules without NET_ADMIN, yet the table is there:\n${table}\n/status: ${status}\ncontainers:\n${running}\ntasks:\n${(await sh('ctr', ['-n', 'k8s.io', 'tasks', 'ls'])).stdout}`,
         );
       }
       await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
