@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { KUBEWARD_IMAGE } from '../../src/manifests/kubeward-image.ts';
-import { adaptManifest } from './adapt-manifest.ts';
+import { adaptManifest, type PodObject } from './adapt-manifest.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '../..');
@@ -165,18 +165,24 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       KUBE_TEST_HOME: process.env.KUBE_TEST_HOME ?? '/opt/kube-test',
     });
 
-  /** deploy/proxy/static-pod.yaml with this run's host paths and image: the manifest users install. */
-  const proxyManifest = async (revision: string): Promise<string> =>
+  /**
+   * deploy/proxy/static-pod.yaml with this run's host paths and image: the manifest users install;
+   * `edit` is a change a user makes to it (a container port, a mount).
+   */
+  const proxyManifest = async (revision: string, edit?: (pod: PodObject) => void): Promise<string> =>
     adaptManifest(await readFile(join(ROOT, 'deploy/proxy/static-pod.yaml'), 'utf8'), {
       image: imageRef,
       hostPaths: { '/etc/kubeward': `${dir}/etc-kubeward`, '/etc/kubernetes/ssl': `${dir}/ssl`, '/var/lib/kubeward': `${dir}/var-lib-kubeward` },
       annotations: { 'kubeward.io/test-revision': revision },
+      edit,
     }).yaml;
-  const writeProxyConfig = async (upstreams: string[], extra = ''): Promise<void> => {
+  /** The proxy's config: one frontend; `extra` adds lines to the frontend, `top` top-level keys. */
+  const writeProxyConfig = async (upstreams: string[], extra = '', top: string[] = []): Promise<void> => {
     await writeFile(
       join(dir, 'etc-kubeward/proxy.yaml'),
       [
         'adminAddress: "127.0.0.1:9452"',
+        ...top,
         'frontends:',
         '  - name: apiserver',
         '    listen: ["127.0.0.1:6443"]',
@@ -185,6 +191,55 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         extra,
       ].join('\n') + '\n',
     );
+  };
+
+  const spawnIn = (script: string, args: string[]) => {
+    const child = spawn('ip', ['netns', 'exec', env.NETNS, NODE, join(import.meta.dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    return child;
+  };
+  /**
+   * poll-client.ts through the proxy; stop() returns its summary. `path`: what each request asks;
+   * an apiserver in its --shutdown-delay-duration answers /readyz 503 (its cue to the balancer) while
+   * it serves everything else, and one still starting can answer it 500, so a roll polls /livez, as
+   * a client's own requests would be served.
+   */
+  const startPoller = (every: number, path = '/readyz') => {
+    const child = spawnIn('poll-client.ts', ['--url', `https://127.0.0.1:6443${path}`, '--ca', env.CA, '--every', String(every), '--max-seconds', '900']);
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    return {
+      stop: async () => {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+        return JSON.parse(out.trim()) as { sent: number; ok: number; failed: number; failures: unknown[]; longestGapMs: number };
+      },
+    };
+  };
+  /** watch-client.ts through the proxy; its events as they arrive. */
+  const startWatchers = (count: number) => {
+    const child = spawnIn('watch-client.ts', [
+      '--server',
+      'https://127.0.0.1:6443',
+      '--ca',
+      env.CA,
+      '--token-file',
+      env.TOKEN,
+      '--namespace',
+      'default',
+      '--count',
+      String(count),
+      '--max-seconds',
+      '900',
+    ]);
+    const events: { w: number; ev: string; name?: string; error?: string }[] = [];
+    let partial = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const l of lines) if (l) events.push(JSON.parse(l) as { w: number; ev: string; name?: string });
+    });
+    return { child, events };
   };
 
   before(
@@ -293,30 +348,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     async () => {
       const before = (await containers('kubeward-proxy')).filter((c) => c.running).map((c) => c.id);
       assert.equal(before.length, 1, 'one proxy container runs before the upgrade');
-      const poller = spawn(
-        'ip',
-        [
-          'netns',
-          'exec',
-          env.NETNS,
-          NODE,
-          join(import.meta.dirname, 'poll-client.ts'),
-          '--url',
-          'https://127.0.0.1:6443/readyz',
-          '--ca',
-          env.CA,
-          '--every',
-          '50',
-          '--max-seconds',
-          '240',
-        ],
-        {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      );
-      children.push(poller);
-      let out = '';
-      poller.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const poller = startPoller(50);
       await new Promise((r) => setTimeout(r, 2000)); // the poller's baseline before the change
       const t = performance.now();
       await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('2'));
@@ -333,9 +365,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       });
       figure('upgrade: manifest change to old container gone (s)', seconds(t));
       await new Promise((r) => setTimeout(r, 1000));
-      poller.kill('SIGTERM');
-      await new Promise((r) => poller.once('exit', r));
-      const result = JSON.parse(out.trim()) as { sent: number; ok: number; failed: number; failures: unknown[]; longestGapMs: number };
+      const result = await poller.stop();
       figure('upgrade: requests sent', result.sent);
       figure('upgrade: requests failed', result.failed);
       figure('upgrade: longest gap between two answers (ms)', result.longestGapMs);
@@ -422,39 +452,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       const cache = JSON.parse(await readFile(join(dir, 'var-lib-kubeward/proxy-upstreams.json'), 'utf8')) as unknown;
       assert.match(JSON.stringify(cache), new RegExp(addrs[2]!.replace(/\./g, '\\.')), 'the discovered list is cached on the host');
 
-      const watcher = spawn(
-        'ip',
-        [
-          'netns',
-          'exec',
-          env.NETNS,
-          NODE,
-          join(import.meta.dirname, 'watch-client.ts'),
-          '--server',
-          'https://127.0.0.1:6443',
-          '--ca',
-          env.CA,
-          '--token-file',
-          env.TOKEN,
-          '--namespace',
-          'default',
-          '--count',
-          '6',
-          '--max-seconds',
-          '300',
-        ],
-        {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      );
-      children.push(watcher);
-      const events: { w: number; ev: string; name?: string }[] = [];
-      let partial = '';
-      watcher.stdout.on('data', (d: Buffer) => {
-        const lines = (partial + d.toString()).split('\n');
-        partial = lines.pop()!;
-        for (const l of lines) if (l) events.push(JSON.parse(l) as { w: number; ev: string; name?: string });
-      });
+      const { child: watcher, events } = startWatchers(6);
       await waitFor(() => new Set(events.filter((e) => e.ev === 'established').map((e) => e.w)).size === 6, {
         timeoutMs: 30_000,
         intervalMs: 100,
@@ -813,54 +811,6 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     await rm(join(env.STATE, `multi/kube-apiserver-${slot}.pid`), { force: true });
   };
   const upstreamUp = async (addr: string): Promise<boolean> => (await proxyUpstreams()).some((u) => u.upstream === `${addr}:6443` && u.state === 'up');
-  const spawnIn = (script: string, args: string[]) => {
-    const child = spawn('ip', ['netns', 'exec', env.NETNS, NODE, join(import.meta.dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(child);
-    return child;
-  };
-  /**
-   * poll-client.ts through the proxy; stop() returns its summary. `path`: what each request asks;
-   * an apiserver in its --shutdown-delay-duration answers /readyz 503 (its cue to the balancer) while
-   * it serves everything else, and one still starting can answer it 500, so a roll polls /livez, as
-   * a client's own requests would be served.
-   */
-  const startPoller = (every: number, path = '/readyz') => {
-    const child = spawnIn('poll-client.ts', ['--url', `https://127.0.0.1:6443${path}`, '--ca', env.CA, '--every', String(every), '--max-seconds', '900']);
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    return {
-      stop: async () => {
-        child.kill('SIGTERM');
-        await new Promise((r) => child.once('exit', r));
-        return JSON.parse(out.trim()) as { sent: number; ok: number; failed: number; failures: unknown[]; longestGapMs: number };
-      },
-    };
-  };
-  /** watch-client.ts through the proxy; its events as they arrive. */
-  const startWatchers = (count: number) => {
-    const child = spawnIn('watch-client.ts', [
-      '--server',
-      'https://127.0.0.1:6443',
-      '--ca',
-      env.CA,
-      '--token-file',
-      env.TOKEN,
-      '--namespace',
-      'default',
-      '--count',
-      String(count),
-      '--max-seconds',
-      '900',
-    ]);
-    const events: { w: number; ev: string; name?: string; error?: string }[] = [];
-    let partial = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      const lines = (partial + d.toString()).split('\n');
-      partial = lines.pop()!;
-      for (const l of lines) if (l) events.push(JSON.parse(l) as { w: number; ev: string; name?: string });
-    });
-    return { child, events };
-  };
 
   test(
     'control plane replaced: all three apiservers move to new addresses one at a time behind a DNS name; the node keeps the API and stays Ready',
@@ -889,16 +839,11 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
           '    healthCheck: { type: readyz, path: /readyz, caFile: /etc/kubernetes/ssl/ca.crt, serverName: kubernetes, interval: 500ms }',
         ].join('\n') + '\n',
       );
-      const manifest = adaptManifest(await readFile(join(ROOT, 'deploy/proxy/static-pod.yaml'), 'utf8'), {
-        image: imageRef,
-        hostPaths: { '/etc/kubeward': `${dir}/etc-kubeward`, '/etc/kubernetes/ssl': `${dir}/ssl`, '/var/lib/kubeward': `${dir}/var-lib-kubeward` },
-        annotations: { 'kubeward.io/test-revision': 'dns' },
-        edit: (pod) => {
-          const spec = pod.spec as unknown as { volumes: object[]; containers: { volumeMounts: object[] }[] };
-          spec.volumes.push({ name: 'hosts', hostPath: { path: hosts, type: 'File' } });
-          spec.containers[0]!.volumeMounts.push({ name: 'hosts', mountPath: '/etc/hosts', readOnly: true });
-        },
-      }).yaml;
+      const manifest = await proxyManifest('dns', (pod) => {
+        const spec = pod.spec as unknown as { volumes: object[]; containers: { volumeMounts: object[] }[] };
+        spec.volumes.push({ name: 'hosts', hostPath: { path: hosts, type: 'File' } });
+        spec.containers[0]!.volumeMounts.push({ name: 'hosts', mountPath: '/etc/hosts', readOnly: true });
+      });
       const previous = (await containers('kubeward-proxy')).filter((c) => c.running).map((c) => c.id);
       await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), manifest);
       // The admin address answers from the previous pod until it is gone: wait for the new one alone.
