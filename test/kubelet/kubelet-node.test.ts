@@ -396,7 +396,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
   );
 
   test(
-    'a real Prometheus in the node namespace finds the proxy pod through the API (kubernetes_sd, role pod) and scrapes its authenticated /metrics with the scraper token; no token is 401, a token without the grant 403',
+    'a real Prometheus in the node namespace finds the proxy pod through the API (pods, as kubernetes_sd role pod) and scrapes its authenticated /metrics with the scraper token; no token is 401, a token without the grant 403',
     { timeout: 5 * 60_000, skip: prometheusMissing },
     async () => {
       const port = 9462;
@@ -417,7 +417,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         'metricsTlsKeyFile: /etc/kubeward/metrics.key',
         'metricsKubeconfig: /etc/kubeward/metrics.kubeconfig',
       ]);
-      let t = performance.now();
+      const t = performance.now();
       await writeFile(
         join(env.MANIFESTS, 'kubeward-proxy.yaml'),
         await proxyManifest('metrics', (pod) => void (pod.spec.containers[0]!.ports = [{ name: 'metrics', containerPort: port, protocol: 'TCP' }])),
@@ -463,53 +463,91 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       for (const sa of ['kubeward-metrics-scraper', 'kw-it-no-grant'])
         await writeFile(join(prom, `${sa}.token`), (await kubectl(['-n', 'monitoring', 'create', 'token', sa, '--duration=1h'])).trim(), { mode: 0o600 });
       await writeFile(join(prom, 'metrics-ca.crt'), ca.cert);
-      const job = (name: string, token?: string) => ({
+      // The scraper's token discovers too: kubernetes_sd lists pods with it. Debian's Prometheus
+      // is built without kubernetes_sd; with such a binary pod-sd.ts lists the pods with the same
+      // token and hands Prometheus kubernetes_sd's targets and labels through http_sd_configs.
+      type Sd = 'kubernetes' | 'http';
+      const discoveryAuth = { type: 'Bearer', credentials_file: join(prom, 'kubeward-metrics-scraper.token') };
+      const job = (sd: { kind: Sd; port?: number }, name: string, token?: string) => ({
         job_name: name,
         scheme: 'https',
         scrape_interval: '1s',
         scrape_timeout: '1s',
         tls_config: { ca_file: join(prom, 'metrics-ca.crt') },
         ...(token ? { authorization: { type: 'Bearer', credentials_file: join(prom, `${token}.token`) } } : {}),
-        kubernetes_sd_configs: [
-          {
-            role: 'pod',
-            api_server: 'https://127.0.0.1:6443',
-            tls_config: { ca_file: env.CA },
-            authorization: { type: 'Bearer', credentials_file: join(prom, 'kubeward-metrics-scraper.token') },
-          },
-        ],
+        ...(sd.kind === 'kubernetes'
+          ? { kubernetes_sd_configs: [{ role: 'pod', api_server: 'https://127.0.0.1:6443', tls_config: { ca_file: env.CA }, authorization: discoveryAuth }] }
+          : { http_sd_configs: [{ url: `http://127.0.0.1:${sd.port}/`, refresh_interval: '2s', authorization: discoveryAuth }] }),
         relabel_configs: PROMETHEUS_POD_RELABEL,
       });
-      await writeFile(
-        join(prom, 'prometheus.yml'),
-        stringify({ scrape_configs: [job('kubeward-node', 'kubeward-metrics-scraper'), job('kubeward-no-grant', 'kw-it-no-grant'), job('kubeward-no-token')] }),
-      );
-      // Prometheus takes port 0 and logs the address as given; ss tells the port it got.
-      t = performance.now();
-      const child = spawn(
-        'ip',
-        [
-          'netns',
-          'exec',
-          env.NETNS,
-          PROMETHEUS,
-          `--config.file=${join(prom, 'prometheus.yml')}`,
-          `--storage.tsdb.path=${join(prom, 'data')}`,
-          '--web.listen-address=127.0.0.1:0',
-        ],
-        { stdio: ['ignore', 'ignore', 'pipe'] },
-      );
-      children.push(child);
-      let log = '';
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-4000)));
-      try {
+      const started: ChildProcess[] = [];
+      const stop = async (child: ChildProcess) => {
+        child.kill('SIGTERM');
+        const gone = await waitFor(() => child.exitCode !== null || child.signalCode !== null, { timeoutMs: 15_000, intervalMs: 100, what: 'stopped' }).then(
+          () => true,
+          () => false,
+        );
+        if (!gone) child.kill('SIGKILL');
+      };
+      /** Prometheus in the node's namespace on 127.0.0.1:0 (ss tells the port); web undefined when it exited. */
+      const startPrometheus = async (sd: { kind: Sd; port?: number }) => {
+        await writeFile(
+          join(prom, 'prometheus.yml'),
+          stringify({
+            scrape_configs: [
+              job(sd, 'kubeward-node', 'kubeward-metrics-scraper'),
+              job(sd, 'kubeward-no-grant', 'kw-it-no-grant'),
+              job(sd, 'kubeward-no-token'),
+            ],
+          }),
+        );
+        const at = performance.now();
+        const child = spawn(
+          'ip',
+          [
+            'netns',
+            'exec',
+            env.NETNS,
+            PROMETHEUS,
+            `--config.file=${join(prom, 'prometheus.yml')}`,
+            `--storage.tsdb.path=${join(prom, 'data')}`,
+            '--web.listen-address=127.0.0.1:0',
+          ],
+          { stdio: ['ignore', 'ignore', 'pipe'] },
+        );
+        children.push(child);
+        started.push(child);
+        let log = '';
+        child.stderr!.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-4000)));
         const web = await waitFor(
           async () => {
+            if (child.exitCode !== null) return 'exited';
             const ss = (await inNs(['ss', '-Hltnp'])).stdout;
             return new RegExp(`127\\.0\\.0\\.1:(\\d+)\\s.*pid=${child.pid},`).exec(ss)?.[1];
           },
           { timeoutMs: 30_000, intervalMs: 200, what: 'prometheus listening' },
         ).catch((err: unknown) => assert.fail(`${String(err)}; prometheus log: ${log.slice(-1000)}`));
+        return { web: web === 'exited' ? undefined : web, at, log: () => log };
+      };
+      try {
+        let sd: { kind: Sd; port?: number } = { kind: 'kubernetes' };
+        let p = await startPrometheus(sd);
+        if (p.web === undefined) {
+          assert.match(p.log(), /field kubernetes_sd_configs not found/, 'Prometheus exited for no other reason than a missing kubernetes_sd');
+          const podSd = spawnIn('pod-sd.ts', ['--server', 'https://127.0.0.1:6443', '--ca', env.CA, '--max-seconds', '300']);
+          started.push(podSd);
+          let out = '';
+          podSd.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+          const sdPort = await waitFor(() => /^\{"port":(\d+)\}\n/.exec(out)?.[1], { timeoutMs: 30_000, intervalMs: 100, what: 'pod-sd.ts listening' });
+          sd = { kind: 'http', port: Number(sdPort) };
+          p = await startPrometheus(sd);
+          assert.ok(p.web !== undefined, `prometheus with http_sd_configs: ${p.log().slice(-1000)}`);
+        }
+        const { web, log } = p;
+        figure(
+          'metrics: Prometheus discovery',
+          sd.kind === 'kubernetes' ? 'kubernetes_sd_configs' : 'http_sd_configs (pod-sd.ts; this Prometheus has no kubernetes_sd)',
+        );
         const api = async <T>(path: string): Promise<T> =>
           (JSON.parse((await inNs(['curl', '-fsS', '--max-time', '2', `http://127.0.0.1:${web}/api/v1/${path}`])).stdout) as { data: T }).data;
         interface Target {
@@ -527,8 +565,8 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
             return byJob.get('kubeward-node')?.some((x) => x.health === 'up') ?? false;
           },
           { timeoutMs: 90_000, intervalMs: 200, what: 'the proxy pod scraped up' },
-        ).catch((err: unknown) => assert.fail(`${String(err)}; targets: ${JSON.stringify([...byJob])}; prometheus log: ${log.slice(-1000)}`));
-        figure('metrics: Prometheus start to first successful scrape (s)', seconds(t));
+        ).catch((err: unknown) => assert.fail(`${String(err)}; targets: ${JSON.stringify([...byJob])}; prometheus log: ${log().slice(-1000)}`));
+        figure('metrics: Prometheus start to first successful scrape (s)', seconds(p.at));
         const [node] = byJob.get('kubeward-node')!;
         assert.equal(byJob.get('kubeward-node')!.length, 1, 'one target: the proxy pod, through its port named metrics');
         assert.equal(node!.scrapeUrl, `https://${env.NODE_IP}:${port}/metrics`);
@@ -552,16 +590,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         assert.equal(series.result.length, 1, 'kubeward_build_info stored by Prometheus');
         assert.equal(series.result[0]!.metric.relay, 'native');
       } finally {
-        child.kill('SIGTERM');
-        const gone = await waitFor(() => child.exitCode !== null || child.signalCode !== null, {
-          timeoutMs: 15_000,
-          intervalMs: 100,
-          what: 'prometheus stopped',
-        }).then(
-          () => true,
-          () => false,
-        );
-        if (!gone) child.kill('SIGKILL');
+        for (const c of started) await stop(c);
       }
     },
   );
@@ -1182,14 +1211,10 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       figure('roll: longest gap in API access (ms)', result.longestGapMs);
       assert.ok(await nodeReady(), 'the Node is Ready after the roll');
       assert.ok(closed.length >= 1, 'watches ran through restarted apiservers and were cut');
-      // The goal is 0 (reported above); a request that races an apiserver's own close of a
-      // connection at the end of its shutdown delay can still fail, so the bound is 1 in 200.
-      assert.ok(result.failed * 200 <= result.sent, `failed requests during the roll: ${JSON.stringify(result.failures)}`);
-      // The goal, within 20 % of even in 2 minutes, is the figure above; the assertion holds the
-      // spread to 35 %, past which rebalancing would not be working at all.
+      assert.equal(result.failed, 0, `failed requests during the roll: ${JSON.stringify(result.failures)}`);
       assert.ok(
-        last.us.length === 3 && last.worst <= 0.35,
-        `connections within 35 % of even 2 minutes after the roll (${last.us.map((u) => `${u.upstream}=${u.active}`).join(' ')}; within 20 %: ${even})`,
+        even,
+        `connections within 20 % of even 2 minutes after the roll (${last.us.map((u) => `${u.upstream}=${u.active}`).join(' ')}; largest deviation ${Math.round(last.worst * 100)} %)`,
       );
     },
   );
