@@ -806,14 +806,34 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       await respawnApiserver(3, k.argv);
       await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 300, what: 'the redirect back with the apiserver' });
 
-      // Removing the static pods keeps the rules (a restart must not reopen the hairpin, as OpenShift's
-      // azure-routes never removes them); `kubeward routes --clean-up` removes them for good.
-      await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
-      await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
       const gone = (name: string) =>
         waitFor(async () => !(await containers(name)).some((c) => c.running), { timeoutMs: 90_000, intervalMs: 300, what: `the ${name} container stopped` });
+      // A kubelet v1.20 can start a removed static pod's containers once more in a new sandbox while
+      // it tears the pod down (seen: a routes container back for a second, writing its table after
+      // the clean-up). The pod is done when the kubelet has removed its directory.
+      const podUids = async (name: string): Promise<string[]> => {
+        const uids = new Set<string>();
+        for (const { id } of await containers(name)) {
+          const info = (await sh('ctr', ['-n', 'k8s.io', 'containers', 'info', id]).catch(() => ({ stdout: '' }))).stdout;
+          const uid = /"io\.kubernetes\.pod\.uid": "([^"]+)"/.exec(info)?.[1];
+          if (uid) uids.add(uid);
+        }
+        return [...uids];
+      };
+      const torndown = (uids: string[]) =>
+        waitFor(() => uids.every((u) => !existsSync(`/var/lib/kubelet/pods/${u}`)), {
+          timeoutMs: 90_000,
+          intervalMs: 300,
+          what: `the kubelet done with pod ${uids.join(', ')}`,
+        });
+      // Removing the static pods keeps the rules (a restart must not reopen the hairpin, as OpenShift's
+      // azure-routes never removes them); `kubeward routes --clean-up` removes them for good.
+      const staticPods = [...(await podUids('routes')), ...(await podUids('watch'))];
+      await rm(join(env.MANIFESTS, 'kubeward-routes.yaml'));
+      await rm(join(env.MANIFESTS, 'kubeward-watch.yaml'));
       await gone('routes');
       await gone('watch');
+      await torndown(staticPods);
       // The watcher published .down on its way out, so what stays is our table without the redirect.
       assert.ok((await inNs(['nft', 'list', 'tables'])).stdout.includes('kubeward-routes'), 'the rules outlive the routes pod');
       await cleanUp();
@@ -859,8 +879,10 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         throw new Error(`${String(err)}\npods:\n${pods}containers: ${JSON.stringify(await containers('routes'))}`);
       });
       figure('node agents DaemonSet: manifest to nftables redirect (s)', seconds(t));
+      const dsPod = await podUids('routes');
       await rm(join(env.MANIFESTS, 'kubeward-node-agents.yaml'));
       await gone('routes');
+      await torndown(dsPod);
       await cleanUp();
       await kubectl(['-n', 'kube-system', 'delete', 'daemonset', 'kubeward-node-agents']);
 
