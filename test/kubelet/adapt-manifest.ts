@@ -9,6 +9,7 @@ interface Container {
   name: string;
   image: string;
   args?: string[];
+  ports?: { name?: string; containerPort: number; protocol?: string }[];
   securityContext?: { capabilities?: { drop?: string[]; add?: string[] } };
 }
 interface PodSpec {
