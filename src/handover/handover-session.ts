@@ -8,7 +8,7 @@
 import { lstat, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:net';
 import { dirname } from 'node:path';
-import { UsageError, describeError } from '../base/errors.ts';
+import { describeError } from '../base/errors.ts';
 import type { Logger } from '../base/logger.ts';
 import { decideConnect, decideOffer, formatMessage, judgeHandoverDir, MAX_LINE, type OfferReply } from './decide-handover.ts';
 import { errnoName, type HandoverAddon } from './handover-addon.ts';
@@ -56,14 +56,18 @@ export class HandoverSession implements ListenerHandover {
   }
 
   /**
-   * Checks the socket's directory (creates it 0700 if missing; UsageError when it is not fit), then
-   * asks a predecessor for its listeners. Never fails for the predecessor's doing.
+   * Checks the socket's directory (creates it 0700 if missing), then asks a predecessor for its
+   * listeners. Never fails: what goes wrong turns the hand-over off, logged.
    */
   static async start(o: HandoverSessionOptions): Promise<HandoverSession> {
     const uid = o.uid ?? process.getuid?.() ?? 0;
-    await ensureDirectory(o.path, uid);
-    if ('unusable' in o.addon) {
-      o.log.warn({ handoverSocket: o.path, why: o.addon.unusable }, 'listener hand-over off: binding as usual, and a successor cannot take over without a gap');
+    // An unfit directory turns the hand-over off, loudly, and the process starts as without it: the
+    // proxy is the node's path to the API, and a start refused over the upgrade path would turn a
+    // degraded upgrade into an outage. An untrusted directory is never used.
+    const problem = await directoryProblem(o.path, uid);
+    const off = problem ?? ('unusable' in o.addon ? o.addon.unusable : undefined);
+    if (off !== undefined || 'unusable' in o.addon) {
+      o.log.warn({ handoverSocket: o.path, why: off }, 'listener hand-over off: binding as usual, and a successor cannot take over without a gap');
       return new HandoverSession(o.path, undefined, o.log, new Map(), undefined);
     }
     const addon = o.addon;
@@ -139,18 +143,22 @@ export class HandoverSession implements ListenerHandover {
   }
 }
 
-async function ensureDirectory(path: string, uid: number): Promise<void> {
+/** Creates the socket's directory (0700) if missing; the reason it is unfit, or undefined. */
+async function directoryProblem(path: string, uid: number): Promise<string | undefined> {
   const dir = dirname(path);
   const fix = `install -d -o ${uid} -m 0700 ${dir}, or point --handover-socket into such a directory`;
   try {
     await mkdir(dir, { mode: 0o700 });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
-      throw new UsageError(`--handover-socket ${path}: cannot create ${dir} (${describeError(err)}); ${fix}`);
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return `cannot create ${dir} (${describeError(err)}); ${fix}`;
   }
-  const st = await lstat(dir);
-  const problem = judgeHandoverDir({ isDirectory: st.isDirectory(), isSymbolicLink: st.isSymbolicLink(), uid: st.uid, mode: st.mode }, uid);
-  if (problem) throw new UsageError(`--handover-socket ${path}: the directory ${dir} ${problem}; ${fix}`);
+  try {
+    const st = await lstat(dir);
+    const problem = judgeHandoverDir({ isDirectory: st.isDirectory(), isSymbolicLink: st.isSymbolicLink(), uid: st.uid, mode: st.mode }, uid);
+    return problem === undefined ? undefined : `the directory ${dir} ${problem}; ${fix}`;
+  } catch (err) {
+    return `cannot inspect ${dir} (${describeError(err)}); ${fix}`;
+  }
 }
 
 /** The conversation up to the offer; the connection stays open for "accepting". */

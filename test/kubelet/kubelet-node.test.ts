@@ -371,7 +371,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     const rendered = join(planDir, 'out/nodes/node1');
     // kubespray's file name (nginx-proxy.yml, haproxy.yml), so it replaces kubespray's pod on a kubespray node.
     const manifest = await readFile(join(rendered, 'etc/kubernetes/manifests/kubeward-proxy.yml'), 'utf8');
-    assert.match(manifest, /--reuse-port/, 'the rendered pod hands over like deploy/proxy/static-pod.yaml');
+    assert.match(manifest, /--handover-socket=/, 'the rendered pod hands over like deploy/proxy/static-pod.yaml');
     assert.match(manifest, new RegExp(`image: ${imageRef.replace(/[.]/g, '\\.')}\\n`), "plan names the inventory's image");
     // A fresh start of the rendered pod (not an upgrade): take the previous proxy out first.
     await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
