@@ -22,6 +22,9 @@ import { startAdminServer, type AdminRoute, type AdminServer, type Readiness } f
 import type { ListenerHandover, HandoverSession } from '../handover/handover-session.ts';
 import type { HandoverServer } from '../handover/handover-server.ts';
 
+/** How long a process lives on after handing its listeners over (see the hand-over's shutdown step). */
+const HANDED_OVER_LINGER_MS = 3000;
+
 /** What a long-running mode hands back once started. */
 export interface DaemonHandle {
   readiness(): Readiness;
@@ -188,6 +191,11 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
         log,
         onHandedOver: () => {
           session.stopAccepting();
+          // The last step: a static pod's preStop hook (await-successor, polling /proc every 100 ms)
+          // runs in this container and is killed with it; this process outlives the hand-over by
+          // HANDED_OVER_LINGER_MS so that the hook sees the hand-over and returns 0 first.
+          const until = Date.now() + HANDED_OVER_LINGER_MS;
+          shutdown.add('let a preStop hook see the hand-over', () => new Promise<void>((r) => setTimeout(r, Math.max(0, until - Date.now())).unref()));
           void shutdown.run('listeners handed over to a successor');
         },
       });

@@ -1,7 +1,7 @@
 // The running side of the listener hand-over: serves --handover-socket PATH for a successor. The
 // socket is bound under a temporary name, made 0600 and renamed onto PATH, so it replaces the
 // predecessor's socket in one step (a successor never finds PATH missing while one of the two runs).
-// One conversation at a time; a peer of another uid, one that says anything out of turn, sends
+// A peer of another uid, one that says anything out of turn, sends
 // more than a line or goes quiet is dropped and this process goes on accepting: only a successor's
 // "accepting" makes it stop (onHandedOver).
 import { chmod, rename, rm } from 'node:fs/promises';
@@ -35,10 +35,11 @@ export async function serveHandover(o: HandoverServerOptions): Promise<HandoverS
   if (!addon) return undefined;
   const uid = o.uid ?? process.getuid?.() ?? 0;
   const tmp = `${session.path}.${process.pid}.new`;
-  let busy = false;
   let done = false;
+  /** Conversations under way: each gets an offer, the first "accepting" wins, the rest are dropped. */
+  const talking = new Set<Socket>();
   const server = createServer({ allowHalfOpen: false });
-  server.maxConnections = 4;
+  server.maxConnections = 16;
   server.on('error', (err) => log.warn({ err: describeError(err) }, 'hand-over socket error'));
   server.on('connection', (socket: Socket) => {
     socket.on('error', () => undefined);
@@ -52,12 +53,12 @@ export async function serveHandover(o: HandoverServerOptions): Promise<HandoverS
       socket.destroy();
       return;
     }
-    if (busy || done) {
-      log.warn({ peerPid: cred[0] }, 'hand-over socket: a hand-over is under way already; dropped');
+    if (done) {
       socket.destroy();
       return;
     }
-    busy = true;
+    // Not one at a time: a peer that says hello and then nothing must not hold a real successor off.
+    talking.add(socket);
     let phase: ServerPhase = 'greeting';
     let buffered = '';
     const drop = (why: string): void => {
@@ -66,7 +67,7 @@ export async function serveHandover(o: HandoverServerOptions): Promise<HandoverS
     };
     socket.setTimeout(o.helloTimeoutMs ?? 5000, () => drop(phase === 'greeting' ? 'no hello in time' : 'no "accepting" in time'));
     socket.once('close', () => {
-      busy = false;
+      talking.delete(socket);
       if (phase === 'offered' && !done) log.warn({ peerPid: cred[0] }, 'the successor went away before it accepted; this process keeps accepting');
     });
     socket.setEncoding('utf8');
@@ -89,6 +90,7 @@ export async function serveHandover(o: HandoverServerOptions): Promise<HandoverS
           continue;
         }
         done = true;
+        for (const other of talking) if (other !== socket) other.destroy();
         socket.end();
         void close();
         log.info({ peerPid: cred[0], accepting: v.addresses }, 'the successor accepts on the handed-over sockets: this process stops accepting');
@@ -104,7 +106,7 @@ export async function serveHandover(o: HandoverServerOptions): Promise<HandoverS
     await rm(tmp, { force: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen({ path: tmp, backlog: 4 }, () => {
+      server.listen({ path: tmp, backlog: 16 }, () => {
         server.off('error', reject);
         resolve();
       });

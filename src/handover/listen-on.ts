@@ -1,6 +1,7 @@
 // Opens a TCP listener, on the predecessor's socket when the hand-over brought one for this
 // address, else by binding. An inherited socket is used only if it listens where the config says
 // (server.address()): a descriptor that is something else is closed and the address bound.
+import { closeSync } from 'node:fs';
 import { isIP, type AddressInfo, type ListenOptions, type Server } from 'node:net';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
 import type { ListenerHandover } from './handover-session.ts';
@@ -14,8 +15,7 @@ export async function listenOn(
   opts: Pick<ListenOptions, 'reusePort' | 'ipv6Only'>,
   handover?: ListenerHandover,
 ): Promise<Listened> {
-  const key = formatHostPort(addr);
-  const fd = addr.port === 0 ? undefined : handover?.take(key);
+  const fd = addr.port === 0 ? undefined : handover?.take(formatHostPort(addr));
   let how: Listened = 'bound';
   if (fd !== undefined) {
     const ok = await listenAsync(server, { fd }).then(
@@ -24,9 +24,14 @@ export async function listenOn(
     );
     if (ok) how = 'adopted';
     else if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Not a socket Node could listen on (a file, a UDP socket): no handle took it, close it here.
+    else closeQuietly(fd);
   }
   if (how === 'bound') await listenAsync(server, { host: addr.host, port: addr.port, ...opts });
-  else handover?.adopted(key);
+  // Offered under the bound address, so that a successor configured with the port this one got
+  // for port 0 finds it.
+  const key = formatHostPort({ host: addr.host, port: (server.address() as AddressInfo).port });
+  if (how === 'adopted') handover?.adopted(key);
   handover?.offer(key, server);
   server.once('close', () => handover?.withdraw(key, server));
   return how;
@@ -57,5 +62,13 @@ function canonical(host: string): string {
     return new URL(`http://[${host}]/`).hostname;
   } catch {
     return host;
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Closed already (the failed listen took it): nothing to release.
   }
 }
