@@ -1,5 +1,6 @@
 // Turns a mode's declaration (flags, schema, run) into a commander command. Every flag is the
 // kebab-case form of a config key, so "every flag has a config key" holds by construction.
+import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { prefault, strictObject } from 'zod/mini';
 import type { core } from 'zod/mini';
@@ -230,11 +231,7 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
 async function startHandover(config: unknown, log: Logger): Promise<HandoverSession | undefined> {
   const path = (config as { handoverSocket?: unknown }).handoverSocket;
   if (typeof path !== 'string' || process.env.KUBEWARD_PROXY_WORKER === '1') return undefined;
-  const [{ HandoverSession }, { loadHandoverAddon }, { resolve }] = await Promise.all([
-    import('../handover/handover-session.ts'),
-    import('../handover/handover-addon.ts'),
-    import('node:path'),
-  ]);
+  const [{ HandoverSession }, { loadHandoverAddon }] = await Promise.all([import('../handover/handover-session.ts'), import('../handover/handover-addon.ts')]);
   return HandoverSession.start({ path: resolve(path), addon: loadHandoverAddon(process.env.KUBEWARD_NATIVE_RELAY || undefined), log });
 }
 
