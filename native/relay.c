@@ -17,6 +17,9 @@
  * The loop calls follow libuv's uv_poll (include/uv.h): uv_poll_start on a changed event set only
  * (libuv re-registers the fd with epoll on every call), uv_close before the fd is closed.
  *
+ * The same addon carries the listener hand-over's calls (sendmsg/recvmsg with SCM_RIGHTS,
+ * SO_PEERCRED; src/handover/handover-addon.ts), at the end of this file.
+ *
  * C only, Node-API and libuv only. Built by scripts/build-native.ts.
  */
 #define NAPI_VERSION 8
