@@ -72,6 +72,14 @@ export async function serveHandover(o: HandoverServerOptions): Promise<HandoverS
     });
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
+      // Nothing a peer sends may throw out of this handler: an uncaught exception would stop the daemon.
+      try {
+        onData(chunk);
+      } catch (err) {
+        drop(`handling its message failed: ${describeError(err)}`);
+      }
+    });
+    const onData = (chunk: string): void => {
       if (socket.destroyed) return;
       buffered += chunk;
       for (let nl = buffered.indexOf('\n'); nl >= 0 && !socket.destroyed; nl = buffered.indexOf('\n')) {
@@ -98,7 +106,7 @@ export async function serveHandover(o: HandoverServerOptions): Promise<HandoverS
         return;
       }
       if (buffered.length > MAX_LINE) drop(`more than ${MAX_LINE} bytes without a line end`);
-    });
+    };
   });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => (closing ??= new Promise<void>((resolve) => server.close(() => resolve())));

@@ -71,7 +71,14 @@ export class HandoverSession implements ListenerHandover {
       return new HandoverSession(o.path, undefined, o.log, new Map(), undefined);
     }
     const addon = o.addon;
-    const { inherited, peer } = ask(addon, o.path, uid, o.answerTimeoutMs ?? 3000, o.log);
+    let asked: ReturnType<typeof ask>;
+    try {
+      asked = ask(addon, o.path, uid, o.answerTimeoutMs ?? 3000, o.log);
+    } catch (err) {
+      o.log.warn({ handoverSocket: o.path, err: describeError(err) }, 'no hand-over: binding the listen addresses');
+      asked = { inherited: new Map(), peer: undefined };
+    }
+    const { inherited, peer } = asked;
     if (inherited.size > 0) o.log.info({ handoverSocket: o.path, listeners: [...inherited.keys()] }, 'received the listening sockets of the running process');
     return new HandoverSession(o.path, addon, o.log, inherited, peer);
   }
