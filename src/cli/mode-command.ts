@@ -194,9 +194,10 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
           session.stopAccepting();
           // The last step: a static pod's preStop hook (await-successor, polling /proc every 100 ms)
           // runs in this container and is killed with it; this process outlives the hand-over by
-          // HANDED_OVER_LINGER_MS so that the hook sees the hand-over and returns 0 first.
+          // HANDED_OVER_LINGER_MS so that the hook sees the hand-over and returns 0 first. A referenced
+          // timer: an unreferenced one would let the loop end, and the process, at once.
           const until = Date.now() + HANDED_OVER_LINGER_MS;
-          shutdown.add('let a preStop hook see the hand-over', () => new Promise<void>((r) => setTimeout(r, Math.max(0, until - Date.now())).unref()));
+          shutdown.add('let a preStop hook see the hand-over', () => new Promise<void>((r) => setTimeout(r, Math.max(0, until - Date.now()))));
           void shutdown.run('listeners handed over to a successor');
         },
       });
