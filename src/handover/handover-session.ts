@@ -5,7 +5,7 @@
 // process serves PATH itself (handover-server.ts) for its own successor.
 // Every step is bounded (connect does not wait, the answer within answerTimeoutMs) and anything a
 // peer gets wrong ends in a plain bind, logged: a hand-over can fail, a start cannot because of it.
-import { lstat, mkdir } from 'node:fs/promises';
+import { chmod, lstat, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:net';
 import { dirname } from 'node:path';
 import { describeError } from '../base/errors.ts';
@@ -160,7 +160,13 @@ async function directoryProblem(path: string, uid: number): Promise<string | und
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return `cannot create ${dir} (${describeError(err)}); ${fix}`;
   }
   try {
-    const st = await lstat(dir);
+    let st = await lstat(dir);
+    // A directory of this uid that others may enter (a hostPath kubelet created, 0755) is narrowed
+    // to 0700: only tightening, and only of what is this process's own already.
+    if (st.isDirectory() && !st.isSymbolicLink() && st.uid === uid && (st.mode & 0o077) !== 0) {
+      await chmod(dir, 0o700);
+      st = await lstat(dir);
+    }
     const problem = judgeHandoverDir({ isDirectory: st.isDirectory(), isSymbolicLink: st.isSymbolicLink(), uid: st.uid, mode: st.mode }, uid);
     return problem === undefined ? undefined : `the directory ${dir} ${problem}; ${fix}`;
   } catch (err) {

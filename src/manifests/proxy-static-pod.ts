@@ -10,13 +10,15 @@ import { ADMIN_TOKEN_DIR, adminTokenArg, containerSecurity, hostPathVolume, http
 export const HANDOVER_WAIT_S = 20;
 export const SHUTDOWN_GRACE_S = 20;
 /**
- * The hand-over sockets, under the state directory the pods already mount (/var/lib/kubeward):
- * for the proxy pod it belongs to 65532 by the install step, so the process creates its 0700
- * directory there itself (a hostPath kubelet creates is root's 0755, unusable for 65532). One
- * directory per pod, each of its own uid.
+ * The hand-over sockets, each in a directory of its pod's uid that only kubeward's pods mount. The
+ * proxy pod (65532) uses the state directory it mounts already (/var/lib/kubeward, which belongs to
+ * 65532 by the install step) and creates its 0700 directory there itself. The agent pod runs as
+ * root without CAP_DAC_OVERRIDE, so it cannot create one in that 65532 directory: it gets a hostPath
+ * of its own, which kubelet creates as root's (0755) and the agent narrows to 0700.
  */
 export const PROXY_HANDOVER_SOCKET = '/var/lib/kubeward/proxy-handover/listeners.sock';
-export const AGENT_HANDOVER_SOCKET = '/var/lib/kubeward/agent-handover/listeners.sock';
+export const AGENT_HANDOVER_DIR = '/run/kubeward-handover/agent';
+export const AGENT_HANDOVER_SOCKET = `${AGENT_HANDOVER_DIR}/listeners.sock`;
 
 /** The preStop hook: holds the old pod until no process of its own holds the listening sockets (await-successor.ts). */
 export function awaitSuccessorHook(addresses: readonly string[]): Record<string, unknown> {

@@ -113,7 +113,8 @@ test('every pod that runs the proxy hands over on an upgrade: deploy/proxy, depl
     for (const c of containersOf(pod).filter((x) => x.args?.[0] === 'proxy' || x.args?.[0] === 'agent')) {
       proxies++;
       const socket = c.args!.find((a) => a.startsWith('--handover-socket='))?.split('=')[1];
-      assert.ok(socket?.startsWith('/var/lib/kubeward/'), `${where}: the listeners go to the successor over a socket in the state directory (${socket})`);
+      const expected = c.args![0] === 'proxy' ? '/var/lib/kubeward/proxy-handover/' : '/run/kubeward-handover/agent/';
+      assert.ok(socket?.startsWith(expected), `${where}: the listeners go to the successor over a socket in ${expected} (${socket})`);
       const hook = c.lifecycle?.preStop?.exec?.command ?? [];
       assert.deepEqual(hook.slice(0, 2), ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts'], `${where}: preStop waits for the successor`);
       assert.ok(hook.includes(c.args![0] === 'proxy' ? '127.0.0.1:6443' : '127.0.0.1:9456'), `${where}: the hook waits on a handed-over address`);

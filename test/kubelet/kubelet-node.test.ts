@@ -687,6 +687,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         '/run/cloud-routes-heartbeat': `${dir}/agent-routes-heartbeat`,
         '/etc/kubernetes/pki/ca.crt': `${dir}/ssl/ca.crt`,
         '/var/lib/kubeward': `${dir}/var-lib-kubeward`,
+        '/run/kubeward-handover/agent': `${dir}/agent-handover`,
       },
     };
     const agent = adaptManifest(await readFile(join(ROOT, 'deploy/agent/static-pod.yaml'), 'utf8'), agentAdaptation);
