@@ -88,8 +88,11 @@ describe('listener hand-over between kubeward processes', { skip: linux }, () =>
     await upstream.listen();
     dir = await mkdtemp(join(tmpdir(), 'kw-handover-'));
   });
+  /** Servers and sockets of the test's own, closed whatever a test left open. */
+  const closers: (() => void)[] = [];
   after(async () => {
     for (const p of procs) await p.stop();
+    for (const c of closers) c();
     await upstream.close();
     await rm(dir, { recursive: true, force: true });
   });
@@ -178,12 +181,14 @@ describe('listener hand-over between kubeward processes', { skip: linux }, () =>
       s.once('data', () => answer(s, (s as unknown as { _handle: { fd: number } })._handle.fd));
     });
     await new Promise<void>((resolve) => server.listen(socket, resolve));
+    closers.push(() => server.close());
     return server;
   }
 
   test('a broken or hostile predecessor costs a plain bind: garbage, an early close, an offer without descriptors, one with a UDP socket, silence', async (t: TestContext) => {
     const udp = createSocket('udp4');
     await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+    closers.push(() => udp.close());
     const udpPort = udp.address().port;
     const udpFd = (udp as unknown as { _handle: { fd: number } })._handle.fd;
     const cases: [string, (s: Socket, fd: number) => void, RegExp, number][] = [
@@ -218,7 +223,6 @@ describe('listener hand-over between kubeward processes', { skip: linux }, () =>
       await kw.stop();
       await new Promise<void>((resolve) => fake.close(() => resolve()));
     }
-    udp.close();
   });
 
   test('a hostile successor on the socket never stops the running process: garbage, a hello and silence, accepting out of turn; the real successor still takes over', async () => {
@@ -239,6 +243,7 @@ describe('listener hand-over between kubeward processes', { skip: linux }, () =>
     await say('kubeward-handover 1 accepting 127.0.0.1:1\n');
     await say(`${'x'.repeat(5000)}`, true).then((s) => new Promise((resolve) => s.once('close', resolve)));
     const silent = await say('kubeward-handover 1 hello\n', true);
+    closers.push(() => silent.destroy());
     await waitFor(() => kw.logs.filter((l) => /peer dropped/.test(l.msg)).length >= 3, { timeoutMs: 10_000, what: 'three peers dropped' });
     assert.equal(kw.child.exitCode, null, 'still running');
     assert.equal(await greeting(port), 'up', 'still accepting');
