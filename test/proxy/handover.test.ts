@@ -186,9 +186,16 @@ describe('listener hand-over between kubeward processes', { skip: linux }, () =>
   }
 
   test('a broken or hostile predecessor costs a plain bind: garbage, an early close, an offer without descriptors, one with a UDP socket, silence', async (t: TestContext) => {
+    // A UDP socket on a port whose TCP side the kernel just gave out free (held until kubeward starts),
+    // so that kubeward's fresh bind of that TCP port after refusing the UDP socket finds it free.
+    const tcp = createServer();
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
     const udp = createSocket('udp4');
-    await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
-    closers.push(() => udp.close());
+    await new Promise<void>((resolve, reject) => udp.once('error', reject).bind((tcp.address() as { port: number }).port, '127.0.0.1', resolve));
+    closers.push(
+      () => udp.close(),
+      () => tcp.close(),
+    );
     const udpPort = udp.address().port;
     const udpFd = (udp as unknown as { _handle: { fd: number } })._handle.fd;
     const cases: [string, (s: Socket, fd: number) => void, RegExp, number][] = [
@@ -208,6 +215,7 @@ describe('listener hand-over between kubeward processes', { skip: linux }, () =>
       await run('install', ['-d', '-m', '0700', join(socket, '..')]);
       const fake = await fakePredecessor(socket, answer);
       const startedAt = performance.now();
+      if (listen !== 0) await new Promise<void>((resolve) => tcp.close(() => resolve()));
       const kw = start(proxyArgs(socket, listen));
       const port = await kw.listenPort({ timeoutMs: 20_000 });
       if (listen === 0) {
