@@ -305,7 +305,10 @@ describe('listener hand-over between kubeward processes', { skip: linux }, () =>
       assert.match(done.stdout, /a successor listens on every address/);
       assert.ok(Number(accepted.time) <= finishedAt, 'the hook returned after the successor said it accepts');
       const stopped = await old.waitForLog(/stops accepting$/);
+      // kubelet's SIGTERM once the hook returned: joins the shutdown the hand-over began.
+      process.kill(inner, 'SIGTERM');
       await old.exited;
+      assert.ok(!old.logs.some((l) => /second signal/.test(l.msg)), 'the SIGTERM did not cut the shutdown short');
       // The hook is killed with its container: the old process outlives the hand-over long enough for it.
       assert.ok(Date.now() - Number(stopped.time) >= 2500, `the old process lived ${Date.now() - Number(stopped.time)} ms after the hand-over`);
       await next.stop();
