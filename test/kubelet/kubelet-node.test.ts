@@ -791,7 +791,8 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     figure('agent upgrade: requests failed', agentResult.failed);
     figure('agent upgrade: longest gap between two answers (ms)', agentResult.longestGapMs);
     figure('agent upgrade: rule checks without the VIP', ruleMissing);
-    assert.ok(agentResult.sent > 100, `the poller ran through the agent upgrade (${agentResult.sent} requests)`);
+    // 2 s of baseline are 40 requests; more means the poller ran across the change too.
+    assert.ok(agentResult.sent > 60, `the poller ran through the agent upgrade (${agentResult.sent} requests)`);
     assert.equal(agentResult.failed, 0, `failed requests through the agent's proxy during the upgrade: ${JSON.stringify(agentResult.failures)}`);
     assert.ok(ruleChecks > 10, `the rule was looked for through the upgrade (${ruleChecks} times)`);
     assert.equal(ruleMissing, 0, `the VIP's rule was missing in ${ruleMissing} of ${ruleChecks} looks during the upgrade`);
