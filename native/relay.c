@@ -17,6 +17,9 @@
  * The loop calls follow libuv's uv_poll (include/uv.h): uv_poll_start on a changed event set only
  * (libuv re-registers the fd with epoll on every call), uv_close before the fd is closed.
  *
+ * The same addon carries the listener hand-over's calls (sendmsg/recvmsg with SCM_RIGHTS,
+ * SO_PEERCRED; src/handover/handover-addon.ts), at the end of this file.
+ *
  * C only, Node-API and libuv only. Built by scripts/build-native.ts.
  */
 #define NAPI_VERSION 8
@@ -26,10 +29,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define CLIENT 0
@@ -517,6 +522,183 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* ---- listener hand-over (src/handover/) -------------------------------------------------------
+ * Node has no sendmsg/recvmsg with SCM_RIGHTS on a unix socket it did not create as an IPC pipe of
+ * a child, nor SO_PEERCRED: these five calls are the whole of it. The receiving side (a process
+ * starting up, before it serves) uses its own socket, so libuv never read()s a message and loses
+ * its descriptors; the offering side sends on the fd of the socket Node accepted, and only JSON
+ * text comes back to it. No call blocks longer than its timeout; errors are -errno, never a throw. */
+
+/* At most this many descriptors per message; more is a protocol error (closed on arrival). */
+#define HANDOVER_MAX_FDS 64
+
+static napi_value handover_errno(napi_env env, int err) { return number(env, -(double)err); }
+
+/* handoverConnect(path): a connected unix stream socket (non-blocking, close-on-exec), or -errno
+ * (-ENOENT: no socket; -ECONNREFUSED: nobody listens on it). */
+static napi_value js_handover_connect(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  struct sockaddr_un addr;
+  size_t len = 0;
+  if (!get_args(env, info, 1, argv)) return NULL;
+  memset(&addr, 0, sizeof(addr));
+  addr.sun_family = AF_UNIX;
+  if (napi_get_value_string_utf8(env, argv[0], addr.sun_path, sizeof(addr.sun_path), &len) != napi_ok) return handover_errno(env, EINVAL);
+  if (len == 0 || len >= sizeof(addr.sun_path) - 1) return handover_errno(env, ENAMETOOLONG);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return handover_errno(env, errno);
+  int r;
+  do r = connect(fd, (struct sockaddr*)&addr, sizeof(addr));
+  while (r < 0 && errno == EINTR);
+  if (r < 0) {
+    int err = errno;
+    close(fd);
+    return handover_errno(env, err);
+  }
+  return number(env, fd);
+}
+
+/* handoverSend(fd, data, fds): bytes sent (with the descriptors on the first byte), or -errno.
+ * Never waits: a full socket buffer is -EAGAIN. */
+static napi_value js_handover_send(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  int32_t fd;
+  void* data = NULL;
+  size_t data_len = 0;
+  uint32_t nfds = 0;
+  bool is_array = false;
+  if (!get_args(env, info, 3, argv)) return NULL;
+  if (napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0 || napi_get_buffer_info(env, argv[1], &data, &data_len) != napi_ok || data_len == 0 ||
+      napi_is_array(env, argv[2], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[2], &nfds) != napi_ok || nfds > HANDOVER_MAX_FDS)
+    return handover_errno(env, EINVAL);
+  int fds[HANDOVER_MAX_FDS];
+  for (uint32_t i = 0; i < nfds; i++) {
+    napi_value v;
+    if (napi_get_element(env, argv[2], i, &v) != napi_ok || napi_get_value_int32(env, v, &fds[i]) != napi_ok || fds[i] < 0) return handover_errno(env, EINVAL);
+  }
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * HANDOVER_MAX_FDS)];
+    struct cmsghdr align;
+  } control;
+  struct iovec iov = {.iov_base = data, .iov_len = data_len};
+  struct msghdr msg;
+  memset(&msg, 0, sizeof(msg));
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (nfds > 0) {
+    memset(&control, 0, sizeof(control));
+    msg.msg_control = control.buf;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+  }
+  ssize_t n;
+  do n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  return n < 0 ? handover_errno(env, errno) : number(env, (double)n);
+}
+
+/* handoverReceive(fd, maxBytes, timeoutMs): [data, fds, truncated] once the socket is readable
+ * (data empty: the peer closed), or -errno (-ETIMEDOUT). Received descriptors are close-on-exec;
+ * truncated: the kernel dropped descriptors that did not fit (the caller rejects the message). */
+static napi_value js_handover_receive(napi_env env, napi_callback_info info) {
+  napi_value argv[3], out, data, fdlist, flag;
+  int32_t fd, timeout;
+  uint32_t max_bytes;
+  if (!get_args(env, info, 3, argv)) return NULL;
+  if (napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0 || napi_get_value_uint32(env, argv[1], &max_bytes) != napi_ok || max_bytes == 0 ||
+      max_bytes > 65536 || napi_get_value_int32(env, argv[2], &timeout) != napi_ok || timeout < 0 || timeout > 60000)
+    return handover_errno(env, EINVAL);
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  int ready;
+  do ready = poll(&p, 1, timeout);
+  while (ready < 0 && errno == EINTR);
+  if (ready < 0) return handover_errno(env, errno);
+  if (ready == 0) return handover_errno(env, ETIMEDOUT);
+  char* buf = malloc(max_bytes);
+  if (buf == NULL) return handover_errno(env, ENOMEM);
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * HANDOVER_MAX_FDS)];
+    struct cmsghdr align;
+  } control;
+  struct iovec iov = {.iov_base = buf, .iov_len = max_bytes};
+  struct msghdr msg;
+  memset(&msg, 0, sizeof(msg));
+  memset(&control, 0, sizeof(control));
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.buf;
+  msg.msg_controllen = sizeof(control.buf);
+  ssize_t n;
+  do n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    int err = errno;
+    free(buf);
+    return handover_errno(env, err);
+  }
+  int fds[HANDOVER_MAX_FDS];
+  uint32_t nfds = 0;
+  bool truncated = (msg.msg_flags & MSG_CTRUNC) != 0;
+  for (struct cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    int* in = (int*)CMSG_DATA(cm);
+    for (size_t i = 0; i < count; i++) {
+      int got;
+      memcpy(&got, in + i, sizeof(int));
+      if (nfds < HANDOVER_MAX_FDS) fds[nfds++] = got;
+      else {
+        close(got);
+        truncated = true;
+      }
+    }
+  }
+  bool ok = napi_create_buffer_copy(env, (size_t)n, buf, NULL, &data) == napi_ok && napi_create_array_with_length(env, nfds, &fdlist) == napi_ok &&
+            napi_get_boolean(env, truncated, &flag) == napi_ok && napi_create_array_with_length(env, 3, &out) == napi_ok;
+  free(buf);
+  for (uint32_t i = 0; ok && i < nfds; i++) ok = napi_set_element(env, fdlist, i, number(env, fds[i])) == napi_ok;
+  if (!ok) {
+    /* Nobody will hear of these descriptors: they must not leak. */
+    for (uint32_t i = 0; i < nfds; i++) close(fds[i]);
+    return handover_errno(env, ENOMEM);
+  }
+  napi_set_element(env, out, 0, data);
+  napi_set_element(env, out, 1, fdlist);
+  napi_set_element(env, out, 2, flag);
+  return out;
+}
+
+/* handoverPeer(fd): [pid, uid, gid] of the process at the other end (SO_PEERCRED, as it was at
+ * connect or listen time), or -errno. */
+static napi_value js_handover_peer(napi_env env, napi_callback_info info) {
+  napi_value argv[1], out;
+  int32_t fd;
+  struct ucred cred;
+  socklen_t len = sizeof(cred);
+  if (!get_args(env, info, 1, argv)) return NULL;
+  if (napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0) return handover_errno(env, EINVAL);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return handover_errno(env, errno);
+  if (napi_create_array_with_length(env, 3, &out) != napi_ok) return NULL;
+  napi_set_element(env, out, 0, number(env, cred.pid));
+  napi_set_element(env, out, 1, number(env, cred.uid));
+  napi_set_element(env, out, 2, number(env, cred.gid));
+  return out;
+}
+
+/* handoverClose(fd): closes a descriptor this side owns (its socket, a received one it does not
+ * adopt); 0 or -errno. */
+static napi_value js_handover_close(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  int32_t fd;
+  if (!get_args(env, info, 1, argv)) return NULL;
+  if (napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 3) return handover_errno(env, EINVAL);
+  return number(env, close(fd) == 0 ? 0 : -(double)errno);
+}
+
 /* At the environment's teardown the loop runs no more: every socket still open is closed (its
  * peer sees the close). A connection still open keeps its struct, which the loop's handle queue
  * may still point at; with none open, everything is freed. */
@@ -575,6 +757,11 @@ static napi_value module_init(napi_env env, napi_value exports) {
       {"unwatch", NULL, js_unwatch, NULL, NULL, NULL, napi_default, NULL},
       {"stats", NULL, js_stats, NULL, NULL, NULL, napi_default, NULL},
       {"trim", NULL, js_trim, NULL, NULL, NULL, napi_default, NULL},
+      {"handoverConnect", NULL, js_handover_connect, NULL, NULL, NULL, napi_default, NULL},
+      {"handoverSend", NULL, js_handover_send, NULL, NULL, NULL, napi_default, NULL},
+      {"handoverReceive", NULL, js_handover_receive, NULL, NULL, NULL, napi_default, NULL},
+      {"handoverPeer", NULL, js_handover_peer, NULL, NULL, NULL, napi_default, NULL},
+      {"handoverClose", NULL, js_handover_close, NULL, NULL, NULL, napi_default, NULL},
   };
   if (napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props) != napi_ok) return NULL;
   return exports;

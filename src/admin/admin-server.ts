@@ -5,6 +5,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { listenOn } from '../handover/listen-on.ts';
+import type { ListenerHandover } from '../handover/handover-session.ts';
 import { AdminConnections } from './admin-connections.ts';
 import { bearerMatches } from './admin-token.ts';
 import type { Registry } from './metrics.ts';
@@ -46,6 +48,8 @@ export interface AdminServerOptions {
   routes?: () => readonly AdminRoute[];
   /** Listen with SO_REUSEPORT, so a successor process (a static pod being replaced) can bind the same address. */
   reusePort?: boolean;
+  /** --handover-socket: take the predecessor's listening socket for this address, offer ours to a successor. */
+  handover?: ListenerHandover;
   /** The admin token (--admin-token-file); without one /status and control routes answer 401. */
   token?: string;
   /** Overrides ADMIN_IDLE_TIMEOUT_MS (tests). */
@@ -85,7 +89,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   server.requestTimeout = Math.max(idleMs, server.headersTimeout + 1);
   server.timeout = idleMs;
   server.maxHeadersCount = 50;
-  return openListener(server, opts.address, opts.reusePort === true, opts.log, 'admin listener ready');
+  return openListener(server, opts.address, opts.reusePort === true, opts.log, 'admin listener ready', opts.handover);
 }
 
 /**
@@ -98,14 +102,9 @@ export async function openListener(
   reusePort: boolean,
   log: Logger,
   ready: string,
+  handover?: ListenerHandover,
 ): Promise<{ readonly address: HostPort; close(): Promise<void> }> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: addr.port, host: addr.host, reusePort }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listenOn(server, addr, { reusePort }, handover);
   const address = { host: addr.host, port: (server.address() as AddressInfo).port };
   log.info({ address: `${address.host}:${address.port}` }, ready);
   let closing: Promise<void> | undefined;

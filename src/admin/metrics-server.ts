@@ -11,6 +11,7 @@ import type { Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';
 import { AdminConnections } from './admin-connections.ts';
 import { openListener } from './admin-server.ts';
+import type { ListenerHandover } from '../handover/handover-session.ts';
 import type { ScrapeVerdict } from './metrics-auth.ts';
 
 export const METRICS_MAX_CONNECTIONS = 16;
@@ -23,6 +24,8 @@ export interface MetricsServerOptions {
   registry: Registry;
   auth: { check(authorization: string | undefined, path: string): Promise<ScrapeVerdict> };
   reusePort?: boolean;
+  /** --handover-socket: see AdminServerOptions.handover. */
+  handover?: ListenerHandover;
   log: Logger;
 }
 
@@ -57,7 +60,7 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
   server.requestTimeout = 15_000;
   server.timeout = IDLE_TIMEOUT_MS;
   server.maxHeadersCount = 50;
-  return openListener(server, opts.address, opts.reusePort === true, opts.log, 'metrics listener ready');
+  return openListener(server, opts.address, opts.reusePort === true, opts.log, 'metrics listener ready', opts.handover);
 }
 
 async function serve(opts: MetricsServerOptions, req: IncomingMessage, res: ServerResponse, fault: (detail: string | undefined) => void): Promise<void> {

@@ -2,6 +2,7 @@
 // (each checked by its mode's own schema once loaded), the help text and the check. The command
 // (src/cli/agent.ts), --help and docs/agent.md come from here.
 import { optional, record, string, unknown } from 'zod/mini';
+import { filePath } from '../config/fields.ts';
 import type { ModeConfig, ModeDeclaration } from '../config/mode-declaration.ts';
 
 /**
@@ -16,7 +17,7 @@ export const SHUTDOWN_ORDER: readonly AgentMode[] = ['watch', 'routes', 'proxy']
 
 /** A section: any object; it is checked by its mode's own schema once the mode is loaded. */
 const section = optional(record(string(), unknown(), { error: 'expected a mapping of the mode\'s keys (see "kubeward <mode> --help")' }));
-export const agentFields = { proxy: section, watch: section, routes: section };
+export const agentFields = { proxy: section, watch: section, routes: section, handoverSocket: optional(filePath('a unix socket path')) };
 export type AgentConfig = ModeConfig<typeof agentFields>;
 
 const helpAfter = `
@@ -41,7 +42,13 @@ export const agentDeclaration: ModeDeclaration<typeof agentFields> = {
   helpAfter,
   adminPort: 9456,
   fields: agentFields,
-  flags: [],
+  flags: [
+    {
+      key: 'handoverSocket',
+      value: '<path>',
+      help: "upgrades without a gap: take the proxy's and the admin listening sockets from the agent serving this unix socket, which then leaves its VIP files and rules to this one; its directory must be this uid's, mode 0700",
+    },
+  ],
   check: (c) => {
     if (!MODES.some((m) => c[m] !== undefined)) return `--config FILE: no mode section; give at least one of ${MODES.join(', ')}`;
     return undefined;

@@ -60,3 +60,22 @@ test('the first signal runs the shutdown; a second one during it forces exit 1',
   release();
   assert.equal(await sd.finished, 'received SIGTERM');
 });
+
+test('a shutdown begun by something else (a listener hand-over) is joined by the first signal, not cut short', async () => {
+  const { EventEmitter } = await import('node:events');
+  const { exitOnSignals } = await import('./lifecycle.ts');
+  const exits: number[] = [];
+  const proc = Object.assign(new EventEmitter(), { exit: (code: number) => void exits.push(code), exitCode: undefined });
+  const sd = new Shutdown(createSilentLogger());
+  let release!: () => void;
+  sd.add('linger', () => new Promise<void>((r) => (release = r)));
+  exitOnSignals(sd, createSilentLogger(), proc as unknown as NodeJS.Process);
+  void sd.run('listeners handed over to a successor');
+  proc.emit('SIGTERM', 'SIGTERM');
+  assert.deepEqual(exits, [], 'the first signal joins');
+  proc.emit('SIGTERM', 'SIGTERM');
+  assert.deepEqual(exits, [1], 'a second one forces the exit');
+  while (!release) await new Promise((r) => setImmediate(r));
+  release();
+  assert.equal(await sd.finished, 'listeners handed over to a successor');
+});

@@ -77,11 +77,17 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
  * are closed by then); a second signal while it runs forces exit 1.
  */
 export function exitOnSignals(shutdown: Shutdown, log: Logger, proc: NodeJS.Process = process): void {
+  // Only a second signal forces the exit: a shutdown something else began (a listener hand-over,
+  // whose successor's preStop hook ends in kubelet's SIGTERM) is joined by the first one, so its
+  // steps (the drain, the hand-over's linger) still run.
+  let signalled = false;
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (shutdown.started) {
+    if (signalled) {
       log.warn({ signal }, 'second signal during shutdown: exiting now');
       proc.exit(1);
     }
+    signalled = true;
+    if (shutdown.started) log.info({ signal, reason: shutdown.reason }, 'signal during a shutdown under way: joining it');
     void shutdown.run(`received ${signal}`).then(() => {
       proc.removeListener('SIGTERM', onSignal);
       proc.removeListener('SIGINT', onSignal);

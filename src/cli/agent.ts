@@ -55,6 +55,7 @@ const agentSpec: ModeSpec<typeof agentFields> = {
       adminAddress: ctx.adminAddress,
       configPath: ctx.configPath,
       reloadConfig: reload,
+      handover: ctx.handover,
     });
     // Only with both proxy and watch: the feed from the proxy's checks to the watcher.
     const sharing = c.proxy !== undefined && c.watch !== undefined ? await import('../agent/shared-check.ts') : undefined;
@@ -66,6 +67,10 @@ const agentSpec: ModeSpec<typeof agentFields> = {
       const reload = async () => proxySection(proxyMode, await ctx.reloadConfig!());
       handles.set('proxy', await runProxyMode(pc, modeCtx('proxy', reload), { onCheckResult: feed ? (f, u, r) => feed.push(f, u, r) : undefined }));
     }
+    // The listeners accept (the proxy's and the admin one): the predecessor may stop now. Not after
+    // watch: its lock is the predecessor's until that one's watcher stops, which it does only on
+    // hearing this (and then leaves its files to this watcher: see watch.ts).
+    ctx.handover?.accepting();
     if (c.watch !== undefined) {
       const [{ watchMode, runWatchMode }, { resolveProxyConfig }] = await Promise.all([import('./watch.ts'), import('../proxy/proxy-config.ts')]);
       const wc = checkSection('watch', watchMode, { ...common, ...c.watch });

@@ -8,8 +8,15 @@ import type { Registry } from '../admin/metrics.ts';
 import { formatHostPort } from '../config/fields.ts';
 import type { CommonConfig } from '../config/mode-declaration.ts';
 import type { MetricsServer } from '../admin/metrics-server.ts';
+import type { ListenerHandover } from '../handover/handover-session.ts';
 
-export async function startMetricsListener(config: CommonConfig, registry: Registry, log: Logger, reusePort: boolean): Promise<MetricsServer | undefined> {
+export async function startMetricsListener(
+  config: CommonConfig,
+  registry: Registry,
+  log: Logger,
+  reusePort: boolean,
+  handover?: ListenerHandover,
+): Promise<MetricsServer | undefined> {
   const address = config.metricsAddress;
   if (address === undefined || address === 'off') return undefined;
   if (config.metricsTlsCertFile === undefined || config.metricsTlsKeyFile === undefined) {
@@ -36,7 +43,7 @@ export async function startMetricsListener(config: CommonConfig, registry: Regis
   );
   const client = new KubeClient(kc, { keepAlive: true, userAgent: 'kubeward-metrics-auth' });
   const auth = new MetricsAuth({ reviewer: kubeTokenReviewer(client), clock: systemClock });
-  return startMetricsServer({ address, tls, registry, auth, log, reusePort }).catch((err: unknown) => {
+  return startMetricsServer({ address, tls, registry, auth, log, reusePort, handover }).catch((err: unknown) => {
     throw new UsageError(`--metrics-address ${formatHostPort(address)}: cannot listen (${describeError(err)}); pick a free port or "off"`, { cause: err });
   });
 }

@@ -1,5 +1,6 @@
 // Turns a mode's declaration (flags, schema, run) into a commander command. Every flag is the
 // kebab-case form of a config key, so "every flag has a config key" holds by construction.
+import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { prefault, strictObject } from 'zod/mini';
 import type { core } from 'zod/mini';
@@ -19,6 +20,11 @@ import { startMetricsListener } from './metrics-listener.ts';
 // A JSON import, so that the production bundle carries the version inline (as main.ts does).
 import pkg from '../../package.json' with { type: 'json' };
 import { startAdminServer, type AdminRoute, type AdminServer, type Readiness } from '../admin/admin-server.ts';
+import type { ListenerHandover, HandoverSession } from '../handover/handover-session.ts';
+import type { HandoverServer } from '../handover/handover-server.ts';
+
+/** How long a process lives on after handing its listeners over (see the hand-over's shutdown step). */
+const HANDED_OVER_LINGER_MS = 3000;
 
 /** What a long-running mode hands back once started. */
 export interface DaemonHandle {
@@ -42,6 +48,16 @@ export interface ModeContext<C = unknown> {
   configPath?: string;
   /** Reads the config again (file under the same flags) and checks it; throws UsageError. For reloads. */
   reloadConfig?: () => Promise<C>;
+  /** --handover-socket: the listener hand-over with the predecessor and, later, the successor. */
+  handover?: ModeHandover;
+}
+
+/** What a mode sees of the listener hand-over (src/handover/handover-session.ts). */
+export interface ModeHandover extends ListenerHandover {
+  /** Every listener of the mode accepts: the predecessor may stop (idempotent; runMode calls it after run() too). */
+  accepting(): void;
+  /** A successor took the listeners: leave in place what it keeps (the watcher's files, the rules). */
+  readonly handedOver: boolean;
 }
 
 export type { CommonConfig, ModeConfig, ModeFlag } from '../config/mode-declaration.ts';
@@ -128,7 +144,12 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
   ignoreStraySignals(log);
   let admin: AdminServer | undefined;
   let metrics: MetricsServer | undefined;
+  let handover: HandoverSession | undefined;
+  let handoverServer: HandoverServer | undefined;
   try {
+    handover = await startHandover(config, log);
+    // First of the steps: from the moment this process stops, a successor binds instead of asking.
+    if (handover) shutdown.add('hand-over socket: close', () => handoverServer?.close());
     // Inside the try: an admin address in use is bad usage (exit 2, one line), not a crash.
     const token = config.adminTokenFile === undefined || config.adminAddress === 'off' ? undefined : await loadAdminToken(config.adminTokenFile);
     admin =
@@ -144,14 +165,15 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
             routes: () => handle?.adminRoutes ?? [],
             // A mode that shares its listen addresses (proxy --reuse-port) shares the admin address too.
             reusePort: (config as { reusePort?: unknown }).reusePort === true,
+            handover,
           }).catch((err: unknown) => {
             const where = formatHostPort(config.adminAddress as HostPort);
             throw new UsageError(`--admin-address ${where}: cannot listen (${describeError(err)}); pick a free port or "off"`, { cause: err });
           });
-    metrics = await startMetricsListener(config, registry, log, (config as { reusePort?: unknown }).reusePort === true);
+    metrics = await startMetricsListener(config, registry, log, (config as { reusePort?: unknown }).reusePort === true, handover);
     const configPath = typeof opts.config === 'string' ? opts.config : undefined;
     const reloadConfig = () => loadModeConfig(spec, opts, adminDefault);
-    const result = await spec.run(config, { log, registry, shutdown, adminAddress: admin?.address, configPath, reloadConfig });
+    const result = await spec.run(config, { log, registry, shutdown, adminAddress: admin?.address, configPath, reloadConfig, handover });
     if (typeof result === 'number') {
       await shutdown.run('finished');
       await metrics?.close();
@@ -159,6 +181,27 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
       return result;
     }
     handle = result;
+    if (handover) {
+      const session = handover;
+      session.accepting();
+      const { serveHandover } = await import('../handover/handover-server.ts');
+      // The successor accepts on the same sockets: stop accepting here and run the shutdown (the
+      // proxy drains what it has); the hand-over wins over nothing else, so a SIGTERM joins it.
+      handoverServer = await serveHandover({
+        session,
+        log,
+        onHandedOver: () => {
+          session.stopAccepting();
+          // The last step: a static pod's preStop hook (await-successor, polling /proc every 100 ms)
+          // runs in this container and is killed with it; this process outlives the hand-over by
+          // HANDED_OVER_LINGER_MS so that the hook sees the hand-over and returns 0 first. A referenced
+          // timer: an unreferenced one would let the loop end, and the process, at once.
+          const until = Date.now() + HANDED_OVER_LINGER_MS;
+          shutdown.add('let a preStop hook see the hand-over', () => new Promise<void>((r) => setTimeout(r, Math.max(0, until - Date.now()))));
+          void shutdown.run('listeners handed over to a successor');
+        },
+      });
+    }
     const listener = admin;
     const metricsListener = metrics;
     if (metricsListener) shutdown.add('metrics listener', () => metricsListener.close());
@@ -180,6 +223,17 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
     exitSoon(code);
     return code;
   }
+}
+
+/**
+ * --handover-socket (proxy, agent): asks the running process for its listeners before anything
+ * binds. Not in a proxy worker (KUBEWARD_PROXY_WORKER): the primary alone hands over.
+ */
+async function startHandover(config: unknown, log: Logger): Promise<HandoverSession | undefined> {
+  const path = (config as { handoverSocket?: unknown }).handoverSocket;
+  if (typeof path !== 'string' || process.env.KUBEWARD_PROXY_WORKER === '1') return undefined;
+  const [{ HandoverSession }, { loadHandoverAddon }] = await Promise.all([import('../handover/handover-session.ts'), import('../handover/handover-addon.ts')]);
+  return HandoverSession.start({ path: resolve(path), addon: loadHandoverAddon(process.env.KUBEWARD_NATIVE_RELAY || undefined), log });
 }
 
 /** Bad flags, keys or config files (E_USAGE, E_CONFIG): exit 2. */

@@ -35,6 +35,7 @@ export async function runProxyMode(
     log: ctx.log,
     registry: ctx.registry,
     reusePort: config.reusePort || (shared && !byPrimary),
+    handover: ctx.handover,
     // --worker-accept reuseport (the default): every process listens and accepts its own. primary:
     // the primary alone listens and hands connections out (proxy-workers.ts); a worker opens none.
     handOff:

@@ -28,7 +28,7 @@ const spec: ModeSpec<typeof routesFields> = {
   ...routesDeclaration,
   // The tool the backend runs, asked for its version only: no table is read or written.
   checkFiles: async (c) => checkTool(c.backend === 'nftables' ? ['nft', '--version'] : ['iptables-restore', '--version'], c.backend),
-  run: async (c, { log, registry, shutdown }) => {
+  run: async (c, { log, registry, shutdown, handover }) => {
     const run = (argv: readonly string[], opts?: Parameters<typeof execCommand>[1]) => execCommand(argv, opts);
     const backend = c.backend === 'nftables' ? new NftBackend(run) : new IptablesBackend(run);
     const ovn = c.ovnReroute === 'auto' ? new OvnReroute(run, c.ovnNodeName ?? hostname()) : undefined;
@@ -90,7 +90,9 @@ const spec: ModeSpec<typeof routesFields> = {
       },
     );
     wake.agent = agent;
-    shutdown.add('routes agent', () => agent.close(), 15_000);
+    // After a hand-over (kubeward agent --handover-socket) the successor keeps these rules: even with
+    // --cleanup-on-exit they stay, or the VIP would hairpin through no rule until its first sync.
+    shutdown.add('routes agent', () => agent.close({ keepRules: handover?.handedOver === true }), 15_000);
     if (peers) shutdown.add('down-peer checks', () => peers.close(), 5000);
     log.info(
       {

@@ -30,7 +30,7 @@ const spec: ModeSpec<typeof watchFields> = {
 /** The watch mode's run; kubeward agent may pass the probe (the proxy's check results). */
 export async function runWatchMode(
   c: WatchConfig,
-  { log, registry, shutdown }: ModeContext<WatchConfig>,
+  { log, registry, shutdown, handover }: ModeContext<WatchConfig>,
   hooks: { probe?: (signal: AbortSignal) => Promise<ProbeResult> } = {},
 ): Promise<DaemonHandle> {
   const probeOpts: HttpsProbeOptions = {
@@ -97,7 +97,11 @@ export async function runWatchMode(
   // (only after the last write), then the admin listener. A fatal error (the last-resort
   // handler) runs the same steps, so .down is published on the way out.
   const w = watcher;
-  shutdown.add('stop probing and publish exit state', () => w.close(c.onExit, shutdown.reason ?? 'signal'), c.timeout + 5000);
+  // After a hand-over (kubeward agent --handover-socket) the files stay as they are: the successor's
+  // watcher, started as this one stops, takes them over at its first verdict, and publishing down
+  // here would withdraw the VIP for those seconds although the apiserver is as healthy as before.
+  // The heartbeat in the files stays fresh for --stale-after, longer than the successor's rise.
+  shutdown.add('stop probing and publish exit state', () => w.close(handover?.handedOver ? 'keep' : c.onExit, shutdown.reason ?? 'signal'), c.timeout + 5000);
   shutdown.add('stop VIP refresh', () => source.close());
   shutdown.add('release lock', () => lock.release());
   log.info({ healthUrl: c.healthUrl, vips: source.current, stateDir, interval: formatDuration(c.interval), rise: c.rise, fall: c.fall }, 'watching');

@@ -1,13 +1,18 @@
-// A static pod's preStop hook for listeners shared with SO_REUSEPORT: waits until another process
-// (the replacing pod) listens on every given address, so that the old pod stops accepting only
-// once its successor accepts. kubelet 1.20 starts a changed static pod while the old one is still
-// terminating; without this wait there is a gap between the old pod's SIGTERM (it stops accepting
-// at once) and the new pod's first listen. It never fails the hook: after --timeout it exits 0 and
-// the old pod shuts down as before.
+// A static pod's preStop hook for the listener hand-over: waits until the listening sockets on the
+// given addresses are held by another process only (the replacing pod), so that the old pod gets
+// its SIGTERM only once its successor accepts. kubelet 1.20 starts a changed static pod while the
+// old one is still terminating; without this wait the SIGTERM would come while the successor is
+// still starting. It never fails the hook: after --timeout it exits 0 and the old pod shuts down
+// as before.
 //   node await-successor.ts 127.0.0.1:6443 [[::1]:6443 ...] [--timeout 20s] [--interval 100ms]
-// "Another process" is a LISTEN socket on the address whose inode is held by no process of this
-// container (the hook runs in the old container's PID namespace; /proc/net is the pod's network
-// namespace, the node's for hostNetwork pods). Self-contained: node: modules and one sibling only.
+// "Held by another process only": a LISTEN socket on the address whose inode no process of this
+// container holds (the hook runs in the old container's PID namespace; /proc/net is the pod's
+// network namespace, the node's for hostNetwork pods). With --handover-socket the successor holds
+// the very socket the old process held (same inode, passed with SCM_RIGHTS), and the old process
+// closes its descriptor only after the successor said it accepts: the condition turns true exactly
+// when the hand-over is complete, and not while both hold it. With --reuse-port the successor's
+// socket is a second one, which counts as soon as it listens. Self-contained: node: modules and
+// one sibling only.
 import { readFile, readdir, readlink } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { canonicalHost, parseProcNetTcp, type ListeningSocket } from './proc-net-tcp.ts';

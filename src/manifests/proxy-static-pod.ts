@@ -1,13 +1,31 @@
 // The kubeward proxy static pod: the one definition behind deploy/proxy/static-pod.yaml, the pod
 // `kubeward plan render` writes per node, and the snippet in docs/proxy.md. Every form carries the
-// upgrade hand-over: kubelet starts a changed static pod while the old one still terminates, so
-// both listen with SO_REUSEPORT and the old one's preStop hook waits until its successor listens.
+// upgrade hand-over: kubelet starts a changed static pod while the old one still terminates; the new
+// one takes the old one's listening sockets over --handover-socket (docs/design/listener-handover.md)
+// and the old one's preStop hook waits until it has let go of them.
 import { KUBEWARD_IMAGE } from './kubeward-image.ts';
 import { ADMIN_TOKEN_DIR, adminTokenArg, containerSecurity, hostPathVolume, httpProbe, POD_SECURITY, volumeMount, type HostMount } from './pod-parts.ts';
 
-/** How long the old pod waits for its successor to listen, and then drains (both bound the grace). */
+/** How long the old pod waits for its successor to take the listeners, and then drains (both bound the grace). */
 export const HANDOVER_WAIT_S = 20;
 export const SHUTDOWN_GRACE_S = 20;
+/**
+ * The hand-over sockets, each in a directory of its pod's uid that only kubeward's pods mount. The
+ * proxy pod (65532) uses the state directory it mounts already (/var/lib/kubeward, which belongs to
+ * 65532 by the install step) and creates its 0700 directory there itself. The agent pod runs as
+ * root without CAP_DAC_OVERRIDE, so it cannot create one in that 65532 directory: it gets a hostPath
+ * of its own, which kubelet creates as root's (0755) and the agent narrows to 0700.
+ */
+export const PROXY_HANDOVER_SOCKET = '/var/lib/kubeward/proxy-handover/listeners.sock';
+export const AGENT_HANDOVER_DIR = '/run/kubeward-handover/agent';
+export const AGENT_HANDOVER_SOCKET = `${AGENT_HANDOVER_DIR}/listeners.sock`;
+
+/** The preStop hook: holds the old pod until no process of its own holds the listening sockets (await-successor.ts). */
+export function awaitSuccessorHook(addresses: readonly string[]): Record<string, unknown> {
+  return {
+    preStop: { exec: { command: ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts', ...addresses, '--timeout', `${HANDOVER_WAIT_S}s`] } },
+  };
+}
 
 export interface ProxyPodOptions {
   name: string;
@@ -63,12 +81,14 @@ export function proxyStaticPod(o: ProxyPodOptions): Record<string, unknown> {
           name: 'kubeward-proxy',
           image: o.image,
           imagePullPolicy: o.pullPolicy,
-          args: ['proxy', '--config=/etc/kubeward/proxy.yaml', '--reuse-port', `--shutdown-grace=${SHUTDOWN_GRACE_S}s`, adminTokenArg('proxy')],
-          lifecycle: {
-            preStop: {
-              exec: { command: ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts', ...o.listen, '--timeout', `${HANDOVER_WAIT_S}s`] },
-            },
-          },
+          args: [
+            'proxy',
+            '--config=/etc/kubeward/proxy.yaml',
+            `--handover-socket=${PROXY_HANDOVER_SOCKET}`,
+            `--shutdown-grace=${SHUTDOWN_GRACE_S}s`,
+            adminTokenArg('proxy'),
+          ],
+          lifecycle: awaitSuccessorHook(o.listen),
           resources: { requests: o.requests },
           livenessProbe: httpProbe(o.adminPort, '/healthz', 10),
           readinessProbe: httpProbe(o.adminPort, '/readyz', 5),

@@ -2,6 +2,7 @@
 // picks an upstream, retries a failed connect on the next one inside the same client connection,
 // then has its relay join the two (relay/relay.ts: which data path that is, the frontend does not
 // know). Acts on the upstream list's verdicts (log, evict).
+import type { ListenerHandover } from '../handover/handover-session.ts';
 import type { Clock } from '../base/clock.ts';
 import type { Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';
@@ -30,6 +31,8 @@ export interface FrontendDeps {
   random: () => number;
   isLocal: (host: string) => boolean;
   reusePort?: boolean;
+  /** --handover-socket: listeners taken from the predecessor and offered to the successor. */
+  handover?: ListenerHandover;
   /** --workers: the primary offers each accepted connection to a worker first (true: a worker took it). */
   handOff?: (frontend: string, client: AcceptedHandle) => boolean;
   /** --workers, in a worker: no listener of its own; connections come from the primary (adopt). */
@@ -100,6 +103,7 @@ export class Frontend {
     this.#listeners = new ListenerSet({
       name: config.name,
       reusePort: deps.reusePort,
+      handover: deps.handover,
       passive: deps.fromPrimary,
       onConnection: (client) => {
         if (!this.#deps.handOff?.(this.name, client)) this.#accept(client);

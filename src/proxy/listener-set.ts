@@ -4,6 +4,8 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { UsageError, describeError } from '../base/errors.ts';
 import { formatHostPort, type HostPort } from '../config/fields.ts';
 import { detachHandle, takeAccepts, type AcceptedHandle } from './adopt-socket.ts';
+import { listenOn } from '../handover/listen-on.ts';
+import type { ListenerHandover } from '../handover/handover-session.ts';
 
 export interface ListenerSetOptions {
   /** Frontend name, for error messages. */
@@ -19,6 +21,8 @@ export interface ListenerSetOptions {
    * reload adds and removes them the same way and `addresses` names where clients connect.
    */
   passive?: boolean;
+  /** --handover-socket: listen on the predecessor's sockets where it offered them, offer ours to a successor. */
+  handover?: ListenerHandover;
 }
 
 export class ListenerSet {
@@ -89,13 +93,7 @@ export class ListenerSet {
     // 15 s idle delay. pauseOnConnect: nothing is read before the proxy's own socket has the handle.
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true, keepAlive: true, keepAliveInitialDelay: 15_000 });
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen({ host: addr.host, port: addr.port, ipv6Only: addr.host.includes(':'), reusePort: this.#opts.reusePort }, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
+      await listenOn(server, addr, { ipv6Only: addr.host.includes(':'), reusePort: this.#opts.reusePort }, this.#opts.handover);
     } catch (err) {
       throw new UsageError(`frontend "${this.#opts.name}": cannot listen on ${formatHostPort(addr)} (${describeError(err)}); free the port or pick another`, {
         cause: err,

@@ -255,6 +255,7 @@ export const proxyFields = {
   shutdownGrace: optional(duration({ max: HOUR })),
   watchConfig: optional(boolean),
   reusePort: optional(boolean),
+  handoverSocket: optional(file),
   relay: optional(zEnum(['handle', 'socket', 'native'], { error: 'expected handle, socket or native' })),
   workers: optional(union([literal('auto'), integer(1, 64)], { error: 'expected a whole number from 1 to 64, or auto' })),
   workerAccept: optional(zEnum(['primary', 'reuseport'], { error: 'expected primary or reuseport' })),
@@ -355,6 +356,9 @@ export function checkProxyConfig(raw: Raw): string | undefined {
   if (frontends.length === 0) {
     return 'nothing to proxy: give --upstream HOST:PORT (repeatable), or "frontends:" in the --config file';
   }
+  const workers = raw.workers === 'auto' ? 2 : (raw.workers ?? DEFAULTS.workers);
+  if (raw.handoverSocket !== undefined && workers > 1 && (raw.workerAccept ?? DEFAULTS.workerAccept) === 'reuseport')
+    return '--handover-socket hands over the listeners of one process; with --workers use --worker-accept primary (the primary alone listens)';
   const fromFlags = raw.upstream?.length || raw.upstreamDns?.length ? 1 : 0;
   const key = (i: number, sub: string) => (i < fromFlags ? `--${sub === 'listen' ? 'listen' : 'upstream'}` : `frontends[${i - fromFlags}].${sub}`);
   const names = new Set<string>();
@@ -558,7 +562,12 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
       help: 'most client connections per frontend at once (1 to 1000000); the next is closed at accept. Also bounded by the fd limit less a reserve for checks',
       defaultText: 'from the fd limit',
     },
-    { key: 'reusePort', help: 'listen with SO_REUSEPORT so several proxy processes share the listen addresses (Linux)' },
+    { key: 'reusePort', help: 'listen with SO_REUSEPORT so several proxy processes share the listen addresses (Linux; any process of the same uid may join)' },
+    {
+      key: 'handoverSocket',
+      value: '<path>',
+      help: "upgrades without a gap: take the listening sockets (listen, admin, metrics) of the process serving this unix socket, and serve it for the next one; its directory must be this uid's, mode 0700 (Linux, native addon)",
+    },
     {
       key: 'relay',
       value: '<handle|socket|native>',

@@ -1,5 +1,6 @@
 // Starts a proxy in-process from a typed config: the entry point for the CLI mode and for callers
 // such as the demo. Resolves to a KubewardProxy: readiness, status, stats, admin routes, reload, close() and destroy().
+import type { ListenerHandover } from '../handover/handover-session.ts';
 import { networkInterfaces } from 'node:os';
 import { Registry } from '../admin/metrics.ts';
 import { systemClock, type Clock } from '../base/clock.ts';
@@ -38,6 +39,8 @@ export interface StartProxyOptions {
   random?: () => number;
   /** Listen with SO_REUSEPORT, so several proxy processes can share the listen addresses (Linux). */
   reusePort?: boolean;
+  /** --handover-socket: listeners taken from the predecessor and offered to the successor. */
+  handover?: ListenerHandover;
   /**
    * --workers, in the primary: offered every accepted connection first; true when it handed the
    * connection to a worker (proxy-workers.ts), false to serve it here.
@@ -178,6 +181,7 @@ export class KubewardProxy implements ProxyHandle {
       random: opts.random ?? Math.random,
       isLocal: localHostTest(),
       reusePort: opts.reusePort,
+      handover: opts.handover,
       handOff: opts.handOff,
       fromPrimary: opts.fromPrimary,
       onConnectionClosed: opts.onConnectionClosed,

@@ -195,6 +195,13 @@ test('close removes our rules, unless told to keep them', async (t) => {
   await b.agent.start();
   await b.agent.close();
   assert.equal(b.backend.cleaned, false);
+  // After a listener hand-over the successor keeps the rules, whatever cleanupOnExit says.
+  const c = makeAgent(t);
+  c.reader.files.set('10.0.0.100.up', '');
+  await c.agent.start();
+  await c.agent.close({ keepRules: true });
+  assert.equal(c.backend.cleaned, false, 'kept for the successor');
+  assert.deepEqual(c.backend.outputVips(), ['10.0.0.100'], 'with the redirect as the files say');
 });
 
 test('a second close() joins the first: it resolves only once the rules are removed', async (t) => {

@@ -392,18 +392,19 @@ export class RoutesAgent {
   /**
    * Stops the loop, waits for a sync in flight, and removes our rules when configured to. Runs once;
    * a later caller gets the same completion (it too returns only once the rules are settled).
+   * keepRules: leave them whatever cleanupOnExit says (a successor took over).
    */
-  close(): Promise<void> {
-    return (this.#closing ??= this.#close());
+  close(opts: { keepRules?: boolean } = {}): Promise<void> {
+    return (this.#closing ??= this.#close(opts.keepRules === true));
   }
 
-  async #close(): Promise<void> {
+  async #close(keepRules: boolean): Promise<void> {
     this.#closed = true;
     for (const t of this.#timers) t.abort();
     this.#timers.clear();
     this.#d.reader.close();
     await this.#running;
-    if (!this.#o.cleanupOnExit) {
+    if (!this.#o.cleanupOnExit || keepRules) {
       // The rules left behind match the state files as they are now: in kubeward agent the watcher
       // publishes its exit state just before routes stops, and that verdict must not be lost.
       // An 'event' sync: it re-reads the files and applies a change, and starts no watcher or check.

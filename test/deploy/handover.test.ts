@@ -1,7 +1,8 @@
-// The pieces of a gap-free static pod upgrade, as processes: two proxies with --reuse-port share
-// the listen address and the admin address (a third without it is refused with exit 2 naming the
-// admin address), and the preStop helper await-successor sees a listener of another container
-// (here: another PID namespace) or gives up after its timeout without failing the hook.
+// The opt-in --reuse-port, as processes: two proxies with it share the listen address and the admin
+// address (a third without it is refused, naming the admin address), and the preStop helper
+// await-successor sees a listener of another container (here: another PID namespace) or gives up
+// after its timeout without failing the hook. The shipped pods' hand-over over --handover-socket is
+// tested in test/proxy/handover.test.ts.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -14,7 +15,7 @@ const run = promisify(execFile);
 const HELPER = join(import.meta.dirname, '../../src/handover/await-successor.ts');
 const isRoot = process.getuid?.() === 0;
 
-describe('SO_REUSEPORT hand-over', () => {
+describe('--reuse-port: listeners shared with SO_REUSEPORT', () => {
   const procs: KubewardProcess[] = [];
   after(async () => {
     for (const p of procs) await p.stop();

@@ -97,7 +97,7 @@ const PLAN_INVENTORY = [
   '  loadbalancer_apiserver_type: kubeward',
 ].join('\n');
 
-test('every pod that runs the proxy hands over on an upgrade: deploy/proxy and the pod plan renders', async () => {
+test('every pod that runs the proxy hands over on an upgrade: deploy/proxy, deploy/agent and the pod plan renders; none shares a port with SO_REUSEPORT', async () => {
   const parsed = parseInventory({ source: 'inventory.yaml', text: PLAN_INVENTORY });
   assert.ok(parsed.ok);
   const planned = renderPlan(parsed.inventory).find((f) => f.path === 'nodes/node1/etc/kubernetes/manifests/kubeward-proxy.yml')!;
@@ -107,15 +107,20 @@ test('every pod that runs the proxy hands over on an upgrade: deploy/proxy and t
   ];
   let proxies = 0;
   for (const [where, pod] of pods) {
-    for (const c of containersOf(pod).filter((x) => x.args?.[0] === 'proxy')) {
+    for (const c of containersOf(pod)) {
+      assert.ok(!c.args?.includes('--reuse-port'), `${where}: no shipped pod lets another process join its ports (--reuse-port)`);
+    }
+    for (const c of containersOf(pod).filter((x) => x.args?.[0] === 'proxy' || x.args?.[0] === 'agent')) {
       proxies++;
-      assert.ok(c.args!.includes('--reuse-port'), `${where}: the proxy shares its listeners with its successor (--reuse-port)`);
+      const socket = c.args!.find((a) => a.startsWith('--handover-socket='))?.split('=')[1];
+      const expected = c.args![0] === 'proxy' ? '/var/lib/kubeward/proxy-handover/' : '/run/kubeward-handover/agent/';
+      assert.ok(socket?.startsWith(expected), `${where}: the listeners go to the successor over a socket in ${expected} (${socket})`);
       const hook = c.lifecycle?.preStop?.exec?.command ?? [];
       assert.deepEqual(hook.slice(0, 2), ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts'], `${where}: preStop waits for the successor`);
-      assert.ok(hook.includes('127.0.0.1:6443'), `${where}: the hook waits for 127.0.0.1:6443`);
-      assert.ok(c.args!.includes(`--shutdown-grace=${SHUTDOWN_GRACE_S}s`));
+      assert.ok(hook.includes(c.args![0] === 'proxy' ? '127.0.0.1:6443' : '127.0.0.1:9456'), `${where}: the hook waits on a handed-over address`);
+      if (c.args![0] === 'proxy') assert.ok(c.args!.includes(`--shutdown-grace=${SHUTDOWN_GRACE_S}s`));
       assert.ok(pod.spec.terminationGracePeriodSeconds! > HANDOVER_WAIT_S + SHUTDOWN_GRACE_S, `${where}: the grace covers the wait and the drain`);
     }
   }
-  assert.equal(proxies, 2, 'deploy/proxy and the plan-rendered pod');
+  assert.equal(proxies, 3, 'deploy/proxy, deploy/agent and the plan-rendered pod');
 });

@@ -81,7 +81,8 @@ test('the proxy static pod is an nginx-proxy drop-in that can overlap its succes
   assert.equal(pod.spec.hostNetwork, true);
   assert.equal(pod.spec.priorityClassName, 'system-node-critical');
   const c = pod.spec.containers[0]!;
-  assert.ok(c.args.includes('--reuse-port'), 'listeners shared with the successor');
+  assert.ok(c.args.includes('--handover-socket=/var/lib/kubeward/proxy-handover/listeners.sock'), 'listeners handed to the successor');
+  assert.ok(!c.args.includes('--reuse-port'), 'no port another process of the uid could join');
   const hook = c.lifecycle.preStop.exec.command;
   assert.deepEqual(hook.slice(0, 2), ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts']);
   const hookTimeout = Number(/^(\d+)s$/.exec(hook[hook.indexOf('--timeout') + 1]!)![1]);

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, watch } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -621,7 +621,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     const rendered = join(planDir, 'out/nodes/node1');
     // kubespray's file name (nginx-proxy.yml, haproxy.yml), so it replaces kubespray's pod on a kubespray node.
     const manifest = await readFile(join(rendered, 'etc/kubernetes/manifests/kubeward-proxy.yml'), 'utf8');
-    assert.match(manifest, /--reuse-port/, 'the rendered pod hands over like deploy/proxy/static-pod.yaml');
+    assert.match(manifest, /--handover-socket=/, 'the rendered pod hands over like deploy/proxy/static-pod.yaml');
     assert.match(manifest, new RegExp(`image: ${imageRef.replace(/[.]/g, '\\.')}\\n`), "plan names the inventory's image");
     // A fresh start of the rendered pod (not an upgrade): take the previous proxy out first.
     await rm(join(env.MANIFESTS, 'kubeward-proxy.yaml'));
@@ -927,7 +927,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         'routes: { provider: azure, stateDir: /run/cloud-routes }',
       ].join('\n') + '\n',
     );
-    const agent = adaptManifest(await readFile(join(ROOT, 'deploy/agent/static-pod.yaml'), 'utf8'), {
+    const agentAdaptation = {
       image: imageRef,
       hostPaths: {
         '/etc/kubeward/agent.yaml': `${dir}/agent.yaml`,
@@ -935,8 +935,10 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         '/run/cloud-routes-heartbeat': `${dir}/agent-routes-heartbeat`,
         '/etc/kubernetes/pki/ca.crt': `${dir}/ssl/ca.crt`,
         '/var/lib/kubeward': `${dir}/var-lib-kubeward`,
+        '/run/kubeward-handover/agent': `${dir}/agent-handover`,
       },
-    });
+    };
+    const agent = adaptManifest(await readFile(join(ROOT, 'deploy/agent/static-pod.yaml'), 'utf8'), agentAdaptation);
     const t = performance.now();
     await writeFile(join(env.MANIFESTS, 'kubeward-agent.yaml'), agent.yaml);
     const ok = (args: string[]) => () =>
@@ -966,6 +968,84 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
     assert.match(status, /^Uid:\s+0\s/m, 'the agent runs as root');
     assert.match(status, /^CapEff:\s+0000000000001000$/m, 'with NET_ADMIN (bit 12) alone');
+    // Upgrade: a changed manifest; the new agent takes the listening sockets over --handover-socket,
+    // the old one goes without publishing the VIP down or touching the rules. A client polls the
+    // agent's proxy every 50 ms, the VIP's state files are watched and its rule looked for throughout.
+    const agentBefore = (await containers('agent')).filter((c) => c.running).map((c) => c.id);
+    const upgradeSeen: string[] = [];
+    const routesWatch = watch(join(dir, 'agent-routes'), (_e, name) => void (name && upgradeSeen.push(name)));
+    const agentPoller = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        env.NETNS,
+        NODE,
+        join(import.meta.dirname, 'poll-client.ts'),
+        '--url',
+        'https://127.0.0.1:16443/readyz',
+        '--ca',
+        env.CA,
+        '--every',
+        '50',
+        '--max-seconds',
+        '240',
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    children.push(agentPoller);
+    let agentPolled = '';
+    agentPoller.stdout.on('data', (d: Buffer) => (agentPolled += d.toString()));
+    let ruleChecks = 0;
+    let ruleMissing = 0;
+    let upgrading = true;
+    const ruleLoop = (async () => {
+      for (let i = 0; i < 2000 && upgrading; i++) {
+        const rules = await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch(() => ({ stdout: '' }));
+        ruleChecks++;
+        if (!rules.stdout.includes(vip)) ruleMissing++;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 2000)); // the poller's baseline before the change, as in the proxy upgrade
+    const tUp = performance.now();
+    await writeFile(
+      join(env.MANIFESTS, 'kubeward-agent.yaml'),
+      adaptManifest(await readFile(join(ROOT, 'deploy/agent/static-pod.yaml'), 'utf8'), {
+        ...agentAdaptation,
+        annotations: { 'kubeward.io/test-revision': '2' },
+      }).yaml,
+    );
+    await waitFor(async () => (await containers('agent')).some((c) => c.running && !agentBefore.includes(c.id)), {
+      timeoutMs: 120_000,
+      intervalMs: 100,
+      what: 'the new agent container running',
+    });
+    figure('agent upgrade: manifest change to new container running (s)', seconds(tUp));
+    await waitFor(async () => !(await containers('agent')).some((c) => c.running && agentBefore.includes(c.id)), {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: 'the old agent container gone',
+    });
+    figure('agent upgrade: manifest change to old container gone (s)', seconds(tUp));
+    await waitFor(ok(['http://127.0.0.1:9456/readyz']), { timeoutMs: 60_000, intervalMs: 300, what: 'the new agent ready' });
+    upgrading = false;
+    await ruleLoop;
+    routesWatch.close();
+    agentPoller.kill('SIGTERM');
+    await new Promise((r) => agentPoller.once('exit', r));
+    const agentResult = JSON.parse(agentPolled.trim()) as { sent: number; failed: number; failures: unknown[]; longestGapMs: number };
+    figure('agent upgrade: requests sent', agentResult.sent);
+    figure('agent upgrade: requests failed', agentResult.failed);
+    figure('agent upgrade: longest gap between two answers (ms)', agentResult.longestGapMs);
+    figure('agent upgrade: rule checks without the VIP', ruleMissing);
+    // 2 s of baseline are 40 requests; more means the poller ran across the change too.
+    assert.ok(agentResult.sent > 60, `the poller ran through the agent upgrade (${agentResult.sent} requests)`);
+    assert.equal(agentResult.failed, 0, `failed requests through the agent's proxy during the upgrade: ${JSON.stringify(agentResult.failures)}`);
+    assert.ok(ruleChecks > 10, `the rule was looked for through the upgrade (${ruleChecks} times)`);
+    assert.equal(ruleMissing, 0, `the VIP's rule was missing in ${ruleMissing} of ${ruleChecks} looks during the upgrade`);
+    assert.ok(!upgradeSeen.includes(`${vip}.down`), `the VIP was never published down during the upgrade (${[...new Set(upgradeSeen)].join(', ')})`);
+    assert.ok(existsSync(join(dir, `agent-routes/${vip}.up`)), 'the new watcher keeps the VIP up');
     // SIGTERM: the VIP published down and the rules removed before the container goes.
     await rm(join(env.MANIFESTS, 'kubeward-agent.yaml'));
     await waitFor(async () => !(await containers('agent')).some((c) => c.running), { timeoutMs: 90_000, intervalMs: 300, what: 'the agent container stopped' });

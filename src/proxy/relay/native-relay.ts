@@ -10,8 +10,8 @@
 // and next to the build (dist/native/relay.node), unless the caller names a file (the CLI takes it
 // from KUBEWARD_NATIVE_RELAY: the sanitizer build). One instance per process, whatever the number
 // of proxies in it.
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { loadAddonExports } from './native-addon.ts';
 import { endFirstByteWatch, noteFirstBytes } from './first-byte-watch.ts';
 import { SharedConnectionState, type RelayOptions, type RelayOwner } from './relayed-connection.ts';
 import type { TcpHandle } from './handle-internals.ts';
@@ -54,18 +54,15 @@ let loaded: NativeRelay | { unusable: string } | undefined;
 /** The process's native relay, loaded once; or why it cannot run (the caller falls back to handle). */
 export function loadNativeRelay(readBytes = 64 * 1024, candidates: string[] = addonCandidates()): NativeRelay | { unusable: string } {
   if (loaded !== undefined) return loaded;
-  if (process.platform !== 'linux') return (loaded = { unusable: `the native relay is built for Linux only (this is ${process.platform})` });
-  const path = candidates.find((p) => existsSync(p));
-  if (path === undefined) return (loaded = { unusable: `no native relay addon at ${candidates.join(' or ')} (npm run build compiles it)` });
+  const addon = loadAddonExports(candidates);
+  if ('unusable' in addon) return (loaded = addon);
+  for (const name of ADDON_FUNCTIONS) {
+    if (typeof addon.exports[name] !== 'function') return (loaded = { unusable: `${addon.path} has no ${name}()` });
+  }
   try {
-    const mod = { exports: {} as Record<string, unknown> };
-    process.dlopen(mod, path);
-    for (const name of ADDON_FUNCTIONS) {
-      if (typeof mod.exports[name] !== 'function') return (loaded = { unusable: `${path} has no ${name}()` });
-    }
-    return (loaded = new NativeRelay(mod.exports as unknown as RelayAddon, readBytes, path));
+    return (loaded = new NativeRelay(addon.exports as unknown as RelayAddon, readBytes, addon.path));
   } catch (err) {
-    return (loaded = { unusable: `loading ${path} failed: ${err instanceof Error ? err.message : String(err)}` });
+    return (loaded = { unusable: `initialising ${addon.path} failed: ${err instanceof Error ? err.message : String(err)}` });
   }
 }
 
