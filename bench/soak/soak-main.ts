@@ -15,8 +15,9 @@ three TLS apiserver stand-ins, under one-shot TLS connections (--rate-new, defau
 requests (--rate-keepalive, default 500/s over --keepalive-connections, default 32) and long-lived
 watch streams (--watches, default 30). One fault every --fault-period (default 1m) in turn: an
 upstream killed (restarted after half a period, at most 10 s), hung (SIGSTOP), drained (a graceful
-shutdown as kube-apiserver's: readyz 503 for the same time, then it stops and comes back), the proxy reloaded (SIGHUP). Reports RSS, private memory and descriptors at rest (--rest,
-default 30s), at peak, after the load (--after idle, default 60s) and their slope per 10 minutes,
+shutdown as kube-apiserver's: readyz 503 for the same time, then it stops and comes back), the
+proxy reloaded (SIGHUP). Reports RSS, private memory and descriptors at rest (--rest, default
+30s), at peak, after the load (--after idle, default 60s) and their slope per 10 minutes,
 and failed requests by the fault in force, with the first failures' details (client kind, error, when
 after the fault's start). --proxy-log writes the proxy's log at info level (rebalancing, upstream
 transitions) to FILE.`;
