@@ -1,5 +1,6 @@
 // Runs an ApiserverStandin as its own process (inside a network namespace, for example), controlled
-// by lines on stdin: "readyz ok|fail|hang", "close", "open", "exit". Prints "listening HOST PORT".
+// by lines on stdin: "readyz ok|fail|hang", "close", "open", "exit", "shutdown DELAY_MS" (a graceful
+// shutdown as kube-apiserver's, then exit). Prints "listening HOST PORT".
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -39,6 +40,7 @@ lines.on('line', (line) => {
     done();
   } else if (cmd === 'close') void standin.close().then(done);
   else if (cmd === 'open') void standin.open().then(done);
+  else if (cmd === 'shutdown' && Number.isInteger(Number(arg))) void standin.shutdown(Number(arg)).then(() => process.exit(0));
   else if (cmd === 'exit') void standin.close().then(() => process.exit(0));
   else process.stdout.write(`error unknown command ${line.trim()}\n`);
 });

@@ -5,7 +5,7 @@
 // and counts failed requests under the fault that was in force. Every loop is bounded by the
 // duration; every process started is stopped by its pid.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { createWriteStream, readdirSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -13,7 +13,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestCa } from '../../testkit/certs.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { readRollup } from '../proc-stats.ts';
-import { faultAt, faultSchedule, FAULT_KINDS, secondHalf, slopePer10Min, type Fault, type FaultKind, type MemorySample } from './soak-plan.ts';
+import { faultAt, faultIn, faultSchedule, FAULT_KINDS, secondHalf, slopePer10Min, type Fault, type FaultKind, type MemorySample } from './soak-plan.ts';
+
+/** Failed requests kept with their details (the counts cover them all). */
+const MAX_FAILURES_KEPT = 500;
 
 export interface SoakOptions {
   /** How long the load runs. */
@@ -38,6 +41,23 @@ export interface SoakOptions {
   /** testkit/apiserver-standin-main.ts */
   standinMain: string;
   log?: (line: string) => void;
+  /** The proxy's log (at info: rebalancing, checks' transitions) is written here when given; otherwise it runs at warn and its stderr is kept for errors. */
+  proxyLogFile?: string;
+}
+
+/** One failed request: what kind, when relative to the fault in force, and what the client saw. */
+export interface FailedRequest {
+  client: 'one-shot' | 'keep-alive';
+  fault: FaultKind | 'none';
+  /** Ms since the load began, when sent and when it failed. */
+  sentMs: number;
+  failedMs: number;
+  /** Ms from the fault's start to the failure (undefined under none). */
+  sinceFaultMs: number | undefined;
+  /** Sent on a keep-alive connection that had carried a request before (Node's reusedSocket). */
+  reused: boolean;
+  /** The error code (ECONNRESET...) or the message, or "HTTP n". */
+  error: string;
 }
 
 export interface RequestCounts {
@@ -50,6 +70,8 @@ export interface RequestCounts {
 export interface SoakReport {
   settings: Omit<SoakOptions, 'kubeward' | 'log' | 'node' | 'standinMain'>;
   faults: Fault[];
+  /** Wall-clock time at which the load began (tMs 0), to line the proxy's log up with the samples. */
+  loadStartedAt: string;
   samples: MemorySample[];
   atRest: MemorySample;
   peak: MemorySample;
@@ -59,6 +81,8 @@ export interface SoakReport {
   /** One-shot and keep-alive requests by the fault in force when they were sent. */
   requests: Record<FaultKind | 'none', RequestCounts>;
   watches: { opened: number; cut: number };
+  /** The first MAX_FAILURES_KEPT failed requests. */
+  failures: FailedRequest[];
   /** The proxy was still running at the end. */
   proxyAlive: boolean;
 }
@@ -102,6 +126,15 @@ class StandinProcess {
 
   command(line: string): void {
     this.#child?.stdin?.write(`${line}\n`);
+  }
+
+  /** A graceful shutdown as kube-apiserver's (readyz 503 for delayMs, then the listener closes and connections finish); resolves when the process has exited. */
+  async shutdown(delayMs: number): Promise<void> {
+    const child = this.#child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    this.command(`shutdown ${delayMs}`);
+    await exited;
   }
 
   async kill(): Promise<void> {
@@ -182,12 +215,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       '--admin-address',
       `127.0.0.1:${adminPort}`,
       '--log-level',
-      'warn',
+      o.proxyLogFile ? 'info' : 'warn',
     ];
     for (const s of standins) args.push('--upstream', `127.0.0.1:${s.port}`);
     proxy = spawn(o.kubeward.node, o.kubeward.argv(args), { stdio: ['ignore', 'ignore', 'pipe'], env: o.kubeward.env });
     let stderr = '';
     proxy.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    if (o.proxyLogFile) proxy.stderr!.pipe(createWriteStream(o.proxyLogFile));
     const pid = proxy.pid!;
     await waitFor(() => accepts(port), { timeoutMs: 20_000, intervalMs: 50, what: `the proxy on ${port} (stderr: ${stderr})` });
     // bin/kubeward.js re-executes itself with the shipped V8 flags (execve): the pid stays the one that serves.
@@ -195,6 +229,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const agentFor = (keepAlive: boolean, maxSockets: number) => new Agent({ keepAlive, maxSockets, ca: ca.cert });
     const samples: MemorySample[] = [];
     const started = performance.now() + o.restMs;
+    const loadStartedAt = Date.now() + o.restMs;
     const now = () => performance.now() - started;
     const sampleTimer = setInterval(() => void sample(servingPid(), now(), adminPort).then((x) => samples.push(x)), o.sampleMs);
     timers.add(sampleTimer);
@@ -213,26 +248,44 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     let loadOn = true;
     const oneShot = agentFor(false, Infinity);
     const keepAlive = agentFor(true, o.keepAliveConns);
+    const failures: FailedRequest[] = [];
     const get = (agent: Agent, path: string): void => {
       const sentAt = now();
       requests[faultAt(schedule, o.periodMs, sentAt)].sent++;
+      let reused = false;
       const fail = (why: string): void => {
         if (!loadOn) return; // the load's own end aborts what is still in flight
         // A request sent just before a fault and cut by it counts under that fault.
-        const atFailure = faultAt(schedule, o.periodMs, now());
-        const counts = requests[atFailure === 'none' ? faultAt(schedule, o.periodMs, sentAt) : atFailure];
+        const failedAt = now();
+        const atFailure = faultAt(schedule, o.periodMs, failedAt);
+        const fault = atFailure === 'none' ? faultAt(schedule, o.periodMs, sentAt) : atFailure;
+        const counts = requests[fault];
         counts.failed++;
-        if (counts.examples.length < 5) counts.examples.push(`${Math.round(sentAt / 100) / 10} s ${agent === keepAlive ? 'keep-alive' : 'one-shot'}: ${why}`);
+        const client = agent === keepAlive ? 'keep-alive' : 'one-shot';
+        if (counts.examples.length < 5) counts.examples.push(`${Math.round(sentAt / 100) / 10} s ${client}: ${why}`);
+        if (failures.length < MAX_FAILURES_KEPT) {
+          const f = faultIn(schedule, o.periodMs, failedAt) ?? faultIn(schedule, o.periodMs, sentAt);
+          failures.push({
+            client,
+            fault,
+            sentMs: Math.round(sentAt),
+            failedMs: Math.round(failedAt),
+            sinceFaultMs: f === undefined ? undefined : Math.round(failedAt - f.atMs),
+            reused,
+            error: why,
+          });
+        }
       };
       const req = request({ host: '127.0.0.1', port, path, agent, timeout: 5000 }, (res) => {
         res.resume();
         res.on('end', () => {
           if (res.statusCode !== 200) fail(`HTTP ${res.statusCode}`);
         });
-        res.on('error', (err) => fail(err.message));
+        res.on('error', (err: NodeJS.ErrnoException) => fail(err.code ?? err.message));
       });
+      req.on('socket', () => (reused = req.reusedSocket));
       req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
-      req.on('error', (err) => fail(err.message));
+      req.on('error', (err: NodeJS.ErrnoException) => fail(err.code ?? err.message));
       req.end();
     };
     const every = (perSec: number, fn: () => void): void => {
@@ -281,8 +334,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
             s.signal('SIGSTOP');
             timers.add(setTimeout(() => s.signal('SIGCONT'), f.forMs));
           } else {
-            s.command('readyz fail');
-            timers.add(setTimeout(() => s.command('readyz ok'), f.forMs));
+            // kube-apiserver restarted (an upgrade): /readyz 503 for the shutdown delay, a
+            // graceful stop, back half a delay later.
+            void s.shutdown(f.forMs).then(() => timers.add(setTimeout(() => void s.start().catch(() => undefined), f.forMs / 2)));
           }
         }, f.atMs),
       );
@@ -308,6 +362,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     return {
       settings,
       faults: schedule,
+      loadStartedAt: new Date(loadStartedAt).toISOString(),
       samples,
       atRest,
       peak,
@@ -315,6 +370,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       slopes: { whole: slopes(during), secondHalf: slopes(secondHalf(during, o.durationMs)) },
       requests,
       watches,
+      failures,
       proxyAlive: proxy.exitCode === null && proxy.signalCode === null,
     };
   } finally {
@@ -340,6 +396,7 @@ export function renderSoak(r: SoakReport): string {
     `| at rest | ${mib(r.atRest.rssBytes)} | ${mib(r.atRest.anonBytes)} | ${r.atRest.fds} |`,
     `| peak under load | ${mib(r.peak.rssBytes)} | ${mib(r.peak.anonBytes)} | ${r.peak.fds} |`,
     `| after load (${r.settings.afterMs / 1000} s idle) | ${mib(r.afterLoad.rssBytes)} | ${mib(r.afterLoad.anonBytes)} | ${r.afterLoad.fds} |`,
+    `| after load / at rest | ${(r.afterLoad.rssBytes / r.atRest.rssBytes).toFixed(2)} | ${(r.afterLoad.anonBytes / r.atRest.anonBytes).toFixed(2)} | |`,
     `| slope per 10 min, whole load | ${mib(r.slopes.whole.rssBytes)} | ${mib(r.slopes.whole.anonBytes)} | ${r.slopes.whole.fds.toFixed(1)} |`,
     `| slope per 10 min, second half | ${mib(r.slopes.secondHalf.rssBytes)} | ${mib(r.slopes.secondHalf.anonBytes)} | ${r.slopes.secondHalf.fds.toFixed(1)} |`,
     '',
@@ -361,9 +418,27 @@ export function renderSoak(r: SoakReport): string {
     ...Object.entries(r.requests).map(([k, c]) => `| ${k} | ${c.sent} | ${c.failed} |`),
     ...Object.entries(r.requests).flatMap(([k, c]) => c.examples.map((e) => `- ${k}: ${e}`)),
     '',
+    ...renderFailures(r.failures),
     `watches opened ${r.watches.opened}, cut ${r.watches.cut}; proxy ${r.proxyAlive ? 'alive' : 'DEAD'} at the end`,
   ];
   return lines.join('\n');
+}
+
+/** Failed requests grouped by fault, client kind, reuse and error, with when they came after the fault's start. */
+function renderFailures(failures: readonly FailedRequest[]): string[] {
+  if (failures.length === 0) return [];
+  const groups = new Map<string, FailedRequest[]>();
+  for (const f of failures) {
+    const key = `| ${f.fault} | ${f.client}${f.reused ? ' (reused)' : ''} | ${f.error} |`;
+    groups.set(key, [...(groups.get(key) ?? []), f]);
+  }
+  const s = (ms: number | undefined) => (ms === undefined ? '-' : (ms / 1000).toFixed(1));
+  return [
+    `| fault | client | error | failed | seconds after the fault's start |`,
+    `| --- | --- | --- | --- | --- |`,
+    ...[...groups].map(([key, list]) => `${key} ${list.length} | ${[...new Set(list.map((f) => s(f.sinceFaultMs)))].slice(0, 12).join(', ')} |`),
+    '',
+  ];
 }
 
 export const STANDIN_MAIN = join(import.meta.dirname, '../../testkit/apiserver-standin-main.ts');

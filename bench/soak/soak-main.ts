@@ -9,15 +9,18 @@ import { buildDist, buildNativeAddons } from '../../scripts/build.ts';
 import { renderSoak, runSoak, STANDIN_MAIN } from './run-soak.ts';
 
 const HELP = `usage: npm run bench -- --soak DURATION [--fault-period D] [--rest D] [--after D] [--sample D]
-  [--rate-new N] [--rate-keepalive N] [--keepalive-connections N] [--watches N] [--out DIR]
+  [--rate-new N] [--rate-keepalive N] [--keepalive-connections N] [--watches N] [--out DIR] [--proxy-log FILE]
 Runs the shipped proxy (npm run build, then bin/kubeward.js) for DURATION (e.g. 2m, 1h) in front of
 three TLS apiserver stand-ins, under one-shot TLS connections (--rate-new, default 150/s), keep-alive
 requests (--rate-keepalive, default 500/s over --keepalive-connections, default 32) and long-lived
 watch streams (--watches, default 30). One fault every --fault-period (default 1m) in turn: an
-upstream killed (restarted after half a period, at most 10 s), hung (SIGSTOP), draining (readyz
-503), the proxy reloaded (SIGHUP). Reports RSS, private memory and descriptors at rest (--rest,
-default 30s), at peak, after the load (--after idle, default 60s) and their slope per 10 minutes,
-and failed requests by the fault in force.`;
+upstream killed (restarted after half a period, at most 10 s), hung (SIGSTOP), drained (a graceful
+shutdown as kube-apiserver's: readyz 503 for the same time, then it stops and comes back), the
+proxy reloaded (SIGHUP). Reports RSS, private memory and descriptors at rest (--rest, default
+30s), at peak, after the load (--after idle, default 60s) and their slope per 10 minutes,
+and failed requests by the fault in force, with the first failures' details (client kind, error, when
+after the fault's start). --proxy-log writes the proxy's log at info level (rebalancing, upstream
+transitions) to FILE.`;
 
 const { values: opt } = parseArgs({
   options: {
@@ -31,6 +34,7 @@ const { values: opt } = parseArgs({
     'keepalive-connections': { type: 'string', default: '32' },
     watches: { type: 'string', default: '30' },
     out: { type: 'string' },
+    'proxy-log': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -76,6 +80,7 @@ const report = await runSoak({
   kubeward: { node: process.execPath, argv: (args) => [join(repo, 'bin/kubeward.js'), ...args] },
   node: process.execPath,
   standinMain: STANDIN_MAIN,
+  proxyLogFile: opt['proxy-log'],
   log: (line) => process.stdout.write(`soak: ${line}\n`),
 });
 const text = renderSoak(report);

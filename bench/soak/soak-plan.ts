@@ -3,7 +3,7 @@
 export const FAULT_KINDS = ['kill', 'hang', 'drain', 'reload'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-/** One fault: at `atMs` into the load, upstream `upstream` is killed (SIGKILL, restarted after forMs), hung (SIGSTOP, SIGCONT after forMs), draining (readyz 503 for forMs), or the proxy reloads (SIGHUP). */
+/** One fault: at `atMs` into the load, upstream `upstream` is killed (SIGKILL, restarted after forMs), hung (SIGSTOP, SIGCONT after forMs), drained (a graceful shutdown as kube-apiserver's: readyz 503 for forMs, then it stops and is back forMs/2 later), or the proxy reloads (SIGHUP). */
 export interface Fault {
   atMs: number;
   kind: FaultKind;
@@ -28,8 +28,12 @@ export function faultSchedule(durationMs: number, periodMs: number, upstreams: n
 
 /** The fault whose period holds tMs ('none' before the first and outside the schedule). */
 export function faultAt(schedule: readonly Fault[], periodMs: number, tMs: number): FaultKind | 'none' {
-  for (const f of schedule) if (tMs >= f.atMs && tMs < f.atMs + periodMs) return f.kind;
-  return 'none';
+  return faultIn(schedule, periodMs, tMs)?.kind ?? 'none';
+}
+
+/** The fault whose period holds tMs, or undefined. */
+export function faultIn(schedule: readonly Fault[], periodMs: number, tMs: number): Fault | undefined {
+  return schedule.find((f) => tMs >= f.atMs && tMs < f.atMs + periodMs);
 }
 
 export interface MemorySample {

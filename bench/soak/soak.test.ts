@@ -1,7 +1,8 @@
 // The soak's short form: two minutes of churn, keep-alive and watch streams through the proxy
 // while upstreams are killed, hung, drained and the proxy reloaded. Fails on a descriptor leak,
-// on memory that is not given back after the load, on the proxy dying, and on any failed request
-// where no upstream died (drain, reload, no fault). The hour-long figures: docs/benchmark.md.
+// on memory that is not given back after the load, on the proxy dying, on any failed request
+// before the first fault, and on more than 1 % failed under drains and reloads. The figures:
+// docs/benchmark.md.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { kubewardArgv, NODE } from '../../testkit/kubeward-process.ts';
@@ -28,14 +29,17 @@ test(
     for (const line of renderSoak(report).split('\n')) t.diagnostic(line);
     assert.ok(report.proxyAlive, 'the proxy survived every fault');
     assert.ok(report.afterLoad.fds <= report.atRest.fds + 2, `descriptors after the load: ${report.afterLoad.fds}, at rest: ${report.atRest.fds}`);
-    // Memory: the figure after the load within 10 % of the figure at rest (plus 4 MiB for the pools
-    // the first load sizes).
-    const limit = report.atRest.anonBytes * 1.1 + 4 * 2 ** 20;
+    // Memory: private memory after the load within 10 % of the figure at rest. The proxy gives the
+    // load's V8 heap and malloc memory back at the first quiet 10 s (give-back-memory.ts).
+    const limit = report.atRest.anonBytes * 1.1;
     assert.ok(report.afterLoad.anonBytes <= limit, `private memory after the load ${report.afterLoad.anonBytes} > ${Math.round(limit)}`);
     assert.equal(report.requests.none.failed, 0, `none: ${report.requests.none.examples.join('; ')}`);
-    // No upstream dies in a drain or a reload, yet keep-alive requests can meet a connection closed
-    // under them (bench --soak for an hour: 28 of 258,655 under drains, 66 of 258,138 under
-    // reloads, in bursts; the cause is not established): bounded at 1 %, the examples reported.
+    // A drain (a graceful shutdown as kube-apiserver's) and a reload kill no connection with a
+    // request in flight, and rebalancing now closes quiet connections only. What is left: a health
+    // check that times out because this process stalled (a loaded machine; at a reload) takes a
+    // live upstream down and closes its connections, and a keep-alive connection the upstream
+    // closes at its shutdown can race a request the client is sending (bench --soak 6m:
+    // docs/benchmark.md). Bounded at 1 % until the first is fixed, the details reported.
     for (const kind of ['drain', 'reload'] as const) {
       const c = report.requests[kind];
       assert.ok(c.failed * 100 <= c.sent, `${kind}: ${c.failed} of ${c.sent} failed: ${c.examples.join('; ')}`);

@@ -1,6 +1,6 @@
 // A kube-apiserver stand-in for the demo and for tests (testkit/apiserver-standin.ts): HTTPS with /readyz, /livez and /healthz that can
 // be switched to healthy, failing (503, as in a graceful shutdown), hung (accepts, never answers) or
-// closed (nothing listens), plus a tiny API: /version, and /api/v1/namespaces/default/pods?watch=1
+// closed (nothing listens), shut down gracefully as kube-apiserver is (shutdown()), plus a tiny API: /version, and /api/v1/namespaces/default/pods?watch=1
 // which streams a line every 500 ms until the client goes away (a stand-in for a watch).
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -34,6 +34,9 @@ export class ApiserverStandin {
   readonly #opts: StandinOptions;
   readonly #sockets = new Set<Socket>();
   #requests = 0;
+  /** Stopping as kube-apiserver does after its shutdown delay: every answer closes its connection. */
+  #stopping = false;
+  readonly #watches = new Set<ServerResponse>();
   version: string;
 
   constructor(opts: StandinOptions) {
@@ -95,6 +98,31 @@ export class ApiserverStandin {
     this.#server = server;
   }
 
+  /**
+   * A graceful shutdown as kube-apiserver runs it (SIGTERM with --shutdown-delay-duration): /readyz
+   * answers 503 at once while everything else is served as before, new connections included, for
+   * delayMs (the time load balancers need to see it); then the listener closes, idle keep-alive
+   * connections are closed, requests in flight are answered with "Connection: close", watches end,
+   * and it resolves once every connection has closed (those left after graceMs are dropped).
+   */
+  async shutdown(delayMs: number, graceMs = 5000): Promise<void> {
+    this.#mode = 'fail';
+    await new Promise((r) => setTimeout(r, delayMs));
+    const server = this.#server;
+    if (!server) return;
+    this.#stopping = true;
+    this.#server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    for (const res of this.#watches) res.end();
+    const timer = setTimeout(() => {
+      for (const s of this.#sockets) s.destroy();
+    }, graceMs);
+    await closed;
+    clearTimeout(timer);
+    this.#stopping = false;
+  }
+
   /** Stops listening and drops every connection, as a killed process would. A second caller joins the first close. */
   close(): Promise<void> {
     const server = this.#server;
@@ -106,6 +134,7 @@ export class ApiserverStandin {
 
   #handle(req: IncomingMessage, res: ServerResponse): void {
     this.#requests++;
+    if (this.#stopping) res.setHeader('connection', 'close');
     const url = new URL(req.url ?? '/', 'https://standin');
     if (url.pathname === '/readyz' || url.pathname === '/livez' || url.pathname === '/healthz' || url.pathname === '/health') {
       return this.#health(req, res);
@@ -137,7 +166,11 @@ export class ApiserverStandin {
     const timer = setInterval(() => {
       res.write(JSON.stringify({ type: 'BOOKMARK', object: { server: this.name, n: n++ } }) + '\n');
     }, 500);
-    res.on('close', () => clearInterval(timer));
+    this.#watches.add(res);
+    res.on('close', () => {
+      clearInterval(timer);
+      this.#watches.delete(res);
+    });
   }
 
   /** /bytes/N: N bytes of a repeating pattern, for transfer tests. */

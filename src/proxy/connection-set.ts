@@ -124,13 +124,14 @@ export class ConnectionSet {
     return n;
   }
 
-  /** The upstream's oldest open connection, if it started at or before `cutoff`. */
-  oldest(upstreamKey: string, cutoff: number): RelayedConnection | undefined {
+  /** The upstream's open connections that started at or before `cutoff` (ms), oldest first. */
+  settled(upstreamKey: string, cutoff: number): RelayedConnection[] {
+    const out: RelayedConnection[] = [];
     for (const c of this.#byUpstream.get(upstreamKey) ?? []) {
-      if (c.startedAt > cutoff) return undefined;
-      if (!c.ended) return c;
+      if (c.startedAt > cutoff) break;
+      if (!c.ended) out.push(c);
     }
-    return undefined;
+    return out;
   }
 
   /**

@@ -128,10 +128,7 @@ export class Frontend {
         this.counters.rebalanced++;
         this.#deps.metrics.closedByProxy.inc({ frontend: this.name, upstream: d.from, why: 'rebalance' });
         // At most one per interval: not the hot path.
-        this.#deps.log.info(
-          { frontend: this.name, from: d.from, to: d.to, spread: d.spread },
-          'rebalancing: closed the oldest connection of the busiest upstream',
-        );
+        this.#deps.log.info({ frontend: this.name, from: d.from, to: d.to, spread: d.spread }, 'rebalancing: closed a connection of the busiest upstream');
       },
       onError: (err) => this.#deps.log.error({ frontend: this.name, err: describeError(err) }, 'rebalancing round failed; the next one runs as planned'),
     });

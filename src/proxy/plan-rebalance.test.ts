@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { planRebalance, type RebalanceDecision } from './plan-rebalance.ts';
+import fc from 'fast-check';
+import { MAX_ROUNDS_WITHOUT_QUIET, pickConnectionToMove, planRebalance, type RebalanceDecision } from './plan-rebalance.ts';
 import type { Upstream } from './upstream-list.ts';
 
 function up(key: string, active: number, over: Partial<Upstream> = {}): Upstream {
@@ -92,4 +93,32 @@ test('moving connections one at a time converges and then stops', () => {
   );
   assert.equal(closes, 9, 'exactly the moves needed, no churn after');
   assert.deepEqual(planRebalance(pool, allSettled(pool), policy), { action: 'none', why: 'balanced' });
+});
+
+test('the connection to move: the oldest quiet both ways, else the oldest with a quiet client, else wait', () => {
+  const c = (clientQuiet: boolean, upstreamQuiet: boolean) => ({ clientQuiet, upstreamQuiet });
+  assert.equal(pickConnectionToMove([c(false, false), c(true, false), c(true, true), c(true, true)], 0), 2);
+  assert.equal(pickConnectionToMove([c(false, true), c(true, false), c(true, false)], 0), 1);
+  assert.equal(pickConnectionToMove([c(false, true), c(false, false)], 0), 'wait');
+  assert.equal(pickConnectionToMove([c(false, true), c(false, false)], MAX_ROUNDS_WITHOUT_QUIET - 1), 'wait');
+  assert.equal(pickConnectionToMove([c(false, true), c(false, false)], MAX_ROUNDS_WITHOUT_QUIET), 0, 'late, the oldest busy one');
+  assert.equal(pickConnectionToMove([], MAX_ROUNDS_WITHOUT_QUIET), 'wait');
+});
+
+test('property: a connection whose client sends is picked only when none has a quiet client and the wait is over', () => {
+  fc.assert(
+    fc.property(fc.array(fc.record({ clientQuiet: fc.boolean(), upstreamQuiet: fc.boolean() }), { maxLength: 20 }), fc.nat(60), (cands, rounds) => {
+      const pick = pickConnectionToMove(cands, rounds);
+      if (pick === 'wait') {
+        assert.ok(cands.every((x) => !x.clientQuiet) && (cands.length === 0 || rounds < MAX_ROUNDS_WITHOUT_QUIET));
+        return;
+      }
+      const chosen = cands[pick]!;
+      if (!chosen.clientQuiet) assert.ok(cands.every((x) => !x.clientQuiet) && rounds >= MAX_ROUNDS_WITHOUT_QUIET && pick === 0);
+      if (!chosen.upstreamQuiet) assert.ok(cands.every((x) => !(x.clientQuiet && x.upstreamQuiet)));
+      // The quietest kind wins, and the oldest of it.
+      const rank = (x: { clientQuiet: boolean; upstreamQuiet: boolean }) => (x.clientQuiet ? (x.upstreamQuiet ? 0 : 1) : 2);
+      assert.ok(cands.every((x, i) => rank(x) > rank(chosen) || (rank(x) === rank(chosen) && i >= pick)));
+    }),
+  );
 });

@@ -13,7 +13,7 @@ export interface RebalancePolicy {
 }
 
 export type RebalanceDecision =
-  { action: 'close'; from: string; to: string; spread: number } | { action: 'none'; why: 'too-few-upstreams' | 'balanced' | 'slow-start' };
+  { action: 'close'; from: string; to: string; spread: number } | { action: 'none'; why: 'too-few-upstreams' | 'balanced' | 'slow-start' | 'busy' };
 
 /**
  * Counts only what the picker could move: upstreams that are up, not drained and not backups;
@@ -37,4 +37,35 @@ export function planRebalance(upstreams: readonly Upstream[], settled: (key: str
   const spread = busiest.active - least.active;
   if (spread <= policy.thresholdConnections || settled(busiest.key) === 0) return { action: 'none', why: 'balanced' };
   return { action: 'close', from: busiest.key, to: least.key, spread };
+}
+
+/** One settled connection of the upstream giving one up, as the last round and this one saw it. */
+export interface MoveCandidate {
+  /** The client sent no byte since the previous look (at least one rebalance interval ago). */
+  clientQuiet: boolean;
+  /** The upstream sent no byte since then either. */
+  upstreamQuiet: boolean;
+}
+
+/**
+ * Rounds in a row that may find no quiet connection before the oldest busy one is closed anyway:
+ * an upstream whose every connection carries requests all the time still gets rebalanced, late.
+ */
+export const MAX_ROUNDS_WITHOUT_QUIET = 30;
+
+/**
+ * Which of the candidates (oldest first) to close, or 'wait' for a later round. Closing is abortive
+ * and an L4 proxy cannot see requests, so it picks the connection least likely to carry one in
+ * flight: the oldest quiet both ways (an idle keep-alive connection, a quiet watch), else the oldest
+ * whose client has been quiet (a watch stream: the upstream talks, the client's request is long
+ * sent). A connection whose client keeps sending (keep-alive requests in a row) is cut only after
+ * MAX_ROUNDS_WITHOUT_QUIET rounds found nothing quieter: closing it would fail the request in
+ * flight, which the client sees as a reset.
+ */
+export function pickConnectionToMove(candidates: readonly MoveCandidate[], roundsWithoutQuiet: number): number | 'wait' {
+  const idle = candidates.findIndex((c) => c.clientQuiet && c.upstreamQuiet);
+  if (idle >= 0) return idle;
+  const stream = candidates.findIndex((c) => c.clientQuiet);
+  if (stream >= 0) return stream;
+  return candidates.length > 0 && roundsWithoutQuiet >= MAX_ROUNDS_WITHOUT_QUIET ? 0 : 'wait';
 }

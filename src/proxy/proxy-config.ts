@@ -506,7 +506,7 @@ export const proxyDeclaration: ModeDeclaration<typeof proxyFields> = {
     {
       key: 'rebalance',
       negatable: true,
-      help: 'close the oldest connections of the busiest healthy upstream, one per --rebalance-interval, while connection counts differ by more than --rebalance-threshold',
+      help: 'close quiet connections of the busiest healthy upstream, one per --rebalance-interval, while connection counts differ by more than --rebalance-threshold',
       defaultText: 'on',
     },
     {

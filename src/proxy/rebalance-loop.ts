@@ -2,7 +2,8 @@
 // cluster do not act in step) asks planRebalance, and closes at most one old connection.
 import { jitter, type Clock } from '../base/clock.ts';
 import type { ConnectionSet } from './connection-set.ts';
-import { planRebalance, type RebalanceDecision } from './plan-rebalance.ts';
+import { pickConnectionToMove, planRebalance, type MoveCandidate, type RebalanceDecision } from './plan-rebalance.ts';
+import type { RelayedConnection } from './relay/relayed-connection.ts';
 import type { RebalanceConfig } from './proxy-config.ts';
 import type { UpstreamList } from './upstream-list.ts';
 
@@ -23,6 +24,8 @@ export class RebalanceLoop {
   readonly #opts: RebalanceLoopOptions;
   readonly #abort = new AbortController();
   #done: Promise<void> | undefined;
+  /** Rounds in a row that wanted to close a connection and found none quiet (pickConnectionToMove). */
+  #roundsWithoutQuiet = 0;
 
   constructor(opts: RebalanceLoopOptions) {
     this.#opts = opts;
@@ -44,11 +47,17 @@ export class RebalanceLoop {
       slowStartMs,
     });
     if (decision.action !== 'close') return decision;
-    const conn = conns.oldest(decision.from, cutoff);
-    if (!conn) return { action: 'none', why: 'balanced' };
+    const settled = conns.settled(decision.from, cutoff);
+    if (settled.length === 0) return { action: 'none', why: 'balanced' };
+    const pick = pickConnectionToMove(settled.map(lookAgain), this.#roundsWithoutQuiet);
+    if (pick === 'wait') {
+      this.#roundsWithoutQuiet++;
+      return { action: 'none', why: 'busy' };
+    }
+    this.#roundsWithoutQuiet = 0;
     // Abortive, like a drain: at L4 there is no GOAWAY to send, and the client (client-go) treats
     // a reset like any broken connection: it reconnects and re-establishes its watches.
-    conn.destroy();
+    settled[pick]!.destroy();
     this.#opts.onClose(decision);
     return decision;
   }
@@ -74,4 +83,14 @@ export class RebalanceLoop {
       }
     }
   }
+}
+
+/** Whether each direction moved bytes since rebalancing last looked at the connection; remembers the counts for the next look. */
+function lookAgain(c: RelayedConnection): MoveCandidate {
+  const toUpstream = c.bytesToUpstream;
+  const toClient = c.bytesToClient;
+  const seen = { clientQuiet: c.seenToUpstream === toUpstream, upstreamQuiet: c.seenToClient === toClient };
+  c.seenToUpstream = toUpstream;
+  c.seenToClient = toClient;
+  return seen;
 }

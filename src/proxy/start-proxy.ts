@@ -24,6 +24,7 @@ import { ADMIN_MAX_CONNECTIONS } from '../admin/admin-server.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
 import { DnsRefresher, systemLookup, type Lookup } from './dns-refresher.ts';
 import { planTrim, type TrimState } from './plan-memory-trim.ts';
+import { giveBackMemory } from './give-back-memory.ts';
 
 /** How often the proxy looks whether the load has passed (plan-memory-trim.ts). */
 const TRIM_INTERVAL_MS = 10_000;
@@ -144,19 +145,18 @@ export class KubewardProxy implements ProxyHandle {
     return p;
   }
 
-  /** Every TRIM_INTERVAL_MS: the first quiet interval after a busy one gives freed malloc memory back (plan-memory-trim.ts). */
+  /** Every TRIM_INTERVAL_MS: the first quiet interval after a busy one gives the load's memory back (plan-memory-trim.ts, give-back-memory.ts). */
   #startMemoryTrim(): void {
-    const trim = this.#deps.relay.trimMemory;
-    if (!trim) return;
+    const trimMalloc = this.#deps.relay.trimMemory;
     let state: TrimState = { accepted: 0, busySinceTrim: false };
     this.#trimTimer = setInterval(() => {
       const accepted = this.#frontends.reduce((n, f) => n + f.counters.accepted, 0);
       const plan = planTrim(state, accepted);
       state = plan.next;
       if (!plan.trim) return;
-      const before = process.memoryUsage.rss();
-      const released = trim();
-      this.#log.debug({ released, rssBefore: before, rssAfter: process.memoryUsage.rss() }, 'the load has passed: free malloc memory given back');
+      const rssBefore = process.memoryUsage.rss();
+      const r = giveBackMemory(trimMalloc);
+      this.#log.debug({ ...r, rssBefore, rssAfter: process.memoryUsage.rss() }, 'the load has passed: memory given back');
     }, TRIM_INTERVAL_MS);
     this.#trimTimer.unref();
   }

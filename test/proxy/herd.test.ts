@@ -146,6 +146,45 @@ test('rebalancing moves long-lived connections onto a recovered upstream at a bo
   );
 });
 
+test('rebalancing closes quiet connections and leaves the older one whose client keeps sending requests', async (t) => {
+  const ups = await startUpstreams(t, ['a', 'b']);
+  const proxy = await start(
+    t,
+    frontendConfig(
+      ups.map((u) => u.address),
+      { slowStartMs: 300, rebalance: { enabled: true, thresholdConnections: 2, intervalMs: 100, minAgeMs: 0 } },
+      fast,
+    ),
+  );
+  for (const u of ups) await waitForState(proxy, u.address, 'up');
+  const b = ups[1]!;
+  await b.close();
+  await waitForState(proxy, b.address, 'down');
+  // The oldest connection carries a request every 20 ms (a keep-alive client in use); the nine
+  // after it are quiet (idle keep-alive connections, quiet watches).
+  const busy = await openGreeted(listenPort(proxy));
+  t.after(() => busy.socket.destroy());
+  let busyClosed = false;
+  busy.socket.once('close', () => (busyClosed = true));
+  busy.socket.on('error', () => {});
+  const sending = setInterval(() => busy.socket.write('GET / HTTP/1.1\r\n\r\n'), 20);
+  t.after(() => clearInterval(sending));
+  const quiet = Array.from({ length: 9 }, () => stickyClient(listenPort(proxy)));
+  t.after(() => quiet.forEach((cl) => cl.stop()));
+  await Promise.all(quiet.map((cl) => cl.ready));
+  assert.equal(busy.upstream, 'a');
+  assert.ok(
+    quiet.every((cl) => cl.state.upstream === 'a'),
+    'with b down everything sits on a',
+  );
+  await b.listen();
+  await waitForState(proxy, b.address, 'up');
+  const onB = () => quiet.filter((cl) => cl.state.upstream === 'b').length;
+  await waitFor(() => onB() >= 4, { timeoutMs: 8000, what: 'quiet connections moved to b' });
+  assert.equal(busyClosed, false, 'the connection with requests in flight was left alone');
+  assert.ok(proxy.stats()[0]!.rebalanced >= 4);
+});
+
 test('recovery pacing: 500 clients reconnecting at once reach a lone recovered upstream at the paced rate, none refused', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
   const [a, b] = ups as [(typeof ups)[0], (typeof ups)[0]];

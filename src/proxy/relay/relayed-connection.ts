@@ -18,6 +18,9 @@ export interface RelayedConnection {
   quietMs: number;
   readonly bytesToUpstream: number;
   readonly bytesToClient: number;
+  /** The byte counts rebalancing saw when it last looked at this connection (-1: never), to tell a quiet one. */
+  seenToUpstream: number;
+  seenToClient: number;
   /** Both legs are closed or being closed: nothing left to close. */
   readonly ended: boolean;
   /** The read slices of the client and of the upstream (given back once it closed); undefined: none (native path). */
@@ -71,6 +74,8 @@ export abstract class SharedConnectionState implements RelayedConnection, FirstB
   readonly upstreamSlice: Buffer | undefined;
   abstract active: boolean;
   quietMs = 0;
+  seenToUpstream = -1;
+  seenToClient = -1;
   /** The first-byte watch is on: the relay reports first bytes (one property test per chunk). */
   watchingFirstByte: boolean;
   firstByteTimer: NodeJS.Timeout | undefined = undefined;
