@@ -81,3 +81,21 @@ export function stopwatch(): () => number {
   const start = process.hrtime.bigint();
   return () => Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
 }
+
+/** The shortest stall of our own loop that can cost a probe its deadline. */
+const MIN_STALL_MS = 100;
+
+/**
+ * A timeout during which this process's own loop stood still for at least a quarter of the wait
+ * (and MIN_STALL_MS) is a local fault: the answer may have been waiting unread. Anything else,
+ * and any timeout without such a stall, stands as the probe found it.
+ */
+export function judgeStall(result: ProbeResult, stallMs: number): ProbeResult {
+  if (result.reason !== 'timeout' || stallMs < Math.max(MIN_STALL_MS, result.latencyMs / 4)) return result;
+  return failedProbe(
+    'local',
+    result.latencyMs,
+    `this process stood still for ${stallMs} ms of the check's ${result.latencyMs} ms (${result.detail}): the timeout says nothing about the peer`,
+    result.status,
+  );
+}

@@ -61,3 +61,31 @@ test('sync stops the loops of removed upstreams and close stops them all', async
   await settle();
   assert.deepEqual(probed, ['a', 'b', 'a']);
 });
+
+test("a check that times out while this process's loop stands still reports a local fault, not the upstream's", async () => {
+  const results: ProbeResult[] = [];
+  const clock = new ManualClock(0);
+  let stall = true;
+  const checker = new HealthChecker({
+    intervalMs: 1000,
+    clock,
+    probe: () => {
+      // The deadline fires late because the loop stood still (a GC pause, a starved CPU).
+      if (stall) {
+        const until = performance.now() + 400;
+        while (performance.now() < until);
+      }
+      return Promise.resolve({ ok: false, status: 0, latencyMs: 1000, reason: 'timeout', detail: 'no answer within 1000 ms' });
+    },
+    onResult: (_key, r) => results.push(r),
+  });
+  checker.sync(['a']);
+  await settle();
+  stall = false;
+  clock.advance(1000);
+  await settle();
+  await checker.close();
+  assert.equal(results[0]?.reason, 'local');
+  assert.match(results[0]!.detail, /stood still/);
+  assert.equal(results[1]?.reason, 'timeout', 'the same timeout without a stall stands');
+});
