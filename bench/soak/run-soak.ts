@@ -326,6 +326,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       if (proxy.exitCode === null) proxy.kill('SIGKILL');
     }
     for (const s of standins) await s.kill();
+    await ca.close();
   }
 }
 

@@ -9,6 +9,7 @@ import { startProxy, type KubewardProxy, type ProxyHandle, type StartProxyOption
 import { watchConfigFile } from '../proxy/watch-config-file.ts';
 import { checkProxyFiles } from './check-proxy-files.ts';
 import { followPrimary, WorkerPool, type FollowingPrimary } from '../proxy/proxy-workers.ts';
+import { addonCandidates, NativeRelayLoader } from '../proxy/relay/native-relay.ts';
 
 /** Set in the environment of the processes a primary forks (--workers): they serve, they do not fork. */
 const WORKER_ENV = 'KUBEWARD_PROXY_WORKER';
@@ -46,7 +47,8 @@ export async function runProxyMode(
     onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
     onCheckResult: hooks.onCheckResult,
     relay: config.relay,
-    nativeAddon: process.env.KUBEWARD_NATIVE_RELAY || undefined,
+    // A mode runs once per process, so this is the process's one loader (KUBEWARD_NATIVE_RELAY: a sanitizer build).
+    nativeRelay: new NativeRelayLoader(addonCandidates(process.env.KUBEWARD_NATIVE_RELAY || undefined)),
   });
   const stopReloads = await enableReloads(
     proxy,

@@ -9,7 +9,8 @@
 // The addon is looked for next to the sources (build/native/relay.node, scripts/build-native.ts)
 // and next to the build (dist/native/relay.node), unless the caller names a file (the CLI takes it
 // from KUBEWARD_NATIVE_RELAY: the sanitizer build). One instance per process, whatever the number
-// of proxies in it.
+// of proxies in it: the process's owner (the CLI mode, the demo, a test file) makes one
+// NativeRelayLoader and hands it to every proxy it starts.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { endFirstByteWatch, noteFirstBytes } from './first-byte-watch.ts';
@@ -49,23 +50,45 @@ export function addonCandidates(explicit?: string, moduleUrl: string = import.me
   ];
 }
 
-let loaded: NativeRelay | { unusable: string } | undefined;
+/** Where a proxy gets the process's native relay (a NativeRelayLoader, or a stand-in in tests). */
+export interface NativeRelaySource {
+  load(readBytes: number): NativeRelay | { unusable: string };
+}
 
-/** The process's native relay, loaded once; or why it cannot run (the caller falls back to handle). */
-export function loadNativeRelay(readBytes = 64 * 1024, candidates: string[] = addonCandidates()): NativeRelay | { unusable: string } {
-  if (loaded !== undefined) return loaded;
-  if (process.platform !== 'linux') return (loaded = { unusable: `the native relay is built for Linux only (this is ${process.platform})` });
+/**
+ * The process's native relay, loaded at the first load() and the same one after. A process makes
+ * one: the addon keeps one instance per process, and loading it again re-initialises the C side,
+ * which then sends the first relay's events to the second. Nothing to close: a loaded addon stays
+ * in the process, and each proxy closes the connections it opened.
+ */
+export class NativeRelayLoader implements NativeRelaySource {
+  readonly #candidates: string[];
+  #loaded: NativeRelay | { unusable: string } | undefined;
+
+  constructor(candidates: string[] = addonCandidates()) {
+    this.#candidates = candidates;
+  }
+
+  /** `readBytes` counts at the first call only: the addon's read buffer is made once. */
+  load(readBytes = 64 * 1024): NativeRelay | { unusable: string } {
+    return (this.#loaded ??= loadNativeRelay(readBytes, this.#candidates));
+  }
+}
+
+/** Loads and initialises the addon, or says why it cannot run; a NativeRelayLoader calls it once per process. */
+function loadNativeRelay(readBytes: number, candidates: string[]): NativeRelay | { unusable: string } {
+  if (process.platform !== 'linux') return { unusable: `the native relay is built for Linux only (this is ${process.platform})` };
   const path = candidates.find((p) => existsSync(p));
-  if (path === undefined) return (loaded = { unusable: `no native relay addon at ${candidates.join(' or ')} (npm run build compiles it)` });
+  if (path === undefined) return { unusable: `no native relay addon at ${candidates.join(' or ')} (npm run build compiles it)` };
   try {
     const mod = { exports: {} as Record<string, unknown> };
     process.dlopen(mod, path);
     for (const name of ADDON_FUNCTIONS) {
-      if (typeof mod.exports[name] !== 'function') return (loaded = { unusable: `${path} has no ${name}()` });
+      if (typeof mod.exports[name] !== 'function') return { unusable: `${path} has no ${name}()` };
     }
-    return (loaded = new NativeRelay(mod.exports as unknown as RelayAddon, readBytes, path));
+    return new NativeRelay(mod.exports as unknown as RelayAddon, readBytes, path);
   } catch (err) {
-    return (loaded = { unusable: `loading ${path} failed: ${err instanceof Error ? err.message : String(err)}` });
+    return { unusable: `loading ${path} failed: ${err instanceof Error ? err.message : String(err)}` };
   }
 }
 
