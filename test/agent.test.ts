@@ -35,6 +35,7 @@ after(async () => {
   await Promise.all(procs.map((p) => p.stop()));
   await Promise.all(standins.map((s) => s.close()));
   await rm(dir, { recursive: true, force: true });
+  await ca.close();
 });
 
 async function standin(name: string): Promise<ApiserverStandin> {

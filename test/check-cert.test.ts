@@ -2,7 +2,7 @@
 // covered name, covered IP, uncovered name (the x509 case), expired, wrong CA, and an inventory.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execCommand } from '../src/sys/exec.ts';
 import { kubewardArgv } from '../testkit/kubeward-process.ts';
@@ -38,8 +38,8 @@ describe('kubeward check-cert', () => {
   });
   after(async () => {
     await Promise.all(servers.map((s) => s.close()));
-    await rm(ca.dir, { recursive: true, force: true });
-    await rm(otherCa.dir, { recursive: true, force: true });
+    await ca.close();
+    await otherCa.close();
   });
 
   test('a covered name with a verified chain exits 0', async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestCa, type CertPair, type TestCa } from '../testkit/certs.ts';
 import { runKubeward } from '../testkit/kubeward-process.ts';
+import { agentYaml, assertRefused, kubeconfig, watchSection } from './check-config.test-helpers.ts';
 
 let ca: TestCa;
 let client: CertPair;
@@ -38,28 +39,6 @@ async function file(name: string, text: string): Promise<string> {
   return path;
 }
 
-function kubeconfig(o: { caFile: string; certFile: string; keyFile: string }): string {
-  return [
-    'apiVersion: v1',
-    'kind: Config',
-    'current-context: mgmt',
-    'clusters: [{ name: mgmt, cluster: { server: "https://127.0.0.1:1", certificate-authority: ' + o.caFile + ' } }]',
-    'users: [{ name: op, user: { client-certificate: ' + o.certFile + ', client-key: ' + o.keyFile + ' } }]',
-    'contexts: [{ name: mgmt, context: { cluster: mgmt, user: op } }]',
-    '',
-  ].join('\n');
-}
-
-/** One line on stderr naming the mode, exit 2, nothing on stdout. */
-function assertRefused(r: { code: number | null; stdout: string; stderr: string }, mode: string, expected: RegExp): void {
-  assert.equal(r.code, 2, r.stderr);
-  assert.equal(r.stdout, '');
-  const lines = r.stderr.trimEnd().split('\n');
-  assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0]!, new RegExp(`^kubeward ${mode}: `));
-  assert.match(lines[0]!, expected);
-}
-
 test('a usable config: every mode says so and exits 0 with its listen and admin addresses on a port held by another socket', async () => {
   const stateDir = join(dir, 'state-ok');
   const kc = await file('ok.kubeconfig', kubeconfig({ caFile: ca.certFile, certFile: client.certFile, keyFile: client.keyFile }));
@@ -85,22 +64,12 @@ test('the agent checks every section and its files, and a usable config leaves i
   await mkdir(stateDir);
   const config = await file(
     'agent-ok.yaml',
-    [
-      `adminAddress: 127.0.0.1:${heldPort}`,
-      'proxy:',
-      `  listen: ["127.0.0.1:${heldPort}"]`,
-      '  upstream: ["127.0.0.1:1"]',
-      `  caFile: ${ca.certFile}`,
-      'watch:',
-      '  healthUrl: https://127.0.0.1:1/readyz',
-      `  caFile: ${ca.certFile}`,
-      '  vip: [10.0.0.100]',
-      `  stateDir: ${stateDir}`,
-      'routes:',
-      '  provider: azure',
-      `  stateDir: ${stateDir}`,
-      '',
-    ].join('\n'),
+    agentYaml({
+      adminAddress: `127.0.0.1:${heldPort}`,
+      proxy: { listen: `["127.0.0.1:${heldPort}"]`, upstream: '["127.0.0.1:1"]', caFile: ca.certFile },
+      watch: watchSection(ca.certFile, stateDir),
+      routes: { provider: 'azure', stateDir },
+    }),
   );
   const r = await runKubeward(['agent', '--config', config, '--check-config']);
   assert.equal(r.code, 0, r.stderr);
@@ -142,22 +111,12 @@ test('the agent refuses a typo in its last section before the proxy binds or the
   const stateDir = join(dir, 'agent-typo-state');
   const config = await file(
     'agent-routes-typo.yaml',
-    [
-      'adminAddress: 127.0.0.1:0',
-      'proxy:',
-      '  listen: ["127.0.0.1:0"]',
-      '  upstream: ["127.0.0.1:1"]',
-      '  healthCheck: tcp',
-      'watch:',
-      '  healthUrl: https://127.0.0.1:1/readyz',
-      `  caFile: ${ca.certFile}`,
-      '  vip: [10.0.0.100]',
-      `  stateDir: ${stateDir}`,
-      'routes:',
-      '  provider: azure',
-      '  resynk: 30s',
-      '',
-    ].join('\n'),
+    agentYaml({
+      adminAddress: '127.0.0.1:0',
+      proxy: { listen: '["127.0.0.1:0"]', upstream: '["127.0.0.1:1"]', healthCheck: 'tcp' },
+      watch: watchSection(ca.certFile, stateDir),
+      routes: { provider: 'azure', resynk: '30s' },
+    }),
   );
   const r = await runKubeward(['agent', '--config', config]);
   // One plain line and no log line: no listener opened, no shutdown to run.
@@ -168,17 +127,10 @@ test('the agent refuses a typo in its last section before the proxy binds or the
 test('a bad watch section is refused before the proxy of the same agent opens its listener', async () => {
   const config = await file(
     'agent-watch-bad.yaml',
-    [
-      'proxy:',
-      `  listen: ["127.0.0.1:${heldPort}"]`,
-      '  upstream: ["127.0.0.1:1"]',
-      '  healthCheck: tcp',
-      'watch:',
-      '  healthUrl: https://127.0.0.1:1/readyz',
-      `  caFile: ${join(dir, 'nowhere.crt')}`,
-      '  vip: [10.0.0.100]',
-      '',
-    ].join('\n'),
+    agentYaml({
+      proxy: { listen: `["127.0.0.1:${heldPort}"]`, upstream: '["127.0.0.1:1"]', healthCheck: 'tcp' },
+      watch: watchSection(join(dir, 'nowhere.crt')),
+    }),
   );
   // Had the proxy bound first, its listen address (held here) would have been the error.
   assertRefused(await runKubeward(['agent', '--config', config, '--admin-address', 'off']), 'agent', /--ca-file .*nowhere\.crt: cannot read/);

@@ -18,7 +18,7 @@ import { emulatorClient, startHarness, type Harness } from '../testkit/kube/deor
 import { FakeCcm, FakeCsi } from '../testkit/kube/cloud-fixtures.ts';
 import { createBoundClaim, createService, ensureNamespace, resetSatellite } from '../testkit/kube/kube-objects.ts';
 import { OpenStackEmulator } from '../testkit/openstack/openstack-emulator.ts';
-import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { waitFor } from '../testkit/wait-for.ts';
 import { envWithoutOpenStack } from '../testkit/kubeward-process.ts';
 import { adminTokenFixture } from '../testkit/admin-token.ts';
 
@@ -77,7 +77,6 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
   }
 
   async function operator(identity: string, extra: string[] = []): Promise<{ proc: ChildProcess; admin: string }> {
-    const port = await freePort();
     const proc = spawn(
       NODE,
       [
@@ -103,7 +102,7 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
         '10s',
         ...ADMIN_TOKEN.args,
         '--admin-address',
-        `127.0.0.1:${port}`,
+        '127.0.0.1:0',
         '--log-level',
         'warn',
         ...extra,
@@ -111,7 +110,14 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
       { stdio: ['ignore', 'ignore', 'pipe'], env: envWithoutOpenStack() },
     );
     procs.push(proc);
-    return { proc, admin: `http://127.0.0.1:${port}` };
+    // Port 0: the operator logs the address it bound at any log level.
+    let stderr = '';
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const address = await waitFor(() => /"address":"([^"]+)","msg":"admin listener ready"/.exec(stderr)?.[1], {
+      timeoutMs: 30_000,
+      what: `the admin listener's address in the log; stderr: ${stderr.slice(-400)}`,
+    });
+    return { proc, admin: `http://${address}` };
   }
 
   const leaderOf = async (admin: string): Promise<boolean | undefined> => {

@@ -16,7 +16,7 @@ import type { ManagedCluster } from '../src/controllers/managed-cluster/managed-
 import { kubeApiserverMissing, type KubeTestServer } from '../testkit/kube/kube-test-server.ts';
 import { startKubeCluster } from '../testkit/kube/kube-cluster.ts';
 import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
-import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { waitFor } from '../testkit/wait-for.ts';
 import { openCloud, type Cloud } from './routegc/routegc-fixture.ts';
 import { adminTokenFixture } from '../testkit/admin-token.ts';
 
@@ -94,7 +94,6 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
   }
 
   async function operator(extra: string[] = []): Promise<{ proc: KubewardProcess; admin: string }> {
-    const port = await freePort();
     const proc = new KubewardProcess([
       'operator',
       '--kubeconfig',
@@ -121,12 +120,14 @@ describe('kubeward operator --controllers deorbit,routegc,flight (real kube-apis
       '300ms',
       ...ADMIN_TOKEN.args,
       '--admin-address',
-      `127.0.0.1:${port}`,
+      '127.0.0.1:0',
       '--log-level',
       'warn',
       ...extra,
     ]);
     procs.push(proc);
+    // Port 0: the operator says which port it bound, at any log level.
+    const port = await proc.adminPort({ timeoutMs: 30_000 });
     return { proc, admin: `http://127.0.0.1:${port}` };
   }
 

@@ -15,7 +15,7 @@ import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '.
 import { KubewardProcess } from '../testkit/kubeward-process.ts';
 import { bulkTenants, createManagedClusters } from '../testkit/operator-fleet.ts';
 import { OpenStackEmulator } from '../testkit/openstack/openstack-emulator.ts';
-import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { waitFor } from '../testkit/wait-for.ts';
 import { adminTokenFixture } from '../testkit/admin-token.ts';
 
 /** /status and drain need the admin token. */
@@ -76,7 +76,6 @@ describe("operator isolation: 10 % of the clusters' OpenStack hangs (real kube-a
       ...sickTenants.map((project) => ({ emu: sick, project })),
       ...goodTenants.map((project) => ({ emu: good, project })),
     ]);
-    const port = await freePort();
     proc = new KubewardProcess([
       'operator',
       '--kubeconfig',
@@ -97,10 +96,12 @@ describe("operator isolation: 10 % of the clusters' OpenStack hangs (real kube-a
       `${INTERVAL_MS}ms`,
       ...ADMIN_TOKEN.args,
       '--admin-address',
-      `127.0.0.1:${port}`,
+      '127.0.0.1:0',
       '--log-level',
       'error',
     ]);
+    // Port 0: the operator says which port it bound, at any log level.
+    const port = await proc.adminPort({ timeoutMs: 30_000 });
     const status = async () => (await (await fetch(`http://127.0.0.1:${port}/status`, { headers: ADMIN_TOKEN.headers })).json()) as { leader: boolean };
     await waitFor(async () => (await status()).leader, {
       timeoutMs: 30_000,

@@ -26,7 +26,7 @@ import { KubewardProcess, runKubeward } from '../testkit/kubeward-process.ts';
 import { bulkTenants, createManagedClusters } from '../testkit/operator-fleet.ts';
 import type { BulkProject } from '../testkit/openstack/admin-bulk.ts';
 import { OpenStackEmulator } from '../testkit/openstack/openstack-emulator.ts';
-import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { waitFor } from '../testkit/wait-for.ts';
 import { adminTokenFixture } from '../testkit/admin-token.ts';
 
 /** /status and drain need the admin token. */
@@ -94,7 +94,6 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
     shard: string,
     identity: string,
   ): Promise<{ proc: KubewardProcess; status: () => Promise<Status>; ready: () => Promise<boolean>; metrics: () => Promise<string> }> {
-    const port = await freePort();
     const proc = new KubewardProcess([
       'operator',
       '--kubeconfig',
@@ -123,11 +122,13 @@ describe('operator sharding: two shards split the clusters (real kube-apiserver,
       `${INTERVAL_MS}ms`,
       ...ADMIN_TOKEN.args,
       '--admin-address',
-      `127.0.0.1:${port}`,
+      '127.0.0.1:0',
       '--log-level',
       'info',
     ]);
     procs.push(proc);
+    // Port 0: the operator says which port it bound, at any log level.
+    const port = await proc.adminPort({ timeoutMs: 30_000 });
     const status = async () => (await (await fetch(`http://127.0.0.1:${port}/status`, { headers: ADMIN_TOKEN.headers })).json()) as Status;
     const ready = async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok === true;
     const metrics = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();

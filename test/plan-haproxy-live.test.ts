@@ -4,7 +4,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { execCommand } from '../src/sys/exec.ts';
@@ -25,7 +25,7 @@ after(async () => {
     await exited;
   }
   await Promise.all(standins.map((s) => s.close()));
-  if (ca) await rm(ca.dir, { recursive: true, force: true });
+  await ca?.close();
 });
 
 function get(port: number, caCert: string): Promise<number> {

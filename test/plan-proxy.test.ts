@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { createTestCa, type TestCa } from '../testkit/certs.ts';
@@ -30,7 +30,7 @@ after(async () => {
     await exited;
   }
   await Promise.all(standins.map((s) => s.close()));
-  await rm(ca.dir, { recursive: true, force: true });
+  await ca.close();
 });
 
 function get(port: number, path: string): Promise<number> {

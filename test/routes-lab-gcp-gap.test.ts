@@ -5,7 +5,6 @@
 // every one of them fails. Counted per connection, both backends.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import { waitFor } from '../testkit/wait-for.ts';
 import { createTestCa } from '../testkit/certs.ts';
 import { labSkipReason } from './lab/lab-net.ts';
@@ -40,7 +39,7 @@ interface GapLab {
 async function gapLab(t: TestContext): Promise<GapLab> {
   const lab = await newLab(t, 'gcp', 3);
   const ca = await createTestCa();
-  t.after(() => rm(ca.dir, { recursive: true, force: true }));
+  t.after(() => ca.close());
   const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', `IP:${VIP4}`, `IP:${VIP6}`, ...lab.masters.map((m) => `IP:${m.ip4}`)]);
   const api = {} as GapLab['api'];
   for (const m of lab.masters) {

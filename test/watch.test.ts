@@ -31,6 +31,7 @@ after(async () => {
   await Promise.all(standins.map((s) => s.close()));
   // Each state directory and the heartbeat directory the watcher keeps beside it.
   await Promise.all(stateDirs.flatMap((d) => [d, `${d}-heartbeat`]).map((d) => rm(d, { recursive: true, force: true })));
+  await Promise.all([ca.close(), otherCa.close()]);
 });
 
 async function standin(): Promise<ApiserverStandin> {

@@ -1,13 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { withOwnTlsIdentity } from './operator-fleet.ts';
 import { createTestCa } from './certs.ts';
 
 test("a cluster's own TLS identity: other CA bytes per cluster, the same certificate", async (t) => {
   const ca = await createTestCa('fleet-test-ca');
-  t.after(() => rm(ca.dir, { recursive: true, force: true }));
+  t.after(() => ca.close());
   const kubeconfig = `apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: ${Buffer.from(ca.cert).toString('base64')}\n    server: https://127.0.0.1:6443\n  name: c\n`;
   const caOf = (text: string) => Buffer.from(/certificate-authority-data: (\S+)/.exec(text)![1]!, 'base64').toString();
   const a = caOf(withOwnTlsIdentity(kubeconfig, 'c1'));

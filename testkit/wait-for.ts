@@ -33,9 +33,12 @@ export async function waitFor<T>(check: () => T | Promise<T>, opts: WaitOptions 
 /**
  * A port that was free a moment ago on host (bound and released): another process may take it
  * before the test uses it. Where the test owns the listener, or a kubeward child logs the port it
- * bound (KubewardProcess.adminPort/listenPort), bind port 0 instead. Use this only where the port
- * must be known before anything binds it (a rendered config under test, etcd's initial cluster,
- * kube-apiserver's start script) or for a port nothing should listen on.
+ * bound (KubewardProcess.adminPort/listenPort, boundPortsInLog; every admin and metrics listener
+ * logs its address at any log level), bind port 0 instead. Use this only where the port must be
+ * known before anything binds it (a rendered config or config file under test, a port flag whose
+ * honouring is under test, a port several processes share through SO_REUSEPORT, etcd's initial
+ * cluster, kube-apiserver's start script, a tool that cannot report a port 0 bind such as
+ * Prometheus) or for a port nothing should listen on; say which at the call.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const srv = createServer();

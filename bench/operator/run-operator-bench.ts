@@ -20,7 +20,6 @@ import type { KubewardProcess } from '../../testkit/kubeward-process.ts';
 import { buildDist } from '../../scripts/build.ts';
 import { bulkTenants, createManagedClusters } from '../../testkit/operator-fleet.ts';
 import { OpenStackEmulator } from '../../testkit/openstack/openstack-emulator.ts';
-import { freePort } from '../../testkit/wait-for.ts';
 import { readCpuSeconds, readTreeUsage } from '../proc-stats.ts';
 import { checkBenchOptions, type RawBenchOptions } from './bench-options.ts';
 import { checkTargets, renderTable, renderTargets, type SizeResult } from './operator-report.ts';
@@ -201,9 +200,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     process.stderr.write(`N=${n}: ${n} tenants and ManagedClusters made in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
     const before = await apiserverMetrics(kube);
-    const port = await freePort();
     const adminToken = adminTokenFixture();
-    const admin = `http://127.0.0.1:${port}`;
     counting = true;
     const startMs = Date.now();
     proc = current = new Kubeward([
@@ -226,7 +223,7 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
       `${o.intervalMs}ms`,
       ...adminToken.args,
       '--admin-address',
-      `127.0.0.1:${port}`,
+      '127.0.0.1:0',
       '--log-level',
       'warn',
     ]);
@@ -234,6 +231,8 @@ async function runSize(n: number, o: ReturnType<typeof parseOptions>, kube: Kube
     const pids = { operator: proc.pid, kubeApiserver: statePid(kube, 'kube-apiserver'), etcd: statePid(kube, 'etcd') };
     sampleCpu(cpuSeries, pids);
     const cpuTimer = setInterval(() => sampleCpu(cpuSeries, pids), CPU_SAMPLE_MS).unref();
+    // Port 0: the operator logs the port it bound at any log level.
+    const admin = `http://127.0.0.1:${await proc.adminPort({ timeoutMs: 60_000 })}`;
     const samples: { atMs: number; rss: number; cpu: number; heap?: number; lagMax?: number; lagP99?: number }[] = [];
     const endAt = startMs + o.durationS * 1000;
     while (Date.now() < endAt && proc.child.exitCode === null) {

@@ -382,6 +382,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       if (proxy.exitCode === null) proxy.kill('SIGKILL');
     }
     for (const s of standins) await s.kill();
+    await ca.close();
   }
 }
 

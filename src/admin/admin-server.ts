@@ -11,7 +11,7 @@ import { AdminConnections } from './admin-connections.ts';
 import { bearerMatches } from './admin-token.ts';
 import type { Registry } from './metrics.ts';
 import type { HostPort } from '../config/fields.ts';
-import type { Logger } from '../base/logger.ts';
+import { infoAtAnyLevel, type Logger } from '../base/logger.ts';
 import { describeError } from '../base/errors.ts';
 import { redactSecrets } from '../base/redact.ts';
 
@@ -106,7 +106,8 @@ export async function openListener(
 ): Promise<{ readonly address: HostPort; close(): Promise<void> }> {
   await listenOn(server, addr, { reusePort }, handover);
   const address = { host: addr.host, port: (server.address() as AddressInfo).port };
-  log.info({ address: `${address.host}:${address.port}` }, ready);
+  // Written at any log level: a port given as 0 is known only from this line.
+  infoAtAnyLevel(log, { address: `${address.host}:${address.port}` }, ready);
   let closing: Promise<void> | undefined;
   return {
     address,

@@ -113,11 +113,6 @@ export function canonicalIp(text: string): string | undefined {
   return ip ? formatIp(ip) : undefined;
 }
 
-/** The family of an address in this grammar, or 0 (like `isIP`, but with zone ids refused). */
-export function ipFamily(text: string): IpFamily | 0 {
-  return parseIp(text)?.family ?? 0;
-}
-
 /** A key under which two spellings of one address compare equal; text that is no address is its own key. */
 export function ipKey(text: string): string {
   const ip = parseIp(text);

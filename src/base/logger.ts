@@ -52,6 +52,15 @@ export function createLogger(opts: LoggerOptions): Logger {
   );
 }
 
+/**
+ * An info line written whatever --log-level says (a silent logger stays silent): where a daemon
+ * bound a port given as 0, which its supervisor and the tests read from the log.
+ */
+export function infoAtAnyLevel(log: Logger, fields: Record<string, unknown>, msg: string): void {
+  if (log.level === 'silent' || log.isLevelEnabled('info')) log.info(fields, msg);
+  else log.child({}, { level: 'info' }).info(fields, msg);
+}
+
 /** A logger that drops everything, for unit tests and library use. */
 export function createSilentLogger(): Logger {
   return pino({ level: 'silent' });

@@ -56,6 +56,7 @@ const agentSpec: ModeSpec<typeof agentFields> = {
       configPath: ctx.configPath,
       reloadConfig: reload,
       handover: ctx.handover,
+      nativeAddon: ctx.nativeAddon,
     });
     // Only with both proxy and watch: the feed from the proxy's checks to the watcher.
     const sharing = c.proxy !== undefined && c.watch !== undefined ? await import('../agent/shared-check.ts') : undefined;

@@ -4,11 +4,13 @@
 // the run: src/demo/run-demo.ts.
 import { demoDeclaration, type demoFields } from '../demo/demo-config.ts';
 import { runDemo } from '../demo/run-demo.ts';
+import { NativeRelayLoader } from '../proxy/relay/native-relay.ts';
 import { buildModeCommand, type ModeSpec } from './mode-command.ts';
 
 const spec: ModeSpec<typeof demoFields> = {
   ...demoDeclaration,
-  run: async (c, { shutdown }) => runDemo(c.duration, c.color && process.stdout.isTTY === true, shutdown),
+  // A mode runs once per process: the process's one native relay loader.
+  run: async (c, { shutdown }) => runDemo(c.duration, c.color && process.stdout.isTTY === true, shutdown, new NativeRelayLoader()),
 };
 
 export const demoCommand = () => buildModeCommand(spec);

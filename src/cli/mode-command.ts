@@ -21,6 +21,8 @@ import { startMetricsListener } from './metrics-listener.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import { startAdminServer, type AdminRoute, type AdminServer, type Readiness } from '../admin/admin-server.ts';
 import type { ListenerHandover, HandoverSession } from '../handover/handover-session.ts';
+import { NativeAddon } from '../proxy/relay/native-addon.ts';
+import { addonCandidates } from '../proxy/relay/native-relay.ts';
 import type { HandoverServer } from '../handover/handover-server.ts';
 
 /** How long a process lives on after handing its listeners over (see the hand-over's shutdown step). */
@@ -50,6 +52,8 @@ export interface ModeContext<C = unknown> {
   reloadConfig?: () => Promise<C>;
   /** --handover-socket: the listener hand-over with the predecessor and, later, the successor. */
   handover?: ModeHandover;
+  /** The process's one load of the native addon (the proxy's relay; the hand-over has its own use). */
+  nativeAddon?: NativeAddon;
 }
 
 /** What a mode sees of the listener hand-over (src/handover/handover-session.ts). */
@@ -145,9 +149,12 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
   let admin: AdminServer | undefined;
   let metrics: MetricsServer | undefined;
   let handover: HandoverSession | undefined;
+  // The process's one load of the native addon (KUBEWARD_NATIVE_RELAY: a sanitizer build), for the
+  // hand-over here and the proxy's relay.
+  const nativeAddon = new NativeAddon(addonCandidates(process.env.KUBEWARD_NATIVE_RELAY || undefined));
   let handoverServer: HandoverServer | undefined;
   try {
-    handover = await startHandover(config, log);
+    handover = await startHandover(config, log, nativeAddon);
     // First of the steps: from the moment this process stops, a successor binds instead of asking.
     if (handover) shutdown.add('hand-over socket: close', () => handoverServer?.close());
     // Inside the try: an admin address in use is bad usage (exit 2, one line), not a crash.
@@ -173,7 +180,7 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
     metrics = await startMetricsListener(config, registry, log, (config as { reusePort?: unknown }).reusePort === true, handover);
     const configPath = typeof opts.config === 'string' ? opts.config : undefined;
     const reloadConfig = () => loadModeConfig(spec, opts, adminDefault);
-    const result = await spec.run(config, { log, registry, shutdown, adminAddress: admin?.address, configPath, reloadConfig, handover });
+    const result = await spec.run(config, { log, registry, shutdown, adminAddress: admin?.address, configPath, reloadConfig, handover, nativeAddon });
     if (typeof result === 'number') {
       await shutdown.run('finished');
       await metrics?.close();
@@ -229,11 +236,11 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
  * --handover-socket (proxy, agent): asks the running process for its listeners before anything
  * binds. Not in a proxy worker (KUBEWARD_PROXY_WORKER): the primary alone hands over.
  */
-async function startHandover(config: unknown, log: Logger): Promise<HandoverSession | undefined> {
+async function startHandover(config: unknown, log: Logger, nativeAddon: NativeAddon): Promise<HandoverSession | undefined> {
   const path = (config as { handoverSocket?: unknown }).handoverSocket;
   if (typeof path !== 'string' || process.env.KUBEWARD_PROXY_WORKER === '1') return undefined;
   const [{ HandoverSession }, { loadHandoverAddon }] = await Promise.all([import('../handover/handover-session.ts'), import('../handover/handover-addon.ts')]);
-  return HandoverSession.start({ path: resolve(path), addon: loadHandoverAddon(process.env.KUBEWARD_NATIVE_RELAY || undefined), log });
+  return HandoverSession.start({ path: resolve(path), addon: loadHandoverAddon(nativeAddon), log });
 }
 
 /** Bad flags, keys or config files (E_USAGE, E_CONFIG): exit 2. */

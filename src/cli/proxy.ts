@@ -9,6 +9,8 @@ import { startProxy, type KubewardProxy, type ProxyHandle, type StartProxyOption
 import { watchConfigFile } from '../proxy/watch-config-file.ts';
 import { checkProxyFiles } from './check-proxy-files.ts';
 import { followPrimary, WorkerPool, type FollowingPrimary } from '../proxy/proxy-workers.ts';
+import { NativeAddon } from '../proxy/relay/native-addon.ts';
+import { addonCandidates, NativeRelayLoader } from '../proxy/relay/native-relay.ts';
 
 /** Set in the environment of the processes a primary forks (--workers): they serve, they do not fork. */
 const WORKER_ENV = 'KUBEWARD_PROXY_WORKER';
@@ -47,7 +49,8 @@ export async function runProxyMode(
     onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
     onCheckResult: hooks.onCheckResult,
     relay: config.relay,
-    nativeAddon: process.env.KUBEWARD_NATIVE_RELAY || undefined,
+    // A mode runs once per process: its context's addon is the process's one load (KUBEWARD_NATIVE_RELAY: a sanitizer build).
+    nativeRelay: new NativeRelayLoader(ctx.nativeAddon ?? new NativeAddon(addonCandidates(process.env.KUBEWARD_NATIVE_RELAY || undefined))),
   });
   const stopReloads = await enableReloads(
     proxy,

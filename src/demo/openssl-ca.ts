@@ -1,12 +1,12 @@
 // Certificates made with the openssl command: a CA, server certificates with chosen SANs and
 // validity, and client certificates, for kubeward demo's stand-ins and for tests (testkit/certs.ts).
-// Everything goes into a directory the caller owns.
+// Everything goes into one directory: the caller's, or a new temporary one the CA's close() removes.
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { once } from '../base/lifecycle.ts';
 
 const run = promisify(execFile);
 
@@ -23,6 +23,11 @@ export interface TestCa extends CertPair {
   issueServer(name: string, sans: string[], opts?: { days?: number; notAfterPast?: boolean }): Promise<CertPair>;
   /** A client certificate (CN = user, O = group) signed by this CA. */
   issueClient(name: string, cn: string, org?: string): Promise<CertPair>;
+  /**
+   * Removes the directory when the CA made it (a directory passed in is the caller's to remove);
+   * later callers join the same removal.
+   */
+  close(): Promise<void>;
 }
 
 async function openssl(args: string[], cwd: string): Promise<void> {
@@ -35,23 +40,20 @@ async function readPair(dir: string, name: string): Promise<CertPair> {
   return { certFile, keyFile, cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
 }
 
-/**
- * CA directories this process made, removed when it exits: node --test runs each test file in its
- * own process, so no file leaves kw-ca-* behind, whichever hook (test, before, module level) made
- * the CA. A directory passed in by the caller is the caller's to remove.
- */
-const madeDirs = new Set<string>();
-
-async function madeDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'kw-ca-'));
-  if (madeDirs.size === 0) process.once('exit', () => madeDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-  madeDirs.add(dir);
-  return dir;
+/** Makes a CA in dir, or in a new temporary directory that its close() removes. */
+export async function createTestCa(name = 'kubeward-test-ca', dir?: string): Promise<TestCa> {
+  const where = dir ?? (await mkdtemp(join(tmpdir(), 'kw-ca-')));
+  const close = once(() => (dir === undefined ? rm(where, { recursive: true, force: true }) : Promise.resolve()));
+  try {
+    await makeCa(name, where);
+    return await caIn(where, close);
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }
 
-/** Makes a CA in a new temporary directory (removed at exit), or in dir. */
-export async function createTestCa(name = 'kubeward-test-ca', dir?: string): Promise<TestCa> {
-  const where = dir ?? (await madeDir());
+async function makeCa(name: string, where: string): Promise<void> {
   await openssl(
     [
       'req',
@@ -76,6 +78,9 @@ export async function createTestCa(name = 'kubeward-test-ca', dir?: string): Pro
     ],
     where,
   );
+}
+
+async function caIn(where: string, close: () => Promise<void>): Promise<TestCa> {
   const ca = await readPair(where, 'ca');
   const issue = async (file: string, subj: string, ext: string, days: number, past: boolean): Promise<CertPair> => {
     await openssl(
@@ -117,5 +122,6 @@ export async function createTestCa(name = 'kubeward-test-ca', dir?: string): Pro
         opts.notAfterPast ?? false,
       ),
     issueClient: (file, cn, org) => issue(file, `/CN=${cn}${org ? `/O=${org}` : ''}`, 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n', 30, false),
+    close,
   };
 }

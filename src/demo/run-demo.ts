@@ -11,6 +11,7 @@ import { KubewardError, describeError } from '../base/errors.ts';
 import { createLogger } from '../base/logger.ts';
 import { probeHttps } from '../probe/https-probe.ts';
 import { startProxy, type ProxyHandle } from '../proxy/start-proxy.ts';
+import type { NativeRelaySource } from '../proxy/relay/native-relay.ts';
 import { StateFiles } from '../watch/state-files.ts';
 import { WatchMetrics } from '../watch/watch-metrics.ts';
 import { Watcher } from '../watch/watcher.ts';
@@ -22,8 +23,16 @@ import { ApiserverStandin } from './apiserver-standin.ts';
 
 const VIP = '192.0.2.10'; // a documentation address: only a file name here, never a destination
 
-/** Runs the whole demo; returns its exit code. Everything it starts is stopped by the end or by `shutdown`. */
-export async function runDemo(durationMs: number, live: boolean, shutdown: { add(name: string, run: () => Promise<void> | void): void }): Promise<number> {
+/**
+ * Runs the whole demo; returns its exit code. Everything it starts is stopped by the end or by
+ * `shutdown`. `nativeRelay`: the process's (its proxy relays in C when the addon is built).
+ */
+export async function runDemo(
+  durationMs: number,
+  live: boolean,
+  shutdown: { add(name: string, run: () => Promise<void> | void): void },
+  nativeRelay: NativeRelaySource,
+): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'kubeward-demo-'));
   const logFile = join(dir, 'demo.log');
   const logStream = createWriteStream(logFile);
@@ -66,7 +75,7 @@ export async function runDemo(durationMs: number, live: boolean, shutdown: { add
       ],
       shutdownGraceMs: 1000,
     },
-    { log },
+    { log, nativeRelay },
   );
   const proxyPort = proxy.addresses.get('apiserver')![0]!.port;
   const files = new StateFiles(join(dir, 'cloud-routes'));

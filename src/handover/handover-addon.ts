@@ -2,7 +2,7 @@
 // the one load of the addon per process (src/proxy/relay/native-addon.ts). Each answers a value
 // or -errno and never throws for a peer's doing.
 import { getSystemErrorName } from 'node:util';
-import { loadAddonExports } from '../proxy/relay/native-addon.ts';
+import { NativeAddon } from '../proxy/relay/native-addon.ts';
 import { addonCandidates } from '../proxy/relay/native-relay.ts';
 
 export interface HandoverAddon {
@@ -16,8 +16,8 @@ export interface HandoverAddon {
 const FUNCTIONS = ['handoverConnect', 'handoverSend', 'handoverReceive', 'handoverPeer', 'handoverClose'] as const;
 
 /** The addon's hand-over calls, or why there are none (then the process binds as usual). */
-export function loadHandoverAddon(explicit?: string): HandoverAddon | { unusable: string } {
-  const addon = loadAddonExports(addonCandidates(explicit));
+export function loadHandoverAddon(native: NativeAddon = new NativeAddon(addonCandidates())): HandoverAddon | { unusable: string } {
+  const addon = native.load();
   if ('unusable' in addon) return addon;
   const missing = FUNCTIONS.find((f) => typeof addon.exports[f] !== 'function');
   if (missing) return { unusable: `${addon.path} has no ${missing}() (an addon older than this kubeward: rebuild it)` };

@@ -21,7 +21,7 @@ before(async () => {
   standin = new ApiserverStandin({ cert: serverCert.cert, key: serverCert.key });
   await standin.open();
 });
-after(() => standin.close());
+after(() => Promise.all([standin.close(), ca.close(), otherCa.close()]));
 
 const url = () => new URL(`https://127.0.0.1:${standin.port}/readyz`);
 

@@ -1,4 +1,4 @@
-import { test, before } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestCa, type TestCa, type CertPair } from '../../testkit/certs.ts';
 import { caBundleProblem, checkToken, clientPairProblem } from './tls-material.ts';
@@ -11,6 +11,7 @@ before(async () => {
   client = await ca.issueClient('client', 'kubeward', 'system:masters');
   other = await ca.issueClient('other', 'kubeward', 'system:masters');
 });
+after(() => ca.close());
 
 test('a CA bundle must hold at least one certificate that parses', () => {
   assert.equal(caBundleProblem(ca.cert), undefined);

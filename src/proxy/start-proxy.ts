@@ -16,7 +16,7 @@ import { loadHealthCheck, type LoadedHealthCheck, type ProxyConfig } from './pro
 import { ProxyMetrics } from './proxy-metrics.ts';
 import { chooseRelay } from './relay/choose-relay.ts';
 import type { loadRelayInternals } from './relay/handle-internals.ts';
-import { addonCandidates, loadNativeRelay } from './relay/native-relay.ts';
+import type { NativeRelaySource } from './relay/native-relay.ts';
 import { ReadBufferPool } from './relay/read-buffer-pool.ts';
 import type { RelayPath } from './relay/relay.ts';
 import { countOpenFds, planConnectionCaps, readFdLimit } from './fd-budget.ts';
@@ -63,10 +63,12 @@ export interface StartProxyOptions {
   relay?: RelayPath;
   /** Finds the handle path's internals (tests inject a failing one); default loadRelayInternals. */
   loadRelayInternals?: () => ReturnType<typeof loadRelayInternals>;
-  /** Finds the native relay for --relay native (tests inject a failing one); default loadNativeRelay. */
-  loadNativeRelay?: (readBytes: number) => ReturnType<typeof loadNativeRelay>;
-  /** The native relay's addon file instead of the build's (KUBEWARD_NATIVE_RELAY: a sanitizer build). */
-  nativeAddon?: string;
+  /**
+   * The process's native relay for --relay native: the NativeRelayLoader the process's owner made
+   * (one per process; tests inject failing ones). Without it the native path cannot run here and
+   * the proxy relays on the handle path.
+   */
+  nativeRelay?: NativeRelaySource;
   /** Resolves --upstream-dns names (tests inject one); default the system resolver. */
   lookup?: Lookup;
 }
@@ -167,12 +169,12 @@ export class KubewardProxy implements ProxyHandle {
     this.#current = config;
     const metrics = new ProxyMetrics(opts.registry ?? new Registry(), () => this.#frontends.map((f) => f.sample()));
     const readBytes = opts.readBufferBytes ?? 64 * 1024;
-    const loadNative = opts.loadNativeRelay ?? ((bytes: number) => loadNativeRelay(bytes, addonCandidates(opts.nativeAddon)));
+    const native = opts.nativeRelay ?? { load: () => ({ unusable: 'no native relay was handed to this proxy (its process makes one NativeRelayLoader)' }) };
     const relay = chooseRelay(opts.relay ?? 'native', {
       log: this.#log,
       buffers: new ReadBufferPool({ sliceBytes: opts.readBufferBytes }),
       loadInternals: opts.loadRelayInternals,
-      loadNative: () => loadNative(readBytes),
+      loadNative: () => native.load(readBytes),
     });
     this.#deps = {
       log: this.#log,

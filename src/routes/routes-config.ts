@@ -3,7 +3,7 @@
 import { isIP } from 'node:net';
 import { array, enum as zEnum, literal, number, optional, prefault, refine, string, union, url } from 'zod/mini';
 import { Refused, boolean, duration, integer, ipAddress, readWith } from '../config/fields.ts';
-import type { ModeConfig, ModeDeclaration } from '../config/mode-declaration.ts';
+import type { ModeDeclaration } from '../config/mode-declaration.ts';
 import { canonicalIp } from '../base/ip.ts';
 import { isDirectoryPath } from '../watch/state-record.ts';
 import { cidrField, printable, vipAddress } from '../watch/vip-address.ts';
@@ -87,8 +87,6 @@ export const routesFields = {
     ),
   ),
 };
-
-export type RoutesConfig = ModeConfig<typeof routesFields>;
 
 const helpAfter = `
 Reads <VIP>.up / <VIP>.down in --state-dir (inotify plus a full resync every --resync). A VIP is up

@@ -127,6 +127,7 @@ describe('authenticated /metrics with a real kube-apiserver', { skip: kubeApiser
     for (const p of procs) await p.stop();
     await kube?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
+    await ca?.close();
   });
 
   test('a token with the RBAC grant gets 200 and the metrics; one without gets 403; forged or missing 401', async () => {

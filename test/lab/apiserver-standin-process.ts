@@ -1,7 +1,6 @@
 // The HTTPS apiserver stand-in as a process in a lab namespace, and which apiserver answers the VIP
 // from a namespace: shared by the end-to-end lab tests of watch + routes (standalone and agent).
 import { createInterface } from 'node:readline';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createTestCa, type TestCa } from '../../testkit/certs.ts';
 import { NODE, REPO, type LabNet } from './lab-net.ts';
@@ -21,7 +20,7 @@ export async function standinLab(t: AfterHook): Promise<{ lab: CloudLab; ca: Tes
   const lab = await newLab(t, 'azure');
   await lab.setBackends(['m2']);
   const ca = await createTestCa();
-  t.after(() => rm(ca.dir, { recursive: true, force: true }));
+  t.after(() => ca.close());
   const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1', `IP:${VIP4}`]);
   for (const m of lab.masters) await m.agent.unserve(m.name); // the HTTPS stand-ins take port 6443
   const api1 = await startStandin(lab.net, 'm1', 'm1', cert.certFile, cert.keyFile);

@@ -205,9 +205,10 @@ test('--relay socket runs the net.Socket data path and says so in /status and /m
 
 test('with --workers 2 two processes serve the listen address, both fail over, a drain reaches both, SIGTERM stops both', async (t) => {
   const ups = await startUpstreams(t, ['a', 'b']);
-  // freePort stays here: the primary and its worker each bind this same port (SO_REUSEPORT), where
-  // port 0 would give each process a port of its own.
-  const [port, admin] = [await freePort(), await freePort()];
+  // freePort stays for the listen port: the primary and its worker each bind this same port
+  // (SO_REUSEPORT), where port 0 would give each process a port of its own. The admin listener is
+  // the primary's alone: port 0, read from its log.
+  const port = await freePort();
   const { child, out, exited } = runCli(t, [
     '--listen',
     `127.0.0.1:${port}`,
@@ -222,7 +223,7 @@ test('with --workers 2 two processes serve the listen address, both fail over, a
     '500ms',
     ...ADMIN_TOKEN.args,
     '--admin-address',
-    `127.0.0.1:${admin}`,
+    '127.0.0.1:0',
     '--log-format',
     'json',
     '--slow-start',
@@ -236,6 +237,7 @@ test('with --workers 2 two processes serve the listen address, both fail over, a
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as { msg: string; upstream?: string; pids?: number[] });
   const count = (msg: string, upstream?: string) => logs().filter((l) => l.msg === msg && (upstream === undefined || l.upstream === upstream)).length;
+  const { admin } = await boundPortsInLog(() => out.stderr);
   const base = `http://127.0.0.1:${admin}`;
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, {
     timeoutMs: 15_000,

@@ -19,6 +19,7 @@ import type { ResourceClient } from '../../src/clients/kube/resource-client.ts';
 import { freePort, waitFor } from '../../testkit/wait-for.ts';
 import { apiserverSkipReason, startTestApiserver, type TestApiserver } from './kube-apiserver-fixture.ts';
 import { noteTierSkip } from '../../testkit/test-tiers.ts';
+import { TEST_NATIVE_RELAY } from './proxy-fixtures.ts';
 
 const skip = apiserverSkipReason();
 noteTierSkip('kube-apiserver', skip);
@@ -102,7 +103,7 @@ function apiFrontend(seedPort: number): FrontendConfig {
 }
 
 async function start(t: TestContext, fc: FrontendConfig): Promise<ProxyHandle> {
-  const proxy = await startProxy({ frontends: [fc], shutdownGraceMs: 500 });
+  const proxy = await startProxy({ frontends: [fc], shutdownGraceMs: 500 }, { nativeRelay: TEST_NATIVE_RELAY });
   t.after(() => proxy.destroy());
   return proxy;
 }
@@ -226,7 +227,7 @@ test('a discovered list re-plans the connection cap: each upstream check holds d
   const own = apiFrontend(api.port);
   const proxy = await startProxy(
     { frontends: [{ ...own, discovery: { ...own.discovery!, cacheFile: join(dir, 'cap-upstreams.json') } }], shutdownGraceMs: 500 },
-    { fdLimit: 1000 },
+    { fdLimit: 1000, nativeRelay: TEST_NATIVE_RELAY },
   );
   t.after(() => proxy.destroy());
   const cap = () => proxy.status().frontends[0]!.connections.cap ?? 0;

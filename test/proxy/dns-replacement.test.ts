@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from '../../src/admin/metrics.ts';
 import { startProxy, type ProxyHandle } from '../../src/proxy/start-proxy.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
-import { frontendConfig, listenPort, openGreeted } from './proxy-fixtures.ts';
+import { TEST_NATIVE_RELAY, frontendConfig, listenPort, openGreeted } from './proxy-fixtures.ts';
 
 /** A server on host:port that greets each connection with its name. */
 class Named {
@@ -86,6 +86,7 @@ async function start(
     { frontends: [fc], shutdownGraceMs: 200 },
     {
       registry: new Registry(),
+      nativeRelay: TEST_NATIVE_RELAY,
       lookup: async (name) => {
         const a = dns.get(name);
         if (!a) throw new Error(`ENOTFOUND ${name}`);

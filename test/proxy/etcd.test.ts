@@ -146,7 +146,7 @@ async function startCluster(t: TestContext, ca: TestCa, server: CertPair): Promi
 
 test('etcdctl through the proxy keeps working while etcd members are stopped and started one at a time', { skip }, async (t) => {
   const ca = await createTestCa('etcd-ca');
-  t.after(() => rm(ca.dir, { recursive: true, force: true }));
+  t.after(() => ca.close());
   const server = await ca.issueServer('etcd-server', ['DNS:localhost', 'IP:127.0.0.1']);
   const client = await ca.issueClient('etcd-client', 'root');
   const cluster = await startCluster(t, ca, server);

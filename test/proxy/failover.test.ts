@@ -2,7 +2,6 @@
 // upstream taken out by the active check, graceful shutdown drained without failed requests,
 // fail-open and recovery, and the jittered close of a dead upstream's connections.
 import { test, before, after } from 'node:test';
-import { rm } from 'node:fs/promises';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
@@ -32,7 +31,7 @@ before(async () => {
   ca = await createTestCa();
   cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1']);
 });
-after(() => rm(ca.dir, { recursive: true, force: true }));
+after(() => ca.close());
 
 async function standins(t: TestContext, n: number): Promise<ApiserverStandin[]> {
   const list = Array.from({ length: n }, (_, i) => new ApiserverStandin({ cert: cert.cert, key: cert.key, name: `api-${i}` }));

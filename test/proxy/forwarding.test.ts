@@ -6,7 +6,18 @@ import { createHash, randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { startProxy } from '../../src/proxy/start-proxy.ts';
-import { RELAY_PATHS, frontendConfig, listenPort, openGreeted, startTestProxy, startUpstreams, upstreamState, waitForState } from './proxy-fixtures.ts';
+import {
+  RELAY_PATHS,
+  TEST_NATIVE_RELAY,
+  ensureNativeAddon,
+  frontendConfig,
+  listenPort,
+  openGreeted,
+  startTestProxy,
+  startUpstreams,
+  upstreamState,
+  waitForState,
+} from './proxy-fixtures.ts';
 
 const sha = (b: Buffer | Buffer[]) =>
   createHash('sha256')
@@ -163,7 +174,8 @@ for (const relay of RELAY_PATHS) {
 
   test(`with reusePort two proxies share one listen address and both forward (${relay} path)`, async (t) => {
     const ups = await startUpstreams(t, ['a']);
-    const opts = { reusePort: true, relay };
+    if (relay === 'native') await ensureNativeAddon();
+    const opts = { reusePort: true, relay, nativeRelay: TEST_NATIVE_RELAY };
     // The first proxy binds port 0; the second joins the port it got.
     const one = await startProxy({ frontends: [frontendConfig([ups[0]!.address], { listen: [{ host: '127.0.0.1', port: 0 }] })], shutdownGraceMs: 100 }, opts);
     t.after(() => one.destroy());
@@ -171,6 +183,7 @@ for (const relay of RELAY_PATHS) {
     const fc = frontendConfig([ups[0]!.address], { listen: [{ host: '127.0.0.1', port }] });
     const two = await startProxy({ frontends: [fc], shutdownGraceMs: 100 }, opts);
     t.after(() => two.destroy());
+    assert.deepEqual([one.relayPath, two.relayPath], [relay, relay], 'both run the path asked for');
     const conns = await Promise.all(Array.from({ length: 40 }, () => openGreeted(port)));
     conns.forEach((c) => c.socket.destroy());
     const [n1, n2] = [one.stats()[0]!.accepted, two.stats()[0]!.accepted];

@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { KubewardProcess, NODE } from '../../testkit/kubeward-process.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { loadHandoverAddon, type HandoverAddon } from '../../src/handover/handover-addon.ts';
-import { ensureNativeAddon, TcpUpstream } from './proxy-fixtures.ts';
+import { ensureNativeAddon, TcpUpstream, TEST_NATIVE_ADDON } from './proxy-fixtures.ts';
 
 const run = promisify(execFile);
 const HELPER = join(import.meta.dirname, '../../src/handover/await-successor.ts');
@@ -82,7 +82,7 @@ describe('listener hand-over between kubeward processes', { skip: linux }, () =>
 
   before(async () => {
     await ensureNativeAddon();
-    const a = loadHandoverAddon();
+    const a = loadHandoverAddon(TEST_NATIVE_ADDON);
     if ('unusable' in a) throw new Error(a.unusable);
     addon = a;
     await upstream.listen();

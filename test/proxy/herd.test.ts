@@ -8,14 +8,14 @@ import { Registry } from '../../src/admin/metrics.ts';
 import { startProxy, type ProxyHandle } from '../../src/proxy/start-proxy.ts';
 import type { FrontendConfig } from '../../src/proxy/proxy-config.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
-import { frontendConfig, listenPort, openGreeted, startUpstreams, upstreamState, waitForState } from './proxy-fixtures.ts';
+import { TEST_NATIVE_RELAY, frontendConfig, listenPort, openGreeted, startUpstreams, upstreamState, waitForState } from './proxy-fixtures.ts';
 
 function seeded(seed: number): () => number {
   return () => (seed = (seed * 16807) % 2147483647) / 2147483647;
 }
 
 async function start(t: TestContext, fc: FrontendConfig, registry = new Registry()): Promise<ProxyHandle> {
-  const proxy = await startProxy({ frontends: [fc], shutdownGraceMs: 500 }, { random: seeded(42), registry });
+  const proxy = await startProxy({ frontends: [fc], shutdownGraceMs: 500 }, { random: seeded(42), registry, nativeRelay: TEST_NATIVE_RELAY });
   t.after(() => proxy.destroy());
   return proxy;
 }

@@ -19,7 +19,7 @@ import { KubewardProcess } from '../../testkit/kubeward-process.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { startProxy } from '../../src/proxy/start-proxy.ts';
 import { createLogger } from '../../src/base/logger.ts';
-import { frontendConfig, openGreeted, startUpstreams } from './proxy-fixtures.ts';
+import { TEST_NATIVE_RELAY, frontendConfig, openGreeted, startUpstreams } from './proxy-fixtures.ts';
 import { adminTokenFixture } from '../../testkit/admin-token.ts';
 
 /** /status and drain need the admin token. */
@@ -33,7 +33,7 @@ before(async () => {
   serverCert = await ca.issueServer('apiserver', ['IP:127.0.0.1']);
   dir = await mkdtemp(join(tmpdir(), 'kw-local-fault-'));
 });
-after(() => rm(dir, { recursive: true, force: true }));
+after(() => Promise.all([rm(dir, { recursive: true, force: true }), ca.close()]));
 
 function tlsThrough(port: number): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
@@ -53,7 +53,7 @@ test('a token file that vanishes or goes bad is a local fault: upstreams stay up
   const registry = new Registry();
   const upstream = { host: '127.0.0.1', port: standin.port };
   const config = frontendConfig([upstream], {}, { type: 'readyz', ca: ca.cert, tokenFile, intervalMs: 50, timeoutMs: 500, rise: 1, fall: 2 } as never);
-  const proxy = await startProxy({ frontends: [config], shutdownGraceMs: 100 }, { log, registry });
+  const proxy = await startProxy({ frontends: [config], shutdownGraceMs: 100 }, { log, registry, nativeRelay: TEST_NATIVE_RELAY });
   t.after(() => proxy.destroy());
   const port = proxy.addresses.get('test')![0]!.port;
   await waitFor(() => proxy.readiness().ready, { timeoutMs: 5000, what: 'upstream up' });

@@ -11,6 +11,16 @@ import type { UpstreamState } from '../../src/proxy/upstream-list.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { statSync } from 'node:fs';
 import { DEV_ADDON, NATIVE_SOURCE, buildNative } from '../../scripts/build-native.ts';
+import { NativeAddon } from '../../src/proxy/relay/native-addon.ts';
+import { addonCandidates, NativeRelayLoader } from '../../src/proxy/relay/native-relay.ts';
+
+/**
+ * The test process's native relay, for every proxy a test file starts in-process: node --test runs
+ * each file in its own process, and the addon is one per process (KUBEWARD_NATIVE_RELAY: a
+ * sanitizer build). Loaded at the first proxy that asks, after ensureNativeAddon built it.
+ */
+export const TEST_NATIVE_ADDON = new NativeAddon(addonCandidates(process.env.KUBEWARD_NATIVE_RELAY || undefined));
+export const TEST_NATIVE_RELAY = new NativeRelayLoader(TEST_NATIVE_ADDON);
 
 /** A TCP upstream that greets each connection with "<name>\n", then runs onConnection (default: hold). */
 export class TcpUpstream {
@@ -103,7 +113,7 @@ export async function startTestProxy(t: TestContext, frontends: FrontendConfig[]
   // native is the default path: the current C is built for it as for --relay native.
   if ((opts.relay ?? 'native') === 'native') await ensureNativeAddon();
   const config: ProxyConfig = { frontends, shutdownGraceMs };
-  const proxy = await startProxy(config, { nativeAddon: process.env.KUBEWARD_NATIVE_RELAY || undefined, ...opts });
+  const proxy = await startProxy(config, { nativeRelay: TEST_NATIVE_RELAY, ...opts });
   if (opts.relay && proxy.status().relay !== opts.relay) throw new Error(`asked for the ${opts.relay} path, runs ${proxy.status().relay}`);
   t.after(() => proxy.destroy());
   return proxy;

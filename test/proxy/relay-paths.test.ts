@@ -161,7 +161,7 @@ const FALLBACKS = [
     name: 'without the native addon --relay native relays on the handle path, says why once, and reports it',
     runs: 'handle',
     reason: 'no native relay addon at /nowhere (test)',
-    opts: { relay: 'native', loadNativeRelay: () => ({ unusable: 'no native relay addon at /nowhere (test)' }) },
+    opts: { relay: 'native', nativeRelay: { load: () => ({ unusable: 'no native relay addon at /nowhere (test)' }) } },
   },
 ] as const satisfies readonly { name: string; runs: RelayPath; reason: string; opts: StartProxyOptions }[];
 
@@ -201,7 +201,7 @@ test('a connection the native addon refuses (EMFILE at dup) relays on the handle
   };
   const proxy = await startProxy(
     { frontends: [frontendConfig([up!.address])], shutdownGraceMs: 1000 },
-    { log, relay: 'native', loadNativeRelay: () => new NativeRelay(refusing, 64 * 1024, 'test') },
+    { log, relay: 'native', nativeRelay: { load: () => new NativeRelay(refusing, 64 * 1024, 'test') } },
   );
   t.after(() => proxy.destroy());
   assert.equal(proxy.status().relay, 'native');

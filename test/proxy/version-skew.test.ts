@@ -2,7 +2,6 @@
 // upstream older than the kubelet gets no connection while a newer one is up, and the older ones
 // still serve when no newer one is left (HA before skew).
 import { test, before, after } from 'node:test';
-import { rm } from 'node:fs/promises';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { createTestCa, type TestCa, type CertPair } from '../../testkit/certs.ts';
@@ -19,7 +18,7 @@ before(async () => {
   ca = await createTestCa();
   cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:::1']);
 });
-after(() => rm(ca.dir, { recursive: true, force: true }));
+after(() => ca.close());
 
 async function standins(t: TestContext, versions: string[]): Promise<ApiserverStandin[]> {
   const list = versions.map((v, i) => new ApiserverStandin({ cert: cert.cert, key: cert.key, name: `api-${i}`, gitVersion: v }));

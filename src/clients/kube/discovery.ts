@@ -23,9 +23,3 @@ export async function discoverGroupVersion(kube: KubeClient, group: string, want
   const served = new Set((g.versions ?? []).map((v) => v.version));
   return wanted.find((v) => served.has(v));
 }
-
-/** The server's version string, like "v1.20.2". */
-export async function serverVersion(kube: KubeClient): Promise<string> {
-  const v = await kube.request<{ gitVersion?: string }>('GET', '/version');
-  return v.gitVersion ?? 'unknown';
-}

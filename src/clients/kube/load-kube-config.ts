@@ -67,8 +67,3 @@ function loadInCluster(kc: KubeConfig, src: { host: string; port: string; servic
     currentContext: 'in-cluster',
   });
 }
-
-/** The namespace of the current context, or "default". */
-export function contextNamespace(kc: KubeConfig): string {
-  return kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
-}

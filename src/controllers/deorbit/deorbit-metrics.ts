@@ -23,5 +23,3 @@ export function createDeorbitMetrics(registry: Registry): DeorbitMetrics {
     },
   };
 }
-
-export const NO_DEORBIT_METRICS: DeorbitMetrics = { refused: () => undefined, heldBack: () => undefined };

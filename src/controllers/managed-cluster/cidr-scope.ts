@@ -33,13 +33,6 @@ export function clusterCidrProblem(text: string, policy: CidrPolicy = {}): strin
   return undefined;
 }
 
-/** The parsed CIDR, or throws a TypeError naming the problem. */
-export function parseClusterCidr(text: string, policy: CidrPolicy = {}): Cidr {
-  const problem = clusterCidrProblem(text, policy);
-  if (problem) throw new TypeError(problem);
-  return parseCidr(text)!;
-}
-
 /** Pod CIDRs of Nodes that do not lie inside the cluster CIDR ("node: cidr"); unparsable ones count as outside. */
 export function podCidrsOutside(cluster: Cidr, nodes: readonly ClusterNode[]): string[] {
   const out: string[] = [];

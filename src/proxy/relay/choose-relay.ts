@@ -5,7 +5,7 @@ import type { Logger } from '../../base/logger.ts';
 import { HandlePath } from './handle-path.ts';
 import { loadRelayInternals, type RelayInternals } from './handle-internals.ts';
 import { NativePath } from './native-path.ts';
-import type { loadNativeRelay, NativeRelay } from './native-relay.ts';
+import type { NativeRelay, NativeRelaySource } from './native-relay.ts';
 import type { ReadBufferPool } from './read-buffer-pool.ts';
 import type { RelayFactory, RelayPath } from './relay.ts';
 import { SocketPath } from './socket-path.ts';
@@ -17,7 +17,7 @@ export interface ChooseRelayOptions {
   /** Finds the handle path's internals; default loadRelayInternals. */
   loadInternals?: () => ReturnType<typeof loadRelayInternals>;
   /** Finds the native relay (called only when native is asked for and the handle path runs). */
-  loadNative: () => ReturnType<typeof loadNativeRelay>;
+  loadNative: () => ReturnType<NativeRelaySource['load']>;
 }
 
 /** The relay factory of the path that runs (see the file header). */
@@ -45,7 +45,7 @@ function chooseInternals(asked: RelayPath, log: Logger, load: () => ReturnType<t
 }
 
 /** The native relay when --relay native (the handle path runs: it accepts and connects); without the addon, undefined, said once. */
-function chooseNative(asked: RelayPath, log: Logger, load: () => ReturnType<typeof loadNativeRelay>): NativeRelay | undefined {
+function chooseNative(asked: RelayPath, log: Logger, load: () => ReturnType<NativeRelaySource['load']>): NativeRelay | undefined {
   if (asked !== 'native') return undefined;
   const found = load();
   if ('unusable' in found) {

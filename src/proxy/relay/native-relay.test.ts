@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { waitFor } from '../../../testkit/wait-for.ts';
-import { ensureNativeAddon } from '../../../test/proxy/proxy-fixtures.ts';
-import { addonCandidates, loadNativeRelay, NativeConnection, type NativeRelay } from './native-relay.ts';
+import { ensureNativeAddon, TEST_NATIVE_RELAY } from '../../../test/proxy/proxy-fixtures.ts';
+import { NativeConnection, type NativeRelay } from './native-relay.ts';
 import type { RelayOwner } from './relayed-connection.ts';
 import { connectedHandles, helloSilenceHi, throwingOwner } from './relay-pair.test-helpers.ts';
 
@@ -27,7 +27,7 @@ function ended(s: Socket): Promise<void> {
 
 async function relay(): Promise<NativeRelay> {
   await ensureNativeAddon();
-  const r = loadNativeRelay(64 * 1024, addonCandidates(process.env.KUBEWARD_NATIVE_RELAY || undefined));
+  const r = TEST_NATIVE_RELAY.load(64 * 1024);
   assert.ok(!('unusable' in r), 'unusable' in r ? r.unusable : '');
   return r;
 }

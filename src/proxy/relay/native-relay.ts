@@ -9,9 +9,10 @@
 // The addon is looked for next to the sources (build/native/relay.node, scripts/build-native.ts)
 // and next to the build (dist/native/relay.node), unless the caller names a file (the CLI takes it
 // from KUBEWARD_NATIVE_RELAY: the sanitizer build). One instance per process, whatever the number
-// of proxies in it.
+// of proxies in it: the process's owner (the CLI mode, the demo, a test file) makes one
+// NativeRelayLoader and hands it to every proxy it starts.
 import { fileURLToPath } from 'node:url';
-import { loadAddonExports } from './native-addon.ts';
+import { NativeAddon } from './native-addon.ts';
 import { endFirstByteWatch, noteFirstBytes } from './first-byte-watch.ts';
 import { SharedConnectionState, type RelayOptions, type RelayOwner } from './relayed-connection.ts';
 import type { TcpHandle } from './handle-internals.ts';
@@ -49,20 +50,43 @@ export function addonCandidates(explicit?: string, moduleUrl: string = import.me
   ];
 }
 
-let loaded: NativeRelay | { unusable: string } | undefined;
+/** Where a proxy gets the process's native relay (a NativeRelayLoader, or a stand-in in tests). */
+export interface NativeRelaySource {
+  load(readBytes: number): NativeRelay | { unusable: string };
+}
 
-/** The process's native relay, loaded once; or why it cannot run (the caller falls back to handle). */
-export function loadNativeRelay(readBytes = 64 * 1024, candidates: string[] = addonCandidates()): NativeRelay | { unusable: string } {
-  if (loaded !== undefined) return loaded;
-  const addon = loadAddonExports(candidates);
-  if ('unusable' in addon) return (loaded = addon);
+/**
+ * The process's native relay, loaded at the first load() and the same one after. A process makes
+ * one: the addon keeps one instance per process, and loading it again re-initialises the C side,
+ * which then sends the first relay's events to the second. Nothing to close: a loaded addon stays
+ * in the process, and each proxy closes the connections it opened.
+ */
+export class NativeRelayLoader implements NativeRelaySource {
+  readonly #addon: NativeAddon;
+  #loaded: NativeRelay | { unusable: string } | undefined;
+
+  /** `addon`: the process's one load of the addon, shared with the listener hand-over. */
+  constructor(addon: NativeAddon = new NativeAddon(addonCandidates())) {
+    this.#addon = addon;
+  }
+
+  /** `readBytes` counts at the first call only: the addon's read buffer is made once. */
+  load(readBytes = 64 * 1024): NativeRelay | { unusable: string } {
+    return (this.#loaded ??= loadNativeRelay(readBytes, this.#addon));
+  }
+}
+
+/** Loads and initialises the addon, or says why it cannot run; a NativeRelayLoader calls it once per process. */
+function loadNativeRelay(readBytes: number, native: NativeAddon): NativeRelay | { unusable: string } {
+  const addon = native.load();
+  if ('unusable' in addon) return addon;
   for (const name of ADDON_FUNCTIONS) {
-    if (typeof addon.exports[name] !== 'function') return (loaded = { unusable: `${addon.path} has no ${name}()` });
+    if (typeof addon.exports[name] !== 'function') return { unusable: `${addon.path} has no ${name}()` };
   }
   try {
-    return (loaded = new NativeRelay(addon.exports as unknown as RelayAddon, readBytes, addon.path));
+    return new NativeRelay(addon.exports as unknown as RelayAddon, readBytes, addon.path);
   } catch (err) {
-    return (loaded = { unusable: `initialising ${addon.path} failed: ${err instanceof Error ? err.message : String(err)}` });
+    return { unusable: `initialising ${addon.path} failed: ${err instanceof Error ? err.message : String(err)}` };
   }
 }
 
