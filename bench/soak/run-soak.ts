@@ -63,6 +63,12 @@ export interface FailedRequest {
 export interface RequestCounts {
   sent: number;
   failed: number;
+  /**
+   * GETs sent again, once, because the upstream closed a reused keep-alive connection before any
+   * byte of the answer: Go's net/http (client-go, so kubelet and every controller) does the same
+   * for a replayable request (transport.go, shouldRetryRequest); the second try counts as any other.
+   */
+  retried: number;
   /** The first few failures' reasons. */
   examples: string[];
 }
@@ -240,7 +246,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const atRest = samples[samples.length - 1]!;
 
     const schedule = faultSchedule(o.durationMs, o.periodMs, standins.length);
-    const requests = Object.fromEntries([...FAULT_KINDS, 'none'].map((k) => [k, { sent: 0, failed: 0, examples: [] as string[] }])) as Record<
+    const requests = Object.fromEntries([...FAULT_KINDS, 'none'].map((k) => [k, { sent: 0, failed: 0, retried: 0, examples: [] as string[] }])) as Record<
       FaultKind | 'none',
       RequestCounts
     >;
@@ -249,12 +255,18 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const oneShot = agentFor(false, Infinity);
     const keepAlive = agentFor(true, o.keepAliveConns);
     const failures: FailedRequest[] = [];
-    const get = (agent: Agent, path: string): void => {
+    const get = (agent: Agent, path: string, retry = false): void => {
       const sentAt = now();
-      requests[faultAt(schedule, o.periodMs, sentAt)].sent++;
+      if (!retry) requests[faultAt(schedule, o.periodMs, sentAt)].sent++;
       let reused = false;
+      let answered = false;
       const fail = (why: string): void => {
         if (!loadOn) return; // the load's own end aborts what is still in flight
+        if (reused && !answered && !retry && /^(ECONNRESET|EPIPE|ECONNABORTED)$|socket hang up/.test(why)) {
+          requests[faultAt(schedule, o.periodMs, sentAt)].retried++;
+          get(agent, path, true);
+          return;
+        }
         // A request sent just before a fault and cut by it counts under that fault.
         const failedAt = now();
         const atFailure = faultAt(schedule, o.periodMs, failedAt);
@@ -277,6 +289,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         }
       };
       const req = request({ host: '127.0.0.1', port, path, agent, timeout: 5000 }, (res) => {
+        answered = true;
         res.resume();
         res.on('end', () => {
           if (res.statusCode !== 200) fail(`HTTP ${res.statusCode}`);
@@ -414,9 +427,9 @@ export function renderSoak(r: SoakReport): string {
         `| ${name} | ${mibOr(x.heapTotalBytes)} | ${mibOr(x.heapUsedBytes)} | ${mibOr(x.externalBytes)} | ${x.heapTotalBytes === undefined ? '?' : mib(x.anonBytes - x.heapTotalBytes - (x.externalBytes ?? 0))} |`,
     ),
     '',
-    `| fault in force | requests | failed |`,
-    `| --- | --- | --- |`,
-    ...Object.entries(r.requests).map(([k, c]) => `| ${k} | ${c.sent} | ${c.failed} |`),
+    `| fault in force | requests | failed | retried as client-go would |`,
+    `| --- | --- | --- | --- |`,
+    ...Object.entries(r.requests).map(([k, c]) => `| ${k} | ${c.sent} | ${c.failed} | ${c.retried} |`),
     ...Object.entries(r.requests).flatMap(([k, c]) => c.examples.map((e) => `- ${k}: ${e}`)),
     '',
     ...renderFailures(r.failures),

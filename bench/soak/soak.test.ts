@@ -1,7 +1,7 @@
 // The soak's short form: two minutes of churn, keep-alive and watch streams through the proxy
 // while upstreams are killed, hung, drained and the proxy reloaded. Fails on a descriptor leak,
 // on memory that is not given back after the load, on the proxy dying, on any failed request
-// before the first fault, and on more than 1 % failed under drains and reloads. The figures:
+// before the first fault, and on any failed request under drains and reloads. The figures:
 // docs/benchmark.md.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { kubewardArgv, NODE } from '../../testkit/kubeward-process.ts';
 import { renderSoak, runSoak, STANDIN_MAIN } from './run-soak.ts';
 
 test(
-  'two-minute soak: descriptors and memory come back after the load, no failure without a fault, at most 1 % under drains and reloads',
+  'two-minute soak: descriptors and memory come back after the load, no failure without a fault, none under drains and reloads',
   { timeout: 300_000 },
   async (t) => {
     const report = await runSoak({
@@ -34,15 +34,14 @@ test(
     const limit = report.atRest.anonBytes * 1.1;
     assert.ok(report.afterLoad.anonBytes <= limit, `private memory after the load ${report.afterLoad.anonBytes} > ${Math.round(limit)}`);
     assert.equal(report.requests.none.failed, 0, `none: ${report.requests.none.examples.join('; ')}`);
-    // A drain (a graceful shutdown as kube-apiserver's) and a reload kill no connection with a
-    // request in flight, and rebalancing now closes quiet connections only. What is left: a health
-    // check that times out because this process stalled (a loaded machine; at a reload) takes a
-    // live upstream down and closes its connections, and a keep-alive connection the upstream
-    // closes at its shutdown can race a request the client is sending (bench --soak 6m:
-    // docs/benchmark.md). Bounded at 1 % until the first is fixed, the details reported.
+    // A drain (a graceful shutdown as kube-apiserver's) and a reload fail no request: the proxy
+    // kills no connection with a request in flight, rebalancing closes quiet connections only, and
+    // a check that times out across this process's own stall blames no upstream. A reused
+    // keep-alive connection the upstream closes at its shutdown, before any byte of the answer, is
+    // sent again as client-go does (counted as retried); a second failure counts.
     for (const kind of ['drain', 'reload'] as const) {
       const c = report.requests[kind];
-      assert.ok(c.failed * 100 <= c.sent, `${kind}: ${c.failed} of ${c.sent} failed: ${c.examples.join('; ')}`);
+      assert.equal(c.failed, 0, `${kind}: ${c.failed} of ${c.sent} failed: ${c.examples.join('; ')}`);
     }
     for (const kind of ['kill', 'hang', 'drain', 'reload'] as const) assert.ok(report.requests[kind].sent > 0, `${kind} ran`);
     assert.ok(report.watches.opened >= 10);
