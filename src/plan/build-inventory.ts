@@ -180,7 +180,7 @@ interface ClusterSettings {
 }
 
 const DOMAIN = 'a DNS domain (letters, digits, "-" and ".")';
-const PATH_RULE = 'an absolute path without whitespace, control characters, quotes, braces, ";", "#" or ".." segments';
+const PATH_RULE = 'an absolute path of letters, digits, ".", "_" and "-", each segment starting with a letter, digit or "_"';
 
 function readClusterSettings(v: VarReader, version: KubesprayVersion): ClusterSettings {
   const warnings: string[] = [];

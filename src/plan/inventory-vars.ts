@@ -194,7 +194,7 @@ export class VarReader {
     return this.matching(
       name,
       (s) => isSafeAbsolutePath(s) && s.replace(/\/+$/, '') !== '',
-      'an absolute path below / without whitespace, control characters, quotes, braces, ";", "#" or ".." segments',
+      'an absolute path below / of letters, digits, ".", "_" and "-", each segment starting with a letter, digit or "_"',
     );
   }
 

@@ -180,7 +180,9 @@ function checkRendered(inv: Inventory, files: RenderedFile[]): void {
       for (const d of Array.isArray(docs) ? docs : [docs]) assert.equal(d.errors.length, 0, `${f.path} is not valid YAML: ${d.errors[0]?.message}`);
     }
     if (f.kind === 'static-pod') {
-      const pod = parseYaml(f.content) as { spec: { containers: Record<string, unknown>[]; volumes: { hostPath: { path: string } }[] } };
+      const pod = parseYaml(f.content) as {
+        spec: { containers: Record<string, unknown>[]; volumes: { name: string; hostPath?: { path: string }; emptyDir?: { medium?: string } }[] };
+      };
       // Only kubeward's own LB pod hands over on restart (preStop await-successor), so only it sets a
       // grace period; it is also the one with a fixed security context (src/manifests/pod-parts.ts).
       const kubeward = inv.lbType === 'kubeward';
@@ -188,7 +190,11 @@ function checkRendered(inv: Inventory, files: RenderedFile[]): void {
       assert.deepEqual(Object.keys(pod.spec).sort(), ['containers', 'dnsPolicy', 'hostNetwork', 'nodeSelector', 'priorityClassName', ...own, 'volumes']);
       for (const c of pod.spec.containers)
         assert.deepEqual(c.securityContext, kubeward ? containerSecurity('image') : undefined, 'no securityContext can be injected');
-      for (const v of pod.spec.volumes) assert.ok(isSafeAbsolutePath(v.hostPath.path) && v.hostPath.path !== '/', `hostPath ${v.hostPath.path}`);
+      for (const v of pod.spec.volumes) {
+        // Kubeward's pod keeps its admin token in a memory emptyDir of its own; every other volume is a host path.
+        if (v.hostPath === undefined) assert.deepEqual(v, { name: 'admin-token', emptyDir: { medium: 'Memory' } }, `volume ${v.name}`);
+        else assert.ok(isSafeAbsolutePath(v.hostPath.path) && v.hostPath.path !== '/', `hostPath ${v.hostPath.path}`);
+      }
     }
   }
   for (const v of inventoryValues(inv)) assert.doesNotMatch(v, /\p{Cc}|\s/u, `accepted value ${JSON.stringify(v)}`);
@@ -239,6 +245,22 @@ describe('inventory parsing never throws, and what it accepts renders safely', (
       }),
       { numRuns: RUNS },
     );
+  });
+
+  test('a config directory the plan cannot write under its output (non-ASCII, a leading dot) is refused as bad input, not rendered', () => {
+    const doc = (dir: string) => ({
+      hosts: { '0': { ip: '0.0.0.0' }, a: { ip: '0.0.0.1' } },
+      groups: { kube_control_plane: ['0'], etcd: ['0'], kube_node: ['a'] },
+      vars: { nginx_config_dir: dir },
+    });
+    for (const dir of ['/\u1681', '/etc/.nginx', '/etc/-x']) {
+      const r = parse(doc(dir));
+      assert.equal(r.ok, false, dir);
+      if (!r.ok) assert.match(formatProblem(r.problems[0]!), /nginx_config_dir/);
+    }
+    const r = parse(doc('/etc/nginx-1.27_x'));
+    assert.ok(r.ok);
+    checkRendered(r.inventory, renderPlan(r.inventory));
   });
 
   test('random structured inventories: accepted ones render only plain relative paths, one-line values and parseable YAML', () => {

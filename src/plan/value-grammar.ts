@@ -21,17 +21,22 @@ export function isDnsName(s: string): boolean {
 }
 
 /**
- * An absolute path that every config syntax takes as one word: starts with "/", no whitespace or
- * control characters, no quotes, braces, ";", "#", "$", "\" or "`" (nginx, HAProxy and YAML
- * meta-characters), no "." or ".." segments and no empty segments.
+ * An absolute path that every config syntax takes as one word and that `plan render` can also write
+ * under its output directory (a config directory becomes nodes/<host>/<dir>/...): starts with "/",
+ * and each segment is of POSIX's portable filename characters (letters, digits, ".", "_", "-"),
+ * starting with a letter, digit or "_". So no whitespace, control or non-ASCII characters, no
+ * quotes, braces, ";", "#", "$", "\" or "`" (nginx, HAProxy and YAML meta-characters), no "." or
+ * ".." segments and no empty segments.
  */
 export function isSafeAbsolutePath(s: string): boolean {
   if (!s.startsWith('/') || s.length > 4096) return false;
-  if (/[\s\p{Cc}"'`{};#$\\]/u.test(s)) return false;
   if (s === '/') return true;
   const segments = s.slice(1).replace(/\/$/, '').split('/');
-  return segments.every((seg) => seg !== '' && seg !== '.' && seg !== '..');
+  return segments.every((seg) => PATH_SEGMENT.test(seg));
 }
+
+/** One segment of a path the plan writes or names: the same grammar as render-plan's relative paths. */
+const PATH_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 
 // The OCI / docker reference grammar (github.com/distribution/reference, regexp.go).
 const ALNUM = '[a-z0-9]+';
