@@ -69,6 +69,7 @@ test("a check that times out while this process's loop stands still reports a lo
   const checker = new HealthChecker({
     intervalMs: 1000,
     clock,
+    random: () => 0.5, // no jitter: the second check starts when the clock reaches 1000
     probe: () => {
       // The deadline fires late because the loop stood still (a GC pause, a starved CPU).
       if (stall) {
