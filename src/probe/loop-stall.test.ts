@@ -18,7 +18,7 @@ test('the watch reports how long the loop stood still while it ran, and nothing 
   assert.equal(quiet.stop(), 0, 'stopped at once: no stall');
   const turning = watchLoopStall(20);
   await new Promise((r) => setTimeout(r, 60));
-  assert.ok(turning.stop() < 250, 'a loop that turns is not a stall');
+  assert.ok(turning.stop() < 1000, 'a loop that turns is not a stall (a loaded machine may still delay a tick)');
 });
 
 test('a timeout during a stall of our own loop is a local fault; a timeout without one stands', () => {
