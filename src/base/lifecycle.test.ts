@@ -43,39 +43,41 @@ test('once() runs the wrapped function a single time', async () => {
   assert.equal(calls, 1);
 });
 
-test('the first signal runs the shutdown; a second one during it forces exit 1', async () => {
+/** A process stand-in with exitOnSignals on it, and a shutdown whose one step waits for release(). */
+async function signalRig() {
   const { EventEmitter } = await import('node:events');
   const { exitOnSignals } = await import('./lifecycle.ts');
   const exits: number[] = [];
   const proc = Object.assign(new EventEmitter(), { exit: (code: number) => void exits.push(code), exitCode: undefined });
   const sd = new Shutdown(createSilentLogger());
-  let release!: () => void;
-  sd.add('slow', () => new Promise<void>((r) => (release = r)));
+  let resolveStep: (() => void) | undefined;
+  sd.add('slow', () => new Promise<void>((r) => (resolveStep = r)));
   exitOnSignals(sd, createSilentLogger(), proc as unknown as NodeJS.Process);
+  /** Ends the step once the shutdown has reached it. */
+  const release = async () => {
+    while (!resolveStep) await new Promise((r) => setImmediate(r));
+    resolveStep();
+  };
+  return { proc, exits, sd, release };
+}
+
+test('the first signal runs the shutdown; a second one during it forces exit 1', async () => {
+  const { proc, exits, sd, release } = await signalRig();
   proc.emit('SIGTERM', 'SIGTERM');
   assert.equal(sd.started, true);
   proc.emit('SIGINT', 'SIGINT');
   assert.deepEqual(exits, [1]);
-  while (!release) await new Promise((r) => setImmediate(r));
-  release();
+  await release();
   assert.equal(await sd.finished, 'received SIGTERM');
 });
 
 test('a shutdown begun by something else (a listener hand-over) is joined by the first signal, not cut short', async () => {
-  const { EventEmitter } = await import('node:events');
-  const { exitOnSignals } = await import('./lifecycle.ts');
-  const exits: number[] = [];
-  const proc = Object.assign(new EventEmitter(), { exit: (code: number) => void exits.push(code), exitCode: undefined });
-  const sd = new Shutdown(createSilentLogger());
-  let release!: () => void;
-  sd.add('linger', () => new Promise<void>((r) => (release = r)));
-  exitOnSignals(sd, createSilentLogger(), proc as unknown as NodeJS.Process);
+  const { proc, exits, sd, release } = await signalRig();
   void sd.run('listeners handed over to a successor');
   proc.emit('SIGTERM', 'SIGTERM');
   assert.deepEqual(exits, [], 'the first signal joins');
   proc.emit('SIGTERM', 'SIGTERM');
   assert.deepEqual(exits, [1], 'a second one forces the exit');
-  while (!release) await new Promise((r) => setImmediate(r));
-  release();
+  await release();
   assert.equal(await sd.finished, 'listeners handed over to a successor');
 });

@@ -2,6 +2,7 @@
 // load (a GC pause, a burst of work, a starved CPU) fires a probe's deadline before it reads the
 // answer that arrived in time: libuv runs expired timers before it polls sockets. Such a timeout
 // says nothing about the peer, so the checkers ask this watch before they blame one.
+import { judgeStall, type ProbeResult } from './probe-result.ts';
 
 /** Ticks while a probe is out; stop() gives the longest time the loop stood past a tick, in ms. */
 export interface StallWatch {
@@ -28,4 +29,11 @@ export function watchLoopStall(tickMs = TICK_MS): StallWatch {
       return Math.max(0, Math.round(worst));
     },
   };
+}
+
+/** Runs one probe with a stall watch out, and judges a timeout our own stalled loop caused as local. */
+export async function probeJudgingStall(probe: () => Promise<ProbeResult>): Promise<ProbeResult> {
+  const stall = watchLoopStall();
+  const found = await probe();
+  return judgeStall(found, stall.stop());
 }

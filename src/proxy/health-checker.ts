@@ -2,8 +2,8 @@
 // Each loop probes every interval (start to start, jittered ±10%), never two probes at once.
 import { jitter, type Clock } from '../base/clock.ts';
 import { describeError } from '../base/errors.ts';
-import { watchLoopStall } from '../probe/loop-stall.ts';
-import { failedProbe, judgeStall, type ProbeResult } from '../probe/probe-result.ts';
+import { probeJudgingStall } from '../probe/loop-stall.ts';
+import { failedProbe, type ProbeResult } from '../probe/probe-result.ts';
 
 export type ProbeFn = (upstreamKey: string, signal: AbortSignal) => Promise<ProbeResult>;
 
@@ -56,10 +56,10 @@ export class HealthChecker {
     while (!signal.aborted) {
       const { intervalMs } = this.#opts;
       const started = clock.now();
-      const stall = watchLoopStall();
-      const found = await probe(key, signal).catch((err: unknown) => failedProbe('local', 0, `the check threw: ${describeError(err)}`));
       // A timeout our own stalled loop caused is ours, not the upstream's.
-      const result = judgeStall(found, stall.stop());
+      const result = await probeJudgingStall(() =>
+        probe(key, signal).catch((err: unknown) => failedProbe('local', 0, `the check threw: ${describeError(err)}`)),
+      );
       if (signal.aborted) return;
       onResult(key, result);
       const wait = Math.max(0, jitter(intervalMs, 0.1, random) - (clock.now() - started));

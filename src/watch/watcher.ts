@@ -4,8 +4,8 @@
 import type { Logger } from '../base/logger.ts';
 import type { Clock } from '../base/clock.ts';
 import { describeError } from '../base/errors.ts';
-import { watchLoopStall } from '../probe/loop-stall.ts';
-import { failedProbe, judgeStall, type ProbeResult } from '../probe/probe-result.ts';
+import { probeJudgingStall } from '../probe/loop-stall.ts';
+import { failedProbe, type ProbeResult } from '../probe/probe-result.ts';
 import { applyProbe, initialTracker, type HysteresisOptions, type Tracker } from './hysteresis.ts';
 import type { PublishedState, StateRecord } from './state-record.ts';
 import type { WatchMetrics } from './watch-metrics.ts';
@@ -127,10 +127,10 @@ export class Watcher {
     while (!signal.aborted) {
       const started = clock.now();
       // A probe that throws is a bug on this side, never a verdict on the apiserver.
-      const stall = watchLoopStall();
-      const found = await this.#o.probe(signal).catch((err: unknown) => failedProbe('local', 0, `the probe threw: ${describeError(err)}`));
       // A timeout our own stalled loop caused is ours, not the apiserver's.
-      const result = judgeStall(found, stall.stop());
+      const result = await probeJudgingStall(() =>
+        this.#o.probe(signal).catch((err: unknown) => failedProbe('local', 0, `the probe threw: ${describeError(err)}`)),
+      );
       if (signal.aborted) return;
       await this.#handle(result);
       try {
