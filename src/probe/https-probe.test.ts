@@ -6,6 +6,7 @@ import { createTestCa, type TestCa, type CertPair } from '../../testkit/certs.ts
 import { ApiserverStandin } from '../../testkit/apiserver-standin.ts';
 import { freePort } from '../../testkit/wait-for.ts';
 import { probeHttps } from './https-probe.ts';
+import { ProbeTlsContext } from './probe-tls-context.ts';
 import { probeTcp, probeTls } from './socket-probe.ts';
 import { classifyProbeError } from './probe-result.ts';
 
@@ -32,6 +33,19 @@ test('a 200 from /readyz is healthy, with latency measured', async () => {
   assert.equal(r.status, 200);
   assert.equal(r.reason, 'ok');
   assert.ok(r.latencyMs > 0);
+});
+
+test("an owner's TLS context serves every probe with the same material and is rebuilt for new material", async () => {
+  const tls = new ProbeTlsContext();
+  const first = await probeHttps({ url: url(), timeoutMs: 2000, ca: ca.cert, tlsContext: tls });
+  const context = tls.for({ ca: ca.cert });
+  const second = await probeHttps({ url: url(), timeoutMs: 2000, ca: ca.cert, tlsContext: tls });
+  assert.ok(first.ok && second.ok, `${first.detail} / ${second.detail}`);
+  assert.equal(tls.for({ ca: ca.cert }), context, 'the same material keeps its context');
+  // A reload's material (another CA) brings a new context, and the probe verifies against it.
+  const rejected = await probeHttps({ url: url(), timeoutMs: 2000, ca: otherCa.cert, tlsContext: tls });
+  assert.equal(rejected.reason, 'tls');
+  assert.notEqual(tls.for({ ca: otherCa.cert }), context);
 });
 
 test('a 503 is a failure with reason http-status and the body as evidence', async () => {

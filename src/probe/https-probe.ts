@@ -6,6 +6,7 @@ import { describeError } from '../base/errors.ts';
 import { nodeHttps, nodeTls } from '../base/lazy-builtins.ts';
 import { classifyLocal, classifyProbeError, failedProbe, stopwatch, type ProbeResult } from './probe-result.ts';
 import { checkToken } from './tls-material.ts';
+import type { ProbeTlsContext } from './probe-tls-context.ts';
 
 export interface HttpsProbeOptions {
   url: URL;
@@ -27,36 +28,11 @@ export interface HttpsProbeOptions {
   connectPort?: number;
   /** Return the body (up to 64 KiB) of a healthy answer in the result. */
   keepBody?: boolean;
+  /** The owner's context for this material, reused across probes; without it each probe builds one. */
+  tlsContext?: ProbeTlsContext;
 }
 
 const BODY_LIMIT = 64 * 1024;
-
-/**
- * TLS contexts built once per set of material and shared by every probe that uses it. Without one,
- * each request builds its own (the CA bundle parsed into a new certificate store), which lives until
- * a garbage collection frees it: a daemon at rest grows its malloc heap by a context a second. A
- * shared context changes nothing on the wire: Node's contexts keep no client sessions (resumption
- * needs an agent, and the probe uses none), so every probe is still a full handshake. Entries are
- * compared by identity: the material is read once at load and reload, so a reload brings new strings
- * and a new context, and the few kept (one per frontend or mode) are replaced oldest first.
- */
-interface SharedContext {
-  ca: HttpsProbeOptions['ca'];
-  cert: HttpsProbeOptions['cert'];
-  key: HttpsProbeOptions['key'];
-  context: import('node:tls').SecureContext;
-}
-const CONTEXTS_KEPT = 8;
-const contexts: SharedContext[] = [];
-
-function sharedContext(opts: HttpsProbeOptions): import('node:tls').SecureContext {
-  const found = contexts.find((c) => c.ca === opts.ca && c.cert === opts.cert && c.key === opts.key);
-  if (found) return found.context;
-  const context = nodeTls().createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key });
-  contexts.push({ ca: opts.ca, cert: opts.cert, key: opts.key, context });
-  if (contexts.length > CONTEXTS_KEPT) contexts.shift();
-  return context;
-}
 
 export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal): Promise<ProbeResult> {
   const elapsed = stopwatch();
@@ -103,7 +79,7 @@ export async function probeHttps(opts: HttpsProbeOptions, signal?: AbortSignal):
       path: opts.url.pathname + opts.url.search,
       method: 'GET',
       agent: false,
-      secureContext: sharedContext(opts),
+      secureContext: opts.tlsContext ? opts.tlsContext.for(opts) : nodeTls().createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }),
       servername,
       rejectUnauthorized: !opts.insecureSkipTlsVerify,
       headers: { accept: 'application/json, */*', ...(token ? { authorization: `Bearer ${token}` } : {}) },

@@ -21,6 +21,7 @@ import type { FrontendSample, ProxyMetrics } from './proxy-metrics.ts';
 import { RebalanceLoop } from './rebalance-loop.ts';
 import { UpstreamList, type TransitionCause, type UpstreamEvent, type UpstreamMember } from './upstream-list.ts';
 import { fetchUpstreamVersion, probeUpstream } from './upstream-probe.ts';
+import { ProbeTlsContext } from '../probe/probe-tls-context.ts';
 import { formatKubeMinor, isOlder } from './version-skew.ts';
 import { planResolved } from './dns-upstreams.ts';
 
@@ -65,6 +66,8 @@ export class Frontend {
   readonly conns = new ConnectionSet();
   readonly #deps: FrontendDeps;
   #check: LoadedHealthCheck;
+  /** The checks' TLS context; a reload's new material builds a new one at the next check. */
+  readonly #probeTls = new ProbeTlsContext();
   #targets = new Map<string, HostPort>();
   /** The last good list from discovery; undefined while there is none (the seeds serve alone). */
   #discovered: HostPort[] | undefined;
@@ -114,7 +117,7 @@ export class Frontend {
       intervalMs: check.intervalMs,
       clock: deps.clock,
       random: deps.random,
-      probe: (key, signal) => probeUpstream(this.#targets.get(key)!, this.#check, signal),
+      probe: (key, signal) => probeUpstream(this.#targets.get(key)!, this.#check, this.#probeTls, signal),
       onResult: (key, result) => this.#onCheck(key, result),
     });
     this.#rebalancer = new RebalanceLoop({
@@ -444,7 +447,7 @@ export class Frontend {
     if (!target) return;
     this.#versionFetches.add(key);
     const min = this.#herd.minVersion;
-    fetchUpstreamVersion(target, this.#check, AbortSignal.timeout(this.#check.timeoutMs + 1000))
+    fetchUpstreamVersion(target, this.#check, this.#probeTls, AbortSignal.timeout(this.#check.timeoutMs + 1000))
       .then((version) => {
         if (version === undefined || !this.list.setVersion(key, version)) return;
         const older = isOlder(version, min);

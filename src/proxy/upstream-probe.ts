@@ -3,6 +3,7 @@
 import type { HostPort } from '../config/fields.ts';
 import { formatHostPort } from '../config/fields.ts';
 import { probeHttps } from '../probe/https-probe.ts';
+import type { ProbeTlsContext } from '../probe/probe-tls-context.ts';
 import { probeTcp, probeTls } from '../probe/socket-probe.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 import type { LoadedHealthCheck } from './proxy-config.ts';
@@ -12,7 +13,12 @@ import { parseVersionBody, type KubeMinor } from './version-skew.ts';
  * The upstream's Kubernetes version from GET /version (readable without credentials on an
  * apiserver); undefined for tcp checks, on any failure, or a body that is not an apiserver's.
  */
-export async function fetchUpstreamVersion(target: HostPort, check: LoadedHealthCheck, signal: AbortSignal): Promise<KubeMinor | undefined> {
+export async function fetchUpstreamVersion(
+  target: HostPort,
+  check: LoadedHealthCheck,
+  tlsContext: ProbeTlsContext,
+  signal: AbortSignal,
+): Promise<KubeMinor | undefined> {
   if (check.type === 'tcp') return undefined;
   const result = await probeHttps(
     {
@@ -27,13 +33,15 @@ export async function fetchUpstreamVersion(target: HostPort, check: LoadedHealth
       insecureSkipTlsVerify: check.insecureSkipTlsVerify,
       servername: check.serverName,
       keepBody: true,
+      tlsContext,
     },
     signal,
   );
   return result.ok && result.body !== undefined ? parseVersionBody(result.body) : undefined;
 }
 
-export function probeUpstream(target: HostPort, check: LoadedHealthCheck, signal: AbortSignal): Promise<ProbeResult> {
+/** `tlsContext`: the frontend's, so that its checks share one context per set of material. */
+export function probeUpstream(target: HostPort, check: LoadedHealthCheck, tlsContext: ProbeTlsContext, signal: AbortSignal): Promise<ProbeResult> {
   const tlsOpts = {
     ca: check.ca,
     cert: check.cert,
@@ -51,6 +59,7 @@ export function probeUpstream(target: HostPort, check: LoadedHealthCheck, signal
           connectHost: target.host,
           connectPort: target.port,
           ...tlsOpts,
+          tlsContext,
         },
         signal,
       );

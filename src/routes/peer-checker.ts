@@ -6,6 +6,7 @@ import type { Clock } from '../base/clock.ts';
 import type { Logger } from '../base/logger.ts';
 import type { ProbeResult } from '../probe/probe-result.ts';
 import { probeHttps } from '../probe/https-probe.ts';
+import { ProbeTlsContext } from '../probe/probe-tls-context.ts';
 import { probeTcp } from '../probe/socket-probe.ts';
 
 export type PeerCheckKind = 'readyz' | 'tcp';
@@ -34,6 +35,8 @@ export class PeerChecker {
   readonly #o: PeerCheckerOptions;
   readonly #state = new Map<string, PeerStatus>();
   readonly #stop = new AbortController();
+  /** One TLS context for every peer check (no material: verification is off). */
+  readonly #tls = new ProbeTlsContext();
   #loop: Promise<void> | undefined;
 
   constructor(o: PeerCheckerOptions) {
@@ -97,6 +100,9 @@ export class PeerChecker {
     if (this.#o.probe) return this.#o.probe(peer, this.#stop.signal);
     if (this.#o.check === 'tcp') return probeTcp({ host: peer, port: this.#o.port, timeoutMs }, this.#stop.signal);
     const host = peer.includes(':') ? `[${peer}]` : peer;
-    return probeHttps({ url: new URL(`https://${host}:${this.#o.port}/readyz`), timeoutMs, insecureSkipTlsVerify: true }, this.#stop.signal);
+    return probeHttps(
+      { url: new URL(`https://${host}:${this.#o.port}/readyz`), timeoutMs, insecureSkipTlsVerify: true, tlsContext: this.#tls },
+      this.#stop.signal,
+    );
   }
 }
