@@ -1,7 +1,7 @@
-// kubeward agent --handover-socket: a new agent takes the proxy's and the admin listening sockets
-// from the running one, requests through the proxy all succeed meanwhile, and the old agent goes
-// without publishing its VIP down (the new watcher takes the files over at its first verdict), while
-// a plain SIGTERM still publishes down.
+// --handover-socket for the agent and the watcher: a new process takes the listening sockets from
+// the running one (for the agent the proxy's and the admin one; requests through the proxy all succeed
+// meanwhile), and the old one goes without publishing its VIP down (the new watcher takes the files
+// over at its first verdict), while a plain SIGTERM still publishes down.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, watch, type FSWatcher } from 'node:fs';
@@ -112,9 +112,13 @@ test(
     await waitFor(() => ok > 50, { what: 'requests flowing', timeoutMs: 20_000 });
     const next = start(await config('new.yaml', listen, admin));
     await next.waitForLog(/^accepting on the handed-over sockets/, { timeoutMs: 20_000 });
-    assert.equal((await old.exited).code, 0, old.stderr.slice(-400));
+    await old.waitForLog(/^listeners handed over; this process does nothing more/, { timeoutMs: 30_000 });
     const handedOver = old.logs.find((l) => l.msg === 'shutting down' && l.agentMode === undefined);
     assert.equal(handedOver?.reason, 'listeners handed over to a successor');
+    // It stays until its signal (as a pod's container does until kubelet's SIGTERM); the signal changes nothing.
+    assert.equal(old.child.exitCode, null, 'the old agent waits for its SIGTERM');
+    old.signal('SIGTERM');
+    assert.equal((await old.exited).code, 0, old.stderr.slice(-400));
     // The new watcher takes the VIP over at its first verdict.
     await waitFor(async () => (await upPid()) === next.pid, { what: "the new watcher's .up", timeoutMs: 20_000 });
     const atTakeover = ok;
@@ -130,5 +134,69 @@ test(
     next.signal('SIGTERM');
     assert.equal((await next.exited).code, 0);
     assert.ok(existsSync(join(stateDir, '10.0.0.100.down')), 'a plain SIGTERM publishes down');
+  },
+);
+
+test(
+  'watch hand-over: a new watcher takes the admin listener, the old one lets go of the lock and leaves the files, the VIP is never published down',
+  { skip },
+  async () => {
+    const apiserver = new ApiserverStandin({ cert: serverCert.cert, key: serverCert.key, name: 'w' });
+    await apiserver.open();
+    try {
+      const stateDir = await mkdtemp(join(dir, 'watch-state-'));
+      const socket = join(dir, 'watch-handover/listeners.sock');
+      const start = (admin: number) => {
+        const p = new KubewardProcess([
+          'watch',
+          '--health-url',
+          `https://127.0.0.1:${apiserver.port}/readyz`,
+          '--ca-file',
+          ca.certFile,
+          '--vip',
+          '10.0.0.101',
+          '--state-dir',
+          stateDir,
+          '--interval',
+          '200ms',
+          '--heartbeat',
+          '300ms',
+          '--admin-address',
+          `127.0.0.1:${admin}`,
+          '--handover-socket',
+          socket,
+        ]);
+        procs.push(p);
+        return p;
+      };
+      const up = join(stateDir, '10.0.0.101.up');
+      const upPid = async () => (JSON.parse(await readFile(up, 'utf8')) as { pid: number }).pid;
+      const old = start(0);
+      const admin = await old.adminPort({ timeoutMs: 20_000 });
+      await waitFor(async () => existsSync(up) && (await upPid()) === old.pid, { what: "the first watcher's .up", timeoutMs: 20_000 });
+      await old.waitForLog(/^serving the listener hand-over$/);
+      const seen: string[] = [];
+      const files = watch(stateDir, (_event, name) => void (name && seen.push(name)));
+      try {
+        const next = start(admin);
+        await next.waitForLog(/^received the listening sockets/, { timeoutMs: 20_000 });
+        await old.waitForLog(/^listeners handed over; this process does nothing more/, { timeoutMs: 20_000 });
+        // The new watcher has the lock only once the old one let go of it: its .up proves both.
+        await waitFor(async () => (await upPid()) === next.pid, { what: "the new watcher's .up", timeoutMs: 20_000 });
+        assert.equal(old.child.exitCode, null, 'the old watcher waits for its SIGTERM');
+        old.signal('SIGTERM');
+        assert.equal((await old.exited).code, 0);
+        assert.equal((await fetch(`http://127.0.0.1:${admin}/readyz`)).status, 200, 'the admin address went over');
+        assert.ok(!seen.includes('10.0.0.101.down'), `never published down: ${[...new Set(seen)].join(', ')}`);
+        // The successor's own SIGTERM, with no successor of its own, publishes down as ever.
+        next.signal('SIGTERM');
+        assert.equal((await next.exited).code, 0);
+        assert.ok(existsSync(join(stateDir, '10.0.0.101.down')), 'a plain SIGTERM publishes down');
+      } finally {
+        files.close();
+      }
+    } finally {
+      await apiserver.close();
+    }
   },
 );

@@ -51,6 +51,9 @@ export const agentDeclaration: ModeDeclaration<typeof agentFields> = {
   ],
   check: (c) => {
     if (!MODES.some((m) => c[m] !== undefined)) return `--config FILE: no mode section; give at least one of ${MODES.join(', ')}`;
+    // The agent hands over once, for all its modes; a section's own would be ignored.
+    const inSection = MODES.find((m) => c[m] !== undefined && Object.hasOwn(c[m], 'handoverSocket'));
+    if (inSection) return `${inSection}.handoverSocket: the agent hands over all its listeners at once; set handoverSocket at the top level`;
     return undefined;
   },
 };

@@ -73,6 +73,25 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
+ * Resolves at the next SIGTERM or SIGINT, keeping the process alive until then (a referenced timer:
+ * a pending promise alone would let the loop end). For a process that has handed its work on and
+ * must not exit before its supervisor says so.
+ */
+export function untilSignal(proc: NodeJS.Process = process): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const alive = setInterval(() => undefined, 2 ** 30);
+    const done = (signal: NodeJS.Signals): void => {
+      clearInterval(alive);
+      proc.removeListener('SIGTERM', done);
+      proc.removeListener('SIGINT', done);
+      resolve(signal);
+    };
+    proc.once('SIGTERM', done);
+    proc.once('SIGINT', done);
+  });
+}
+
+/**
  * SIGTERM and SIGINT run the shutdown once and then let the process exit 0 (the caller's handles
  * are closed by then); a second signal while it runs forces exit 1.
  */

@@ -6,7 +6,7 @@ import { prefault, strictObject } from 'zod/mini';
 import type { core } from 'zod/mini';
 import type { Registry } from '../admin/metrics.ts';
 import { createLogger, type Logger } from '../base/logger.ts';
-import { Shutdown, exitOnSignals, exitOnUncaught, exitSoon, ignoreStraySignals } from '../base/lifecycle.ts';
+import { Shutdown, exitOnSignals, exitOnUncaught, exitSoon, ignoreStraySignals, untilSignal } from '../base/lifecycle.ts';
 import { UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { adminAddress, commonFields, formatHostPort, type HostPort } from '../config/fields.ts';
 import { flagNameOf, mergeConfig, readConfigFile, type RawConfig } from '../config/load-config.ts';
@@ -25,8 +25,8 @@ import { NativeAddon } from '../proxy/relay/native-addon.ts';
 import { addonCandidates } from '../proxy/relay/native-relay.ts';
 import type { HandoverServer } from '../handover/handover-server.ts';
 
-/** How long a process lives on after handing its listeners over (see the hand-over's shutdown step). */
-const HANDED_OVER_LINGER_MS = 3000;
+/** The longest timer Node keeps (about 24.8 days): a step that ends only at a signal. */
+const UNBOUNDED_STEP_MS = 2 ** 31 - 1;
 
 /** What a long-running mode hands back once started. */
 export interface DaemonHandle {
@@ -199,12 +199,21 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
         log,
         onHandedOver: () => {
           session.stopAccepting();
-          // The last step: a static pod's preStop hook (await-successor, polling /proc every 100 ms)
-          // runs in this container and is killed with it; this process outlives the hand-over by
-          // HANDED_OVER_LINGER_MS so that the hook sees the hand-over and returns 0 first. A referenced
-          // timer: an unreferenced one would let the loop end, and the process, at once.
-          const until = Date.now() + HANDED_OVER_LINGER_MS;
-          shutdown.add('let a preStop hook see the hand-over', () => new Promise<void>((r) => setTimeout(r, Math.max(0, until - Date.now()))));
+          // The last step: this process stays, holding no listener, until the signal that ends its
+          // pod. A static pod's preStop hook (await-successor) sees the hand-over and returns, and
+          // kubelet's SIGTERM follows; a DaemonSet's old pod (maxSurge) stays until its controller
+          // deletes it. Exiting here would have kubelet restart the container (restartPolicy
+          // Always), and the restarted process would take the listeners back from its successor.
+          // Listened for from now: kubelet's SIGTERM may come while the drain still runs.
+          const signalled = untilSignal();
+          shutdown.add(
+            'handed over: wait for SIGTERM',
+            async () => {
+              log.info({}, 'listeners handed over; this process does nothing more and exits at SIGTERM or SIGINT');
+              await signalled;
+            },
+            UNBOUNDED_STEP_MS,
+          );
           void shutdown.run('listeners handed over to a successor');
         },
       });

@@ -90,7 +90,7 @@ const spec: ModeSpec<typeof routesFields> = {
       },
     );
     wake.agent = agent;
-    // After a hand-over (kubeward agent --handover-socket) the successor keeps these rules: even with
+    // After a hand-over (--handover-socket) the successor keeps these rules: even with
     // --cleanup-on-exit they stay, or the VIP would hairpin through no rule until its first sync.
     shutdown.add('routes agent', () => agent.close({ keepRules: handover?.handedOver === true }), 15_000);
     if (peers) shutdown.add('down-peer checks', () => peers.close(), 5000);

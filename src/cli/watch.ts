@@ -8,6 +8,7 @@ import { systemClock } from '../base/clock.ts';
 import { KubewardError, UsageError, describeError, isKubewardError } from '../base/errors.ts';
 import { formatDuration } from '../base/duration.ts';
 import { probeHttps, type HttpsProbeOptions } from '../probe/https-probe.ts';
+import { ProbeTlsContext } from '../probe/probe-tls-context.ts';
 import { caBundleProblem, checkToken, clientPairProblem } from '../probe/tls-material.ts';
 import { acquireLock } from '../sys/dir-lock.ts';
 import { StateFiles } from '../watch/state-files.ts';
@@ -40,6 +41,7 @@ export async function runWatchMode(
     ...(await loadTlsMaterial(c)),
     tokenFile: c.tokenFile && resolve(c.tokenFile),
     servername: c.tlsServerName,
+    tlsContext: new ProbeTlsContext(),
   };
   const stateDir = resolve(c.stateDir);
   const files = new StateFiles(stateDir, c.heartbeatDir === 'state-dir' ? undefined : resolve(c.heartbeatDir ?? defaultHeartbeatDir(stateDir)));
@@ -48,6 +50,10 @@ export async function runWatchMode(
   } catch (err) {
     throw new UsageError(`--state-dir ${c.stateDir}: cannot create it (${describeError(err)})`, { cause: err });
   }
+  // With --handover-socket the admin listener is the predecessor's socket, taken already: tell it
+  // now, before the lock. The predecessor holds the lock until its watcher stops, which it does only
+  // on hearing this (leaving its files to this watcher); waiting for the lock first would wait for it.
+  handover?.accepting();
   const lockPath = resolve(c.lockFile ?? join(stateDir, 'apiserver-watcher.lock'));
   const lock = await acquireLock({
     path: lockPath,
@@ -97,7 +103,7 @@ export async function runWatchMode(
   // (only after the last write), then the admin listener. A fatal error (the last-resort
   // handler) runs the same steps, so .down is published on the way out.
   const w = watcher;
-  // After a hand-over (kubeward agent --handover-socket) the files stay as they are: the successor's
+  // After a hand-over (--handover-socket) the files stay as they are: the successor's
   // watcher, started as this one stops, takes them over at its first verdict, and publishing down
   // here would withdraw the VIP for those seconds although the apiserver is as healthy as before.
   // The heartbeat in the files stays fresh for --stale-after, longer than the successor's rise.

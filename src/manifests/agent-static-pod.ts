@@ -5,7 +5,7 @@
 // hook waits on the admin address, which the probes fix at 127.0.0.1:9456 and which is handed over
 // in the same step as the proxy section's listeners (the old agent lets go of all of them at once).
 import { KUBEWARD_IMAGE } from './kubeward-image.ts';
-import { AGENT_HANDOVER_DIR, AGENT_HANDOVER_SOCKET, awaitSuccessorHook, HANDOVER_WAIT_S } from './proxy-static-pod.ts';
+import { awaitSuccessorHook, HANDOVER_WAIT_S, rootHandover } from './handover-parts.ts';
 import {
   ADMIN_TOKEN_DIR,
   adminTokenArg,
@@ -23,11 +23,10 @@ import {
 
 const CONFIG: HostMount = { name: 'config', hostPath: '/etc/kubeward/agent.yaml', mountPath: '/etc/kubeward/agent.yaml', readOnly: true, type: 'File' };
 const STATE: HostMount = { name: 'state', hostPath: '/var/lib/kubeward', mountPath: '/var/lib/kubeward', type: 'DirectoryOrCreate' };
-/** --handover-socket's directory (see AGENT_HANDOVER_DIR). */
-const HANDOVER: HostMount = { name: 'handover', hostPath: AGENT_HANDOVER_DIR, mountPath: AGENT_HANDOVER_DIR, type: 'DirectoryOrCreate' };
 
 export function agentStaticPod(): Record<string, unknown> {
-  const mounts = [CONFIG, CLOUD_ROUTES, CLOUD_ROUTES_HEARTBEAT, CLUSTER_CA, XTABLES_LOCK, STATE, HANDOVER, ADMIN_TOKEN_DIR];
+  const handover = rootHandover('agent');
+  const mounts = [CONFIG, CLOUD_ROUTES, CLOUD_ROUTES_HEARTBEAT, CLUSTER_CA, XTABLES_LOCK, STATE, handover.mount, ADMIN_TOKEN_DIR];
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -44,7 +43,7 @@ export function agentStaticPod(): Record<string, unknown> {
           name: 'agent',
           image: KUBEWARD_IMAGE,
           imagePullPolicy: 'IfNotPresent',
-          args: ['agent', '--config=/etc/kubeward/agent.yaml', `--handover-socket=${AGENT_HANDOVER_SOCKET}`, adminTokenArg('agent')],
+          args: ['agent', '--config=/etc/kubeward/agent.yaml', handover.arg, adminTokenArg('agent')],
           lifecycle: awaitSuccessorHook(['127.0.0.1:9456']),
           // At rest with proxy + watch + routes about 70 MiB RSS, most of it the Node binary's
           // shared pages; the request covers the private part.

@@ -4,28 +4,11 @@
 // one takes the old one's listening sockets over --handover-socket (docs/design/listener-handover.md)
 // and the old one's preStop hook waits until it has let go of them.
 import { KUBEWARD_IMAGE } from './kubeward-image.ts';
+import { awaitSuccessorHook, HANDOVER_WAIT_S, PROXY_HANDOVER_SOCKET } from './handover-parts.ts';
 import { ADMIN_TOKEN_DIR, adminTokenArg, containerSecurity, hostPathVolume, httpProbe, POD_SECURITY, volumeMount, type HostMount } from './pod-parts.ts';
 
-/** How long the old pod waits for its successor to take the listeners, and then drains (both bound the grace). */
-export const HANDOVER_WAIT_S = 20;
+/** How long the old pod drains its connections after the hand-over (it bounds the grace with HANDOVER_WAIT_S). */
 export const SHUTDOWN_GRACE_S = 20;
-/**
- * The hand-over sockets, each in a directory of its pod's uid that only kubeward's pods mount. The
- * proxy pod (65532) uses the state directory it mounts already (/var/lib/kubeward, which belongs to
- * 65532 by the install step) and creates its 0700 directory there itself. The agent pod runs as
- * root without CAP_DAC_OVERRIDE, so it cannot create one in that 65532 directory: it gets a hostPath
- * of its own, which kubelet creates as root's (0755) and the agent narrows to 0700.
- */
-export const PROXY_HANDOVER_SOCKET = '/var/lib/kubeward/proxy-handover/listeners.sock';
-export const AGENT_HANDOVER_DIR = '/run/kubeward-handover/agent';
-export const AGENT_HANDOVER_SOCKET = `${AGENT_HANDOVER_DIR}/listeners.sock`;
-
-/** The preStop hook: holds the old pod until no process of its own holds the listening sockets (await-successor.ts). */
-export function awaitSuccessorHook(addresses: readonly string[]): Record<string, unknown> {
-  return {
-    preStop: { exec: { command: ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts', ...addresses, '--timeout', `${HANDOVER_WAIT_S}s`] } },
-  };
-}
 
 export interface ProxyPodOptions {
   name: string;

@@ -4,7 +4,8 @@
 import { agentStaticPod } from './agent-static-pod.ts';
 import { manifestYaml } from './manifest-yaml.ts';
 import { nodeAgentsDaemonSet, nodeAgentStaticPod } from './node-agent-pods.ts';
-import { DEPLOY_PROXY_OPTIONS, HANDOVER_WAIT_S, proxyStaticPod, SHUTDOWN_GRACE_S } from './proxy-static-pod.ts';
+import { HANDOVER_WAIT_S } from './handover-parts.ts';
+import { DEPLOY_PROXY_OPTIONS, proxyStaticPod, SHUTDOWN_GRACE_S } from './proxy-static-pod.ts';
 
 export interface ShippedManifest {
   /** Path under the repository. */
@@ -48,6 +49,12 @@ export function shippedManifests(): ShippedManifest[] {
         "kubeward is the container's first process, so kubelet's SIGTERM reaches it and every VIP is",
         "published down before the pod goes. Root without capabilities: it writes the host's",
         '/run/cloud-routes, which kubelet creates owned by root; the root filesystem is read-only.',
+        '',
+        'Upgrades without publishing down: the new pod takes the admin listener (127.0.0.1:9450) over',
+        '--handover-socket and tells the old one it accepts; the old watcher then stops, leaves its VIP',
+        'files as they are and lets go of the lock, and the new one publishes at its first verdict,',
+        "inside the heartbeat's --stale-after. The preStop hook holds the old pod until then (at most",
+        `${HANDOVER_WAIT_S}s). See docs/design/listener-handover.md.`,
         SOURCE,
       ],
       object: nodeAgentStaticPod('watch'),
@@ -60,6 +67,10 @@ export function shippedManifests(): ShippedManifest[] {
         'nftables, so it runs as root with NET_ADMIN alone (add NET_RAW only with --backend iptables on a',
         'node whose iptables is the legacy one). On GCP prefer kubeward-routes.service: a static pod only',
         'runs once kubelet does.',
+        '',
+        'Upgrades keep the rules: the new pod takes the admin listener (127.0.0.1:9451) over',
+        '--handover-socket, programs the same rules in one transaction and tells the old one it accepts;',
+        `the old one then stops without touching them. The preStop hook holds the old pod until then (at most ${HANDOVER_WAIT_S}s).`,
         SOURCE,
       ],
       object: nodeAgentStaticPod('routes'),
@@ -72,6 +83,11 @@ export function shippedManifests(): ShippedManifest[] {
         'API). Both containers share /run/cloud-routes on the host; each has the privileges of its static',
         'pod. Not for the proxy: a node that reaches the API only through kubeward proxy cannot get a',
         "DaemonSet's pod without it.",
+        '',
+        'Updates surge (maxSurge 1, maxUnavailable 0; Kubernetes 1.22 or later): the new pod starts beside',
+        "the old one, each container takes its predecessor's admin listener as the static pods do, and the",
+        'old containers wait, holding nothing, until the controller deletes their pod. The VIP is never',
+        'published down and the rules never withdrawn for an update.',
         SOURCE,
       ],
       object: nodeAgentsDaemonSet(),

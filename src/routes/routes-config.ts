@@ -2,7 +2,7 @@
 // checks across keys. The command (src/cli/routes.ts), --help and docs/routes.md all come from here.
 import { isIP } from 'node:net';
 import { array, enum as zEnum, literal, number, optional, prefault, refine, string, union, url } from 'zod/mini';
-import { Refused, boolean, duration, integer, ipAddress, readWith } from '../config/fields.ts';
+import { Refused, boolean, duration, filePath, integer, ipAddress, readWith } from '../config/fields.ts';
 import type { ModeDeclaration } from '../config/mode-declaration.ts';
 import { canonicalIp } from '../base/ip.ts';
 import { isDirectoryPath } from '../watch/state-record.ts';
@@ -73,6 +73,7 @@ export const routesFields = {
   removeConflictingRoutes: prefault(boolean, false),
   cleanupOnExit: prefault(boolean, false),
   cleanUp: prefault(boolean, false),
+  handoverSocket: optional(filePath('a unix socket path')),
   ovnReroute: prefault(zEnum(['auto', 'off'], { error: 'expected auto or off' }), DEFAULTS.ovnReroute),
   downPeer: prefault(array(peerAddress), []),
   downPeerPort: prefault(integer(1, 65535), DEFAULTS.downPeerPort),
@@ -175,6 +176,11 @@ export const routesDeclaration: ModeDeclaration<typeof routesFields> = {
     { key: 'cleanupOnExit', help: 'remove our rules on SIGTERM/SIGINT (a restart then has a moment without them)', defaultText: 'off', negatable: true },
     { key: 'cleanUp', help: 'remove our rules (nftables table or iptables chains, and our OVN reroute policies) and exit; for uninstalling' },
     {
+      key: 'handoverSocket',
+      value: '<path>',
+      help: "upgrades without a gap: take the admin listening socket from the routes process serving this unix socket, which then leaves its rules to this one (even with --cleanup-on-exit); its directory must be this uid's, mode 0700",
+    },
+    {
       key: 'ovnReroute',
       value: '<auto|off>',
       help: 'OVN-Kubernetes shared gateway: keep ovn_cluster_router reroute policies for up VIPs while an ovnkube-controller container runs (crictl), as OpenShift does',
@@ -209,6 +215,8 @@ export const routesDeclaration: ModeDeclaration<typeof routesFields> = {
   ],
   check: (c) => {
     if (c.natTarget === 'node-ip' && c.nodeIp.length === 0) return '--nat-target node-ip needs --node-ip IP (one per family you use)';
+    // A one-shot clean-up asking for the running agent's listeners would end that agent.
+    if (c.cleanUp && c.handoverSocket !== undefined) return '--clean-up runs once and takes nothing over; leave out --handover-socket';
     const families = c.nodeIp.map((ip) => isIP(ip));
     if (new Set(families).size !== families.length) return '--node-ip: give at most one IPv4 and one IPv6 address';
     if (c.nodeIp.some((ip) => canonicalIp(ip) === undefined)) return '--node-ip: a node address has no zone id; give it like 10.0.1.11';

@@ -1,7 +1,7 @@
 // One source for every node manifest: deploy/'s pods and DaemonSet, the docs' copies and the pod
 // `kubeward plan render` writes all come from src/manifests/ (npm run manifests writes the files);
-// every image reference names the one image the build tags; every pod that runs the proxy hands
-// over to its successor on an upgrade.
+// every image reference names the one image the build tags; every node pod hands its listeners to
+// its successor on an upgrade.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { findSnippets } from '../../src/manifests/doc-snippets.ts';
 import { KUBEWARD_IMAGE } from '../../src/manifests/kubeward-image.ts';
-import { HANDOVER_WAIT_S, SHUTDOWN_GRACE_S } from '../../src/manifests/proxy-static-pod.ts';
+import { HANDOVER_WAIT_S } from '../../src/manifests/handover-parts.ts';
+import { SHUTDOWN_GRACE_S } from '../../src/manifests/proxy-static-pod.ts';
 import { renderShipped, renderSnippet, shippedManifests } from '../../src/manifests/shipped-manifests.ts';
 import { parseInventory } from '../../src/plan/parse-inventory.ts';
 import { renderPlan } from '../../src/plan/render-plan.ts';
@@ -31,11 +32,19 @@ interface Container {
   args?: string[];
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
 }
+interface PodSpec {
+  terminationGracePeriodSeconds?: number;
+  containers: Container[];
+}
 interface PodLike {
   kind: string;
-  spec: { terminationGracePeriodSeconds?: number; containers?: Container[]; template?: { spec: { containers: Container[] } } };
+  spec: Partial<PodSpec> & {
+    template?: { spec: PodSpec };
+    updateStrategy?: { type: string; rollingUpdate?: { maxSurge?: number; maxUnavailable?: number } };
+  };
 }
-const containersOf = (o: PodLike): Container[] => o.spec.containers ?? o.spec.template?.spec.containers ?? [];
+const podSpecOf = (o: PodLike): Partial<PodSpec> => o.spec.template?.spec ?? o.spec;
+const containersOf = (o: PodLike): Container[] => podSpecOf(o).containers ?? [];
 
 test('deploy/ holds exactly what src/manifests renders, byte for byte', async () => {
   for (const m of shippedManifests()) {
@@ -97,7 +106,7 @@ const PLAN_INVENTORY = [
   '  loadbalancer_apiserver_type: kubeward',
 ].join('\n');
 
-test('every pod that runs the proxy hands over on an upgrade: deploy/proxy, deploy/agent and the pod plan renders; none shares a port with SO_REUSEPORT', async () => {
+test('every node pod hands over on an upgrade: each container of deploy/ and the proxy pod plan renders; none shares a port with SO_REUSEPORT', async () => {
   const parsed = parseInventory({ source: 'inventory.yaml', text: PLAN_INVENTORY });
   assert.ok(parsed.ok);
   const planned = renderPlan(parsed.inventory).find((f) => f.path === 'nodes/node1/etc/kubernetes/manifests/kubeward-proxy.yml')!;
@@ -105,22 +114,26 @@ test('every pod that runs the proxy hands over on an upgrade: deploy/proxy, depl
     ...shippedManifests().map((m): [string, PodLike] => [m.path, m.object as unknown as PodLike]),
     ['plan render (node1)', parseAllDocuments(planned.content)[0]!.toJS() as PodLike],
   ];
-  let proxies = 0;
+  const modes: string[] = [];
   for (const [where, pod] of pods) {
     for (const c of containersOf(pod)) {
-      assert.ok(!c.args?.includes('--reuse-port'), `${where}: no shipped pod lets another process join its ports (--reuse-port)`);
-    }
-    for (const c of containersOf(pod).filter((x) => x.args?.[0] === 'proxy' || x.args?.[0] === 'agent')) {
-      proxies++;
+      const mode = c.args![0]!;
+      modes.push(mode);
+      assert.ok(!c.args!.includes('--reuse-port'), `${where}: no shipped pod lets another process join its ports (--reuse-port)`);
       const socket = c.args!.find((a) => a.startsWith('--handover-socket='))?.split('=')[1];
-      const expected = c.args![0] === 'proxy' ? '/var/lib/kubeward/proxy-handover/' : '/run/kubeward-handover/agent/';
-      assert.ok(socket?.startsWith(expected), `${where}: the listeners go to the successor over a socket in ${expected} (${socket})`);
+      // A directory of the container's uid that only that mode's pods mount (docs/design/listener-handover.md).
+      const expected = mode === 'proxy' ? '/var/lib/kubeward/proxy-handover/' : `/run/kubeward-handover/${mode}/`;
+      assert.ok(socket?.startsWith(expected), `${where} ${c.name}: the listeners go to the successor over a socket in ${expected} (${socket})`);
       const hook = c.lifecycle?.preStop?.exec?.command ?? [];
-      assert.deepEqual(hook.slice(0, 2), ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts'], `${where}: preStop waits for the successor`);
-      assert.ok(hook.includes(c.args![0] === 'proxy' ? '127.0.0.1:6443' : '127.0.0.1:9456'), `${where}: the hook waits on a handed-over address`);
-      if (c.args![0] === 'proxy') assert.ok(c.args!.includes(`--shutdown-grace=${SHUTDOWN_GRACE_S}s`));
-      assert.ok(pod.spec.terminationGracePeriodSeconds! > HANDOVER_WAIT_S + SHUTDOWN_GRACE_S, `${where}: the grace covers the wait and the drain`);
+      assert.deepEqual(hook.slice(0, 2), ['/usr/local/bin/node', '/opt/kubeward/src/handover/await-successor.ts'], `${where} ${c.name}: preStop waits for the successor`);
+      const handedOver = { proxy: '127.0.0.1:6443', agent: '127.0.0.1:9456', watch: '127.0.0.1:9450', routes: '127.0.0.1:9451' }[mode];
+      assert.ok(handedOver && hook.includes(handedOver), `${where} ${c.name}: the hook waits on a handed-over address (${handedOver})`);
+      const drain = mode === 'proxy' ? SHUTDOWN_GRACE_S : 0;
+      if (mode === 'proxy') assert.ok(c.args!.includes(`--shutdown-grace=${SHUTDOWN_GRACE_S}s`));
+      assert.ok(podSpecOf(pod).terminationGracePeriodSeconds! > HANDOVER_WAIT_S + drain, `${where}: the grace covers the wait and the shutdown`);
     }
+    // A DaemonSet hands over only if the new pod starts while the old one runs.
+    if (pod.kind === 'DaemonSet') assert.deepEqual(pod.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }, where);
   }
-  assert.equal(proxies, 3, 'deploy/proxy, deploy/agent and the plan-rendered pod');
+  assert.deepEqual(modes.sort(), ['agent', 'proxy', 'proxy', 'routes', 'routes', 'watch', 'watch'], 'every container of every node pod was looked at');
 });

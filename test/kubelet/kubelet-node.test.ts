@@ -224,8 +224,8 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
    * it serves everything else, and one still starting can answer it 500 too, so a step that stops an
    * apiserver still in the proxy's list polls /livez, as a client's own requests would be served.
    */
-  const startPoller = (every: number, path = '/readyz') => {
-    const child = spawnIn('poll-client.ts', ['--url', `https://127.0.0.1:6443${path}`, '--ca', env.CA, '--every', String(every), '--max-seconds', '900']);
+  const startPoller = (every: number, path = '/readyz', base = 'https://127.0.0.1:6443') => {
+    const child = spawnIn('poll-client.ts', ['--url', `${base}${path}`, '--ca', env.CA, '--every', String(every), '--max-seconds', '900']);
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     return {
@@ -233,6 +233,58 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         child.kill('SIGTERM');
         await new Promise((r) => child.once('exit', r));
         return JSON.parse(out.trim()) as { sent: number; ok: number; failed: number; failures: unknown[]; longestGapMs: number };
+      },
+    };
+  };
+  /**
+   * A static pod's upgrade as users make it: the changed manifest written over the old one, then
+   * kubelet's work awaited: a new container of each name running, and every old one gone. The two
+   * times go to the report under `label`.
+   */
+  const upgradeStaticPod = async (label: string, file: string, yaml: string, names: readonly string[]): Promise<void> => {
+    const running = async () => (await Promise.all(names.map((n) => containers(n)))).flat().filter((c) => c.running);
+    const before = new Set((await running()).map((c) => c.id));
+    assert.ok(before.size >= names.length, `${label}: ${names.join(', ')} running before the upgrade`);
+    const t = performance.now();
+    await writeFile(join(env.MANIFESTS, file), yaml);
+    await waitFor(async () => (await running()).filter((c) => !before.has(c.id)).length === names.length, {
+      timeoutMs: 120_000,
+      intervalMs: 100,
+      what: `${label}: the new ${names.join(', ')} running`,
+    });
+    figure(`${label}: manifest change to new container running (s)`, seconds(t));
+    await waitFor(async () => !(await running()).some((c) => before.has(c.id)), {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: `${label}: the old containers gone`,
+    });
+    figure(`${label}: manifest change to old container gone (s)`, seconds(t));
+  };
+  /**
+   * A VIP seen from the node while something changes: every file its state directory sees (so a
+   * .down written and replaced between two looks is caught) and its nftables rule looked for every
+   * 100 ms. stop() says what was seen.
+   */
+  const watchVip = (stateDir: string, vip: string) => {
+    const files: string[] = [];
+    const dirWatch = watch(stateDir, (_e, name) => void (name && files.push(name)));
+    let looking = true;
+    let checks = 0;
+    let missing = 0;
+    const loop = (async () => {
+      for (let i = 0; i < 3000 && looking; i++) {
+        const rules = await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch(() => ({ stdout: '' }));
+        checks++;
+        if (!rules.stdout.includes(vip)) missing++;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    return {
+      stop: async () => {
+        looking = false;
+        await loop;
+        dirWatch.close();
+        return { publishedDown: files.includes(`${vip}.down`), files: [...new Set(files)], checks, missing };
       },
     };
   };
@@ -366,24 +418,10 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     'upgrade: a changed static pod takes over 127.0.0.1:6443 with zero failed requests from a client polling every 50 ms',
     { timeout: 5 * 60_000 },
     async () => {
-      const before = (await containers('kubeward-proxy')).filter((c) => c.running).map((c) => c.id);
-      assert.equal(before.length, 1, 'one proxy container runs before the upgrade');
+      assert.equal((await containers('kubeward-proxy')).filter((c) => c.running).length, 1, 'one proxy container runs before the upgrade');
       const poller = startPoller(50);
       await new Promise((r) => setTimeout(r, 2000)); // the poller's baseline before the change
-      const t = performance.now();
-      await writeFile(join(env.MANIFESTS, 'kubeward-proxy.yaml'), await proxyManifest('2'));
-      await waitFor(async () => (await containers('kubeward-proxy')).some((c) => c.running && !before.includes(c.id)), {
-        timeoutMs: 120_000,
-        intervalMs: 100,
-        what: 'the new proxy container running',
-      });
-      figure('upgrade: manifest change to new container running (s)', seconds(t));
-      await waitFor(async () => !(await containers('kubeward-proxy')).some((c) => c.running && before.includes(c.id)), {
-        timeoutMs: 120_000,
-        intervalMs: 200,
-        what: 'the old proxy container gone',
-      });
-      figure('upgrade: manifest change to old container gone (s)', seconds(t));
+      await upgradeStaticPod('upgrade', 'kubeward-proxy.yaml', await proxyManifest('2'), ['kubeward-proxy']);
       await new Promise((r) => setTimeout(r, 1000));
       const result = await poller.stop();
       figure('upgrade: requests sent', result.sent);
@@ -741,8 +779,8 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
   );
 
   test(
-    'the node agents: watch and routes as static pods, then as the DaemonSet, routes programming nftables in the node namespace',
-    { timeout: 8 * 60_000 },
+    'the node agents: watch and routes as static pods, then as the DaemonSet, routes programming nftables in the node namespace; every upgrade hands over without publishing the VIP down or withdrawing its rule',
+    { timeout: 12 * 60_000 },
     async () => {
       const vip = '198.51.100.100';
       const local = env.ADDRS.split(' ')[2]!;
@@ -751,6 +789,8 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         '/run/cloud-routes': `${dir}/cloud-routes`,
         '/run/cloud-routes-heartbeat': `${dir}/cloud-routes-heartbeat`,
         '/etc/kubernetes/pki/ca.crt': `${dir}/ssl/ca.crt`,
+        '/run/kubeward-handover/watch': `${dir}/watch-handover`,
+        '/run/kubeward-handover/routes': `${dir}/routes-handover`,
       };
       // The VIP and the local apiserver of this node instead of DNS; the rest of the args as shipped.
       const watchArgs = (args: string[]) => [
@@ -759,13 +799,18 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         `--health-url=https://${local}:6443/readyz`,
         '--interval=500ms',
       ];
-      const adapt = async (file: string) =>
-        adaptManifest(await readFile(join(ROOT, file), 'utf8'), { image: imageRef, hostPaths, args: { watch: watchArgs } }).yaml;
+      const adapt = async (file: string, revision?: string) =>
+        adaptManifest(await readFile(join(ROOT, file), 'utf8'), {
+          image: imageRef,
+          hostPaths,
+          args: { watch: watchArgs },
+          ...(revision ? { annotations: { 'kubeward.io/test-revision': revision } } : {}),
+        }).yaml;
       const watchPod = await adapt('deploy/watch/static-pod.yaml');
       const routesPod = await adapt('deploy/routes/static-pod.yaml');
       assert.ok(
-        watchPod.includes(`--vip=${vip}`) && !/path: \/run\/cloud-routes/.test(watchPod + routesPod),
-        'no state or heartbeat directory under the host /run',
+        watchPod.includes(`--vip=${vip}`) && !/path: \/run\/(cloud-routes|kubeward-handover)/.test(watchPod + routesPod),
+        'no state, heartbeat or hand-over directory under the host /run',
       );
       const redirected = async (addr = vip): Promise<boolean> => {
         const r = await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch(() => ({ stdout: '' }));
@@ -797,6 +842,19 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
       figure('node agents: manifests to VIP published up (s)', seconds(t));
       await waitFor(redirected, { timeoutMs: 120_000, intervalMs: 200, what: 'routes redirects the VIP in the node namespace' });
       figure('node agents: manifests to nftables redirect (s)', seconds(t));
+
+      // Upgrades, one pod after the other: each new container takes its predecessor's admin listener
+      // (--handover-socket), the old watcher leaves the VIP's files and the old routes its rules.
+      const upgrading = watchVip(join(dir, 'cloud-routes'), vip);
+      await upgradeStaticPod('watch upgrade', 'kubeward-watch.yaml', await adapt('deploy/watch/static-pod.yaml', '2'), ['watch']);
+      await upgradeStaticPod('routes upgrade', 'kubeward-routes.yaml', await adapt('deploy/routes/static-pod.yaml', '2'), ['routes']);
+      const seen = await upgrading.stop();
+      figure('node agents upgrade: rule checks without the VIP', seen.missing);
+      assert.ok(seen.checks > 10, `the rule was looked for through the upgrades (${seen.checks} times)`);
+      assert.equal(seen.missing, 0, `the VIP's rule was missing in ${seen.missing} of ${seen.checks} looks during the upgrades`);
+      assert.ok(!seen.publishedDown, `the VIP was never published down during the upgrades (${seen.files.join(', ')})`);
+      assert.ok(existsSync(join(dir, `cloud-routes/${vip}.up`)), 'the VIP stays up');
+      // What follows (the kill) is served by the new pods: they publish down and withdraw the redirect.
 
       // The local apiserver dies: watch publishes down, routes withdraws the redirect; it comes back.
       const k = await apiserverArgv(3);
@@ -840,7 +898,12 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
 
       // The DaemonSet: applied to the API for real; no scheduler runs here, so the kubelet runs its
       // pod template (both containers, as shipped) as a static pod on the node it selects.
-      const dsFile = join(ROOT, 'deploy/node-agents/daemonset.yaml');
+      // This apiserver (v1.20) predates a DaemonSet's maxSurge (alpha in 1.21, on by default from
+      // 1.22) and server-side apply refuses a field its schema lacks: applied here without it.
+      const dsShipped = await readFile(join(ROOT, 'deploy/node-agents/daemonset.yaml'), 'utf8');
+      assert.match(dsShipped, /maxSurge: 1\n\s+maxUnavailable: 0\n/, 'the DaemonSet surges, so that its update can hand over');
+      const dsFile = join(dir, 'daemonset-v1.20.yaml');
+      await writeFile(dsFile, dsShipped.replace(/\n(\s+)maxSurge: 1\n\s+maxUnavailable: 0\n/, '\n$1maxUnavailable: 1\n'));
       await inNs([
         'kubectl',
         '--kubeconfig',
@@ -853,7 +916,7 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         '-f',
         dsFile,
       ]);
-      const ds = adaptManifest(await readFile(dsFile, 'utf8'), { image: imageRef, hostPaths, args: { watch: watchArgs } });
+      const ds = adaptManifest(dsShipped, { image: imageRef, hostPaths, args: { watch: watchArgs } });
       assert.deepEqual(
         ds.pod.spec.containers.map((c) => c.name),
         ['watch', 'routes'],
@@ -879,6 +942,16 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
         throw new Error(`${String(err)}\npods:\n${pods}containers: ${JSON.stringify(await containers('routes'))}`);
       });
       figure('node agents DaemonSet: manifest to nftables redirect (s)', seconds(t));
+      // Its update, as the pod a surging DaemonSet starts beside the old one: both containers hand over.
+      const updating = watchVip(join(dir, 'cloud-routes'), vip);
+      await upgradeStaticPod('node agents DaemonSet update', 'kubeward-node-agents.yaml', await adapt('deploy/node-agents/daemonset.yaml', '2'), [
+        'watch',
+        'routes',
+      ]);
+      const dsSeen = await updating.stop();
+      figure('node agents DaemonSet update: rule checks without the VIP', dsSeen.missing);
+      assert.equal(dsSeen.missing, 0, `the VIP's rule was missing in ${dsSeen.missing} of ${dsSeen.checks} looks during the update`);
+      assert.ok(!dsSeen.publishedDown, `the VIP was never published down during the update (${dsSeen.files.join(', ')})`);
       const dsPod = await podUids('routes');
       await rm(join(env.MANIFESTS, 'kubeward-node-agents.yaml'));
       await gone('routes');
@@ -971,80 +1044,27 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
     // Upgrade: a changed manifest; the new agent takes the listening sockets over --handover-socket,
     // the old one goes without publishing the VIP down or touching the rules. A client polls the
     // agent's proxy every 50 ms, the VIP's state files are watched and its rule looked for throughout.
-    const agentBefore = (await containers('agent')).filter((c) => c.running).map((c) => c.id);
-    const upgradeSeen: string[] = [];
-    const routesWatch = watch(join(dir, 'agent-routes'), (_e, name) => void (name && upgradeSeen.push(name)));
-    const agentPoller = spawn(
-      'ip',
-      [
-        'netns',
-        'exec',
-        env.NETNS,
-        NODE,
-        join(import.meta.dirname, 'poll-client.ts'),
-        '--url',
-        'https://127.0.0.1:16443/readyz',
-        '--ca',
-        env.CA,
-        '--every',
-        '50',
-        '--max-seconds',
-        '240',
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    children.push(agentPoller);
-    let agentPolled = '';
-    agentPoller.stdout.on('data', (d: Buffer) => (agentPolled += d.toString()));
-    let ruleChecks = 0;
-    let ruleMissing = 0;
-    let upgrading = true;
-    const ruleLoop = (async () => {
-      for (let i = 0; i < 2000 && upgrading; i++) {
-        const rules = await inNs(['nft', 'list', 'table', 'inet', 'kubeward-routes']).catch(() => ({ stdout: '' }));
-        ruleChecks++;
-        if (!rules.stdout.includes(vip)) ruleMissing++;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    })();
+    const vipSeen = watchVip(join(dir, 'agent-routes'), vip);
+    const agentPoller = startPoller(50, '/readyz', 'https://127.0.0.1:16443');
     await new Promise((r) => setTimeout(r, 2000)); // the poller's baseline before the change, as in the proxy upgrade
-    const tUp = performance.now();
-    await writeFile(
-      join(env.MANIFESTS, 'kubeward-agent.yaml'),
-      adaptManifest(await readFile(join(ROOT, 'deploy/agent/static-pod.yaml'), 'utf8'), {
-        ...agentAdaptation,
-        annotations: { 'kubeward.io/test-revision': '2' },
-      }).yaml,
-    );
-    await waitFor(async () => (await containers('agent')).some((c) => c.running && !agentBefore.includes(c.id)), {
-      timeoutMs: 120_000,
-      intervalMs: 100,
-      what: 'the new agent container running',
+    const revised = adaptManifest(await readFile(join(ROOT, 'deploy/agent/static-pod.yaml'), 'utf8'), {
+      ...agentAdaptation,
+      annotations: { 'kubeward.io/test-revision': '2' },
     });
-    figure('agent upgrade: manifest change to new container running (s)', seconds(tUp));
-    await waitFor(async () => !(await containers('agent')).some((c) => c.running && agentBefore.includes(c.id)), {
-      timeoutMs: 120_000,
-      intervalMs: 200,
-      what: 'the old agent container gone',
-    });
-    figure('agent upgrade: manifest change to old container gone (s)', seconds(tUp));
+    await upgradeStaticPod('agent upgrade', 'kubeward-agent.yaml', revised.yaml, ['agent']);
     await waitFor(ok(['http://127.0.0.1:9456/readyz']), { timeoutMs: 60_000, intervalMs: 300, what: 'the new agent ready' });
-    upgrading = false;
-    await ruleLoop;
-    routesWatch.close();
-    agentPoller.kill('SIGTERM');
-    await new Promise((r) => agentPoller.once('exit', r));
-    const agentResult = JSON.parse(agentPolled.trim()) as { sent: number; failed: number; failures: unknown[]; longestGapMs: number };
+    const seen = await vipSeen.stop();
+    const agentResult = await agentPoller.stop();
     figure('agent upgrade: requests sent', agentResult.sent);
     figure('agent upgrade: requests failed', agentResult.failed);
     figure('agent upgrade: longest gap between two answers (ms)', agentResult.longestGapMs);
-    figure('agent upgrade: rule checks without the VIP', ruleMissing);
+    figure('agent upgrade: rule checks without the VIP', seen.missing);
     // 2 s of baseline are 40 requests; more means the poller ran across the change too.
     assert.ok(agentResult.sent > 60, `the poller ran through the agent upgrade (${agentResult.sent} requests)`);
     assert.equal(agentResult.failed, 0, `failed requests through the agent's proxy during the upgrade: ${JSON.stringify(agentResult.failures)}`);
-    assert.ok(ruleChecks > 10, `the rule was looked for through the upgrade (${ruleChecks} times)`);
-    assert.equal(ruleMissing, 0, `the VIP's rule was missing in ${ruleMissing} of ${ruleChecks} looks during the upgrade`);
-    assert.ok(!upgradeSeen.includes(`${vip}.down`), `the VIP was never published down during the upgrade (${[...new Set(upgradeSeen)].join(', ')})`);
+    assert.ok(seen.checks > 10, `the rule was looked for through the upgrade (${seen.checks} times)`);
+    assert.equal(seen.missing, 0, `the VIP's rule was missing in ${seen.missing} of ${seen.checks} looks during the upgrade`);
+    assert.ok(!seen.publishedDown, `the VIP was never published down during the upgrade (${seen.files.join(', ')})`);
     assert.ok(existsSync(join(dir, `agent-routes/${vip}.up`)), 'the new watcher keeps the VIP up');
     // SIGTERM: the VIP published down and the rules removed before the container goes.
     await rm(join(env.MANIFESTS, 'kubeward-agent.yaml'));
