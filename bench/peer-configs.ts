@@ -69,6 +69,17 @@ export interface ProxyConfigOptions {
   upstreamPorts: readonly number[];
   /** nginx worker processes: kubespray's 2, or 1 against a single kubeward process. */
   workers?: 1 | 2;
+  /**
+   * Parameters added to nginx's listen directive (bench --nginx-listen): `reuseport` gives each
+   * worker a socket of its own, spread by the kernel's hash as kubeward's --workers are, instead of
+   * kubespray's one shared socket, where EPOLLEXCLUSIVE wakes one worker for a burst.
+   */
+  listenParams?: readonly string[];
+}
+
+/** An nginx listen parameter the bench may add: a word, or word=value (reuseport, backlog=8192, so_keepalive=on). */
+export function isNginxListenParam(p: string): boolean {
+  return /^[a-z_]+(=[A-Za-z0-9:._-]+)?$/.test(p);
 }
 
 /**
@@ -78,6 +89,8 @@ export interface ProxyConfigOptions {
  * server is left out; rlimit is the machine's 20,000 rather than kubespray's 130048.
  */
 export function renderNginxStream(o: ProxyConfigOptions): string {
+  const bad = o.listenParams?.find((p) => !isNginxListenParam(p));
+  if (bad !== undefined) throw new Error(`nginx listen parameter "${bad}": expected a word or word=value`);
   return `load_module ${NGINX_STREAM_MODULE};
 daemon off;
 pid ${o.dir}/nginx.pid;
@@ -96,7 +109,7 @@ stream {
 ${o.upstreamPorts.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
   }
   server {
-    listen 127.0.0.1:${o.listenPort};
+    listen ${['127.0.0.1:' + o.listenPort, ...(o.listenParams ?? [])].join(' ')};
     proxy_pass kube_apiserver;
     proxy_timeout 10m;
     proxy_connect_timeout 1s;

@@ -8,7 +8,13 @@ import type { ModeMemory } from './measure-modes.ts';
 export interface BenchResults {
   date: string;
   machine: Record<string, string | number>;
-  settings: { rounds: number; load: { durationS: number }; idleConnections: number; kubewardExtraArgs?: readonly string[] } & Record<string, unknown>;
+  settings: {
+    rounds: number;
+    load: { durationS: number };
+    idleConnections: number;
+    kubewardExtraArgs?: readonly string[];
+    nginxListenParams?: readonly string[];
+  } & Record<string, unknown>;
   medians: Medians;
   samples: readonly Sample[];
   modes: readonly ModeMemory[];
@@ -174,7 +180,9 @@ export function renderModes(modes: readonly ModeMemory[]): string {
 export function renderProvenance(r: Pick<BenchResults, 'date' | 'machine' | 'settings'>): string {
   const m = r.machine;
   const dirty = m.kubewardProxyDirty === 'yes' ? ' (src/proxy with uncommitted changes)' : '';
-  const extra = r.settings.kubewardExtraArgs?.length ? `, kubeward with ${r.settings.kubewardExtraArgs.join(' ')}` : '';
+  const extra =
+    (r.settings.kubewardExtraArgs?.length ? `, kubeward with ${r.settings.kubewardExtraArgs.join(' ')}` : '') +
+    (r.settings.nginxListenParams?.length ? `, nginx listening with ${r.settings.nginxListenParams.join(' ')} (not kubespray's setting)` : '');
   return (
     `Measured on ${r.date.slice(0, 10)} at kubeward commit \`${m.kubewardCommit}\`${dirty} on ${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, ` +
     `Linux ${m.kernel}, Node ${m.node}; ${m.nginx}; ${String(m.haproxy).split(' - ')[0]}; ` +

@@ -25,11 +25,15 @@ import { freeResultBase } from './result-name.ts';
 const MiB = 2 ** 20;
 
 const HELP = `usage: npm run bench -- [--rounds N] [--duration S] [--idle-connections N] [--failover-rounds N]
-  [--failover-window S] [--skip-perf] [--skip-modes] [--skip-failover] [--kubeward-arg ARG]... [--out DIR]
+  [--failover-window S] [--skip-perf] [--skip-modes] [--skip-failover] [--kubeward-arg ARG]... [--nginx-listen PARAM]... [--out DIR]
 kubeward runs as shipped: npm run build first, then bin/kubeward.js (the build with its V8 settings).
 It is measured as one process against nginx with one worker, and with --workers 2 against nginx's
 two workers (kubespray's setting). Keep-alive is measured at saturation and paced (64 connections,
 10 ms on average between a connection's requests). --kubeward-arg adds a flag to every kubeward proxy started.
+--nginx-listen adds a parameter to the nginx peers' listen directive: reuseport measures nginx with
+the kernel's spread of connections over its workers, as kubeward --workers 2 has it (the figures
+then compare against that nginx, not kubespray's; the results say so).
+
 docs/benchmark.md says what each figure measures; docs/design/p99-measurement.md why the paced p99
 is the latency figure.
 --skip-modes leaves out watch, routes and agent at rest (they need root: network namespaces).
@@ -54,6 +58,7 @@ const { values: opt } = parseArgs({
     'skip-failover': { type: 'boolean', default: false },
     'skip-modes': { type: 'boolean', default: false },
     'kubeward-arg': { type: 'string', multiple: true, default: [] },
+    'nginx-listen': { type: 'string', multiple: true, default: [] },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -209,7 +214,14 @@ async function main(group: ProcessGroup): Promise<void> {
   });
   say('building dist/ (npm run build): the bench measures what ships');
   await buildDist();
-  const env: PeerEnv = { group, dir, kubewardMain: join(repo, 'bin/kubeward.js'), nodeBin: process.execPath, kubewardExtraArgs: opt['kubeward-arg'] };
+  const env: PeerEnv = {
+    group,
+    dir,
+    kubewardMain: join(repo, 'bin/kubeward.js'),
+    nodeBin: process.execPath,
+    kubewardExtraArgs: opt['kubeward-arg'],
+    nginxListenParams: opt['nginx-listen'],
+  };
   try {
     const ca = await createTestCa('kubeward-bench-ca', dir);
     const server = await ca.issueServer('backend', ['IP:127.0.0.1', 'DNS:localhost']);
@@ -283,6 +295,7 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
     failover,
     bulk: `${BULK_TIMES} x 100 MB per round with curl (MB = 10^6 bytes)`,
     kubewardExtraArgs: opt['kubeward-arg'],
+    nginxListenParams: opt['nginx-listen'],
   };
   const outDir = opt.out ?? join(repo, 'bench/results');
   await mkdir(outDir, { recursive: true });

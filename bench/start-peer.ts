@@ -17,6 +17,8 @@ export interface PeerEnv {
   kubewardMain: string;
   nodeBin: string;
   kubewardExtraArgs: readonly string[];
+  /** Parameters added to the nginx peers' listen directive (--nginx-listen). */
+  nginxListenParams?: readonly string[];
   /** Node and V8 flags in front of kubewardMain (A/B of V8 settings; none as the bench runs it). */
   kubewardNodeArgs?: readonly string[];
 }
@@ -64,7 +66,16 @@ export async function startProxy(env: PeerEnv, peer: ProxyPeer, spec: ProxySpec,
     await waitServing(proc, async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined))?.ok === true);
   } else if (peer === 'nginx' || peer === 'nginx-2') {
     const conf = join(dir, 'nginx.conf');
-    await writeFile(conf, renderNginxStream({ dir, listenPort: port, upstreamPorts: spec.upstreamPorts, workers: peer === 'nginx' ? 1 : 2 }));
+    await writeFile(
+      conf,
+      renderNginxStream({
+        dir,
+        listenPort: port,
+        upstreamPorts: spec.upstreamPorts,
+        workers: peer === 'nginx' ? 1 : 2,
+        listenParams: env.nginxListenParams,
+      }),
+    );
     proc = env.group.start(`nginx-${tag}`, 'nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf]);
     await waitServing(proc, () => accepts(port));
   } else {

@@ -5,7 +5,7 @@
 // and counts failed requests under the fault that was in force. Every loop is bounded by the
 // duration; every process started is stopped by its pid.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readdirSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -161,9 +161,19 @@ function readFds(pid: number): number {
   }
 }
 
+/** RssFile from /proc/<pid>/status: what of RSS is file pages (the Node binary's text, libraries). */
+function readRssFile(pid: number): number | undefined {
+  try {
+    const kb = /^RssFile:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
 async function sample(pid: number, tMs: number, adminPort: number): Promise<MemorySample> {
   const m = readRollup(pid);
-  const s: MemorySample = { tMs, rssBytes: m?.rssBytes ?? 0, anonBytes: m?.anonBytes ?? 0, fds: readFds(pid) };
+  const s: MemorySample = { tMs, rssBytes: m?.rssBytes ?? 0, anonBytes: m?.anonBytes ?? 0, fileBytes: readRssFile(pid), fds: readFds(pid) };
   const text = await fetch(`http://127.0.0.1:${adminPort}/metrics`, { signal: AbortSignal.timeout(2000) })
     .then((r) => r.text())
     .catch(() => '');
@@ -405,14 +415,14 @@ export function renderSoak(r: SoakReport): string {
   const mibOr = (b: number | undefined) => (b === undefined ? '?' : mib(b));
   const lines = [
     `soak: ${r.settings.durationMs / 1000} s of load, a fault every ${r.settings.periodMs / 1000} s (${r.faults.length} faults)`,
-    `| | RSS MiB | private MiB | fds |`,
-    `| --- | --- | --- | --- |`,
-    `| at rest | ${mib(r.atRest.rssBytes)} | ${mib(r.atRest.anonBytes)} | ${r.atRest.fds} |`,
-    `| peak under load | ${mib(r.peak.rssBytes)} | ${mib(r.peak.anonBytes)} | ${r.peak.fds} |`,
-    `| after load (${r.settings.afterMs / 1000} s idle) | ${mib(r.afterLoad.rssBytes)} | ${mib(r.afterLoad.anonBytes)} | ${r.afterLoad.fds} |`,
-    `| after load / at rest | ${(r.afterLoad.rssBytes / r.atRest.rssBytes).toFixed(2)} | ${(r.afterLoad.anonBytes / r.atRest.anonBytes).toFixed(2)} | |`,
-    `| slope per 10 min, whole load | ${mib(r.slopes.whole.rssBytes)} | ${mib(r.slopes.whole.anonBytes)} | ${r.slopes.whole.fds.toFixed(1)} |`,
-    `| slope per 10 min, second half | ${mib(r.slopes.secondHalf.rssBytes)} | ${mib(r.slopes.secondHalf.anonBytes)} | ${r.slopes.secondHalf.fds.toFixed(1)} |`,
+    `| | RSS MiB | private MiB | file-backed MiB (Node binary, libraries) | fds |`,
+    `| --- | --- | --- | --- | --- |`,
+    `| at rest | ${mib(r.atRest.rssBytes)} | ${mib(r.atRest.anonBytes)} | ${mibOr(r.atRest.fileBytes)} | ${r.atRest.fds} |`,
+    `| peak under load | ${mib(r.peak.rssBytes)} | ${mib(r.peak.anonBytes)} | ${mibOr(r.peak.fileBytes)} | ${r.peak.fds} |`,
+    `| after load (${r.settings.afterMs / 1000} s idle) | ${mib(r.afterLoad.rssBytes)} | ${mib(r.afterLoad.anonBytes)} | ${mibOr(r.afterLoad.fileBytes)} | ${r.afterLoad.fds} |`,
+    `| after load / at rest | ${(r.afterLoad.rssBytes / r.atRest.rssBytes).toFixed(2)} | ${(r.afterLoad.anonBytes / r.atRest.anonBytes).toFixed(2)} | ${r.afterLoad.fileBytes !== undefined && r.atRest.fileBytes ? (r.afterLoad.fileBytes / r.atRest.fileBytes).toFixed(2) : '?'} | |`,
+    `| slope per 10 min, whole load | ${mib(r.slopes.whole.rssBytes)} | ${mib(r.slopes.whole.anonBytes)} | | ${r.slopes.whole.fds.toFixed(1)} |`,
+    `| slope per 10 min, second half | ${mib(r.slopes.secondHalf.rssBytes)} | ${mib(r.slopes.secondHalf.anonBytes)} | | ${r.slopes.secondHalf.fds.toFixed(1)} |`,
     '',
     `| private memory, MiB | V8 heap committed | V8 heap used | external (Buffers, slabs) | the rest (malloc: libuv, OpenSSL, the C relay, V8 code) |`,
     `| --- | --- | --- | --- | --- |`,

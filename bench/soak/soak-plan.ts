@@ -42,6 +42,8 @@ export interface MemorySample {
   rssBytes: number;
   /** Private anonymous memory (smaps_rollup Anonymous). */
   anonBytes: number;
+  /** Resident file-backed pages (RssFile in /proc/<pid>/status): the Node binary and libraries, shared and clean. */
+  fileBytes?: number;
   fds: number;
   /** From the proxy's /metrics: the V8 heap (committed, used) and external memory (Buffers, slabs); absent when it could not be read. */
   heapTotalBytes?: number;

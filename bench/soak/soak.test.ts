@@ -46,5 +46,14 @@ test(
     for (const kind of ['kill', 'hang', 'drain', 'reload'] as const) assert.ok(report.requests[kind].sent > 0, `${kind} ran`);
     assert.ok(report.watches.opened >= 10);
     assert.ok(report.atRest.heapTotalBytes !== undefined && report.afterLoad.externalBytes !== undefined, "the breakdown was read from the proxy's /metrics");
+    // RSS is private memory plus file pages: what RSS keeps beyond private memory after the load is
+    // the file pages the load paged in, and the two parts account for RSS (within 2 MiB: shared
+    // memory, and the two files read a moment apart).
+    const after = report.afterLoad;
+    assert.ok(after.fileBytes !== undefined && after.fileBytes > 0, 'RssFile was read');
+    assert.ok(
+      Math.abs(after.rssBytes - after.anonBytes - after.fileBytes) < 2 * 2 ** 20,
+      `RSS ${after.rssBytes} = private ${after.anonBytes} + file ${after.fileBytes}`,
+    );
   },
 );
