@@ -214,6 +214,10 @@ test('config errors exit 2 with a line naming the section and key', async () => 
   const cases: Array<[string, RegExp]> = [
     ['logLevel: info\n', /no mode section; give at least one of proxy, watch, routes/],
     [
+      'watch:\n  vip: [10.0.0.1]\n  insecureSkipTlsVerify: true\n  handoverSocket: /run/kubeward-handover/agent/listeners.sock\n',
+      /watch\.handoverSocket: the agent hands over all its listeners at once; set handoverSocket at the top level/,
+    ],
+    [
       'proxy:\n  listen: ["127.0.0.1:1"]\n  upstream: ["127.0.0.1:2"]\n  healthCheck: tcp\n  workers: 2\n',
       /proxy\.workers: the agent runs the proxy in its own process/,
     ],

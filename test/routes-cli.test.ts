@@ -52,6 +52,11 @@ const cases: [string, string[], RegExp][] = [
   ['a link-local down-peer', ['--provider', 'gcp', '--vip', '10.0.0.2', '--down-peer', '169.254.169.254'], /--down-peer.*link-local/],
   ['a down-peer that is the VIP', ['--provider', 'gcp', '--vip', '10.0.0.2', '--down-peer', '10.0.0.2'], /--down-peer 10\.0\.0\.2: that is a --vip/],
   [
+    'a clean-up that would take over the running agent',
+    ['--provider', 'azure', '--clean-up', '--handover-socket', '/run/kubeward-handover/routes/listeners.sock'],
+    /--clean-up runs once and takes nothing over; leave out --handover-socket/,
+  ],
+  [
     'a down-peer that is this node',
     ['--provider', 'gcp', '--vip', '10.0.0.2', '--nat-target', 'node-ip', '--node-ip', '10.0.1.11', '--down-peer', '10.0.1.11'],
     /--down-peer 10\.0\.1\.11: that is this node/,
