@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Shutdown, once } from './lifecycle.ts';
+import { Shutdown, once, untilSignal } from './lifecycle.ts';
 import { createSilentLogger } from './logger.ts';
 
 test('shutdown runs its steps once, in order, and later callers join the same run', async () => {
@@ -80,4 +80,19 @@ test('a shutdown begun by something else (a listener hand-over) is joined by the
   assert.deepEqual(exits, [1], 'a second one forces the exit');
   await release();
   assert.equal(await sd.finished, 'listeners handed over to a successor');
+});
+
+test('untilSignal resolves at the first SIGTERM or SIGINT and then stops listening', async () => {
+  const { EventEmitter } = await import('node:events');
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const proc = new EventEmitter() as unknown as NodeJS.Process;
+    let got: NodeJS.Signals | undefined;
+    const waiting = untilSignal(proc).then((s) => (got = s));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(got, undefined, 'nothing before the signal');
+    proc.emit(signal, signal);
+    await waiting;
+    assert.equal(got, signal);
+    assert.equal(proc.listenerCount('SIGTERM') + proc.listenerCount('SIGINT'), 0, 'no listener left behind');
+  }
 });
