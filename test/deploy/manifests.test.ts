@@ -13,6 +13,7 @@ import { parseAllDocuments } from 'yaml';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
 import { runKubeward } from '../../testkit/kubeward-process.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
+import { daemonSetForApiserver120 } from '../kubelet/adapt-manifest.ts';
 
 const run = promisify(execFile);
 const DEPLOY = join(import.meta.dirname, '../../deploy');
@@ -192,7 +193,9 @@ describe('deploy/ applied to a real kube-apiserver (server-side apply)', { skip:
 
   test('the static pods and the DaemonSet validate against the API (server-side dry run)', async () => {
     for (const f of POD_MANIFESTS) {
-      const out = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=kubeward-deploy-test', '-f', join(DEPLOY, f)]);
+      const text = await readFile(join(DEPLOY, f), 'utf8');
+      const sent = f === 'node-agents/daemonset.yaml' ? daemonSetForApiserver120(text) : text;
+      const out = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=kubeward-deploy-test', '-f', '-'], sent);
       assert.match(out, /serverside-applied \(server dry run\)/, f);
     }
     assert.deepEqual((await readdir(join(DEPLOY, 'proxy'))).sort(), ['kubeward-proxy.service', 'proxy.yaml', 'static-pod.yaml']);

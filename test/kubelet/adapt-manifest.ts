@@ -58,3 +58,15 @@ export function adaptManifest(text: string, a: Adaptation): { yaml: string; pod:
   a.edit?.(pod);
   return { yaml: stringify(pod), pod };
 }
+
+/**
+ * The shipped DaemonSet as the test apiserver (v1.20) takes it. It predates a DaemonSet's maxSurge
+ * (alpha in 1.21, on by default from 1.22), and server-side apply refuses a field its schema lacks,
+ * so the update strategy goes back to maxUnavailable: 1 here. Fails if the shipped file no longer
+ * surges (its update would have nothing to hand over to).
+ */
+export function daemonSetForApiserver120(text: string): string {
+  const surge = /\n(\s+)maxSurge: 1\n\s+maxUnavailable: 0\n/;
+  assert.match(text, surge, 'the shipped DaemonSet surges, so that its update can hand over');
+  return text.replace(surge, '\n$1maxUnavailable: 1\n');
+}

@@ -17,7 +17,7 @@ import { waitFor } from '../../testkit/wait-for.ts';
 import { KUBEWARD_IMAGE } from '../../src/manifests/kubeward-image.ts';
 import { stringify } from 'yaml';
 import { createTestCa } from '../../testkit/certs.ts';
-import { adaptManifest, type PodObject } from './adapt-manifest.ts';
+import { adaptManifest, daemonSetForApiserver120, type PodObject } from './adapt-manifest.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '../..');
@@ -898,12 +898,9 @@ describe('kubeward on a real kubelet (image, static pods, three apiservers)', { 
 
       // The DaemonSet: applied to the API for real; no scheduler runs here, so the kubelet runs its
       // pod template (both containers, as shipped) as a static pod on the node it selects.
-      // This apiserver (v1.20) predates a DaemonSet's maxSurge (alpha in 1.21, on by default from
-      // 1.22) and server-side apply refuses a field its schema lacks: applied here without it.
       const dsShipped = await readFile(join(ROOT, 'deploy/node-agents/daemonset.yaml'), 'utf8');
-      assert.match(dsShipped, /maxSurge: 1\n\s+maxUnavailable: 0\n/, 'the DaemonSet surges, so that its update can hand over');
       const dsFile = join(dir, 'daemonset-v1.20.yaml');
-      await writeFile(dsFile, dsShipped.replace(/\n(\s+)maxSurge: 1\n\s+maxUnavailable: 0\n/, '\n$1maxUnavailable: 1\n'));
+      await writeFile(dsFile, daemonSetForApiserver120(dsShipped));
       await inNs([
         'kubectl',
         '--kubeconfig',
