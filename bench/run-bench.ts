@@ -8,7 +8,7 @@ import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTestCa } from '../testkit/certs.ts';
-import { freePort } from '../testkit/wait-for.ts';
+import { freePorts } from '../testkit/wait-for.ts';
 import { mediansOf, peerOrder, PEERS, type Peer, type Sample } from './bench-stats.ts';
 import { SCENARIOS, type FailoverSample } from './failover-analysis.ts';
 import { measureBulk, measureIdle, measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
@@ -232,7 +232,8 @@ async function main(group: ProcessGroup): Promise<void> {
       await mkdir(filesDir);
       await writeFile(join(filesDir, '100m.bin'), '');
       await truncate(join(filesDir, '100m.bin'), 100 * 1e6); // sparse: served from memory, no disk in the measurement
-      const ports = { port: await freePort(), checkPort: await freePort() };
+      const [port, checkPort] = await freePorts(2);
+      const ports = { port: port!, checkPort: checkPort! };
       const backendProc = await startBackend(env, {
         port: ports.port,
         checkPort: ports.checkPort,

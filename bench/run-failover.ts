@@ -3,7 +3,7 @@
 // starts answering /readyz with 503. The three proxies run side by side, so one window serves all.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from '../testkit/wait-for.ts';
+import { freePorts } from '../testkit/wait-for.ts';
 import { FAILOVER_PEERS, type ProxyPeer } from './bench-stats.ts';
 import { analyzeFailover, type FailoverSample, type Scenario } from './failover-analysis.ts';
 import { runFailoverLoad } from './failover-client.ts';
@@ -45,7 +45,7 @@ export async function runFailoverRound(env: PeerEnv, scenario: Scenario, round: 
   try {
     for (const peer of FAILOVER_PEERS) {
       const flag = join(env.dir, `readyz-down-${peer}-${scenario}-${round}`);
-      const ports = [await freePort(), await freePort(), await freePort()];
+      const ports = await freePorts(3);
       const backends: Running[] = [];
       for (const [i, port] of ports.entries()) {
         const b = await startBackend(env, { port, name: `b${i + 1}`, tls: cert, tlsMainPort: true, readyzDownFlag: i === 0 ? flag : `${flag}-never` });

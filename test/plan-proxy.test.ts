@@ -9,7 +9,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { createTestCa, type TestCa } from '../testkit/certs.ts';
 import { ApiserverStandin } from '../testkit/apiserver-standin.ts';
-import { freePort, waitFor } from '../testkit/wait-for.ts';
+import { freePorts, waitFor } from '../testkit/wait-for.ts';
 import { MAIN, NODE } from '../testkit/kubeward-process.ts';
 import { parseInventory } from '../src/plan/parse-inventory.ts';
 import { renderPlan } from '../src/plan/render-plan.ts';
@@ -46,10 +46,9 @@ function get(port: number, path: string): Promise<number> {
 }
 
 test('a rendered kubeward proxy config starts, proxies TLS to the apiservers and avoids one whose /readyz fails', async (t) => {
-  // freePort stays for these two: they are written into the inventory and the rendered config
+  // Fixed ports stay for these two: they are written into the inventory and the rendered config
   // under test, which refuse port 0.
-  const lbPort = await freePort();
-  const adminPort = await freePort();
+  const [lbPort, adminPort] = (await freePorts(2)) as [number, number];
   const cert = await ca.issueServer('apiserver', ['DNS:localhost', 'IP:127.0.0.1', 'IP:127.0.0.2', 'IP:127.0.0.3']);
   // The first apiserver binds port 0; the second takes the same port on its own address.
   let apiPort = 0;

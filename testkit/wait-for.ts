@@ -41,12 +41,26 @@ export async function waitFor<T>(check: () => T | Promise<T>, opts: WaitOptions 
  * Prometheus) or for a port nothing should listen on; say which at the call.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve, reject) => {
-    srv.once('error', reject);
-    srv.listen(0, host, () => resolve());
-  });
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
+  return (await freePorts(1, host))[0]!;
+}
+
+/**
+ * n different free ports: each is held until all are found, so that two calls one after another
+ * cannot be handed the same port (the kernel may give a just-closed port out again at once).
+ */
+export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
+  const held = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const srv = createServer();
+      held.push(srv);
+      await new Promise<void>((resolve, reject) => {
+        srv.once('error', reject);
+        srv.listen(0, host, () => resolve());
+      });
+    }
+    return held.map((srv) => (srv.address() as { port: number }).port);
+  } finally {
+    await Promise.all(held.map((srv) => new Promise<void>((r) => (srv.listening ? srv.close(() => r()) : r()))));
+  }
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
 import { createTestCa, type CertPair, type TestCa } from '../../testkit/certs.ts';
-import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { freePorts, waitFor } from '../../testkit/wait-for.ts';
 import { frontendConfig, listenPort, startTestProxy, upstreamState, waitForState } from './proxy-fixtures.ts';
 
 const ETCD = '/usr/bin/etcd';
@@ -132,9 +132,11 @@ async function etcdctl(ca: TestCa, client: CertPair, port: number, ...args: stri
 async function startCluster(t: TestContext, ca: TestCa, server: CertPair): Promise<EtcdCluster> {
   const base = await mkdtemp(join(tmpdir(), 'kw-etcd-'));
   const members: Member[] = [];
-  // freePort stays: each member's peer and client URLs go into every member's --initial-cluster
+  // Fixed ports stay: each member's peer and client URLs go into every member's --initial-cluster
   // before any of them starts, so etcd cannot pick its own ports.
-  for (let i = 0; i < 3; i++) members.push({ name: `m${i}`, clientPort: await freePort(), peerPort: await freePort(), dataDir: join(base, `m${i}`), log: '' });
+  // All six at once (freePorts): ports taken one by one can come back equal, and etcd refuses a duplicate URL.
+  const ports = await freePorts(6);
+  for (let i = 0; i < 3; i++) members.push({ name: `m${i}`, clientPort: ports[2 * i]!, peerPort: ports[2 * i + 1]!, dataDir: join(base, `m${i}`), log: '' });
   const cluster = new EtcdCluster(members, ca, server);
   t.after(async () => {
     await cluster.destroy();

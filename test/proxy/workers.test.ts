@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { freePort, waitFor } from '../../testkit/wait-for.ts';
+import { freePort, freePorts, waitFor } from '../../testkit/wait-for.ts';
 import { boundPortsInLog, MAIN, NODE } from '../../testkit/kubeward-process.ts';
 import { ensureNativeAddon, openGreeted, startUpstreams } from './proxy-fixtures.ts';
 import { isAlive } from '../../testkit/process-alive.ts';
@@ -162,7 +162,7 @@ test('--workers 2 --worker-accept primary: a reload that adds and removes a list
   const ups = await startUpstreams(t, ['a']);
   // freePort stays for the listen addresses: they are written into the config file under test, and
   // b must be known before the reload binds it.
-  const [a, b] = [await freePort(), await freePort()];
+  const [a, b] = (await freePorts(2)) as [number, number];
   const dir = await mkdtemp(join(tmpdir(), 'kw-workers-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'proxy.yaml');

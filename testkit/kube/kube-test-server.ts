@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../wait-for.ts';
+import { freePort, freePorts } from '../wait-for.ts';
 import { tierRan } from '../test-tiers.ts';
 
 const run = promisify(execFile);
@@ -92,8 +92,8 @@ export async function startKubeApiserver(env = kubeTestEnv(), opts: KubeTestOpti
 
 async function startOnce(env: ReturnType<typeof kubeTestEnv>, opts: KubeTestOptions): Promise<KubeTestServer> {
   const stateDir = await mkdtemp(join(tmpdir(), 'kw-kube-'));
-  const port = await freePort();
-  let etcdPort = await freePort();
+  const [port, firstEtcdPort] = (await freePorts(2)) as [number, number];
+  let etcdPort = firstEtcdPort;
   // The etcd peer port is the client port + 10; find a pair that is free.
   for (let i = 0; i < 10 && !(await isFree(etcdPort + 10)); i++) etcdPort = await freePort();
   const vars = {
