@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readCpuSeconds } from './proc-stats.ts';
+import { readCpuSeconds, readRssFile } from './proc-stats.ts';
 
 test("a process's CPU seconds come from its /proc stat, and a process that is gone has none", () => {
   const before = readCpuSeconds(process.pid);
@@ -12,4 +12,10 @@ test("a process's CPU seconds come from its /proc stat, and a process that is go
   assert.ok(readCpuSeconds(process.pid)! > before, 'the reading grows with the CPU this process uses');
   const gone = spawnSync('true').pid;
   assert.equal(readCpuSeconds(gone), undefined);
+});
+
+test("readRssFile reads this process's file-backed resident pages, and nothing for a pid that is gone", () => {
+  const bytes = readRssFile(process.pid);
+  assert.ok(bytes !== undefined && bytes > 0 && bytes % 1024 === 0, String(bytes));
+  assert.equal(readRssFile(2 ** 22 + 1), undefined);
 });

@@ -98,6 +98,16 @@ export function readRollup(pid: number): TreeMemory | undefined {
   return { rssBytes: kb('Rss'), anonBytes: kb('Anonymous'), pssBytes: kb('Pss') };
 }
 
+/** RssFile from /proc/<pid>/status: what of RSS is file pages (the Node binary's text, libraries). */
+export function readRssFile(pid: number): number | undefined {
+  try {
+    const kb = /^RssFile:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
 /** RSS, private anonymous memory and PSS summed over root's tree (nginx's master and workers, kubeward's workers). */
 export function readTreeMemory(root: number): TreeMemory {
   const sum: TreeMemory = { rssBytes: 0, anonBytes: 0, pssBytes: 0 };

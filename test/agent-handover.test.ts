@@ -36,6 +36,11 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The pid of the watcher that wrote a state file. */
+async function writerOf(file: string): Promise<number> {
+  return (JSON.parse(await readFile(file, 'utf8')) as { pid: number }).pid;
+}
+
 /** GET /version through the proxy; rejects on any failure. */
 function version(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -87,7 +92,7 @@ test(
       return p;
     };
     const up = join(stateDir, '10.0.0.100.up');
-    const upPid = async () => (JSON.parse(await readFile(up, 'utf8')) as { pid: number }).pid;
+    const upPid = () => writerOf(up);
 
     const old = start(await config('old.yaml', 0, 0));
     const [listen, admin] = [await old.listenPort({ timeoutMs: 20_000 }), await old.adminPort({ timeoutMs: 20_000 })];
@@ -170,7 +175,7 @@ test(
         return p;
       };
       const up = join(stateDir, '10.0.0.101.up');
-      const upPid = async () => (JSON.parse(await readFile(up, 'utf8')) as { pid: number }).pid;
+      const upPid = () => writerOf(up);
       const old = start(0);
       const admin = await old.adminPort({ timeoutMs: 20_000 });
       await waitFor(async () => existsSync(up) && (await upPid()) === old.pid, { what: "the first watcher's .up", timeoutMs: 20_000 });

@@ -5,14 +5,14 @@
 // and counts failed requests under the fault that was in force. Every loop is bounded by the
 // duration; every process started is stopped by its pid.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, readdirSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestCa } from '../../testkit/certs.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
-import { readRollup } from '../proc-stats.ts';
+import { readRollup, readRssFile } from '../proc-stats.ts';
 import { faultAt, faultIn, faultSchedule, FAULT_KINDS, secondHalf, slopePer10Min, type Fault, type FaultKind, type MemorySample } from './soak-plan.ts';
 
 /** Failed requests kept with their details (the counts cover them all). */
@@ -158,16 +158,6 @@ function readFds(pid: number): number {
     return readdirSync(`/proc/${pid}/fd`).length;
   } catch {
     return -1;
-  }
-}
-
-/** RssFile from /proc/<pid>/status: what of RSS is file pages (the Node binary's text, libraries). */
-function readRssFile(pid: number): number | undefined {
-  try {
-    const kb = /^RssFile:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb === undefined ? undefined : Number(kb) * 1024;
-  } catch {
-    return undefined;
   }
 }
 
