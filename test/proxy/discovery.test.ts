@@ -189,8 +189,15 @@ test('upstreams follow the kubernetes EndpointSlice; surviving upstreams keep th
   const after3 = u3();
   assert.equal(after3.connections.established, 2, "the surviving upstream's watches are untouched");
   assert.deepEqual([after3.state, after3.transitions], [before3.state, before3.transitions], 'and so is its health state');
-  const cached = JSON.parse(await readFile(cacheFile(), 'utf8')) as { kind: string; frontends: { api: { upstreams: string[] } } };
-  assert.deepEqual([cached.kind, cached.frontends.api.upstreams], ['KubewardProxyUpstreams', [keyOf('127.0.0.3'), keyOf('127.0.0.4')]]);
+  // The cache is written after the list applies (start-proxy.ts saves it without holding the
+  // change up), so the file catches up a moment after the status does.
+  const readCache = async () => {
+    const c = JSON.parse(await readFile(cacheFile(), 'utf8')) as { kind: string; frontends: { api: { upstreams: string[] } } };
+    return [c.kind, c.frontends.api.upstreams];
+  };
+  const want = ['KubewardProxyUpstreams', [keyOf('127.0.0.3'), keyOf('127.0.0.4')]];
+  await waitFor(async () => JSON.stringify(await readCache()) === JSON.stringify(want), { timeoutMs: 5000, what: 'the cache file catching up' });
+  assert.deepEqual(await readCache(), want);
 });
 
 test('an EndpointSlice without endpoints is ignored: the list and the cache stay', { skip }, async (t) => {
