@@ -190,3 +190,18 @@ export function kubewardArgs(o: KubewardOptions): string[] {
     ...(o.extraArgs ?? []),
   ];
 }
+
+/**
+ * The data path kubeward's extra flags ask for (`--relay X` or `--relay=X`, the last one wins), or
+ * the default, native. The bench checks each started kubeward against it: a proxy that fell back
+ * (no addon in dist/) would otherwise be measured as if it were the shipped one.
+ */
+export function askedRelay(args: readonly string[]): string {
+  let asked = 'native';
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a.startsWith('--relay=')) asked = a.slice('--relay='.length);
+    else if (a === '--relay' && i + 1 < args.length) asked = args[++i]!;
+  }
+  return asked;
+}

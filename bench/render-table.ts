@@ -13,6 +13,8 @@ export interface BenchResults {
     load: { durationS: number };
     idleConnections: number;
     kubewardExtraArgs?: readonly string[];
+    /** The data path every kubeward of the run was checked to relay on (absent in older results). */
+    kubewardRelay?: string;
     nginxListenParams?: readonly string[];
   } & Record<string, unknown>;
   medians: Medians;
@@ -181,6 +183,7 @@ export function renderProvenance(r: Pick<BenchResults, 'date' | 'machine' | 'set
   const m = r.machine;
   const dirty = m.kubewardProxyDirty === 'yes' ? ' (src/proxy with uncommitted changes)' : '';
   const extra =
+    (r.settings.kubewardRelay ? `, kubeward's data path ${r.settings.kubewardRelay}` : '') +
     (r.settings.kubewardExtraArgs?.length ? `, kubeward with ${r.settings.kubewardExtraArgs.join(' ')}` : '') +
     (r.settings.nginxListenParams?.length ? `, nginx listening with ${r.settings.nginxListenParams.join(' ')} (not kubespray's setting)` : '');
   return (

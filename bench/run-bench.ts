@@ -12,12 +12,12 @@ import { freePorts } from '../testkit/wait-for.ts';
 import { mediansOf, peerOrder, PEERS, type Peer, type Sample } from './bench-stats.ts';
 import { SCENARIOS, type FailoverSample } from './failover-analysis.ts';
 import { measureBulk, measureIdle, measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
-import { NGINX_STREAM_MODULE } from './peer-configs.ts';
+import { askedRelay, NGINX_STREAM_MODULE } from './peer-configs.ts';
 import { ProcessGroup } from './process-group.ts';
 import { readTreeMemory } from './proc-stats.ts';
 import { renderResults, type BenchResults } from './render-table.ts';
 import { measureModesAtRest, modesSkipReason, type ModeMemory } from './measure-modes.ts';
-import { buildDist } from '../scripts/build.ts';
+import { buildShipped } from '../scripts/build.ts';
 import { runFailoverRound, type BackendCert, type FailoverSettings } from './run-failover.ts';
 import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
 import { freeResultBase } from './result-name.ts';
@@ -213,7 +213,8 @@ async function main(group: ProcessGroup): Promise<void> {
       .finally(() => process.exit(130));
   });
   say('building dist/ (npm run build): the bench measures what ships');
-  await buildDist();
+  const native = await buildShipped();
+  if (!native.ok) say(`the native relay was not built (${native.why}): kubeward cannot run its default data path here`);
   const env: PeerEnv = {
     group,
     dir,
@@ -296,6 +297,8 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
     failover,
     bulk: `${BULK_TIMES} x 100 MB per round with curl (MB = 10^6 bytes)`,
     kubewardExtraArgs: opt['kubeward-arg'],
+    // Every kubeward started was checked to run this path (start-peer.ts).
+    kubewardRelay: askedRelay(opt['kubeward-arg']),
     nginxListenParams: opt['nginx-listen'],
   };
   const outDir = opt.out ?? join(repo, 'bench/results');

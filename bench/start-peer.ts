@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { freePort, waitFor } from '../testkit/wait-for.ts';
 import { adminTokenFixture } from '../testkit/admin-token.ts';
 import type { ProxyPeer } from './bench-stats.ts';
-import { kubewardArgs, renderBackendNginx, renderHaproxy, renderNginxStream, type BackendOptions } from './peer-configs.ts';
+import { askedRelay, kubewardArgs, renderBackendNginx, renderHaproxy, renderNginxStream, type BackendOptions } from './peer-configs.ts';
 import type { ProcessGroup, Running } from './process-group.ts';
 
 export interface PeerEnv {
@@ -64,6 +64,7 @@ export async function startProxy(env: PeerEnv, peer: ProxyPeer, spec: ProxySpec,
     });
     proc = env.group.start(`kubeward-${tag}`, env.nodeBin, [...(env.kubewardNodeArgs ?? []), env.kubewardMain, ...args]);
     await waitServing(proc, async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined))?.ok === true);
+    await checkRelay(proc, adminPort, adminHeaders, askedRelay(env.kubewardExtraArgs));
   } else if (peer === 'nginx' || peer === 'nginx-2') {
     const conf = join(dir, 'nginx.conf');
     await writeFile(
@@ -95,6 +96,19 @@ export async function startBackend(env: PeerEnv, o: Omit<BackendOptions, 'dir'>)
   const proc = env.group.start(`backend-${o.name}`, 'nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf]);
   await waitServing(proc, () => accepts(o.port));
   return proc;
+}
+
+/**
+ * Fails unless kubeward runs the data path it was asked for: a proxy that fell back (the addon
+ * missing from dist/, this Node's internals not fitting) logs why at warn, and its figures would
+ * not be the shipped path's.
+ */
+async function checkRelay(proc: Running, adminPort: number, headers: Record<string, string>, asked: string): Promise<void> {
+  const res = await fetch(`http://127.0.0.1:${adminPort}/status`, { headers });
+  if (!res.ok) throw new Error(`${proc.name}: /status answered ${res.status}`);
+  const { relay } = (await res.json()) as { relay?: string };
+  if (relay !== asked)
+    throw new Error(`${proc.name} relays on the ${relay} path, not the ${asked} one it was asked for; stderr: ${proc.stderrTail().trim().slice(-1000)}`);
 }
 
 /** Waits up to 15 s for ready(), failing early with the process's stderr if it exits. */

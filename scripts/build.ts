@@ -148,10 +148,19 @@ export async function buildNativeAddons(outdir = DIST): Promise<NativeBuild> {
   return built;
 }
 
+/**
+ * What ships, as `npm run build` makes it: dist/ and its native relay. Anything that measures or
+ * runs the build (the benches, the soak) builds through here: buildDist() alone empties dist/,
+ * addon included, and a proxy started from it would fall back to the handle path.
+ */
+export async function buildShipped(): Promise<NativeBuild> {
+  await buildDist();
+  return buildNativeAddons();
+}
+
 if (import.meta.main) {
   const started = Date.now();
-  await buildDist();
-  const native = await buildNativeAddons();
+  const native = await buildShipped();
   process.stdout.write(`build: dist/ in ${Date.now() - started} ms\n`);
   process.stdout.write(native.ok ? `build: ${native.path}\n` : `build: native relay not built (${native.why}); --relay native falls back to handle\n`);
 }

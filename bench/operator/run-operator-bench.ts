@@ -17,7 +17,7 @@ import { loadKubeConfig } from '../../src/clients/kube/load-kube-config.ts';
 import { ensureNamespace, installCrd } from '../../testkit/kube/kube-objects.ts';
 import { kubeApiserverMissing, startKubeApiserver, type KubeTestServer } from '../../testkit/kube/kube-test-server.ts';
 import type { KubewardProcess } from '../../testkit/kubeward-process.ts';
-import { buildDist } from '../../scripts/build.ts';
+import { buildShipped } from '../../scripts/build.ts';
 import { bulkTenants, createManagedClusters } from '../../testkit/operator-fleet.ts';
 import { OpenStackEmulator } from '../../testkit/openstack/openstack-emulator.ts';
 import { readCpuSeconds, readTreeUsage } from '../proc-stats.ts';
@@ -349,7 +349,7 @@ async function main(): Promise<void> {
     `bench:operator: sizes ${o.sizes.join(', ')}, ${o.durationS} s each at ${o.intervalMs / 1000} s intervals; ends by itself within ${Math.round(boundMs / 60_000)} min\n`,
   );
   process.stderr.write('bench:operator: building dist/ (npm run build): the bench measures what ships\n');
-  await buildDist();
+  await buildShipped();
   process.env.KUBEWARD_BIN = 'dist';
   ({ KubewardProcess: Kubeward } = await import('../../testkit/kubeward-process.ts'));
   const date = new Date();

@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../../src/base/duration.ts';
-import { buildDist, buildNativeAddons } from '../../scripts/build.ts';
+import { buildShipped } from '../../scripts/build.ts';
 import { renderSoak, runSoak, STANDIN_MAIN } from './run-soak.ts';
 
 const HELP = `usage: npm run bench -- --soak DURATION [--fault-period D] [--rest D] [--after D] [--sample D]
@@ -73,8 +73,7 @@ const settings = {
   watches: count('watches', opt.watches, 1000),
 };
 process.stdout.write('soak: building the proxy as shipped (npm run build)\n');
-await buildDist();
-await buildNativeAddons();
+await buildShipped();
 const report = await runSoak({
   ...settings,
   kubeward: { node: process.execPath, argv: (args) => [join(repo, 'bin/kubeward.js'), ...args] },
