@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { median, mediansOf, peerOrder, ratio } from './bench-stats.ts';
+import { measureAgain, median, mediansOf, peerOrder, ratio } from './bench-stats.ts';
 
 test('the median of an odd count is the middle value, whatever the order', () => {
   assert.equal(median([9, 1, 5]), 5);
@@ -38,4 +38,13 @@ test('the peer order rotates by one each round so every peer runs first once', (
     ['a', 'b', 'c'],
   );
   assert.deepEqual(peerOrder(peers, 4), ['b', 'c', 'a']);
+});
+
+test('a round is measured again while a latency load saw more steal than allowed, up to the last attempt', () => {
+  assert.equal(measureAgain([0.4, 1.2], 3, 1, 3), false, 'quiet: kept');
+  assert.equal(measureAgain([0.4, 7.5], 3, 1, 3), true, 'the paced load in a burst');
+  assert.equal(measureAgain([3.1, undefined], 3, 2, 3), true);
+  assert.equal(measureAgain([25, 30], 3, 3, 3), false, 'the last attempt is kept, its steal recorded');
+  assert.equal(measureAgain([undefined, undefined], 3, 1, 3), false, 'no reading: nothing to judge by');
+  assert.equal(measureAgain([50], 100, 1, 3), false, '--max-steal 100 never measures again');
 });

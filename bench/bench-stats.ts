@@ -63,3 +63,12 @@ export function peerOrder<T>(peers: readonly T[], round: number): T[] {
   const k = ((round % n) + n) % n;
   return [...peers.slice(k), ...peers.slice(0, k)];
 }
+
+/**
+ * Whether a peer's round is measured again: when the hypervisor took more than maxStealPct of the
+ * machine's CPU time during one of its latency loads, and attempts remain. Every peer is held to
+ * the same rule, so a burst on the host costs the round it fell in, not one peer's figures.
+ */
+export function measureAgain(stealPcts: readonly (number | undefined)[], maxStealPct: number, attempt: number, maxAttempts: number): boolean {
+  return attempt < maxAttempts && stealPcts.some((p) => p !== undefined && p > maxStealPct);
+}

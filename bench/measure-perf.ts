@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { waitFor } from '../testkit/wait-for.ts';
 import { parseWrkOutput, type WrkResult } from './parse-wrk.ts';
-import { readTreeMemory, readTreeUsage, type TreeMemory } from './proc-stats.ts';
+import { readMachineTicks, readTreeMemory, readTreeUsage, stealPercent, type TreeMemory } from './proc-stats.ts';
 import { median } from './bench-stats.ts';
 
 const run = promisify(execFile);
@@ -46,13 +46,16 @@ export async function runWrk(url: string, s: LoadSettings, headers: readonly str
 /**
  * wrk with the proxy's CPU time (its whole process tree) read before and after, and its memory
  * sampled every 250 ms while the load runs (the peak of each figure); pid undefined for direct.
+ * stealPct: the share of the machine's CPU time the hypervisor gave to other guests meanwhile; on
+ * a shared host it comes in bursts, and a p99 measured in one is the host's figure.
  */
 export async function measureWrk(
   url: string,
   pid: number | undefined,
   s: LoadSettings,
   headers: readonly string[] = [],
-): Promise<{ wrk: WrkResult; cpuUsPerRequest?: number; peakMemory?: TreeMemory }> {
+): Promise<{ wrk: WrkResult; cpuUsPerRequest?: number; peakMemory?: TreeMemory; stealPct?: number }> {
+  const machineBefore = readMachineTicks();
   const before = pid === undefined ? undefined : readTreeUsage(pid).cpuSeconds;
   const peak: TreeMemory = { rssBytes: 0, anonBytes: 0, pssBytes: 0 };
   const sample = (): void => {
@@ -69,9 +72,10 @@ export async function measureWrk(
   } finally {
     clearInterval(sampler);
   }
-  if (pid === undefined || before === undefined) return { wrk };
+  const stealPct = stealPercent(machineBefore, readMachineTicks());
+  if (pid === undefined || before === undefined) return { wrk, stealPct };
   const cpu = readTreeUsage(pid).cpuSeconds - before;
-  return { wrk, cpuUsPerRequest: wrk.requests > 0 ? (cpu * 1e6) / wrk.requests : undefined, peakMemory: peak };
+  return { wrk, cpuUsPerRequest: wrk.requests > 0 ? (cpu * 1e6) / wrk.requests : undefined, peakMemory: peak, stealPct };
 }
 
 /** MB/s (10^6 bytes) over `times` sequential downloads of url with curl to /dev/null. */

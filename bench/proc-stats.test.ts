@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readCpuSeconds, readRssFile } from './proc-stats.ts';
+import { parseMachineTicks, readCpuSeconds, readMachineTicks, readRssFile, stealPercent } from './proc-stats.ts';
 
 test("a process's CPU seconds come from its /proc stat, and a process that is gone has none", () => {
   const before = readCpuSeconds(process.pid);
@@ -18,4 +18,16 @@ test("readRssFile reads this process's file-backed resident pages, and nothing f
   const bytes = readRssFile(process.pid);
   assert.ok(bytes !== undefined && bytes > 0 && bytes % 1024 === 0, String(bytes));
   assert.equal(readRssFile(2 ** 22 + 1), undefined);
+});
+
+test("steal is the share of the machine's CPU time the hypervisor took between two /proc/stat readings", () => {
+  const a = parseMachineTicks('cpu  100 5 50 800 10 0 5 30 7 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n');
+  assert.deepEqual(a, { total: 1000, steal: 30 });
+  const b = parseMachineTicks('cpu  200 5 60 850 10 0 5 70 9 0');
+  assert.equal(stealPercent(a, b), 20, '40 of 200 ticks');
+  assert.equal(stealPercent(b, a), undefined, 'readings out of order say nothing');
+  assert.equal(stealPercent(a, undefined), undefined);
+  for (const bad of ['', 'intr 1 2 3', 'cpu 1 2 3', 'cpu 1 2 3 4 5 6 7 x', 'cpu0 1 2 3 4 5 6 7 8']) assert.equal(parseMachineTicks(bad), undefined, bad);
+  const live = readMachineTicks();
+  assert.ok(live && live.total > 0 && live.steal <= live.total, 'this machine');
 });

@@ -120,3 +120,37 @@ export function readTreeMemory(root: number): TreeMemory {
   }
   return sum;
 }
+
+/** The machine's CPU time so far, in ticks: all of it, and the part the hypervisor gave to others (steal). */
+export interface MachineTicks {
+  total: number;
+  steal: number;
+}
+
+/**
+ * The first line of /proc/stat: `cpu user nice system idle iowait irq softirq steal guest guest_nice`.
+ * guest and guest_nice are already inside user and nice, so they are not added again. Undefined
+ * for text that is not such a line.
+ */
+export function parseMachineTicks(text: string): MachineTicks | undefined {
+  const line = text.split('\n', 1)[0] ?? '';
+  const [name, ...rest] = line.trim().split(/\s+/);
+  const f = rest.map(Number);
+  if (name !== 'cpu' || f.length < 8 || f.some((v) => !Number.isSafeInteger(v) || v < 0)) return undefined;
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { total, steal: f[7]! };
+}
+
+export function readMachineTicks(): MachineTicks | undefined {
+  try {
+    return parseMachineTicks(readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The share of the machine's CPU time the hypervisor took between two readings, in percent. */
+export function stealPercent(before: MachineTicks | undefined, after: MachineTicks | undefined): number | undefined {
+  if (!before || !after || after.total <= before.total) return undefined;
+  return (100 * (after.steal - before.steal)) / (after.total - before.total);
+}

@@ -35,3 +35,10 @@ test('the failover table gives medians and reads stop times as seconds, none, or
   assert.equal(lines[3], '| backend hangs (SIGSTOP: accepts, never answers) | kubeward (1 process) | 3 | 50 | 0 | 2.30 s | 2.00 s |');
   assert.equal(lines[4], '| backend hangs (SIGSTOP: accepts, never answers) | nginx (2 workers) | 1 | 90 | 0 | not within 15 s | not reported |');
 });
+
+test("the host's steal is shown per peer as a condition of the run, never as a ratio", () => {
+  const table = renderMedianTable({ kpStealPct: { kubeward: 0.4, nginx: 0.8, 'kubeward-2': 1.2, 'nginx-2': 0.6, haproxy: 0.5, direct: 0.3 } });
+  const line = table.split('\n').find((l) => l.startsWith("| the host's steal during the paced load"));
+  assert.ok(line, table);
+  assert.equal(line, "| the host's steal during the paced load (% of the machine's CPU time) | 0.4 | 0.8 | 1.2 | 0.6 | 0.5 | 0.3 | — | — | — | — |");
+});

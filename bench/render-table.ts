@@ -15,6 +15,8 @@ export interface BenchResults {
     kubewardExtraArgs?: readonly string[];
     /** The data path every kubeward of the run was checked to relay on (absent in older results). */
     kubewardRelay?: string;
+    /** --max-steal of the run (absent in older results). */
+    maxStealPct?: number;
     nginxListenParams?: readonly string[];
   } & Record<string, unknown>;
   medians: Medians;
@@ -29,6 +31,8 @@ export interface MetricSpec {
   digits: number;
   /** Measured on the proxy process (CPU, memory): there is no such number for "direct". */
   proxyOnly?: boolean;
+  /** A condition of the measurement, not a figure of the peer: no ratios. */
+  condition?: boolean;
 }
 
 export const METRICS: readonly MetricSpec[] = [
@@ -51,6 +55,9 @@ export const METRICS: readonly MetricSpec[] = [
   { key: 'loadAnonMB', label: 'proxy private under keep-alive load (MiB, peak)', digits: 1, proxyOnly: true },
   { key: 'loadPssMB', label: 'proxy PSS under keep-alive load (MiB, peak)', digits: 1, proxyOnly: true },
   { key: 'idleKBPerConn', label: 'proxy RSS per idle connection, 5,000 held (KiB, median step of 1,000)', digits: 2, proxyOnly: true },
+  { key: 'kaStealPct', label: "the host's steal during the keep-alive load (% of the machine's CPU time)", digits: 1, condition: true },
+  { key: 'kpStealPct', label: "the host's steal during the paced load (% of the machine's CPU time)", digits: 1, condition: true },
+  { key: 'attempts', label: 'measurements per round (again when the steal was above --max-steal)', digits: 0, condition: true },
 ];
 
 const NAMES: Record<Peer, string> = {
@@ -92,7 +99,7 @@ export function renderMedianTable(medians: Medians, metrics: readonly MetricSpec
     const m = medians[spec.key];
     if (!m) continue;
     const values = COLUMNS.map((p) => formatNumber(m[p], spec.digits));
-    const r = (a: number | undefined, b: number | undefined): string => formatRatio(ratio(a, b));
+    const r = (a: number | undefined, b: number | undefined): string => (spec.condition ? DASH : formatRatio(ratio(a, b)));
     lines.push(
       row([
         spec.label,
@@ -184,6 +191,7 @@ export function renderProvenance(r: Pick<BenchResults, 'date' | 'machine' | 'set
   const dirty = m.kubewardProxyDirty === 'yes' ? ' (src/proxy with uncommitted changes)' : '';
   const extra =
     (r.settings.kubewardRelay ? `, kubeward's data path ${r.settings.kubewardRelay}` : '') +
+    (r.settings.maxStealPct !== undefined ? `, a round measured again (up to 3 times) when the host's steal passed ${r.settings.maxStealPct} %` : '') +
     (r.settings.kubewardExtraArgs?.length ? `, kubeward with ${r.settings.kubewardExtraArgs.join(' ')}` : '') +
     (r.settings.nginxListenParams?.length ? `, nginx listening with ${r.settings.nginxListenParams.join(' ')} (not kubespray's setting)` : '');
   return (
