@@ -216,21 +216,15 @@ async function measurePeer(
 /** Attempts at one peer's round when the host keeps taking CPU time (--max-steal). */
 const STEAL_ATTEMPTS = 3;
 
-/** measurePeer, again while the host took more than --max-steal during its latency loads (measureAgain). */
-async function measureQuiet(
-  env: PeerEnv,
-  peer: Peer,
-  round: number,
-  backend: { port: number; checkPort: number; pid: number },
-  paced: LoadSettings,
-): Promise<Sample> {
+/** One peer's round (measure), again while the host took more than --max-steal during its keep-alive loads (measureAgain). */
+async function measureQuiet(what: string, measure: () => Promise<Sample>): Promise<Sample> {
   for (let attempt = 1; ; attempt++) {
-    const sample = await measurePeer(env, peer, round, backend, paced);
+    const sample = await measure();
     sample.metrics.attempts = attempt;
     const steal = [sample.metrics.kaStealPct, sample.metrics.kpStealPct];
     if (!measureAgain(steal, maxSteal, attempt, STEAL_ATTEMPTS)) return sample;
     say(
-      `round ${round} ${peer}: measured again: the host took ${steal.map((p) => `${(p ?? 0).toFixed(1)} %`).join(' and ')} of the CPU time during the keep-alive loads (--max-steal ${maxSteal})`,
+      `${what}: measured again: the host took ${steal.map((p) => `${(p ?? 0).toFixed(1)} %`).join(' and ')} of the CPU time during the keep-alive loads (--max-steal ${maxSteal})`,
     );
   }
 }
@@ -281,7 +275,8 @@ async function main(group: ProcessGroup): Promise<void> {
       const paced: LoadSettings = { ...load, script: join(dir, 'paced.lua') };
       await writeFile(paced.script!, pacedScript(PACED_THINK_MS));
       for (let round = 1; round <= rounds; round++) {
-        for (const peer of peerOrder(PEERS, round - 1)) samples.push(await measureQuiet(env, peer, round, backend, paced));
+        for (const peer of peerOrder(PEERS, round - 1))
+          samples.push(await measureQuiet(`round ${round} ${peer}`, () => measurePeer(env, peer, round, backend, paced)));
       }
     }
     let modes: ModeMemory[] = [];
