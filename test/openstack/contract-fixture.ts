@@ -17,6 +17,13 @@ export interface TestNet {
   gateway: string;
 }
 
+/** Addresses .100 to .199 of a /24 (see ContractFixture.network). */
+export function portPool(cidr: string): { start: string; end: string } {
+  const m = /^(\d+\.\d+\.\d+)\.0\/24$/.exec(cidr);
+  if (!m) throw new Error(`the fixture's networks are /24s, not ${cidr}`);
+  return { start: `${m[1]}.100`, end: `${m[1]}.199` };
+}
+
 export class ContractFixture {
   readonly prefix = `kw-ct-${randomBytes(3).toString('hex')}`;
   readonly #c: OpenStackClientHandle;
@@ -30,6 +37,11 @@ export class ContractFixture {
     return (await this.#c.http.request<T>(service, req)).body;
   }
 
+  /**
+   * A network with one IPv4 subnet. Its ports get addresses .100 to .199 of the /24 only: Neutron draws
+   * them at random, so the tests' addresses of no instance (a stale next hop, a Node's address) sit
+   * outside that pool, where no server of the suite can have been given them.
+   */
   async network(cidr = '10.0.0.0/24'): Promise<TestNet> {
     const net = await this.call<{ network: { id: string } }>('network', {
       method: 'POST',
@@ -40,7 +52,7 @@ export class ContractFixture {
     const sub = await this.call<{ subnet: { id: string; gateway_ip: string } }>('network', {
       method: 'POST',
       path: '/subnets',
-      body: { subnet: { name: `${this.prefix}-sub`, network_id: net.network.id, cidr, ip_version: 4 } },
+      body: { subnet: { name: `${this.prefix}-sub`, network_id: net.network.id, cidr, ip_version: 4, allocation_pools: [portPool(cidr)] } },
     });
     return { networkId: net.network.id, subnetId: sub.subnet.id, cidr, gateway: sub.subnet.gateway_ip };
   }

@@ -8,7 +8,7 @@ import { createSilentLogger } from '../../src/base/logger.ts';
 import type { ExtraRoute } from '../../src/clients/openstack/openstack-types.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
 import { contractTargets, type TargetSession } from './contract-targets.ts';
-import { ContractFixture, openRoutedNetwork, type RoutedNetwork, type TestNet } from './contract-fixture.ts';
+import { ContractFixture, openRoutedNetwork, portPool, type RoutedNetwork, type TestNet } from './contract-fixture.ts';
 
 async function rejectsWith(p: Promise<unknown>, status: number, faultType: string | undefined, message?: RegExp): Promise<OpenStackError> {
   try {
@@ -348,6 +348,36 @@ for (const target of contractTargets(process.env)) {
           409,
           'AddressPairAndPortSecurityRequired',
         );
+      });
+
+      test("ports get addresses from the subnet's allocation pool, never the gateway's; a pool beyond the CIDR or over the gateway is refused", async () => {
+        const sub = await fx.call<{ subnet: { allocation_pools: { start: string; end: string }[] } }>('network', {
+          method: 'GET',
+          path: `/subnets/${net.subnetId}`,
+        });
+        assert.deepEqual(sub.subnet.allocation_pools, [portPool(net.cidr)]);
+        const ports = await Promise.all([1, 2, 3, 4].map(() => fx.port(net.networkId)));
+        for (const p of ports) {
+          const ip = Number(String((p.fixed_ips as { ip_address: string }[])[0]!.ip_address).split('.')[3]);
+          assert.ok(ip >= 100 && ip <= 199, `address .${ip} is outside the pool`);
+        }
+        const other = await fx.call<{ network: { id: string } }>('network', {
+          method: 'POST',
+          path: '/networks',
+          body: { network: { name: `${fx.prefix}-pools` } },
+        });
+        try {
+          const subnet = (pool: { start: string; end: string }) =>
+            fx.call('network', {
+              method: 'POST',
+              path: '/subnets',
+              body: { subnet: { network_id: other.network.id, cidr: '10.79.0.0/24', ip_version: 4, allocation_pools: [pool] } },
+            });
+          await rejectsWith(subnet({ start: '10.79.0.100', end: '10.79.1.5' }), 400, 'OutOfBoundsAllocationPool', /spans beyond the subnet cidr/);
+          await rejectsWith(subnet({ start: '10.79.0.1', end: '10.79.0.9' }), 409, 'GatewayConflictWithAllocationPools');
+        } finally {
+          await fx.call('network', { method: 'DELETE', path: `/networks/${other.network.id}` });
+        }
       });
 
       test('Neutron pages with limit and marker through ports_links, and the client follows them', async () => {

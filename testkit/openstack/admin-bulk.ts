@@ -4,7 +4,7 @@
 // thousand API calls through Keystone, Neutron and Nova.
 import { ApiFault } from './http-kit.ts';
 import type { EmulatorStore, RouteRec, RuleRec, SgRec } from './emulator-store.ts';
-import { formatCidr, parseCidr } from './ip-math.ts';
+import { defaultPools, formatCidr, parseCidr } from './ip-math.ts';
 import { createPortRec, stamps } from './neutron-common.ts';
 
 export interface BulkProjectsSpec {
@@ -132,6 +132,7 @@ function createOne(store: EmulatorStore, spec: Required<BulkProjectsSpec>, i: nu
     cidr: subnetCidr,
     ip_version: 4 as const,
     gateway_ip: `10.${i >> 8}.${i & 255}.1`,
+    allocation_pools: defaultPools(parseCidr(subnetCidr)!, `10.${i >> 8}.${i & 255}.1`),
   };
   store.subnets.set(subnet.id, subnet);
 

@@ -64,6 +64,8 @@ export interface SubnetRec extends Stamped {
   cidr: string;
   ip_version: 4 | 6;
   gateway_ip: string | null;
+  /** Where ports get their addresses from; addresses outside the pools are given only when asked for. */
+  allocation_pools: { start: string; end: string }[];
 }
 export interface PortRec extends Stamped {
   name: string;

@@ -2,7 +2,7 @@
 // security groups and rules, floating IPs, the extension list; routers live in neutron-routers.ts.
 import { isIP } from 'node:net';
 import { ApiFault, RouteTable, noContent, ok, wrapped, type Ctx } from './http-kit.ts';
-import { cidrContains, formatCidr, parseCidr } from './ip-math.ts';
+import { cidrContains, defaultPools, formatCidr, parseCidr, poolProblem, rangeContains, type AddressRange, type Cidr } from './ip-math.ts';
 import { addRule, createPortRec, ensureDefaultGroup, listReply, mustGet, portView, standardView, stamps, visible, bump } from './neutron-common.ts';
 import { checkIfMatch, routerRoutes } from './neutron-routers.ts';
 import type { EmulatorStore, FipRec, NetworkRec, PortRec, RuleRec, SgRec, SubnetRec } from './emulator-store.ts';
@@ -49,7 +49,7 @@ const subnetView = (s: SubnetRec): Obj => ({
   ip_version: s.ip_version,
   gateway_ip: s.gateway_ip,
   enable_dhcp: true,
-  allocation_pools: [],
+  allocation_pools: s.allocation_pools,
   host_routes: [],
   dns_nameservers: [],
   description: '',
@@ -159,6 +159,7 @@ function networkRoutes(store: EmulatorStore, t: RouteTable): void {
       cidr: formatCidr(c),
       ip_version: c.family,
       gateway_ip: gateway,
+      allocation_pools: allocationPools(b.allocation_pools, c, gateway),
     };
     store.subnets.set(s.id, s);
     return ok({ subnet: subnetView(s) }, 201);
@@ -414,4 +415,18 @@ function associate(store: EmulatorStore, ctx: Ctx, f: FipRec, portId: string): v
     ),
   );
   Object.assign(f, { port_id: port.id, fixed_ip_address: fixed.ip_address, router_id: router?.id ?? null });
+}
+
+/** The pools a new subnet asks for, checked as Neutron checks them, or its default pools. */
+function allocationPools(asked: unknown, cidr: Cidr, gateway: string | null): AddressRange[] {
+  if (asked === undefined || asked === null) return defaultPools(cidr, gateway);
+  if (!Array.isArray(asked)) throw new ApiFault(400, 'HTTPBadRequest', 'Invalid input for allocation_pools. Reason: not a list of ranges.');
+  const pools = asked.map((p: { start?: unknown; end?: unknown } | null) => ({ start: String(p?.start), end: String(p?.end) }));
+  for (const pool of pools) {
+    const problem = poolProblem(cidr, pool);
+    if (problem) throw new ApiFault(400, 'OutOfBoundsAllocationPool', problem);
+    if (gateway !== null && rangeContains(pool, gateway))
+      throw new ApiFault(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${gateway} conflicts with allocation pool ${pool.start}-${pool.end}.`);
+  }
+  return pools;
 }

@@ -1,7 +1,7 @@
 // Shared pieces of the emulated Neutron: visibility by project, views with standard attributes,
 // generic list filters and paging, ports with address allocation, the per-project default group.
 import { ApiFault, isoSeconds, type Ctx } from './http-kit.ts';
-import { cidrContains, hostAddresses, parseCidr } from './ip-math.ts';
+import { cidrContains, freeAddresses, parseCidr } from './ip-math.ts';
 import type { EmulatorStore, PortRec, SgRec } from './emulator-store.ts';
 
 type Obj = Record<string, unknown>;
@@ -122,13 +122,21 @@ export function randomMac(): string {
   return `fa:16:3e:${b()}:${b()}:${b()}`;
 }
 
-/** A free address in the subnet (in order), or a 409 like Neutron's IpAddressGenerationFailure. */
+/** How many free addresses Neutron's IPAM draws from at random (MAX_WIN in its neutrondb_ipam driver). */
+const ALLOCATION_WINDOW = 1000;
+
+/**
+ * A free address from the subnet's pools, or a 409 like Neutron's IpAddressGenerationFailure. Like
+ * Neutron's IPAM, the address is drawn at random from the first free ones, not taken in order: a test
+ * that takes an address of no port for granted meets the same collisions here as on a real cloud.
+ */
 export function allocateIp(store: EmulatorStore, subnetId: string): string {
   const subnet = store.subnets.get(subnetId)!;
   const used = new Set([...store.ports.values()].flatMap((p) => p.fixed_ips.filter((f) => f.subnet_id === subnetId).map((f) => f.ip_address)));
   if (subnet.gateway_ip) used.add(subnet.gateway_ip);
-  for (const ip of hostAddresses(parseCidr(subnet.cidr)!)) if (!used.has(ip)) return ip;
-  throw new ApiFault(409, 'IpAddressGenerationFailure', `No more IP addresses available on network ${subnet.network_id}.`);
+  const free = freeAddresses(subnet.allocation_pools, used, ALLOCATION_WINDOW);
+  if (free.length === 0) throw new ApiFault(409, 'IpAddressGenerationFailure', `No more IP addresses available on network ${subnet.network_id}.`);
+  return free[Math.floor(Math.random() * free.length)]!;
 }
 
 export interface NewPort {
