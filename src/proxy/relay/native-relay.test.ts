@@ -16,12 +16,16 @@ import { connectedHandles, helloSilenceHi, throwingOwner } from './relay-pair.te
 
 const fdCount = (): number => readdirSync('/proc/self/fd').length;
 
-/** The peer's FIN or a reset arrived (a half-open-capable socket does not close on a FIN alone). */
+/**
+ * The peer's FIN or a reset arrived (a half-open-capable socket does not close on a FIN alone). The
+ * socket is read to its end: 'end' waits for bytes the relay delivered before it closed.
+ */
 function ended(s: Socket): Promise<void> {
   if (s.closed || s.readableEnded) return Promise.resolve();
   return new Promise((resolve) => {
     s.once('end', resolve);
     s.once('close', resolve);
+    s.resume();
   });
 }
 
@@ -61,6 +65,8 @@ test('owner callbacks that throw (no answer, closed) do not escape; the addon co
 });
 
 test('destroy() ends a connection as destroyed, a reset as error; the process keeps no fd of either', async (t) => {
+  // Counted once the relay runs: its thread's loop keeps fds of its own (epoll, io_uring, eventfd, a pipe).
+  await relay();
   const fdsBefore = fdCount();
   let closed = 0;
   const owner = { noAnswer: () => {}, connectionClosed: () => void closed++ };
