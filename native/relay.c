@@ -1,30 +1,17 @@
 /*
  * kubeward's byte pump in C (--relay native): moves the bytes of established client-upstream pairs
- * on a thread of its own, with its own libuv loop, without entering JavaScript per chunk.
- * JavaScript hands over the two connected sockets (this file dup()s their fds; the caller then
- * closes its libuv handles, which takes their fds out of Node's epoll and closes them, so each dup
- * is polled by the relay thread only) and is called back once per connection when it ends, and at
- * the first bytes of each direction while the first-byte watch is on. Counters are read on demand.
+ * on Node's own libuv loop without entering JavaScript per chunk. JavaScript hands over the two
+ * connected sockets (this file dup()s their fds; the caller then closes its libuv handles, which
+ * takes their fds out of epoll and closes them, so each dup is polled by one watcher only) and is
+ * called back once per connection when it ends, and at the first bytes of each direction while
+ * the first-byte watch is on. Counters are read on demand.
  *
- * Why a thread: every turn of Node's loop carries a fixed cost (its check and prepare hooks, a
- * second epoll_wait for the idle-time metric, the timers, the platform's tasks), and the main
- * thread also runs health checks, metrics, timers and garbage collection. On the relay thread a
- * readiness event costs an epoll_wait and the callbacks, and no JavaScript work delays a byte.
- * docs/design/relay-thread.md has the figures.
- *
- * Between the threads: the main thread owns the slots and talks to the relay thread through a
- * command queue (open, destroy) and a uv_async on the relay loop; the relay thread sends events
- * (first bytes, end) through a queue and a uv_async on Node's loop. What JavaScript reads per
- * connection (bytes moved, the activity and watch flags) sits in slot records that never move, as
- * relaxed atomics. A slot is given again only after its end event reached the main thread, after
- * which the relay thread no longer touches it.
- *
- * Per chunk: one recv() into a buffer shared by every connection of the relay thread, one send()
- * to the other socket. Only what the other socket did not take (a short send or EAGAIN) is copied,
- * into a buffer of that connection sized to the residue; then the source is not read until the
- * residue is out (backpressure), and an idle connection holds no data buffer. A FIN is passed on
- * as shutdown(SHUT_WR) once the residue is out, and the other direction keeps flowing; an error or
- * a reset closes both sockets. Both sockets are closed once, by finish().
+ * Per chunk: one recv() into a buffer shared by every connection of the loop, one send() to the
+ * other socket. Only what the other socket did not take (a short send or EAGAIN) is copied, into a
+ * buffer of that connection sized to the residue; then the source is not read until the residue is
+ * out (backpressure), and an idle connection holds no data buffer. A FIN is passed on as
+ * shutdown(SHUT_WR) once the residue is out, and the other direction keeps flowing; an error or a
+ * reset closes both sockets. Both sockets are closed once, by finish().
  *
  * Behaviour follows the handle relay (src/proxy/relay/handle-relay.ts), which follows Node's net.Socket.
  * The loop calls follow libuv's uv_poll (include/uv.h): uv_poll_start on a changed event set only
@@ -43,7 +30,6 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,13 +48,11 @@
 #define D_EOF 1  /* the source sent FIN */
 #define D_SHUT 2 /* our FIN to the destination is out (or the destination is gone) */
 
-/* Connection flags, relay thread only. */
+/* Connection flags. */
+#define F_ACTIVE 1  /* a byte moved since the idle sweep last cleared it */
+#define F_WATCH 2   /* first-byte watch on: tell JavaScript about the first bytes */
 #define F_ARMED 4   /* the client's first bytes were reported */
 #define F_CLOSING 8 /* finish() ran: the polls are closing, the fds are closed */
-
-/* Slot flags, shared: set and cleared by both threads with atomic operations. */
-#define S_ACTIVE 1 /* a byte moved since the idle sweep last cleared it */
-#define S_WATCH 2  /* first-byte watch on: tell JavaScript about the first bytes */
 
 /* Why a connection ended (the `reason` of the end event). */
 #define END_EOF 0       /* both directions finished with a FIN */
@@ -80,35 +64,8 @@
 #define EV_CLIENT_FIRST 1
 #define EV_UPSTREAM_FIRST 2
 
-/* Commands to the relay thread. */
-#define OP_OPEN 0
-#define OP_DESTROY 1
-
-/* Slot records come in pages that are never moved or freed while the relay runs, so the relay
- * thread may hold a pointer to one while the main thread adds pages. */
-#define PAGE_SLOTS 1024
-#define MAX_PAGES 1024
-
 typedef struct relay_instance relay_instance;
 typedef struct relay_conn relay_conn;
-
-typedef struct {
-  _Atomic uint64_t moved[2]; /* bytes read from the client (0) and the upstream (1) */
-  _Atomic uint8_t flags;     /* S_* */
-  uint8_t in_use;            /* main thread only: open, its end event not yet delivered */
-} relay_slot;
-
-typedef struct {
-  int op;
-  uint32_t slot;
-  int fds[2];
-} relay_cmd;
-
-typedef struct {
-  uint32_t slot;
-  int kind;
-  double a, b, c;
-} relay_event;
 
 typedef struct {
   uv_poll_t poll;
@@ -119,12 +76,12 @@ typedef struct {
 struct relay_conn {
   relay_leg legs[2];
   relay_instance* inst;
-  relay_slot* shared;
   /* Bytes read from legs[d] and not yet written to legs[1 - d]; NULL when none. */
   char* residue[2];
   uint32_t residue_off[2];
   uint32_t residue_len[2];
-  uint64_t moved[2];
+  /* Bytes read from legs[d] (and passed on, or in residue[d]). */
+  double moved[2];
   uint32_t slot;
   uint8_t dir[2];
   uint8_t flags;
@@ -133,86 +90,39 @@ struct relay_conn {
 };
 
 struct relay_instance {
-  /* Main thread. */
   napi_env env;
   uv_loop_t* loop;
   napi_ref on_event;
   napi_ref resource;
   napi_async_context async_context;
-  napi_async_cleanup_hook_handle cleanup;
-  uv_async_t events_async; /* on Node's loop: events are waiting */
-  relay_slot* pages[MAX_PAGES];
-  uint32_t* free_slots;
-  uint32_t nfree;
-  uint32_t free_cap;
-  uint32_t nslots;
-  uint32_t live;
-  int started; /* the relay thread runs (until the environment's clean-up joins it) */
-  int joined;
-  /* Relay thread. */
-  uv_thread_t thread;
-  uv_loop_t tloop;
-  uv_async_t cmd_async; /* on the relay loop: commands are waiting */
   char* buf;
   size_t buf_bytes;
-  relay_conn** tslots;
-  uint32_t tcap;
-  /* Both threads, under lock. */
-  uv_mutex_t lock;
-  relay_cmd* cmds;
-  size_t ncmds, cmd_cap;
-  relay_event* events;
-  size_t nevents, event_cap;
-  int stop;
-  /* Both threads, atomic. */
-  _Atomic int64_t residue_bytes;
+  relay_conn** slots;
+  uint32_t* free_slots;
+  uint32_t nfree;
+  uint32_t nslots;
+  uint32_t cap;
+  uint32_t live;
 };
 
 static void update_events(relay_conn* c, int leg);
 static void finish(relay_conn* c, int reason);
 static void on_poll(uv_poll_t* p, int status, int events);
 
-static relay_slot* slot_record(relay_instance* inst, uint32_t slot) { return &inst->pages[slot / PAGE_SLOTS][slot % PAGE_SLOTS]; }
+/* ---- calls into JavaScript -------------------------------------------------------------------- */
 
-/* Appends one item to a queue the lock guards; false when out of memory. */
-static int push_item(void** items, size_t* n, size_t* cap, size_t size, const void* item) {
-  if (*n == *cap) {
-    size_t grown = *cap == 0 ? 64 : *cap * 2;
-    void* more = realloc(*items, grown * size);
-    if (more == NULL) return 0;
-    *items = more;
-    *cap = grown;
-  }
-  memcpy((char*)*items + *n * size, item, size);
-  (*n)++;
-  return 1;
-}
-
-/* ---- relay thread → main thread --------------------------------------------------------------- */
-
-/* Queues an event for JavaScript and wakes Node's loop. An event that cannot be queued (out of
- * memory) is dropped: a lost end event leaves its slot taken, which costs one slot and never
- * delivers an event to the wrong connection. */
+/* Calls the event callback (slot, kind, a, b, c). A throw is cleared: no peer may crash the
+ * process, and the JavaScript side catches its own faults before they get here. */
 static void emit(relay_instance* inst, uint32_t slot, int kind, double a, double b, double c) {
-  relay_event ev = {slot, kind, a, b, c};
-  uv_mutex_lock(&inst->lock);
-  push_item((void**)&inst->events, &inst->nevents, &inst->event_cap, sizeof(ev), &ev);
-  uv_mutex_unlock(&inst->lock);
-  uv_async_send(&inst->events_async);
-}
-
-/* Calls the event callback (slot, kind, a, b, c) on the main thread. A throw is cleared: no peer
- * may crash the process, and the JavaScript side catches its own faults before they get here. */
-static void call_js(relay_instance* inst, const relay_event* ev) {
   napi_env env = inst->env;
   napi_handle_scope scope;
   napi_value fn, recv, argv[5], result;
   if (inst->on_event == NULL || napi_open_handle_scope(env, &scope) != napi_ok) return;
   if (napi_get_reference_value(env, inst->on_event, &fn) == napi_ok && fn != NULL &&
       napi_get_reference_value(env, inst->resource, &recv) == napi_ok && recv != NULL &&
-      napi_create_uint32(env, ev->slot, &argv[0]) == napi_ok && napi_create_int32(env, ev->kind, &argv[1]) == napi_ok &&
-      napi_create_double(env, ev->a, &argv[2]) == napi_ok && napi_create_double(env, ev->b, &argv[3]) == napi_ok &&
-      napi_create_double(env, ev->c, &argv[4]) == napi_ok) {
+      napi_create_uint32(env, slot, &argv[0]) == napi_ok && napi_create_int32(env, kind, &argv[1]) == napi_ok &&
+      napi_create_double(env, a, &argv[2]) == napi_ok && napi_create_double(env, b, &argv[3]) == napi_ok &&
+      napi_create_double(env, c, &argv[4]) == napi_ok) {
     if (napi_make_callback(env, inst->async_context, recv, fn, 5, argv, &result) != napi_ok) {
       bool pending = false;
       napi_value ignored;
@@ -222,31 +132,7 @@ static void call_js(relay_instance* inst, const relay_event* ev) {
   napi_close_handle_scope(env, scope);
 }
 
-/* Node's loop: delivers the queued events in order. An end event frees its slot first, so the
- * callback may open a connection that gets the same slot. */
-static void on_events(uv_async_t* a) {
-  relay_instance* inst = a->data;
-  uv_mutex_lock(&inst->lock);
-  relay_event* events = inst->events;
-  size_t n = inst->nevents;
-  inst->events = NULL;
-  inst->nevents = inst->event_cap = 0;
-  uv_mutex_unlock(&inst->lock);
-  for (size_t i = 0; i < n; i++) {
-    relay_event* ev = &events[i];
-    if (ev->kind == EV_END) {
-      slot_record(inst, ev->slot)->in_use = 0;
-      inst->free_slots[inst->nfree++] = ev->slot;
-      inst->live--;
-    }
-    call_js(inst, ev);
-  }
-  free(events);
-  /* Open connections keep Node's loop alive, as their sockets' handles did. */
-  if (inst->live == 0) uv_unref((uv_handle_t*)&inst->events_async);
-}
-
-/* ---- the pump (relay thread) ------------------------------------------------------------------ */
+/* ---- the pump --------------------------------------------------------------------------------- */
 
 static int would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
@@ -284,14 +170,6 @@ static int pass_fin(relay_conn* c, int src) {
   return 1;
 }
 
-static void drop_residue(relay_conn* c, int src) {
-  if (c->residue[src] == NULL) return;
-  atomic_fetch_sub_explicit(&c->inst->residue_bytes, (int64_t)(c->residue_len[src] - c->residue_off[src]), memory_order_relaxed);
-  free(c->residue[src]);
-  c->residue[src] = NULL;
-  c->residue_off[src] = c->residue_len[src] = 0;
-}
-
 /* Writes direction src's residue to its destination. False when the connection is finishing. */
 static int flush_residue(relay_conn* c, int src) {
   int dst = 1 - src;
@@ -302,9 +180,10 @@ static int flush_residue(relay_conn* c, int src) {
     return 0;
   }
   c->residue_off[src] += (uint32_t)n;
-  atomic_fetch_sub_explicit(&c->inst->residue_bytes, n, memory_order_relaxed);
   if (c->residue_off[src] < c->residue_len[src]) return 1;
-  drop_residue(c, src);
+  free(c->residue[src]);
+  c->residue[src] = NULL;
+  c->residue_off[src] = c->residue_len[src] = 0;
   if (!pass_fin(c, src)) return 0;
   update_events(c, src);
   update_events(c, dst);
@@ -312,23 +191,23 @@ static int flush_residue(relay_conn* c, int src) {
 }
 
 /* The first-byte watch: tells JavaScript of the client's first bytes (unless the upstream spoke
- * first) and of the upstream's, after which the watch is off. */
-static void note_first_bytes(relay_conn* c, int src) {
+ * first) and of the upstream's. False when the callback finished the connection. */
+static int note_first_bytes(relay_conn* c, int src) {
   if (src == CLIENT) {
-    if ((c->flags & F_ARMED) || c->moved[UPSTREAM] > 0) return;
+    if ((c->flags & F_ARMED) || c->moved[UPSTREAM] > 0) return 1;
     c->flags |= F_ARMED;
     emit(c->inst, c->slot, EV_CLIENT_FIRST, 0, 0, 0);
   } else {
-    atomic_fetch_and_explicit(&c->shared->flags, (uint8_t)~S_WATCH, memory_order_relaxed);
+    c->flags &= (uint8_t)~F_WATCH;
     emit(c->inst, c->slot, EV_UPSTREAM_FIRST, 0, 0, 0);
   }
+  return !(c->flags & F_CLOSING);
 }
 
 /* Reads from legs[src] and writes each chunk to the other leg until the source is drained, a
  * write falls short (the rest becomes the residue) or the per-event bound is reached. */
 static void pump(relay_conn* c, int src) {
   relay_instance* inst = c->inst;
-  relay_slot* sh = c->shared;
   int dst = 1 - src;
   for (int i = 0; i < MAX_READS_PER_EVENT; i++) {
     if ((c->flags & F_CLOSING) || (c->dir[src] & D_EOF) || c->residue[src] != NULL) return;
@@ -345,11 +224,9 @@ static void pump(relay_conn* c, int src) {
       update_events(c, src);
       return;
     }
-    c->moved[src] += (uint64_t)r;
-    atomic_store_explicit(&sh->moved[src], c->moved[src], memory_order_relaxed);
-    uint8_t flags = atomic_load_explicit(&sh->flags, memory_order_relaxed);
-    if (!(flags & S_ACTIVE)) atomic_fetch_or_explicit(&sh->flags, S_ACTIVE, memory_order_relaxed);
-    if (flags & S_WATCH) note_first_bytes(c, src);
+    c->moved[src] += (double)r;
+    c->flags |= F_ACTIVE;
+    if ((c->flags & F_WATCH) && !note_first_bytes(c, src)) return;
     ssize_t w = send_some(c->legs[dst].fd, inst->buf, (size_t)r);
     if (w < 0) {
       finish(c, END_ERROR);
@@ -366,7 +243,6 @@ static void pump(relay_conn* c, int src) {
       c->residue[src] = copy;
       c->residue_off[src] = 0;
       c->residue_len[src] = (uint32_t)rest;
-      atomic_fetch_add_explicit(&inst->residue_bytes, (int64_t)rest, memory_order_relaxed);
       update_events(c, src);
       update_events(c, dst);
       return;
@@ -404,19 +280,27 @@ static void on_poll(uv_poll_t* p, int status, int events) {
   if ((events & UV_READABLE) && !(c->flags & F_CLOSING)) pump(c, leg);
 }
 
-/* ---- connection life (relay thread) ----------------------------------------------------------- */
+/* ---- connection life -------------------------------------------------------------------------- */
+
+static void release_slot(relay_instance* inst, uint32_t slot) {
+  inst->slots[slot] = NULL;
+  inst->free_slots[inst->nfree++] = slot;
+  inst->live--;
+}
 
 /* A poll's close callback: once both are closed the connection is freed and JavaScript told, with
- * the reason and the final counts. */
+ * the reason and the final counts. A connection that never got a slot (open() failed half-way)
+ * is only freed. */
 static void on_poll_closed(uv_handle_t* h) {
   relay_conn* c = h->data;
   if (--c->open_polls != 0) return;
   relay_instance* inst = c->inst;
   uint32_t slot = c->slot;
   int reason = c->reason;
-  double up = (double)c->moved[CLIENT], down = (double)c->moved[UPSTREAM];
+  double up = c->moved[CLIENT], down = c->moved[UPSTREAM];
   free(c);
-  inst->tslots[slot] = NULL;
+  if (slot == UINT32_MAX) return;
+  release_slot(inst, slot);
   emit(inst, slot, EV_END, reason, up, down);
 }
 
@@ -430,104 +314,12 @@ static void finish(relay_conn* c, int reason) {
     uv_close((uv_handle_t*)&c->legs[i].poll, on_poll_closed);
     close(c->legs[i].fd);
     c->legs[i].fd = -1;
-    drop_residue(c, i);
+    free(c->residue[i]);
+    c->residue[i] = NULL;
   }
 }
 
-static int grow_tslots(relay_instance* inst, uint32_t slot) {
-  if (slot < inst->tcap) return 1;
-  uint32_t cap = inst->tcap == 0 ? 64 : inst->tcap;
-  while (cap <= slot) cap *= 2;
-  relay_conn** more = realloc(inst->tslots, cap * sizeof(*more));
-  if (more == NULL) return 0;
-  memset(more + inst->tcap, 0, (cap - inst->tcap) * sizeof(*more));
-  inst->tslots = more;
-  inst->tcap = cap;
-  return 1;
-}
-
-/* Starts relaying a connection the main thread gave a slot and two fds; on a failure the fds are
- * closed and the end event (an error) frees the slot. */
-static void relay_open(relay_instance* inst, const relay_cmd* cmd) {
-  relay_conn* c = grow_tslots(inst, cmd->slot) ? calloc(1, sizeof(*c)) : NULL;
-  if (c == NULL) {
-    close(cmd->fds[0]);
-    close(cmd->fds[1]);
-    emit(inst, cmd->slot, EV_END, END_ERROR, 0, 0);
-    return;
-  }
-  c->inst = inst;
-  c->slot = cmd->slot;
-  c->shared = slot_record(inst, cmd->slot);
-  int err = 0, inited = 0;
-  for (; inited < 2; inited++) {
-    c->legs[inited].fd = cmd->fds[inited];
-    c->legs[inited].poll.data = c;
-    err = uv_poll_init(&inst->tloop, &c->legs[inited].poll, c->legs[inited].fd);
-    if (err != 0) break;
-  }
-  if (err != 0) {
-    /* An initialised poll is closed through the loop, before its fd; on_poll_closed then sends the end. */
-    c->flags = F_CLOSING;
-    c->reason = END_ERROR;
-    c->open_polls = (uint8_t)inited;
-    for (int i = 0; i < inited; i++) uv_close((uv_handle_t*)&c->legs[i].poll, on_poll_closed);
-    close(cmd->fds[0]);
-    close(cmd->fds[1]);
-    if (inited > 0) {
-      inst->tslots[cmd->slot] = c;
-      return;
-    }
-    free(c);
-    emit(inst, cmd->slot, EV_END, END_ERROR, 0, 0);
-    return;
-  }
-  inst->tslots[cmd->slot] = c;
-  c->open_polls = 2;
-  update_events(c, CLIENT);
-  update_events(c, UPSTREAM);
-}
-
-/* The relay loop: runs the commands the main thread queued. At the stop every connection is
- * closed, and the loop ends once their polls are. */
-static void on_commands(uv_async_t* a) {
-  relay_instance* inst = a->data;
-  uv_mutex_lock(&inst->lock);
-  relay_cmd* cmds = inst->cmds;
-  size_t n = inst->ncmds;
-  int stop = inst->stop;
-  inst->cmds = NULL;
-  inst->ncmds = inst->cmd_cap = 0;
-  uv_mutex_unlock(&inst->lock);
-  for (size_t i = 0; i < n; i++) {
-    if (cmds[i].op == OP_OPEN) {
-      relay_open(inst, &cmds[i]);
-    } else if (cmds[i].slot < inst->tcap && inst->tslots[cmds[i].slot] != NULL) {
-      finish(inst->tslots[cmds[i].slot], END_DESTROYED);
-    }
-  }
-  free(cmds);
-  if (!stop) return;
-  for (uint32_t s = 0; s < inst->tcap; s++)
-    if (inst->tslots[s] != NULL) finish(inst->tslots[s], END_DESTROYED);
-  uv_close((uv_handle_t*)&inst->cmd_async, NULL);
-}
-
-static void relay_thread(void* arg) {
-  relay_instance* inst = arg;
-  uv_run(&inst->tloop, UV_RUN_DEFAULT);
-}
-
-/* Queues a command for the relay thread and wakes it; false when out of memory. */
-static int command(relay_instance* inst, const relay_cmd* cmd) {
-  uv_mutex_lock(&inst->lock);
-  int ok = push_item((void**)&inst->cmds, &inst->ncmds, &inst->cmd_cap, sizeof(*cmd), cmd);
-  uv_mutex_unlock(&inst->lock);
-  if (ok) uv_async_send(&inst->cmd_async);
-  return ok;
-}
-
-/* ---- Node-API surface (main thread) ----------------------------------------------------------- */
+/* ---- Node-API surface ------------------------------------------------------------------------- */
 
 static relay_instance* instance_of(napi_env env) {
   void* data = NULL;
@@ -550,50 +342,13 @@ static int get_args(napi_env env, napi_callback_info info, size_t want, napi_val
   return 1;
 }
 
-/* The record of an open slot, or NULL. */
-static relay_slot* slot_arg(napi_env env, relay_instance* inst, napi_value v) {
+static relay_conn* conn_arg(napi_env env, relay_instance* inst, napi_value v) {
   uint32_t slot;
   if (inst == NULL || napi_get_value_uint32(env, v, &slot) != napi_ok || slot >= inst->nslots) return NULL;
-  relay_slot* s = slot_record(inst, slot);
-  return s->in_use ? s : NULL;
+  return inst->slots[slot];
 }
 
-static void on_events_closed(uv_handle_t* h) {
-  relay_instance* inst = h->data;
-  napi_remove_async_cleanup_hook(inst->cleanup);
-  inst->cleanup = NULL;
-}
-
-/* Before the environment goes: the relay thread closes every connection and ends; then the
- * events handle is closed, and the environment may finish once it is. */
-static void stop_relay(napi_async_cleanup_hook_handle handle, void* arg) {
-  (void)handle;
-  relay_instance* inst = arg;
-  uv_mutex_lock(&inst->lock);
-  inst->stop = 1;
-  uv_mutex_unlock(&inst->lock);
-  uv_async_send(&inst->cmd_async);
-  uv_thread_join(&inst->thread);
-  uv_loop_close(&inst->tloop);
-  inst->joined = 1;
-  uv_close((uv_handle_t*)&inst->events_async, on_events_closed);
-}
-
-/* Starts the relay loop and its thread; 0 or -errno. */
-static int start_relay(relay_instance* inst) {
-  int err = uv_loop_init(&inst->tloop);
-  if (err != 0) return err;
-  inst->cmd_async.data = inst->events_async.data = inst;
-  if ((err = uv_async_init(&inst->tloop, &inst->cmd_async, on_commands)) != 0 ||
-      (err = uv_async_init(inst->loop, &inst->events_async, on_events)) != 0)
-    return err;
-  uv_unref((uv_handle_t*)&inst->events_async);
-  if ((err = uv_thread_create(&inst->thread, relay_thread, inst)) != 0) return err;
-  inst->started = 1;
-  return 0;
-}
-
-/* init(onEvent, readBytes): onEvent(slot, kind, a, b, c) is called for EV_* events. */
+/* init(onEvent, readBytes): onEvent(slot, kind, a, b) is called for EV_* events. */
 static napi_value js_init(napi_env env, napi_callback_info info) {
   napi_value argv[2], name;
   uint32_t bytes;
@@ -622,33 +377,19 @@ static napi_value js_init(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "kubeward native relay: init failed");
     return NULL;
   }
-  if (start_relay(inst) != 0) {
-    napi_throw_error(env, NULL, "kubeward native relay: the relay thread did not start");
-    return NULL;
-  }
-  if (napi_add_async_cleanup_hook(env, stop_relay, inst, &inst->cleanup) != napi_ok) {
-    napi_throw_error(env, NULL, "kubeward native relay: no cleanup hook");
-    return NULL;
-  }
   return number(env, (double)sizeof(relay_conn));
 }
 
-/* A free slot with its record, or UINT32_MAX when no memory is left for one. */
-static uint32_t take_slot(relay_instance* inst) {
-  if (inst->nfree > 0) return inst->free_slots[--inst->nfree];
-  uint32_t slot = inst->nslots;
-  if (slot >= (uint32_t)PAGE_SLOTS * MAX_PAGES) return UINT32_MAX;
-  if (slot == inst->free_cap) {
-    uint32_t cap = inst->free_cap == 0 ? 64 : inst->free_cap * 2;
-    uint32_t* more = realloc(inst->free_slots, cap * sizeof(*more));
-    if (more == NULL) return UINT32_MAX;
-    inst->free_slots = more;
-    inst->free_cap = cap;
-  }
-  if (inst->pages[slot / PAGE_SLOTS] == NULL && (inst->pages[slot / PAGE_SLOTS] = calloc(PAGE_SLOTS, sizeof(relay_slot))) == NULL)
-    return UINT32_MAX;
-  inst->nslots++;
-  return slot;
+static int grow_slots(relay_instance* inst) {
+  uint32_t cap = inst->cap == 0 ? 64 : inst->cap * 2;
+  relay_conn** slots = realloc(inst->slots, cap * sizeof(*slots));
+  if (slots == NULL) return 0;
+  inst->slots = slots;
+  uint32_t* free_slots = realloc(inst->free_slots, cap * sizeof(*free_slots));
+  if (free_slots == NULL) return 0;
+  inst->free_slots = free_slots;
+  inst->cap = cap;
+  return 1;
 }
 
 static int dup_fd(int fd) {
@@ -666,49 +407,57 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   bool watch = false;
   relay_instance* inst = instance_of(env);
   if (!get_args(env, info, 3, argv)) return NULL;
-  if (inst == NULL || !inst->started || inst->joined) return number(env, -EINVAL);
+  if (inst == NULL || inst->on_event == NULL) return number(env, -EINVAL);
   if (napi_get_value_int32(env, argv[0], &fds[0]) != napi_ok || napi_get_value_int32(env, argv[1], &fds[1]) != napi_ok ||
       napi_get_value_bool(env, argv[2], &watch) != napi_ok || fds[0] < 0 || fds[1] < 0 || fds[0] == fds[1])
     return number(env, -EBADF);
-  relay_cmd cmd = {OP_OPEN, 0, {-1, -1}};
+  if (inst->nfree == 0 && inst->nslots == inst->cap && !grow_slots(inst)) return number(env, -ENOMEM);
+  relay_conn* c = calloc(1, sizeof(*c));
+  if (c == NULL) return number(env, -ENOMEM);
+  c->inst = inst;
+  c->slot = UINT32_MAX;
+  c->legs[0].fd = c->legs[1].fd = -1;
   int err = 0;
   for (int i = 0; i < 2 && err == 0; i++) {
-    cmd.fds[i] = dup_fd(fds[i]);
-    if (cmd.fds[i] < 0) err = -errno;
+    c->legs[i].fd = dup_fd(fds[i]);
+    if (c->legs[i].fd < 0) err = -errno;
   }
-  cmd.slot = err == 0 ? take_slot(inst) : UINT32_MAX;
-  if (err == 0 && cmd.slot == UINT32_MAX) err = -ENOMEM;
-  if (err == 0) {
-    relay_slot* s = slot_record(inst, cmd.slot);
-    atomic_store_explicit(&s->moved[0], 0, memory_order_relaxed);
-    atomic_store_explicit(&s->moved[1], 0, memory_order_relaxed);
-    atomic_store_explicit(&s->flags, (uint8_t)(S_ACTIVE | (watch ? S_WATCH : 0)), memory_order_relaxed);
-    s->in_use = 1;
-    if (!command(inst, &cmd)) {
-      s->in_use = 0;
-      inst->free_slots[inst->nfree++] = cmd.slot;
-      err = -ENOMEM;
-    }
+  int inited = 0;
+  for (; err == 0 && inited < 2; inited++) {
+    c->legs[inited].poll.data = c;
+    err = uv_poll_init(inst->loop, &c->legs[inited].poll, c->legs[inited].fd); /* -errno on Unix */
+    if (err != 0) break;
   }
   if (err != 0) {
     for (int i = 0; i < 2; i++)
-      if (cmd.fds[i] >= 0) close(cmd.fds[i]);
+      if (c->legs[i].fd >= 0) close(c->legs[i].fd);
+    if (inited == 0) {
+      free(c);
+    } else {
+      /* An initialised poll is freed through the loop (on_poll_closed frees a slotless conn). */
+      c->flags = F_CLOSING;
+      c->open_polls = (uint8_t)inited;
+      for (int i = 0; i < inited; i++) uv_close((uv_handle_t*)&c->legs[i].poll, on_poll_closed);
+    }
     return number(env, err);
   }
-  if (inst->live++ == 0) uv_ref((uv_handle_t*)&inst->events_async);
-  return number(env, cmd.slot);
+  c->inst = inst;
+  c->open_polls = 2;
+  c->flags = F_ACTIVE | (watch ? F_WATCH : 0);
+  c->slot = inst->nfree > 0 ? inst->free_slots[--inst->nfree] : inst->nslots++;
+  inst->slots[c->slot] = c;
+  inst->live++;
+  update_events(c, CLIENT);
+  update_events(c, UPSTREAM);
+  return number(env, c->slot);
 }
 
-/* destroy(slot): abortive close of both sockets; the end event follows from the relay thread. Idempotent. */
+/* destroy(slot): abortive close of both sockets; the end event follows from the loop. Idempotent. */
 static napi_value js_destroy(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  uint32_t slot;
   if (!get_args(env, info, 1, argv)) return NULL;
-  relay_instance* inst = instance_of(env);
-  if (slot_arg(env, inst, argv[0]) != NULL && napi_get_value_uint32(env, argv[0], &slot) == napi_ok) {
-    relay_cmd cmd = {OP_DESTROY, slot, {-1, -1}};
-    command(inst, &cmd);
-  }
+  relay_conn* c = conn_arg(env, instance_of(env), argv[0]);
+  if (c != NULL) finish(c, END_DESTROYED);
   return NULL;
 }
 
@@ -717,9 +466,9 @@ static napi_value js_moved(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   bool from_client = false;
   if (!get_args(env, info, 2, argv)) return NULL;
-  relay_slot* s = slot_arg(env, instance_of(env), argv[0]);
-  if (s == NULL || napi_get_value_bool(env, argv[1], &from_client) != napi_ok) return number(env, 0);
-  return number(env, (double)atomic_load_explicit(&s->moved[from_client ? CLIENT : UPSTREAM], memory_order_relaxed));
+  relay_conn* c = conn_arg(env, instance_of(env), argv[0]);
+  if (c == NULL || napi_get_value_bool(env, argv[1], &from_client) != napi_ok) return number(env, 0);
+  return number(env, c->moved[from_client ? CLIENT : UPSTREAM]);
 }
 
 /* active(slot, clear): whether a byte moved since the flag was last cleared; clears it if asked. */
@@ -727,15 +476,10 @@ static napi_value js_active(napi_env env, napi_callback_info info) {
   napi_value argv[2], out;
   bool clear = false;
   if (!get_args(env, info, 2, argv)) return NULL;
-  relay_slot* s = slot_arg(env, instance_of(env), argv[0]);
-  uint8_t was = 0;
-  if (s != NULL) {
-    if (napi_get_value_bool(env, argv[1], &clear) == napi_ok && clear)
-      was = atomic_fetch_and_explicit(&s->flags, (uint8_t)~S_ACTIVE, memory_order_relaxed);
-    else
-      was = atomic_load_explicit(&s->flags, memory_order_relaxed);
-  }
-  napi_get_boolean(env, (was & S_ACTIVE) != 0, &out);
+  relay_conn* c = conn_arg(env, instance_of(env), argv[0]);
+  bool was = c != NULL && (c->flags & F_ACTIVE);
+  if (c != NULL && napi_get_value_bool(env, argv[1], &clear) == napi_ok && clear) c->flags &= (uint8_t)~F_ACTIVE;
+  napi_get_boolean(env, was, &out);
   return out;
 }
 
@@ -743,16 +487,16 @@ static napi_value js_active(napi_env env, napi_callback_info info) {
 static napi_value js_unwatch(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   if (!get_args(env, info, 1, argv)) return NULL;
-  relay_slot* s = slot_arg(env, instance_of(env), argv[0]);
-  if (s != NULL) atomic_fetch_and_explicit(&s->flags, (uint8_t)~S_WATCH, memory_order_relaxed);
+  relay_conn* c = conn_arg(env, instance_of(env), argv[0]);
+  if (c != NULL) c->flags &= (uint8_t)~F_WATCH;
   return NULL;
 }
 
 /*
- * trim(): gives the heap's free memory back to the kernel (glibc's malloc_trim, which goes through
- * every arena, the relay thread's included). After a burst the arenas keep what the burst freed
- * (TLS and libuv allocations, this file's connections), so the process's private memory stays at
- * its peak; the proxy calls this once the load has passed. True when memory was released.
+ * trim(): gives the heap's free memory back to the kernel (glibc's malloc_trim). After a burst the
+ * arenas keep what the burst freed (TLS and libuv allocations, this file's connection slots), so
+ * the process's private memory stays at its peak; the proxy calls this once the load has passed.
+ * True when memory was released.
  */
 static napi_value js_trim(napi_env env, napi_callback_info info) {
   (void)info;
@@ -766,9 +510,15 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
   (void)info;
   relay_instance* inst = instance_of(env);
   napi_value out;
+  double residue = 0;
   if (napi_create_array_with_length(env, 2, &out) != napi_ok) return NULL;
+  if (inst != NULL)
+    for (uint32_t i = 0; i < inst->nslots; i++) {
+      relay_conn* c = inst->slots[i];
+      if (c != NULL) residue += (double)(c->residue_len[0] - c->residue_off[0]) + (double)(c->residue_len[1] - c->residue_off[1]);
+    }
   napi_set_element(env, out, 0, number(env, inst == NULL ? 0 : inst->live));
-  napi_set_element(env, out, 1, number(env, inst == NULL ? 0 : (double)atomic_load_explicit(&inst->residue_bytes, memory_order_relaxed)));
+  napi_set_element(env, out, 1, number(env, residue));
   return out;
 }
 
@@ -956,15 +706,19 @@ static void instance_finalize(napi_env env, void* data, void* hint) {
   (void)env;
   (void)hint;
   relay_instance* inst = data;
-  /* A relay thread that was not joined may still read these: they stay for the process's life. */
-  if (inst->started && !inst->joined) return;
+  for (uint32_t i = 0; i < inst->nslots; i++) {
+    relay_conn* c = inst->slots[i];
+    if (c == NULL || (c->flags & F_CLOSING)) continue;
+    for (int j = 0; j < 2; j++) {
+      if (c->legs[j].fd >= 0) close(c->legs[j].fd);
+      c->legs[j].fd = -1;
+    }
+  }
   free(inst->buf);
-  free(inst->tslots);
+  inst->buf = NULL;
+  if (inst->live != 0) return;
+  free(inst->slots);
   free(inst->free_slots);
-  free(inst->cmds);
-  free(inst->events);
-  for (uint32_t i = 0; i < MAX_PAGES; i++) free(inst->pages[i]);
-  uv_mutex_destroy(&inst->lock);
   free(inst);
 }
 
@@ -984,13 +738,7 @@ static napi_value module_init(napi_env env, napi_value exports) {
   relay_instance* inst = calloc(1, sizeof(*inst));
   if (inst == NULL) return NULL;
   inst->env = env;
-  if (uv_mutex_init(&inst->lock) != 0) {
-    free(inst);
-    napi_throw_error(env, NULL, "kubeward native relay: no mutex");
-    return NULL;
-  }
   if (napi_get_uv_event_loop(env, &inst->loop) != napi_ok || napi_set_instance_data(env, inst, instance_finalize, NULL) != napi_ok) {
-    uv_mutex_destroy(&inst->lock);
     free(inst);
     napi_throw_error(env, NULL, "kubeward native relay: no event loop");
     return NULL;
