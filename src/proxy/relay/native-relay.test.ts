@@ -65,7 +65,7 @@ test('owner callbacks that throw (no answer, closed) do not escape; the addon co
 });
 
 test('destroy() ends a connection as destroyed, a reset as error; the process keeps no fd of either', async (t) => {
-  // Counted once the relay runs: its thread's loop keeps fds of its own (epoll, io_uring, eventfd, a pipe).
+  // Counted once the relay is loaded: what loading opens is not a connection's.
   await relay();
   const fdsBefore = fdCount();
   let closed = 0;
