@@ -6,6 +6,7 @@ import type { ApiRequest } from '../../src/clients/openstack/openstack-http.ts';
 import type { ServiceType } from '../../src/clients/openstack/service-catalog.ts';
 import { suiteFixture } from '../../testkit/suite-fixture.ts';
 import { waitFor } from '../../testkit/wait-for.ts';
+import type { AddressRange } from '../../testkit/openstack/ip-math.ts';
 import type { ContractTarget, TargetSession } from './contract-targets.ts';
 
 type Obj = Record<string, unknown>;
@@ -18,7 +19,7 @@ export interface TestNet {
 }
 
 /** Addresses .100 to .199 of a /24 (see ContractFixture.network). */
-export function portPool(cidr: string): { start: string; end: string } {
+export function portPool(cidr: string): AddressRange {
   const m = /^(\d+\.\d+\.\d+)\.0\/24$/.exec(cidr);
   if (!m) throw new Error(`the fixture's networks are /24s, not ${cidr}`);
   return { start: `${m[1]}.100`, end: `${m[1]}.199` };

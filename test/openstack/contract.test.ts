@@ -9,6 +9,7 @@ import type { ExtraRoute } from '../../src/clients/openstack/openstack-types.ts'
 import { waitFor } from '../../testkit/wait-for.ts';
 import { contractTargets, type TargetSession } from './contract-targets.ts';
 import { ContractFixture, openRoutedNetwork, portPool, type RoutedNetwork, type TestNet } from './contract-fixture.ts';
+import type { AddressRange } from '../../testkit/openstack/ip-math.ts';
 
 async function rejectsWith(p: Promise<unknown>, status: number, faultType: string | undefined, message?: RegExp): Promise<OpenStackError> {
   try {
@@ -350,8 +351,8 @@ for (const target of contractTargets(process.env)) {
         );
       });
 
-      test("ports get addresses from the subnet's allocation pool, never the gateway's; a pool beyond the CIDR or over the gateway is refused", async () => {
-        const sub = await fx.call<{ subnet: { allocation_pools: { start: string; end: string }[] } }>('network', {
+      test("ports get addresses from the subnet's allocation pool, never the gateway's; malformed, reversed, outlying, overlapping and gateway pools are refused", async () => {
+        const sub = await fx.call<{ subnet: { allocation_pools: AddressRange[] } }>('network', {
           method: 'GET',
           path: `/subnets/${net.subnetId}`,
         });
@@ -367,13 +368,16 @@ for (const target of contractTargets(process.env)) {
           body: { network: { name: `${fx.prefix}-pools` } },
         });
         try {
-          const subnet = (pool: { start: string; end: string }) =>
+          const subnet = (...pools: AddressRange[]) =>
             fx.call('network', {
               method: 'POST',
               path: '/subnets',
-              body: { subnet: { network_id: other.network.id, cidr: '10.79.0.0/24', ip_version: 4, allocation_pools: [pool] } },
+              body: { subnet: { network_id: other.network.id, cidr: '10.79.0.0/24', ip_version: 4, allocation_pools: pools } },
             });
+          await rejectsWith(subnet({ start: '10.79.0.300', end: '10.79.0.9' }), 400, 'HTTPBadRequest', /'10\.79\.0\.300' is not a valid IP address/);
+          await rejectsWith(subnet({ start: '10.79.0.200', end: '10.79.0.100' }), 400, 'InvalidAllocationPool');
           await rejectsWith(subnet({ start: '10.79.0.100', end: '10.79.1.5' }), 400, 'OutOfBoundsAllocationPool', /spans beyond the subnet cidr/);
+          await rejectsWith(subnet({ start: '10.79.0.10', end: '10.79.0.20' }, { start: '10.79.0.20', end: '10.79.0.30' }), 409, 'OverlappingAllocationPools');
           await rejectsWith(subnet({ start: '10.79.0.1', end: '10.79.0.9' }), 409, 'GatewayConflictWithAllocationPools');
         } finally {
           await fx.call('network', { method: 'DELETE', path: `/networks/${other.network.id}` });

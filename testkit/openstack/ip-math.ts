@@ -41,14 +41,61 @@ export function defaultPools(cidr: Cidr, gateway: string | null): AddressRange[]
     .map(([a, b]) => ({ start: formatIp({ family: cidr.family, value: a }), end: formatIp({ family: cidr.family, value: b }) }));
 }
 
-/** Why a pool cannot belong to the subnet, or undefined when it can. */
-export function poolProblem(cidr: Cidr, pool: AddressRange): string | undefined {
-  const a = parseIp(pool.start);
-  const b = parseIp(pool.end);
-  if (!a || !b || a.family !== cidr.family || b.family !== cidr.family || a.value > b.value) return `${pool.start}-${pool.end} is not a range of addresses`;
+/** A refused pool as Neutron answers it: the status, the fault's type and its message. */
+export interface PoolFault {
+  status: 400 | 409;
+  type: string;
+  message: string;
+}
+
+const badInput = (reason: string): PoolFault => ({ status: 400, type: 'HTTPBadRequest', message: `Invalid input for allocation_pools. Reason: ${reason}.` });
+
+/**
+ * The pools a subnet create asks for, checked in Neutron's order, or why they are refused: the API's
+ * validator first (a list of {start, end} with valid addresses: neutron_lib's validate_ip_pools),
+ * then each pool as a range (InvalidAllocationPool), inside the subnet (OutOfBoundsAllocationPool),
+ * not overlapping another (OverlappingAllocationPools) and not holding the gateway
+ * (neutron/db/ipam_backend_mixin.py: pools_to_ip_range, validate_allocation_pools,
+ * validate_gw_out_of_pools).
+ */
+export function checkPools(asked: unknown, cidr: Cidr, gateway: string | null): AddressRange[] | PoolFault {
+  if (!Array.isArray(asked)) return badInput(`Invalid data format for IP pool: '${JSON.stringify(asked)}'`);
+  const pools: AddressRange[] = [];
+  for (const p of asked as unknown[]) {
+    const keys = p !== null && typeof p === 'object' && !Array.isArray(p) ? Object.keys(p).sort() : [];
+    if (keys.length !== 2 || keys[0] !== 'end' || keys[1] !== 'start')
+      return badInput(`Validation of dictionary's keys failed. Expected keys: {'end', 'start'} Provided keys: {${keys.map((k) => `'${k}'`).join(', ')}}`);
+    const { start, end } = p as Record<string, unknown>;
+    for (const ip of [start, end]) if (typeof ip !== 'string' || parseIp(ip) === undefined) return badInput(`'${String(ip)}' is not a valid IP address`);
+    pools.push({ start: start as string, end: end as string });
+  }
+  const ranges = pools.map((pool) => ({ pool, a: parseIp(pool.start)!, b: parseIp(pool.end)! }));
+  const invalid = ranges.find(({ a, b }) => a.family !== b.family || a.value > b.value);
+  if (invalid) return { status: 400, type: 'InvalidAllocationPool', message: `The allocation pool ${invalid.pool.start}-${invalid.pool.end} is not valid.` };
   const [first, last] = hostBounds(cidr);
-  if (a.value < first || b.value > last) return `The allocation pool ${pool.start}-${pool.end} spans beyond the subnet cidr ${formatCidr(cidr)}.`;
-  return undefined;
+  for (const { pool, a, b } of ranges) {
+    if (a.family !== cidr.family) return { status: 400, type: 'InvalidAllocationPool', message: `The allocation pool ${pool.start}-${pool.end} is not valid.` };
+    if (a.value < first || b.value > last)
+      return {
+        status: 400,
+        type: 'OutOfBoundsAllocationPool',
+        message: `The allocation pool ${pool.start}-${pool.end} spans beyond the subnet cidr ${formatCidr(cidr)}.`,
+      };
+  }
+  for (let i = 0; i < ranges.length; i++)
+    for (let j = i + 1; j < ranges.length; j++) {
+      const [x, y] = [ranges[i]!, ranges[j]!];
+      if (x.a.value <= y.b.value && y.a.value <= x.b.value)
+        return {
+          status: 409,
+          type: 'OverlappingAllocationPools',
+          message: `Found overlapping allocation pools: ${x.pool.start}-${x.pool.end} and ${y.pool.start}-${y.pool.end} for subnet ${formatCidr(cidr)}.`,
+        };
+    }
+  const gw = gateway === null ? undefined : pools.find((pool) => rangeContains(pool, gateway));
+  if (gw)
+    return { status: 409, type: 'GatewayConflictWithAllocationPools', message: `Gateway ip ${gateway} conflicts with allocation pool ${gw.start}-${gw.end}.` };
+  return pools;
 }
 
 export function rangeContains(range: AddressRange, ip: string): boolean {

@@ -2,7 +2,7 @@
 // security groups and rules, floating IPs, the extension list; routers live in neutron-routers.ts.
 import { isIP } from 'node:net';
 import { ApiFault, RouteTable, noContent, ok, wrapped, type Ctx } from './http-kit.ts';
-import { cidrContains, defaultPools, formatCidr, parseCidr, poolProblem, rangeContains, type AddressRange, type Cidr } from './ip-math.ts';
+import { checkPools, cidrContains, defaultPools, formatCidr, parseCidr, type AddressRange, type Cidr } from './ip-math.ts';
 import { addRule, createPortRec, ensureDefaultGroup, listReply, mustGet, portView, standardView, stamps, visible, bump } from './neutron-common.ts';
 import { checkIfMatch, routerRoutes } from './neutron-routers.ts';
 import type { EmulatorStore, FipRec, NetworkRec, PortRec, RuleRec, SgRec, SubnetRec } from './emulator-store.ts';
@@ -420,13 +420,7 @@ function associate(store: EmulatorStore, ctx: Ctx, f: FipRec, portId: string): v
 /** The pools a new subnet asks for, checked as Neutron checks them, or its default pools. */
 function allocationPools(asked: unknown, cidr: Cidr, gateway: string | null): AddressRange[] {
   if (asked === undefined || asked === null) return defaultPools(cidr, gateway);
-  if (!Array.isArray(asked)) throw new ApiFault(400, 'HTTPBadRequest', 'Invalid input for allocation_pools. Reason: not a list of ranges.');
-  const pools = asked.map((p: { start?: unknown; end?: unknown } | null) => ({ start: String(p?.start), end: String(p?.end) }));
-  for (const pool of pools) {
-    const problem = poolProblem(cidr, pool);
-    if (problem) throw new ApiFault(400, 'OutOfBoundsAllocationPool', problem);
-    if (gateway !== null && rangeContains(pool, gateway))
-      throw new ApiFault(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${gateway} conflicts with allocation pool ${pool.start}-${pool.end}.`);
-  }
+  const pools = checkPools(asked, cidr, gateway);
+  if (!Array.isArray(pools)) throw new ApiFault(pools.status, pools.type, pools.message);
   return pools;
 }
