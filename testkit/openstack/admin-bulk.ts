@@ -123,6 +123,7 @@ function createOne(store: EmulatorStore, spec: Required<BulkProjectsSpec>, i: nu
 
   // 10.<hi>.<lo>.0/24 per project: no two projects share an address.
   const subnetCidr = `10.${i >> 8}.${i & 255}.0/24`;
+  const gatewayIp = `10.${i >> 8}.${i & 255}.1`;
   const net = { ...stamps(store, projectId), name: `${name}-net`, external: false, port_security_enabled: true, mtu: 1450 };
   store.networks.set(net.id, net);
   const subnet = {
@@ -131,8 +132,8 @@ function createOne(store: EmulatorStore, spec: Required<BulkProjectsSpec>, i: nu
     network_id: net.id,
     cidr: subnetCidr,
     ip_version: 4 as const,
-    gateway_ip: `10.${i >> 8}.${i & 255}.1`,
-    allocation_pools: defaultPools(parseCidr(subnetCidr)!, `10.${i >> 8}.${i & 255}.1`),
+    gateway_ip: gatewayIp,
+    allocation_pools: defaultPools(parseCidr(subnetCidr)!, gatewayIp),
   };
   store.subnets.set(subnet.id, subnet);
 
