@@ -78,6 +78,16 @@ const record = async (dir: string, name: string) => parseRecord(await readFile(j
 const hasFiles = (dir: string, expected: string[]) => async () => (await files(dir)).join() === expected.join();
 
 describe('verdicts', () => {
+  test('once watching, start-up memory is given back, once (a collection; malloc_trim where the addon is built)', async () => {
+    const s = await standin();
+    const dir = await stateDir();
+    const w = watch(s, dir, ['--vip', '10.0.0.100', '--log-level', 'debug']);
+    const given = await w.waitForLog(/^start-up done: memory given back$/);
+    assert.ok(Number(given.heapAfter) > 0 && Number(given.heapAfter) <= Number(given.heapBefore), `${given.heapBefore} -> ${given.heapAfter}`);
+    await waitFor(hasFiles(dir, ['10.0.0.100.up']), { what: '.up after the give-back', timeoutMs: 15_000 });
+    assert.equal(w.logs.filter((l) => l.msg === 'start-up done: memory given back').length, 1);
+  });
+
   test('nothing is written before the first verdict, then .up with the record', async () => {
     const s = await standin();
     s.setReadyz('hang');

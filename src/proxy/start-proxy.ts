@@ -24,7 +24,7 @@ import { ADMIN_MAX_CONNECTIONS } from '../admin/admin-server.ts';
 import type { KubernetesDiscovery } from './kubernetes-discovery.ts';
 import { DnsRefresher, systemLookup, type Lookup } from './dns-refresher.ts';
 import { planTrim, type TrimState } from './plan-memory-trim.ts';
-import { giveBackMemory } from './give-back-memory.ts';
+import { giveBackMemory } from '../base/give-back-memory.ts';
 
 /** How often the proxy looks whether the load has passed (plan-memory-trim.ts). */
 const TRIM_INTERVAL_MS = 10_000;
@@ -143,22 +143,11 @@ export class KubewardProxy implements ProxyHandle {
     p.#fdsAtStart = countOpenFds();
     p.#applyCaps();
     await p.#syncDiscoveries();
-    p.#giveBackStartup();
     p.#startMemoryTrim();
     return p;
   }
 
-  /**
-   * Start-up is a load too: loading the chunks, parsing the config and opening the listeners leave
-   * about 1 MiB freed at the top of malloc's main heap in half of the starts, and garbage in V8's
-   * heap. Given back once, when the proxy already serves (25 ms; docs/design/memory-after-load.md).
-   */
-  #giveBackStartup(): void {
-    const r = giveBackMemory(this.#deps.relay.trimMemory);
-    this.#log.debug(r, 'start-up done: memory given back');
-  }
-
-  /** Every TRIM_INTERVAL_MS: the first quiet interval after a busy one gives the load's memory back (plan-memory-trim.ts, give-back-memory.ts). */
+  /** Every TRIM_INTERVAL_MS: the first quiet interval after a busy one gives the load's memory back (plan-memory-trim.ts, base/give-back-memory.ts). */
   #startMemoryTrim(): void {
     const trimMalloc = this.#deps.relay.trimMemory;
     let state: TrimState = { accepted: 0, busySinceTrim: false };

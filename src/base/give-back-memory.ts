@@ -1,11 +1,12 @@
-// Gives memory a load left behind back to the kernel, once the load has passed
-// (plan-memory-trim.ts says when). Two parts hold it (bench --soak's breakdown):
+// Gives memory a load left behind back to the kernel: once a daemon serves (start-up is a load too:
+// cli/mode-command.ts) and, in the proxy, once a load has passed (proxy/plan-memory-trim.ts says
+// when). Two parts hold it (bench --soak's breakdown):
 // - the V8 heap: under load the old generation grows its committed pages, and at rest V8 keeps
 //   them (its memory reducer did not run within a minute of idling in the soak), half of them
 //   empty. A memory-reducing full collection (the "last resort" flavour: compacts, releases the
 //   free pages) brings the committed heap back near the live set, in tens of milliseconds.
 // - glibc's malloc arenas keep what a burst of connections freed: malloc_trim, through the native
-//   relay's addon (absent on the other data paths).
+//   addon (none when it is not built).
 // The collection needs V8's gc(), which Node exposes only under --expose-gc: the flag is set at the
 // first use and the function is taken from a fresh context (the main one was created without it),
 // which the collection itself frees afterwards.
@@ -18,7 +19,7 @@ export interface GivenBack {
   /** V8's committed heap before and after the collection (bytes). */
   heapBefore: number;
   heapAfter: number;
-  /** malloc_trim released some memory; undefined without the native relay. */
+  /** malloc_trim released some memory; undefined without the native addon. */
   mallocTrimmed: boolean | undefined;
   ms: number;
 }

@@ -1,0 +1,36 @@
+// Start-up counts as a load: once the proxy serves, the process gives back what loading left in
+// V8's heap and malloc's (docs/design/memory-after-load.md). As a process, the way it ships.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubewardProcess } from '../../testkit/kubeward-process.ts';
+import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
+
+test('once the proxy serves, a collection and malloc_trim run once, logged at debug with what they gave back', async (t) => {
+  const [up] = await startUpstreams(t, ['a']);
+  const p = new KubewardProcess([
+    'proxy',
+    '--listen',
+    '127.0.0.1:0',
+    '--upstream',
+    `127.0.0.1:${up!.address.port}`,
+    '--health-check',
+    'tcp',
+    '--admin-address',
+    'off',
+    '--log-level',
+    'debug',
+  ]);
+  t.after(() => p.stop());
+  const listen = await p.listenPort();
+  const given = await p.waitForLog(/^start-up done: memory given back$/);
+  assert.ok(
+    Number(given.heapAfter) > 0 && Number(given.heapAfter) <= Number(given.heapBefore),
+    `the heap did not grow: ${given.heapBefore} -> ${given.heapAfter}`,
+  );
+  assert.equal(typeof given.mallocTrimmed, 'boolean', 'the addon is built for the tests (.ci/run builds it): malloc was trimmed');
+  assert.ok(Number(given.ms) >= 0 && Number(given.ms) < 5000);
+  const g = await openGreeted(listen);
+  g.socket.destroy();
+  assert.equal(g.upstream, 'a', 'serving');
+  assert.equal(p.logs.filter((l) => l.msg === 'start-up done: memory given back').length, 1, 'once');
+});
