@@ -191,7 +191,7 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
     handle = result;
     // Start-up is a load too: what loading the chunks, the config and the listeners left in V8's
     // heap and malloc's goes back once the daemon serves (docs/design/memory-after-load.md).
-    log.debug(giveBackMemory(mallocTrim(nativeAddon)), 'start-up done: memory given back');
+    log.debug(giveBackMemory(nativeAddon.mallocTrim()), 'start-up done: memory given back');
     if (handover) {
       const session = handover;
       session.accepting();
@@ -249,13 +249,6 @@ async function runMode<F extends core.$ZodShape>(spec: ModeSpec<F>, allOpts: Raw
  * --handover-socket (proxy, agent): asks the running process for its listeners before anything
  * binds. Not in a proxy worker (KUBEWARD_PROXY_WORKER): the primary alone hands over.
  */
-/** The addon's malloc_trim, or undefined when the addon is not there (the collection alone then). */
-function mallocTrim(addon: NativeAddon): (() => boolean) | undefined {
-  const loaded = addon.load();
-  const trim = 'exports' in loaded ? loaded.exports.trim : undefined;
-  return typeof trim === 'function' ? () => trim() === true : undefined;
-}
-
 async function startHandover(config: unknown, log: Logger, nativeAddon: NativeAddon): Promise<HandoverSession | undefined> {
   const path = (config as { handoverSocket?: unknown }).handoverSocket;
   if (typeof path !== 'string' || process.env.KUBEWARD_PROXY_WORKER === '1') return undefined;

@@ -1,7 +1,8 @@
-// The one load of native/relay.c's addon per process, shared by the native relay (native-relay.ts)
-// and the listener hand-over (src/handover/handover-addon.ts). One load, because loading the same
-// file again runs its module init again, which replaces the instance data the relay's connections
-// live in: the process's entry point makes one NativeAddon and hands it to both.
+// The one load of native/relay.c's addon per process, shared by the native relay (native-relay.ts),
+// the listener hand-over (src/handover/handover-addon.ts) and the start-up malloc_trim
+// (src/cli/mode-command.ts). One load, because loading the same file again runs its module init
+// again, which replaces the instance data the relay's connections live in: the process's entry
+// point makes one NativeAddon and hands it to each.
 import { existsSync } from 'node:fs';
 
 /** The addon's exports, or why there are none. */
@@ -18,6 +19,13 @@ export class NativeAddon {
   /** Loads the first candidate that exists, at the first call only; never throws. */
   load(): AddonExports {
     return (this.#loaded ??= loadFirst(this.#candidates));
+  }
+
+  /** The addon's malloc_trim (true when memory went back), or undefined when there is no addon. */
+  mallocTrim(): (() => boolean) | undefined {
+    const loaded = this.load();
+    const trim = 'exports' in loaded ? loaded.exports.trim : undefined;
+    return typeof trim === 'function' ? () => trim() === true : undefined;
   }
 }
 
