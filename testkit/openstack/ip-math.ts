@@ -49,6 +49,11 @@ export interface PoolFault {
 }
 
 const badInput = (reason: string): PoolFault => ({ status: 400, type: 'HTTPBadRequest', message: `Invalid input for allocation_pools. Reason: ${reason}.` });
+const invalidPool = (pool: AddressRange): PoolFault => ({
+  status: 400,
+  type: 'InvalidAllocationPool',
+  message: `The allocation pool ${pool.start}-${pool.end} is not valid.`,
+});
 
 /**
  * The pools a subnet create asks for, checked in Neutron's order, or why they are refused: the API's
@@ -71,10 +76,10 @@ export function checkPools(asked: unknown, cidr: Cidr, gateway: string | null): 
   }
   const ranges = pools.map((pool) => ({ pool, a: parseIp(pool.start)!, b: parseIp(pool.end)! }));
   const invalid = ranges.find(({ a, b }) => a.family !== b.family || a.value > b.value);
-  if (invalid) return { status: 400, type: 'InvalidAllocationPool', message: `The allocation pool ${invalid.pool.start}-${invalid.pool.end} is not valid.` };
+  if (invalid) return invalidPool(invalid.pool);
   const [first, last] = hostBounds(cidr);
   for (const { pool, a, b } of ranges) {
-    if (a.family !== cidr.family) return { status: 400, type: 'InvalidAllocationPool', message: `The allocation pool ${pool.start}-${pool.end} is not valid.` };
+    if (a.family !== cidr.family) return invalidPool(pool);
     if (a.value < first || b.value > last)
       return {
         status: 400,
