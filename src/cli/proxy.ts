@@ -30,6 +30,8 @@ export async function runProxyMode(
   // How workers get their connections (read at start: a reload does not change it).
   const byPrimary = (config.workerAccept ?? DEFAULTS.workerAccept) === 'primary';
   const shared = processes > 1 || isWorker;
+  // A mode runs once per process: its context's addon is the process's one load (KUBEWARD_NATIVE_RELAY: a sanitizer build).
+  const addon = ctx.nativeAddon ?? new NativeAddon(addonCandidates(process.env.KUBEWARD_NATIVE_RELAY || undefined));
   let pool: WorkerPool | undefined;
   // A worker's side of the channel, once its proxy runs (connections arrive only after it said ready).
   let primary: FollowingPrimary | undefined;
@@ -49,8 +51,8 @@ export async function runProxyMode(
     onOperatorDrain: (frontend, upstream, drained) => pool?.broadcast({ kind: 'kubeward-proxy:drain', frontend, upstream, drained }),
     onCheckResult: hooks.onCheckResult,
     relay: config.relay,
-    // A mode runs once per process: its context's addon is the process's one load (KUBEWARD_NATIVE_RELAY: a sanitizer build).
-    nativeRelay: new NativeRelayLoader(ctx.nativeAddon ?? new NativeAddon(addonCandidates(process.env.KUBEWARD_NATIVE_RELAY || undefined))),
+    nativeRelay: new NativeRelayLoader(addon),
+    trimMalloc: addon.mallocTrim(),
   });
   const stopReloads = await enableReloads(
     proxy,

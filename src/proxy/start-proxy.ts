@@ -71,6 +71,13 @@ export interface StartProxyOptions {
   nativeRelay?: NativeRelaySource;
   /** Resolves --upstream-dns names (tests inject one); default the system resolver. */
   lookup?: Lookup;
+  /**
+   * The process's malloc_trim (NativeAddon.mallocTrim()), whatever the data path: the give-back
+   * after a load calls it. Without it that give-back collects V8's heap only.
+   */
+  trimMalloc?: () => boolean;
+  /** How often the proxy looks whether a load has passed; default 10 s (tests shorten it). */
+  trimIntervalMs?: number;
 }
 
 /** /status: the data path this process runs, then the frontends. */
@@ -149,7 +156,7 @@ export class KubewardProxy implements ProxyHandle {
 
   /** Every TRIM_INTERVAL_MS: the first quiet interval after a busy one gives the load's memory back (plan-memory-trim.ts, base/give-back-memory.ts). */
   #startMemoryTrim(): void {
-    const trimMalloc = this.#deps.relay.trimMemory;
+    const trimMalloc = this.#opts.trimMalloc;
     let state: TrimState = { accepted: 0, busySinceTrim: false };
     this.#trimTimer = setInterval(() => {
       const accepted = this.#frontends.reduce((n, f) => n + f.counters.accepted, 0);
@@ -159,7 +166,7 @@ export class KubewardProxy implements ProxyHandle {
       const rssBefore = process.memoryUsage.rss();
       const r = giveBackMemory(trimMalloc);
       this.#log.debug({ ...r, rssBefore, rssAfter: process.memoryUsage.rss() }, 'the load has passed: memory given back');
-    }, TRIM_INTERVAL_MS);
+    }, this.#opts.trimIntervalMs ?? TRIM_INTERVAL_MS);
     this.#trimTimer.unref();
   }
 

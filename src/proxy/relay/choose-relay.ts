@@ -27,7 +27,7 @@ export function chooseRelay(asked: RelayPath, opts: ChooseRelayOptions): RelayFa
   if (internals === undefined) return { path: 'socket', open: (_frontend, owner) => new SocketPath(buffers, owner) };
   const native = chooseNative(asked, log, opts.loadNative);
   if (native === undefined) return { path: 'handle', open: (_frontend, owner) => new HandlePath(internals, buffers, owner) };
-  return { path: 'native', open: (frontend, owner) => new NativePath(internals, native, buffers, owner, log, frontend), trimMemory: () => native.trimMemory() };
+  return { path: 'native', open: (frontend, owner) => new NativePath(internals, native, buffers, owner, log, frontend) };
 }
 
 /**

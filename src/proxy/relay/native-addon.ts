@@ -1,6 +1,6 @@
 // The one load of native/relay.c's addon per process, shared by the native relay (native-relay.ts),
-// the listener hand-over (src/handover/handover-addon.ts) and the start-up malloc_trim
-// (src/cli/mode-command.ts). One load, because loading the same file again runs its module init
+// the listener hand-over (src/handover/handover-addon.ts) and malloc_trim (the give-back at start-up,
+// src/cli/mode-command.ts, and the proxy's after a load, src/proxy/start-proxy.ts). One load, because loading the same file again runs its module init
 // again, which replaces the instance data the relay's connections live in: the process's entry
 // point makes one NativeAddon and hands it to each.
 import { existsSync } from 'node:fs';

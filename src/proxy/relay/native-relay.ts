@@ -26,10 +26,10 @@ interface RelayAddon {
   active(slot: number, clear: boolean): boolean;
   unwatch(slot: number): void;
   stats(): [open: number, residueBytes: number];
-  trim(): boolean;
 }
 
-const ADDON_FUNCTIONS = ['init', 'open', 'destroy', 'moved', 'active', 'unwatch', 'stats', 'trim'] as const;
+// The addon's trim() is the process's, not the relay's: NativeAddon.mallocTrim() offers it.
+const ADDON_FUNCTIONS = ['init', 'open', 'destroy', 'moved', 'active', 'unwatch', 'stats'] as const;
 
 // Event kinds and end reasons, as native/relay.c numbers them.
 const EV_END = 0;
@@ -105,11 +105,6 @@ export class NativeRelay {
   }
 
   /** Connections open in C and bytes waiting in their residues. */
-  /** Gives the malloc heap's free memory back to the kernel (malloc_trim); true when some was released. */
-  trimMemory(): boolean {
-    return this.#addon.trim();
-  }
-
   get stats(): { open: number; residueBytes: number } {
     const [open, residueBytes] = this.#addon.stats();
     return { open, residueBytes };

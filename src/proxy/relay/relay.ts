@@ -50,6 +50,4 @@ export interface PendingClient {
 export interface RelayFactory {
   readonly path: RelayPath;
   open(frontend: string, owner: RelayOwner): Relay;
-  /** Gives the process's free malloc memory back to the kernel (the native path only: its addon calls malloc_trim). */
-  trimMemory?(): boolean;
 }
