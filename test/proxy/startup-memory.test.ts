@@ -34,3 +34,30 @@ test('once the proxy serves, a collection and malloc_trim run once, logged at de
   assert.equal(g.upstream, 'a', 'serving');
   assert.equal(p.logs.filter((l) => l.msg === 'start-up done: memory given back').length, 1, 'once');
 });
+
+test('on --relay handle the give-back after a load trims malloc too: the process hands its addon to the proxy', async (t) => {
+  const [up] = await startUpstreams(t, ['a']);
+  const p = new KubewardProcess([
+    'proxy',
+    '--listen',
+    '127.0.0.1:0',
+    '--upstream',
+    `127.0.0.1:${up!.address.port}`,
+    '--health-check',
+    'tcp',
+    '--admin-address',
+    'off',
+    '--relay',
+    'handle',
+    '--log-level',
+    'debug',
+  ]);
+  t.after(() => p.stop());
+  const listen = await p.listenPort();
+  // A burst well over a quiet interval's count (plan-memory-trim.ts), then quiet: the next tick
+  // after the busy one (ticks are 10 s apart) gives back.
+  const burst = await Promise.all(Array.from({ length: 40 }, () => openGreeted(listen)));
+  for (const g of burst) g.socket.destroy();
+  const given = await p.waitForLog(/^the load has passed: memory given back$/, { timeoutMs: 30_000 });
+  assert.equal(typeof given.mallocTrimmed, 'boolean', 'malloc_trim ran on the handle path (.ci/run builds the addon)');
+});
