@@ -1,5 +1,6 @@
 // Start-up counts as a load: once the proxy serves, the process gives back what loading left in
-// V8's heap and malloc's (docs/design/memory-after-load.md). As a process, the way it ships.
+// V8's heap and malloc's, and so it does once a load has passed, whatever the data path
+// (docs/design/memory-after-load.md). As a process, the way it ships.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubewardProcess } from '../../testkit/kubeward-process.ts';
