@@ -11,10 +11,10 @@ import { buildShipped } from '../scripts/build.ts';
 import { freePorts } from '../testkit/wait-for.ts';
 import { measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
 import { parsePeerSpec, seededRandom, summarize, type Load, type PacedPeer, type RatioRange } from './paced-compare-stats.ts';
-import { ProcessGroup } from './process-group.ts';
+import { ProcessGroup, daemonStdoutDir } from './process-group.ts';
 import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
 
-const HELP = `usage: npm run bench:paced -- --peer SPEC --peer SPEC... [--rounds N] [--loads N] [--duration S] [--kubeward-arg ARG]...
+const HELP = `usage: npm run bench:paced -- --peer SPEC --peer SPEC... [--rounds N] [--loads N] [--duration S] [--kubeward-arg ARG]... [--daemon-stdout DIR]
 Paced keep-alive loads (64 connections, 10 ms on average between a connection's requests, as in
 npm run bench) against each peer, peers interleaved, a fresh proxy every round. The first --peer is
 the reference of the ratios. SPEC: kubeward, kubeward-2, nginx or nginx-2 (one process or
@@ -24,7 +24,8 @@ connections, as kubeward's); kubeward-2@/abs/checkout/bin/kubeward.js (another b
 The "one run vs itself" column: the peer's own loads resampled into pairs of bench runs (the median of
 3 loads each), the 5-95 % range of their p99 ratio and how often it is at most 1.2x: how often one
 run would pass a 1.2x p99 target against a peer exactly like itself. "One run vs" the first peer:
-the same for a run of this peer against a run of the first, each drawn from its own loads.`;
+the same for a run of this peer against a run of the first, each drawn from its own loads.
+--daemon-stdout DIR keeps every started process's standard output in DIR (NAME.N.out), as npm run bench's.`;
 
 const { values: opt } = parseArgs({
   options: {
@@ -33,6 +34,7 @@ const { values: opt } = parseArgs({
     loads: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
     'kubeward-arg': { type: 'string', multiple: true, default: [] },
+    'daemon-stdout': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -65,7 +67,9 @@ const loadsPerRound = count('loads', opt.loads, 20);
 const durationS = count('duration', opt.duration, 120);
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), '..');
-const group = new ProcessGroup();
+const stdoutDir = opt['daemon-stdout'] === undefined ? undefined : daemonStdoutDir(opt['daemon-stdout']);
+if (stdoutDir && 'why' in stdoutDir) fail(`--daemon-stdout ${JSON.stringify(opt['daemon-stdout'])}: ${stdoutDir.why}`);
+const group = new ProcessGroup(undefined, { stdoutDir: stdoutDir?.dir });
 const dir = await mkdtemp(join(tmpdir(), 'kw-paced-'));
 process.once('SIGINT', () => void group.stopAll().finally(() => process.exit(130)));
 

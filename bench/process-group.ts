@@ -2,6 +2,8 @@
 // stopped at the end, on error and on SIGINT. Each runs with NOFILE open files allowed and the
 // environment the shipped units give a daemon (daemon-env.ts), not the bench's own.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { shippedDaemonEnv } from './daemon-env.ts';
 import { NOFILE } from './peer-configs.ts';
 import { processTree } from './proc-stats.ts';
@@ -16,21 +18,44 @@ export interface Running {
   readonly exited: Promise<void>;
 }
 
+/** --daemon-stdout DIR: made if missing; the absolute path, or why it cannot hold the output. */
+export function daemonStdoutDir(dir: string): { dir: string } | { why: string } {
+  if (dir === '') return { why: 'expected a directory' };
+  try {
+    const abs = resolve(dir);
+    mkdirSync(abs, { recursive: true });
+    return { dir: abs };
+  } catch (err) {
+    return { why: `cannot make it (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+  }
+}
+
 export class ProcessGroup {
   readonly #running = new Map<number, Running>();
   readonly #env: Record<string, string>;
+  readonly #stdoutDir: string | undefined;
+  #started = 0;
 
-  constructor(env: Record<string, string> = shippedDaemonEnv(process.env)) {
+  /** stdoutDir: keep each process's standard output there (NAME.N.out) instead of discarding it (V8's --trace-gc writes there). */
+  constructor(env: Record<string, string> = shippedDaemonEnv(process.env), opts: { stdoutDir?: string } = {}) {
     this.#env = env;
+    this.#stdoutDir = opts.stdoutDir;
   }
 
   /** Starts cmd through `sh -c 'ulimit -n NOFILE; exec ...'`, so the pid is cmd's own. */
   start(name: string, cmd: string, args: readonly string[], opts: { cwd?: string; stdout?: 'ignore' | 'pipe' } = {}): Running {
-    const child = spawn('sh', ['-c', `ulimit -n ${NOFILE} && exec "$0" "$@"`, cmd, ...args], {
-      cwd: opts.cwd,
-      env: this.#env,
-      stdio: ['ignore', opts.stdout ?? 'ignore', 'pipe'],
-    });
+    const n = ++this.#started;
+    const keptFd = opts.stdout !== 'pipe' && this.#stdoutDir !== undefined ? openSync(join(this.#stdoutDir, `${name}.${n}.out`), 'w') : undefined;
+    let child: ChildProcess;
+    try {
+      child = spawn('sh', ['-c', `ulimit -n ${NOFILE} && exec "$0" "$@"`, cmd, ...args], {
+        cwd: opts.cwd,
+        env: this.#env,
+        stdio: ['ignore', keptFd ?? opts.stdout ?? 'ignore', 'pipe'],
+      });
+    } finally {
+      if (keptFd !== undefined) closeSync(keptFd); // the child has its own copy
+    }
     if (child.pid === undefined) throw new Error(`could not start ${name} (${cmd})`);
     let tail = '';
     child.stderr?.setEncoding('utf8').on('data', (s: string) => {

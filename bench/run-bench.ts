@@ -13,7 +13,7 @@ import { measureAgain, mediansOf, peerOrder, PEERS, type Peer, type Sample } fro
 import { SCENARIOS, type FailoverSample } from './failover-analysis.ts';
 import { measureBulk, measureIdle, measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
 import { askedRelay, NGINX_STREAM_MODULE } from './peer-configs.ts';
-import { ProcessGroup } from './process-group.ts';
+import { ProcessGroup, daemonStdoutDir } from './process-group.ts';
 import { readTreeMemory } from './proc-stats.ts';
 import { renderResults, type BenchResults } from './render-table.ts';
 import { measureModesAtRest, modesSkipReason, type ModeMemory } from './measure-modes.ts';
@@ -26,7 +26,7 @@ const MiB = 2 ** 20;
 
 const HELP = `usage: npm run bench -- [--rounds N] [--duration S] [--idle-connections N] [--failover-rounds N]
   [--failover-window S] [--skip-perf] [--skip-modes] [--skip-failover] [--kubeward-arg ARG]... [--nginx-listen PARAM]...
-  [--max-steal PCT] [--out DIR]
+  [--max-steal PCT] [--out DIR] [--daemon-stdout DIR]
 kubeward runs as shipped: npm run build first, then bin/kubeward.js (the build with its V8 settings).
 It is measured as one process against nginx with one worker, and with --workers 2 against nginx's
 two workers (kubespray's setting). Keep-alive is measured at saturation and paced (64 connections,
@@ -37,6 +37,8 @@ then compare against that nginx, not kubespray's; the results say so).
 --max-steal (default 3): a peer's round is measured again, up to 3 times, when the hypervisor took
 more than PCT % of the machine's CPU time during its keep-alive loads (/proc/stat's steal); the
 steal of every load is in the results. 100 never measures again.
+--daemon-stdout DIR keeps the standard output of every process the bench starts in DIR (NAME.N.out;
+discarded otherwise): with KUBEWARD_V8_FLAGS="... --trace-gc" it holds each collection of the proxy.
 
 docs/benchmark.md says what each figure measures; docs/design/p99-measurement.md why the paced p99
 is the latency figure.
@@ -65,6 +67,7 @@ const { values: opt } = parseArgs({
     'nginx-listen': { type: 'string', multiple: true, default: [] },
     'max-steal': { type: 'string', default: '3' },
     out: { type: 'string' },
+    'daemon-stdout': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -342,7 +345,12 @@ async function report(startedAt: Date, samples: Sample[], failovers: FailoverSam
   process.stdout.write(`${md}\nwritten: ${join(outDir, `${base}.json`)} and ${base}.md\n`);
 }
 
-const group = new ProcessGroup();
+const stdoutDir = opt['daemon-stdout'] === undefined ? undefined : daemonStdoutDir(opt['daemon-stdout']);
+if (stdoutDir && 'why' in stdoutDir) {
+  process.stderr.write(`bench: --daemon-stdout ${JSON.stringify(opt['daemon-stdout'])}: ${stdoutDir.why}\n`);
+  process.exit(2);
+}
+const group = new ProcessGroup(undefined, { stdoutDir: stdoutDir?.dir });
 process.on('exit', () => group.killAllNow());
 main(group).catch((err: unknown) => {
   process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
