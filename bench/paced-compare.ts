@@ -12,6 +12,7 @@ import { freePorts } from '../testkit/wait-for.ts';
 import { measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
 import { parsePeerSpec, seededRandom, summarize, type Load, type PacedPeer, type RatioRange } from './paced-compare-stats.ts';
 import { ProcessGroup, daemonStdoutDir } from './process-group.ts';
+import { wholeNumber } from './flag-values.ts';
 import { startBackend, startProxy, type PeerEnv } from './start-peer.ts';
 
 const HELP = `usage: npm run bench:paced -- --peer SPEC --peer SPEC... [--rounds N] [--loads N] [--duration S] [--kubeward-arg ARG]... [--daemon-stdout DIR]
@@ -49,9 +50,7 @@ function fail(text: string): never {
 }
 
 function count(name: string, text: string, max: number): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > max) fail(`--${name} ${JSON.stringify(text)}: expected a whole number from 1 to ${max}`);
-  return n;
+  return wholeNumber(text, 1, max) ?? fail(`--${name} ${JSON.stringify(text)}: expected a whole number from 1 to ${max}`);
 }
 
 let peers: PacedPeer[];

@@ -14,6 +14,7 @@ import { SCENARIOS, type FailoverSample } from './failover-analysis.ts';
 import { measureBulk, measureIdle, measureWrk, pacedScript, runWrk, type LoadSettings } from './measure-perf.ts';
 import { askedRelay, NGINX_STREAM_MODULE } from './peer-configs.ts';
 import { ProcessGroup, daemonStdoutDir } from './process-group.ts';
+import { wholeNumber } from './flag-values.ts';
 import { readTreeMemory } from './proc-stats.ts';
 import { renderResults, type BenchResults } from './render-table.ts';
 import { measureModesAtRest, modesSkipReason, type ModeMemory } from './measure-modes.ts';
@@ -104,8 +105,8 @@ const failover: FailoverSettings = {
 };
 
 function positive(name: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) {
+  const n = wholeNumber(text, 1, Number.MAX_SAFE_INTEGER);
+  if (n === undefined) {
     process.stderr.write(`bench: --${name} must be a positive integer, got "${text}"\n${HELP}\n`);
     process.exit(2);
   }

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { parseDuration } from '../../src/base/duration.ts';
 import { buildShipped } from '../../scripts/build.ts';
 import { renderSoak, runSoak, STANDIN_MAIN } from './run-soak.ts';
+import { wholeNumber } from '../flag-values.ts';
 
 const HELP = `usage: npm run bench -- --soak DURATION [--fault-period D] [--rest D] [--after D] [--sample D]
   [--rate-new N] [--rate-keepalive N] [--keepalive-connections N] [--watches N] [--out DIR] [--proxy-log FILE]
@@ -52,8 +53,8 @@ function duration(flag: string, text: string): number {
   return ms;
 }
 function count(flag: string, text: string, max: number): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > max) {
+  const n = wholeNumber(text, 0, max);
+  if (n === undefined) {
     process.stderr.write(`--${flag}: expected a whole number from 0 to ${max}, got ${JSON.stringify(text)}\n`);
     process.exit(2);
   }
