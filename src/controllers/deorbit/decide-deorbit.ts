@@ -189,8 +189,16 @@ function decideWithView(
     .filter((id): id is string => id !== undefined && !p.trackedVolumes.includes(id));
   p.trackedVolumes = [...p.trackedVolumes, ...newVolumes].sort();
 
-  // Claims pods still mount: remove what holds them, or report them.
-  const inUse = judgeInUse(sat.pvcs, sat.pods ?? [], sat.replicaSets ?? []);
+  // Claims pods still mount: remove what holds them, or report them. Only claims deorbit deleted
+  // itself (their Cinder volume recorded before the delete, and waited for): a claim on another
+  // driver, a kept one, or one someone else deleted is its owner's, and so are its pods.
+  const tracked = new Set(p.trackedVolumes);
+  const ownClaims = sat.pvcs.filter((c) => {
+    const pv = c.spec.volumeName ? byPv.get(c.spec.volumeName) : undefined;
+    const id = pv ? cinderVolumeId(pv, s.csiDrivers) : undefined;
+    return id !== undefined && tracked.has(id) && !isKept(c, policy);
+  });
+  const inUse = judgeInUse(ownClaims, sat.pods ?? [], sat.replicaSets ?? []);
   const reportOnly = policy?.inUseClaims === 'Report';
   if (inUse.blocked.join() !== p.claimsInUse.join() && inUse.blocked.length > 0) {
     events.push({

@@ -122,6 +122,33 @@ test('in-use claims: the Deployment behind a ReplicaSet, a StatefulSet, and the 
   );
 });
 
+test('in-use claims: only the claims deorbit deleted itself; pods on another driver, a kept claim or a claim someone else deleted stay', () => {
+  const held = (name: string, pvName: string, labels?: Record<string, string>): PersistentVolumeClaim => ({
+    ...pvc(name, pvName),
+    metadata: { ...pvc(name, pvName).metadata, labels, deletionTimestamp: 'x', finalizers: ['kubernetes.io/pvc-protection'] },
+  });
+  const deploy = (name: string, claim: string): PodView => pod(`${name}-x`, claim, { kind: 'Deployment', name, uid: `d-${name}` });
+  const obs = view({
+    pvcs: [held('own', 'pv-own'), held('nfs', 'pv-nfs'), held('kept', 'pv-kept', { 'kubeward.io/deorbit': 'keep' }), held('theirs', 'pv-theirs')],
+    pvs: [
+      pv('pv-own', { csi: CSI, handle: 'vol-own' }),
+      pv('pv-nfs', { nfs: true }),
+      pv('pv-kept', { csi: CSI, handle: 'vol-kept' }),
+      pv('pv-theirs', { csi: CSI, handle: 'vol-theirs' }),
+    ],
+    pods: [deploy('own', 'own'), deploy('nfs', 'nfs'), deploy('kept', 'kept'), deploy('theirs', 'theirs')],
+    replicaSets: [],
+  });
+  // vol-kept is recorded too: a keep label set after deorbit deleted the claim still keeps its pods.
+  const progress = { ...INITIAL_PROGRESS, trackedVolumes: ['vol-kept', 'vol-own'] };
+  const d = decideDeorbit(input(obs, { progress }));
+  assert.deepEqual(
+    d.deletes.map((a) => `${a.kind} ${a.name}`),
+    ['Deployment own', 'Pod own-x'],
+  );
+  assert.deepEqual(d.progress.claimsInUse, ['apps/own: apps/own-x']);
+});
+
 test('re-created Services are named with their managers; the same UID is not a re-creation', () => {
   const back: Service = {
     ...svc('web'),
