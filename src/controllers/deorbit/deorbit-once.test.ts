@@ -71,3 +71,29 @@ test('the one-shot loop exits 1 at its timeout and lists the leftovers', async (
   assert.ok(lines.some((l) => l.includes('gave up (timeout)')));
   assert.ok(lines.some((l) => l.includes('volumes 1: vol-1')));
 });
+
+test('Ctrl-C during a pass stops it between deletes: nothing after the signal is sent', async () => {
+  const clock = new ManualClock(0);
+  const ctl = new AbortController();
+  const sent: string[] = [];
+  const ports = cluster(clock, undefined);
+  ports.satellite.listPvcs = async () => [pvc('a', 'pv-a'), pvc('b', 'pv-b')];
+  ports.satellite.listPvs = async () => [pv('pv-a', { csi: CSI, handle: 'vol-a' }), pv('pv-b', { csi: CSI, handle: 'vol-b' })];
+  ports.satellite.delete = async (action) => {
+    sent.push(action.name);
+    ctl.abort(new Error('interrupted'));
+    return 'deleted';
+  };
+  await assert.rejects(
+    runDeorbitOnce({
+      ports,
+      settings: DEFAULT_DEORBIT_SETTINGS,
+      target: { deletionStartedMs: 0, loadBalancerClusterName: 'k1' },
+      clock,
+      print: () => undefined,
+      signal: ctl.signal,
+    }),
+    /interrupted/,
+  );
+  assert.deepEqual(sent, ['a'], 'the second claim is not deleted after the signal');
+});

@@ -29,7 +29,15 @@ export async function runDeorbitOnce(o: DeorbitOnceOptions): Promise<DeorbitOnce
   let lastSummary = '';
   const stamp = (): string => `[+${Math.round((o.clock.now() - o.target.deletionStartedMs) / 1000)}s]`;
   for (;;) {
-    const { decision, events } = await runDeorbitPass({ nowMs: o.clock.now(), settings: o.settings, target: o.target, progress, ports: o.ports });
+    // The signal stops a pass between its deletes too (Ctrl-C), not only the wait between passes.
+    const { decision, events } = await runDeorbitPass({
+      nowMs: o.clock.now(),
+      settings: o.settings,
+      target: o.target,
+      progress,
+      ports: o.ports,
+      signal: o.signal,
+    });
     progress = decision.progress;
     for (const ev of events) o.print(`${stamp()} ${ev.type === 'Warning' ? 'WARNING ' : ''}${ev.reason}: ${ev.message}`);
     const r = progress.remaining;
