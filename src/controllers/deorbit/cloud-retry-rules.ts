@@ -77,3 +77,22 @@ export function judgeCloudLeftovers(i: CloudLeftoverInput): CloudLeftovers {
   out.waitingLoadBalancers.sort();
   return out;
 }
+
+/**
+ * The retry records once some due deletes were not sent (held back by the pass's budget, or after
+ * a failed delete ended the pass): each goes back to its record before this pass, so that only a
+ * delete actually sent counts towards the ones after which deorbit gives up on an object.
+ */
+export function uncountUnsent(counted: readonly CloudRetry[], before: readonly CloudRetry[], unsent: readonly DeleteAction[]): CloudRetry[] {
+  const key = (kind: CloudRetry['kind'], id: string): string => `${kind}/${id}`;
+  const notSent = new Set(
+    unsent.filter((a) => a.kind === 'CinderVolume' || a.kind === 'LoadBalancer').map((a) => key(a.kind === 'CinderVolume' ? 'volume' : 'loadbalancer', a.name)),
+  );
+  const prior = new Map(before.map((r) => [key(r.kind, r.id), r]));
+  return counted.flatMap((r) => {
+    const k = key(r.kind, r.id);
+    if (!notSent.has(k)) return [r];
+    const was = prior.get(k);
+    return was ? [was] : [];
+  });
+}

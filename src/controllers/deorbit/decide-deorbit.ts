@@ -26,7 +26,7 @@ import { cinderVolumeId, claimsToDelete, judgeVolumes } from './volume-rules.ts'
 import { isKept, keptName } from './keep-rules.ts';
 import { judgeInUse } from './in-use-rules.ts';
 import { judgeRecreated } from './recreate-rules.ts';
-import { judgeCloudLeftovers } from './cloud-retry-rules.ts';
+import { judgeCloudLeftovers, uncountUnsent } from './cloud-retry-rules.ts';
 import {
   AMBIGUOUS_LB_REASON,
   CLAIMS_IN_USE_REASON,
@@ -264,6 +264,7 @@ function decideWithView(
     lbServicesLeft: lbServices.length > 0,
     retries: p.cloudRetries,
   });
+  const retriesBefore = p.cloudRetries;
   p.cloudRetries = leftovers.retries;
   const newlyFailed = leftovers.failed.filter((x) => !p.failedDeletes.includes(x.id));
   for (const f of newlyFailed) events.push({ type: 'Warning', reason: FAILED_CLOUD_DELETE_REASON, message: f.message });
@@ -311,6 +312,7 @@ function decideWithView(
 
   const inUseDeletes = reportOnly ? [] : inUse.deletes;
   const { allowed: deletes, heldBack: deferred } = applyBudget([...inUseDeletes, ...plan, ...leftovers.retryDeletes], s.maxDeletesPerPass);
+  p.cloudRetries = uncountUnsent(p.cloudRetries, retriesBefore, deferred);
   p.deletedServices = mergeSeen(
     p.deletedServices,
     deletes.filter((a) => a.kind === 'Service').map((a) => ({ namespace: a.namespace, name: a.name, uid: a.uid })),

@@ -234,6 +234,31 @@ test('cloud retries: error_deleting and a volume its driver left are deleted aga
   );
 });
 
+test('cloud retries count only deletes sent: the ones the budget holds back are sent in later passes before any is given up', () => {
+  const ids = ['vol-1', 'vol-2', 'vol-3', 'vol-4', 'vol-5', 'vol-6', 'vol-7'];
+  const obs = view({}, { volumes: ids.map((id) => ({ id, status: 'error_deleting' })) });
+  const sent = new Map<string, number>();
+  let progress = { ...INITIAL_PROGRESS, trackedVolumes: ids };
+  const first = decideDeorbit(input(obs, { progress }));
+  assert.equal(first.deletes.length, DEFAULT_DEORBIT_SETTINGS.maxDeletesPerPass);
+  assert.deepEqual(
+    first.progress.cloudRetries.map((r) => `${r.id} ${r.count}`),
+    first.deletes.map((a) => `${a.name} 1`),
+    'the two held back are not counted',
+  );
+  for (let pass = 0; pass < 20 && progress.failedDeletes.length < ids.length; pass++) {
+    const d = decideDeorbit(input(obs, { progress, nowMs: T0 + pass * 15 * S }));
+    for (const a of d.deletes) sent.set(a.name, (sent.get(a.name) ?? 0) + 1);
+    progress = d.progress;
+  }
+  assert.deepEqual(progress.failedDeletes, ids, 'every one given up in the end');
+  assert.deepEqual(
+    ids.map((id) => sent.get(id)),
+    ids.map(() => DEFAULT_DEORBIT_SETTINGS.maxCloudRetries),
+    'and each only after its deletes were all sent',
+  );
+});
+
 test('the final check lists load balancers created since the first attempt, not proven the cluster’s, and leaves them alone', () => {
   const made = { ...lb('lb-new', 'kube_service_k1_apps_web'), createdMs: T0 + 20 * S };
   const old = { ...lb('lb-old', 'someone-elses'), createdMs: T0 - 3_600_000 };

@@ -180,3 +180,30 @@ test('a twin refuses the pass before any deletion and counts the refusal; the vo
   assert.deepEqual(order, ['record vol-1 at step deleting', 'delete s1', 'delete s2', 'delete c1', 'delete web']);
   assert.equal(held.decision.progress.heldReason, 'ClusterIdentityConflict');
 });
+
+test('a failed deletion that ends the pass leaves the cloud retries after it uncounted: they were not sent', async () => {
+  const { ports } = fakes({ failOn: 'c1' });
+  const cloudDeletes: string[] = [];
+  ports.cloud.listVolumes = async () => [
+    { id: 'vol-1', status: 'in-use' },
+    { id: 'vol-stuck', status: 'error_deleting' },
+  ];
+  ports.cloud.getVolume = async (id) => (id === 'vol-stuck' ? { id, status: 'error_deleting' } : { id, status: 'in-use' });
+  ports.cloud.deleteVolume = async (id) => {
+    cloudDeletes.push(id);
+    return 'deleted' as const;
+  };
+  const progress = {
+    ...INITIAL_PROGRESS,
+    trackedVolumes: ['vol-stuck'],
+    cloudRetries: [{ id: 'vol-stuck', kind: 'volume' as const, count: 1, lastMs: -60_000 }],
+  };
+  const r = await runDeorbitPass({ ...base, progress, ports });
+  assert.equal(r.decision.outcome, 'failed');
+  assert.ok(
+    r.decision.deletes.some((a) => a.name === 'vol-stuck'),
+    'the retry was due in this pass',
+  );
+  assert.deepEqual(cloudDeletes, [], 'and never sent: the claim before it failed');
+  assert.deepEqual(r.decision.progress.cloudRetries, progress.cloudRetries, 'so its count is the one before the pass');
+});

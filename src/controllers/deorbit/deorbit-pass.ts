@@ -12,6 +12,7 @@ import type { PersistentVolume } from '../../clients/kube/kube-types.ts';
 import { decideDeorbit, loadBalancerIdsToConfirm } from './decide-deorbit.ts';
 import { cinderVolumeId } from './volume-rules.ts';
 import { isHeldClaim } from './in-use-rules.ts';
+import { uncountUnsent } from './cloud-retry-rules.ts';
 import type { DeorbitCloud } from './deorbit-cloud.ts';
 import { actionName, deletedEvent, deleteFailedEvent } from './deorbit-events.ts';
 import type { DeorbitSatellite } from './deorbit-satellite.ts';
@@ -86,6 +87,8 @@ export async function runDeorbitPass(input: DeorbitPassInput): Promise<DeorbitPa
   if (decision.recordFirst) await input.recordFirst?.(decision.recordFirst);
   const exec = await executeDeletes(input.ports, decision, input.signal);
   if (exec.error) {
+    // The deletes after the failed one were not sent: their cloud retries do not count.
+    decision.progress.cloudRetries = uncountUnsent(decision.progress.cloudRetries, input.progress.cloudRetries, decision.deletes.slice(exec.attempted));
     decision.progress.lastError = exec.error;
     decision.outcome = 'failed';
     decision.requeueAfterMs = undefined;
@@ -175,12 +178,14 @@ async function executeDeletes(
   ports: DeorbitPorts,
   decision: DeorbitDecision,
   fence?: AbortSignal,
-): Promise<{ events: DeorbitEvent[]; deleted: number; error?: string }> {
+): Promise<{ events: DeorbitEvent[]; deleted: number; attempted: number; error?: string }> {
   const events: DeorbitEvent[] = [];
   let deleted = 0;
+  let attempted = 0;
   for (const action of decision.deletes) {
     // The fence fell (leadership lost, shutdown): stop here, record nothing; another replica may lead.
     fence?.throwIfAborted();
+    attempted++;
     try {
       const outcome = isCloudAction(action)
         ? await (action.kind === 'CinderVolume' ? ports.cloud.deleteVolume(action.name, fence) : ports.cloud.deleteLoadBalancer(action.name, fence))
@@ -194,10 +199,10 @@ async function executeDeletes(
       events.push(deleteFailedEvent(action, describeError(err)));
       // A cloud refusal (a volume in error_deleting) is one of the counted retries: go on with the rest.
       if (isCloudAction(action)) continue;
-      return { events, deleted, error: `deleting ${actionName(action)}: ${describeError(err)}` };
+      return { events, deleted, attempted, error: `deleting ${actionName(action)}: ${describeError(err)}` };
     }
   }
-  return { events, deleted };
+  return { events, deleted, attempted };
 }
 
 /** Unavailable = no answer, timeouts, 5xx, 429; unauthorized = 401/403. */
