@@ -107,6 +107,25 @@ test('Neutron failing on the write: the router is unchanged and the next cycle r
   );
 });
 
+test('plain writes: a full-list PUT that fails is sent once, not resent by the client; the next cycle reads again and writes', async (t) => {
+  const c = await openCloud(t);
+  await r1(c);
+  const gc = runner(c, { mode: 'plain' });
+  await gc.cycle();
+  const put = `/routers/${c.routerId}`;
+  const before = c.count('PUT', put);
+  const fault = c.emu.addFault({ service: 'network', method: 'PUT', path: `^/routers/${c.routerId}$`, status: 502 });
+  await assert.rejects(gc.cycle(), /502/);
+  assert.equal(c.count('PUT', put) - before, 1, 'a resend would write a list read before the failure over what changed since');
+  c.emu.faults.remove(fault.id);
+  const result = await gc.cycle();
+  assert.deepEqual(
+    result.removed.map((f) => f.route.destination),
+    ['100.100.2.0/24'],
+  );
+  assert.equal(c.count('PUT', put) - before, 2);
+});
+
 test('R5: of a duplicate pair the route to the Node owning the pod CIDR stays, the other goes after two cycles', async (t) => {
   const c = await openCloud(t);
   const s1 = await c.server('kks-k1-a');

@@ -111,7 +111,7 @@ export async function sendWithRetries(deps: SenderDeps, req: SendRequest): Promi
       status: a.ok ? a.result.status : outcome.kind,
       requestId: a.ok ? a.result.requestId : undefined,
     };
-    const again = attempt < deps.policy.maxAttempts && isRetryable(outcome, req.method, req.idempotent ?? false);
+    const again = attempt < deps.policy.maxAttempts && isRetryable(outcome, req.method, req.idempotent);
     if (a.ok && (a.result.status < 500 || !again)) {
       deps.log.debug(fields, 'openstack request');
       return { ...a.result, attempts: attempt };

@@ -36,6 +36,8 @@ export class NeutronClient implements NeutronApi {
       path: `/routers/${enc(id)}`,
       body: { router: { routes: routes.map(plainRoute) } },
       headers,
+      // A full list from an earlier read: sent once. The route writer reads again and decides.
+      idempotent: false,
       signal: opts.signal,
     });
     return res.body.router;

@@ -17,7 +17,7 @@ export interface ApiRequest {
   query?: Query;
   body?: unknown;
   headers?: Record<string, string>;
-  /** Lets a POST be retried after a 5xx or timeout (actions that are safe to repeat). */
+  /** true lets a POST be retried after a 5xx or timeout (actions safe to repeat); false keeps a PUT from being retried (retry-policy.ts). */
   idempotent?: boolean;
   signal?: AbortSignal;
 }

@@ -2,24 +2,28 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { retryDelayMs, isRetryable, type AttemptOutcome } from './retry-policy.ts';
 
-const CASES: [AttemptOutcome, string, boolean, boolean][] = [
-  [{ kind: 'status', status: 503 }, 'GET', false, true],
-  [{ kind: 'status', status: 500 }, 'PUT', false, true],
-  [{ kind: 'status', status: 502 }, 'DELETE', false, true],
-  [{ kind: 'timeout' }, 'GET', false, true],
-  [{ kind: 'network' }, 'GET', false, true],
-  [{ kind: 'status', status: 400 }, 'GET', false, false],
-  [{ kind: 'status', status: 404 }, 'DELETE', false, false],
-  [{ kind: 'status', status: 409 }, 'PUT', false, false],
-  [{ kind: 'status', status: 429 }, 'GET', false, false],
+const CASES: [AttemptOutcome, string, boolean | undefined, boolean][] = [
+  [{ kind: 'status', status: 503 }, 'GET', undefined, true],
+  [{ kind: 'status', status: 500 }, 'PUT', undefined, true],
+  [{ kind: 'status', status: 502 }, 'DELETE', undefined, true],
+  [{ kind: 'timeout' }, 'GET', undefined, true],
+  [{ kind: 'network' }, 'GET', undefined, true],
+  [{ kind: 'status', status: 400 }, 'GET', undefined, false],
+  [{ kind: 'status', status: 404 }, 'DELETE', undefined, false],
+  [{ kind: 'status', status: 409 }, 'PUT', undefined, false],
+  [{ kind: 'status', status: 429 }, 'GET', undefined, false],
+  [{ kind: 'status', status: 503 }, 'POST', undefined, false],
+  [{ kind: 'timeout' }, 'POST', undefined, false],
   [{ kind: 'status', status: 503 }, 'POST', false, false],
-  [{ kind: 'timeout' }, 'POST', false, false],
+  [{ kind: 'status', status: 502 }, 'PUT', false, false],
+  [{ kind: 'timeout' }, 'PUT', false, false],
   [{ kind: 'status', status: 503 }, 'POST', true, true],
   [{ kind: 'status', status: 400 }, 'POST', true, false],
 ];
 for (const [outcome, method, idempotent, want] of CASES) {
   const what = outcome.kind === 'status' ? String(outcome.status) : outcome.kind;
-  test(`${method}${idempotent ? ' (idempotent)' : ''} after ${what} is ${want ? '' : 'not '}retried`, () => {
+  const declared = idempotent === undefined ? '' : idempotent ? ' (declared idempotent)' : ' (declared not idempotent)';
+  test(`${method}${declared} after ${what} is ${want ? '' : 'not '}retried`, () => {
     assert.equal(isRetryable(outcome, method, idempotent), want);
   });
 }

@@ -16,12 +16,14 @@ export type AttemptOutcome = { kind: 'status'; status: number } | { kind: 'timeo
 
 /**
  * 5xx, timeouts and connection failures are retried; a 4xx never is (the request itself is wrong, or
- * the state says no). POST is retried only when the caller declared it idempotent: a create that timed
- * out may have happened.
+ * the state says no). POST and PATCH are retried only when the caller declares them idempotent: a
+ * create that timed out may have happened. The other methods are, unless the caller declares one
+ * not idempotent: a full-list PUT computed from an earlier read, sent again seconds later, would
+ * write that stale list over what others changed meanwhile; its caller reads again instead.
  */
-export function isRetryable(outcome: AttemptOutcome, method: string, idempotent: boolean): boolean {
+export function isRetryable(outcome: AttemptOutcome, method: string, idempotent: boolean | undefined): boolean {
   if (outcome.kind === 'status' && outcome.status < 500) return false;
-  return method !== 'POST' && method !== 'PATCH' ? true : idempotent;
+  return idempotent ?? (method !== 'POST' && method !== 'PATCH');
 }
 
 /**
