@@ -76,7 +76,7 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     fixtures = state;
   }
 
-  async function operator(identity: string, extra: string[] = []): Promise<{ proc: ChildProcess; admin: string }> {
+  async function operator(identity: string, extra: string[] = []): Promise<{ proc: ChildProcess; admin: string; stderr: () => string }> {
     const proc = spawn(
       NODE,
       [
@@ -117,7 +117,7 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
       timeoutMs: 30_000,
       what: `the admin listener's address in the log; stderr: ${stderr.slice(-400)}`,
     });
-    return { proc, admin: `http://${address}` };
+    return { proc, admin: `http://${address}`, stderr: () => stderr };
   }
 
   const leaderOf = async (admin: string): Promise<boolean | undefined> => {
@@ -209,7 +209,13 @@ describe('kubeward operator and deorbit processes', { skip: missing }, () => {
     a.proc.kill('SIGKILL');
     await new Promise((r) => a.proc.once('exit', r));
     const b = await operator('replica-b');
-    await waitFor(async () => !(await hasFinalizer('crash')), { timeoutMs: 60_000, intervalMs: 200, what: 'deorbit finished by the second replica' });
+    await waitFor(async () => !(await hasFinalizer('crash')), { timeoutMs: 60_000, intervalMs: 200, what: 'deorbit finished by the second replica' }).catch(
+      async (err: unknown) => {
+        // What the replica said (warnings and up) and where deorbit stands: a slow machine or a stuck step.
+        const deorbit = JSON.stringify((await get('crash').catch(() => undefined))?.status?.deorbit);
+        throw new Error(`${(err as Error).message}; status.deorbit ${deorbit}; replica-b's log: ${b.stderr().slice(-2000)}`, { cause: err });
+      },
+    );
     const st = (await get('crash'))!.status!.deorbit!;
     assert.equal(st.step, 'done');
     assert.equal(st.attempt, 1, 'the same attempt continued');
