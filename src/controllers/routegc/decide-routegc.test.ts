@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideRouteGc, ownRoutes, type RouteGcInput, type RouteGcMemory } from './decide-routegc.ts';
+import { SUSPECT_MAX_AGE_MS, decideRouteGc, ownRoutes, type RouteGcInput, type RouteGcMemory } from './decide-routegc.ts';
 import { routeKey } from '../managed-cluster/cluster-view.ts';
 import { inst, node, r } from '../managed-cluster/cluster-fixtures.test-helpers.ts';
 
@@ -35,6 +35,25 @@ test('R1: only the in-CIDR route with an unknown next hop is orphaned; wider and
   assert.deepEqual(first.remove, []);
   assert.deepEqual(keys(second.remove), ['100.100.2.0/24>10.0.0.99'], 'second sighting removes');
   assert.deepEqual(second.counts, { seen: 5, ours: 3, orphaned: 1, duplicate: 0 });
+});
+
+test('a first sighting older than the suspect age counts as none: after a long outage one fresh look only suspects again', () => {
+  const input = {
+    heldHops: NONE_HELD,
+    routes: [r('100.100.1.0/24', '10.0.0.11'), r('100.100.2.0/24', '10.0.0.99')],
+    instances: [inst('s1', ['10.0.0.11'])],
+    nodes: [node('s1', ['10.0.0.11'])],
+  };
+  const first = decideRouteGc({ ...input, nowMs: 0, memory: fresh }, OPTS);
+  assert.deepEqual(keys(first.pending), ['100.100.2.0/24>10.0.0.99']);
+  const late = decideRouteGc({ ...input, nowMs: SUSPECT_MAX_AGE_MS + 1, memory: first.memory }, OPTS);
+  assert.deepEqual([late.remove, keys(late.pending)], [[], ['100.100.2.0/24>10.0.0.99']], 'pending again, not removed');
+  assert.equal(late.memory.suspects[routeKey(r('100.100.2.0/24', '10.0.0.99'))], SUSPECT_MAX_AGE_MS + 1, 'first seen anew');
+  const inTime = decideRouteGc({ ...input, nowMs: SUSPECT_MAX_AGE_MS, memory: first.memory }, OPTS);
+  assert.deepEqual(keys(inTime.remove), ['100.100.2.0/24>10.0.0.99'], 'a second sighting within the age confirms');
+  const longConfirm = { ...OPTS, confirmAfterMs: SUSPECT_MAX_AGE_MS };
+  const slow = decideRouteGc({ ...input, nowMs: 2 * SUSPECT_MAX_AGE_MS, memory: first.memory }, longConfirm);
+  assert.deepEqual(keys(slow.remove), ['100.100.2.0/24>10.0.0.99'], 'a --confirm-after near the age stretches it to three times itself');
 });
 
 test('R2: a router without routes of the cluster gives nothing to do and keeps the instance count it had', () => {

@@ -29,6 +29,14 @@ export interface RouteGcMemory {
 /** The least time between the two sightings a removal needs; `--confirm-after` cannot go below it. */
 export const MIN_CONFIRM_AFTER_MS = 10_000;
 
+/**
+ * A first sighting older than this (or three times --confirm-after, if longer) counts as none: after a
+ * long outage of Nova or the cluster's API the servers are in flux, and one fresh look must not
+ * confirm what a look from before the outage suspected. Long enough for one failed cycle between the
+ * two sightings at the default interval (5 min plus up to 50 % jitter).
+ */
+export const SUSPECT_MAX_AGE_MS = 20 * 60_000;
+
 /** Route removals per cluster and cycle unless configured: the shared blast-radius default. */
 export const DEFAULT_MAX_REMOVALS_PER_CYCLE = DEFAULT_BUDGETS['route-removal'];
 
@@ -135,9 +143,14 @@ export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteG
   counts.orphaned = findings.filter((f) => f.reason === 'orphaned').length;
   counts.duplicate = findings.filter((f) => f.reason === 'duplicate').length;
   const now = input.nowMs ?? 0;
+  const maxAge = Math.max(SUSPECT_MAX_AGE_MS, 3 * (opts.confirmAfterMs ?? 0));
   const suspects: Record<string, number> = {};
-  for (const f of findings) suspects[routeKey(f.route)] = input.memory.suspects[routeKey(f.route)] ?? now;
-  const confirmed = (f: RouteFinding) => routeKey(f.route) in input.memory.suspects && now - suspects[routeKey(f.route)]! >= (opts.confirmAfterMs ?? 0);
+  const earlier = (f: RouteFinding): number | undefined => {
+    const first = input.memory.suspects[routeKey(f.route)];
+    return first !== undefined && now - first <= maxAge ? first : undefined;
+  };
+  for (const f of findings) suspects[routeKey(f.route)] = earlier(f) ?? now;
+  const confirmed = (f: RouteFinding) => earlier(f) !== undefined && now - suspects[routeKey(f.route)]! >= (opts.confirmAfterMs ?? 0);
   const budget = applyBudget(findings.filter(confirmed), opts.maxRemovalsPerCycle ?? DEFAULT_MAX_REMOVALS_PER_CYCLE);
   return {
     ...base,
