@@ -225,3 +225,23 @@ test('termination: every route in the cluster CIDR is removed and waited for; fo
   assert.deepEqual(await c.routes(), ['10.200.0.0/16>10.0.0.99', '100.100.0.0/15>10.0.0.99']);
   assert.equal(await c.metric('kubeward_routegc_routes_removed_total'), 3);
 });
+
+test('termination refuses, as a cycle does, when the readable Nodes show the cluster CIDR wrong or far too wide: nothing written', async (t) => {
+  for (const [podCidrs, cidr, code] of [
+    [['100.100.1.0/24', '10.244.3.0/24'], '100.100.0.0/16', 'PodCIDROutsideClusterCIDR'],
+    [['100.100.1.0/24', '100.100.3.0/24'], '100.64.0.0/10', 'ClusterCIDRTooWide'],
+  ] as const) {
+    const c = await openCloud(t);
+    await r1(c);
+    c.nodes.nodes = c.nodes.nodes.map((n, i) => ({ ...n, podCidrs: [podCidrs[i]!] }));
+    const before = await c.routes();
+    const puts = c.count('PUT', '/routers/');
+    const left = await runner(c, { target: { clusterCidr: cidr } }).removeAll(systemClock, { timeoutMs: 10_000, pollMs: 50 });
+    assert.ok(left.length > 0, `${code}: the routes are reported left`);
+    assert.deepEqual(await c.routes(), before, `${code}: the router is unchanged`);
+    assert.equal(c.count('PUT', '/routers/'), puts, `${code}: no write`);
+    const refused = c.events.filter((e) => e.reason === 'RouteGCRefused');
+    assert.equal(refused.length, 1, `${code}: said once`);
+    assert.match(refused[0]!.message, new RegExp(`^termination removes no route \\(${code}\\)`));
+  }
+});

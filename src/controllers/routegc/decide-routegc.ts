@@ -111,6 +111,28 @@ export function routeLimitState(count: number, limit: number, headroom = 3): Rou
   return { count, limit, approaching: limit > 0 && count >= limit - headroom };
 }
 
+/**
+ * What the Nodes' pod CIDRs say against the cluster CIDR (nothing without Nodes): one outside it, or
+ * a cluster CIDR far wider than they need. Either way routes in it may be another cluster's. The
+ * cycle and termination both refuse on it.
+ */
+export function nodeScopeRefusal(
+  clusterCidr: string,
+  nodes: readonly ClusterNode[],
+  policy: CidrPolicy,
+): { code: 'PodCIDROutsideClusterCIDR' | 'ClusterCIDRTooWide'; message: string } | undefined {
+  const cluster = parseCidr(clusterCidr);
+  if (!cluster) return undefined; // clusterCidrProblem refuses it first
+  const outside = podCidrsOutside(cluster, nodes);
+  if (outside.length)
+    return {
+      code: 'PodCIDROutsideClusterCIDR',
+      message: `Node pod CIDRs outside the cluster CIDR ${clusterCidr} (${outside.slice(0, 5).join(', ')}): the cluster CIDR looks wrong`,
+    };
+  const slack = cidrSlackProblem(cluster, nodes, policy);
+  return slack ? { code: 'ClusterCIDRTooWide', message: slack } : undefined;
+}
+
 export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteGcDecision {
   const routeLimit = routeLimitState(input.routes.length, opts.routeLimit, opts.routeLimitHeadroom);
   const counts = { seen: input.routes.length, ours: 0, orphaned: 0, duplicate: 0 };
@@ -125,14 +147,8 @@ export function decideRouteGc(input: RouteGcInput, opts: RouteGcOptions): RouteG
   const refused = (code: string, refusal: string): RouteGcDecision =>
     // Suspicions formed on an untrusted view are dropped: a removal needs two trusted sightings.
     ({ ...base, refusal, refusalCode: code, memory: { suspects: {}, lastInstanceCount: input.instances.length, lastNodeCount: input.nodes.length } });
-  const outside = podCidrsOutside(cluster, input.nodes);
-  if (outside.length)
-    return refused(
-      'PodCIDROutsideClusterCIDR',
-      `Node pod CIDRs outside the cluster CIDR ${opts.clusterCidr} (${outside.slice(0, 5).join(', ')}): the cluster CIDR looks wrong`,
-    );
-  const slack = cidrSlackProblem(cluster, input.nodes, opts);
-  if (slack) return refused('ClusterCIDRTooWide', slack);
+  const scope = nodeScopeRefusal(opts.clusterCidr, input.nodes, opts);
+  if (scope) return refused(scope.code, scope.message);
   const doubt = doubtAboutView(viewCounts(input), { maxShrinkFraction: opts.maxShrinkFraction, emptyNodesAlwaysDoubt: !opts.hasInstancePrefixes });
   if (doubt)
     return refused(

@@ -13,7 +13,7 @@ import { proveOwnership, type ClusterIdentity } from '../managed-cluster/cluster
 import { clusterCidrProblem } from '../managed-cluster/cidr-scope.ts';
 import type { ClusterNodes } from '../managed-cluster/cluster-adapters.ts';
 import type { EmitEvent } from '../managed-cluster/cluster-events.ts';
-import { decideRouteGc, ownRoutes, terminationRoutes, type RouteFinding, type RouteGcDecision, type RouteGcMemory } from './decide-routegc.ts';
+import { decideRouteGc, nodeScopeRefusal, ownRoutes, terminationRoutes, type RouteFinding, type RouteGcDecision, type RouteGcMemory } from './decide-routegc.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
 import type { RouteWriteResult } from '../managed-cluster/route-writer.ts';
 
@@ -217,6 +217,7 @@ export class RouteGcRunner {
   async removeAll(clock: Clock, opts: { timeoutMs: number; pollMs: number; signal?: AbortSignal }): Promise<RouteFinding['route'][]> {
     const deadline = clock.now() + opts.timeoutMs;
     let reportedForeign = '';
+    let refusal: string | undefined;
     const left = async () => {
       const router = await this.#d.cloud.getRouter(this.#t.routerId, opts.signal);
       // Throws for a /0 or too wide a CIDR: termination never removes "every route".
@@ -228,6 +229,16 @@ export class RouteGcRunner {
         if (opts.signal?.aborted) throw err;
         return [];
       });
+      // The Nodes that can be read still bound the scope, as in a cycle: a cluster CIDR wider than their
+      // pod CIDRs need, or one that misses them, may hold another cluster's routes.
+      const scope = nodeScopeRefusal(this.#t.clusterCidr, nodeList, this.#t);
+      if (scope) {
+        if (refusal !== scope.message)
+          await this.#d.emit({ type: 'Warning', reason: 'RouteGCRefused', message: `termination removes no route (${scope.code}): ${scope.message}` });
+        refusal = scope.message;
+        return inCidr;
+      }
+      refusal = undefined;
       const servers = await this.#d.cloud.listServers(opts.signal);
       const own = proveOwnership(servers, nodeList, this.#t.identity);
       const clusterHops = validNextHops(
@@ -249,7 +260,7 @@ export class RouteGcRunner {
     };
     for (;;) {
       const routes = await left();
-      if (routes.length === 0) return routes;
+      if (routes.length === 0 || refusal !== undefined) return routes;
       if (this.#t.dryRun) {
         for (const r of routes)
           await this.#d.emit({ type: 'Normal', reason: 'RouteWouldBeRemoved', message: `dry run: termination would remove ${r.destination} via ${r.nexthop}` });
