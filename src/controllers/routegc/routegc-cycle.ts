@@ -13,7 +13,15 @@ import { proveOwnership, type ClusterIdentity } from '../managed-cluster/cluster
 import { clusterCidrProblem } from '../managed-cluster/cidr-scope.ts';
 import type { ClusterNodes } from '../managed-cluster/cluster-adapters.ts';
 import type { EmitEvent } from '../managed-cluster/cluster-events.ts';
-import { decideRouteGc, nodeScopeRefusal, ownRoutes, terminationRoutes, type RouteFinding, type RouteGcDecision, type RouteGcMemory } from './decide-routegc.ts';
+import {
+  decideRouteGc,
+  nodeScopeRefusal,
+  ownRoutes,
+  terminationRoutes,
+  type RouteFinding,
+  type RouteGcDecision,
+  type RouteGcMemory,
+} from './decide-routegc.ts';
 import type { RouteGcMetrics } from './routegc-metrics.ts';
 import type { RouteWriteResult } from '../managed-cluster/route-writer.ts';
 
