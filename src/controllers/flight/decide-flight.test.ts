@@ -175,6 +175,15 @@ test('F5: with the Node list unreadable nothing is rebooted or deleted, other re
   assert.match(plan.findings.find((f) => f.reason === 'NodesUnreadable')?.message ?? '', /1 errored instance/);
 });
 
+test('F5: with the Node list unreadable, a partial or shrunk instance list still holds back the other repairs', () => {
+  const instances = [vm('old', 600, { securityGroups: [] })];
+  const partial = decideFlight(obs({ instances, nodes: undefined, unknownServers: 1 }), OPTS);
+  assert.deepEqual([partial.actions, partial.refusal?.code], [[], 'InstanceListPartial']);
+  const shrunk = decideFlight(obs({ instances, nodes: undefined, memory: { ...emptyFlightMemory(), lastInstanceCount: 10 } }), OPTS);
+  assert.deepEqual([shrunk.actions, shrunk.refusal?.code], [[], 'InstanceListShrunk']);
+  assert.match(shrunk.refusal!.message, /the Node list could not be read/);
+});
+
 test('F3: the group is added to running VMs lacking it, not to building ones', () => {
   const instances = [vm('active', 20, { securityGroups: ['default'] }), vm('building', 1, { securityGroups: [], vmState: 'building', taskState: 'spawning' })];
   const plan = decideFlight(obs({ instances, nodes: [node('active', []), node('building', [])] }), OPTS);

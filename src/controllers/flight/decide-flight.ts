@@ -6,7 +6,7 @@
 import { applyBudgets, DEFAULT_BUDGETS, type BudgetKind, type Budgets } from '../managed-cluster/blast-budget.ts';
 import { parseCidr } from '../../base/ip.ts';
 import { clusterCidrProblem, podCidrsOutside } from '../managed-cluster/cidr-scope.ts';
-import { doubtAboutView, viewCounts } from '../managed-cluster/view-doubt.ts';
+import { doubtAboutView, instanceListDoubt, viewCounts } from '../managed-cluster/view-doubt.ts';
 import { decideGroupAssignment, decideGroupResync, decideGroupRules, pickGroup } from './decide-security-group.ts';
 import { decideUnregistered } from './decide-unregistered.ts';
 import { decideLabels, decideRoles } from './decide-labels.ts';
@@ -117,7 +117,13 @@ function scopeFinding(obs: FlightObservation, o: FlightOptions): FlightFinding |
 }
 
 function viewDoubt(obs: FlightObservation, o: FlightOptions, actions: readonly FlightAction[]): Doubt | undefined {
-  if (obs.nodes === undefined) return undefined; // decideUnregistered already held everything back
+  // Without Nodes, decideUnregistered already held back every reboot and deletion; the instance list
+  // still decides whether this round's writes can trust it.
+  if (obs.nodes === undefined)
+    return instanceListDoubt(
+      { instances: obs.instances.length, unknownServers: obs.unknownServers ?? 0, lastInstances: obs.memory.lastInstanceCount },
+      { maxShrinkFraction: o.maxShrinkFraction },
+    );
   const doubt = doubtAboutView(viewCounts({ nodes: obs.nodes, instances: obs.instances, unknownServers: obs.unknownServers, memory: obs.memory }), {
     maxShrinkFraction: o.maxShrinkFraction,
   });

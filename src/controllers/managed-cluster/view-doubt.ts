@@ -46,16 +46,33 @@ export interface DoubtOptions {
 
 export const DEFAULT_MAX_SHRINK = 0.5;
 
+const partial = (unknownServers: number): Doubt => ({
+  code: 'InstanceListPartial',
+  message: `Nova reports ${unknownServers} server(s) as UNKNOWN (a cell is down): their names and addresses are not known, so the instance list may be incomplete`,
+});
+
+const shrunkBy = (o: DoubtOptions) => (now: number, last: number | undefined) =>
+  last !== undefined && now < last * (1 - (o.maxShrinkFraction ?? DEFAULT_MAX_SHRINK));
+
+/**
+ * The doubts the instance list alone raises, for a round whose Node list could not be read: a
+ * partial Nova list or one that shrank. Such a round destroys nothing anyway; this holds back its
+ * writes (tags, metadata, groups, rules) too.
+ */
+export function instanceListDoubt(c: Omit<ViewCounts, 'nodes' | 'lastNodes'>, o: DoubtOptions = {}): Doubt | undefined {
+  if (c.unknownServers > 0) return partial(c.unknownServers);
+  if (shrunkBy(o)(c.instances, c.lastInstances))
+    return {
+      code: 'InstanceListShrunk',
+      message: `the instance list shrank from ${c.lastInstances} to ${c.instances} since the last round (the Node list could not be read)`,
+    };
+  return undefined;
+}
+
 /** The first reason not to trust this view, or undefined. */
 export function doubtAboutView(c: ViewCounts, o: DoubtOptions = {}): Doubt | undefined {
-  const shrink = o.maxShrinkFraction ?? DEFAULT_MAX_SHRINK;
-  const shrunk = (now: number, last: number | undefined) => last !== undefined && now < last * (1 - shrink);
-  if (c.unknownServers > 0) {
-    return {
-      code: 'InstanceListPartial',
-      message: `Nova reports ${c.unknownServers} server(s) as UNKNOWN (a cell is down): their names and addresses are not known, so the instance list may be incomplete`,
-    };
-  }
+  const shrunk = shrunkBy(o);
+  if (c.unknownServers > 0) return partial(c.unknownServers);
   if (c.nodes === 0 && (c.instances > 0 || o.emptyNodesAlwaysDoubt)) {
     return {
       code: 'NodeListEmpty',
