@@ -6,21 +6,27 @@ import assert from 'node:assert/strict';
 import { KubewardProcess } from '../../testkit/kubeward-process.ts';
 import { openGreeted, startUpstreams } from './proxy-fixtures.ts';
 
-test('once the proxy serves, a collection and malloc_trim run once, logged at debug with what they gave back', async (t) => {
-  const [up] = await startUpstreams(t, ['a']);
-  const p = new KubewardProcess([
+/** The shipped proxy to one upstream, tcp checks, no admin listener, logging at debug; `extra` adds flags. */
+function debugProxy(upstreamPort: number, extra: readonly string[] = []): KubewardProcess {
+  return new KubewardProcess([
     'proxy',
     '--listen',
     '127.0.0.1:0',
     '--upstream',
-    `127.0.0.1:${up!.address.port}`,
+    `127.0.0.1:${upstreamPort}`,
     '--health-check',
     'tcp',
     '--admin-address',
     'off',
+    ...extra,
     '--log-level',
     'debug',
   ]);
+}
+
+test('once the proxy serves, a collection and malloc_trim run once, logged at debug with what they gave back', async (t) => {
+  const [up] = await startUpstreams(t, ['a']);
+  const p = debugProxy(up!.address.port);
   t.after(() => p.stop());
   const listen = await p.listenPort();
   const given = await p.waitForLog(/^start-up done: memory given back$/);
@@ -38,21 +44,7 @@ test('once the proxy serves, a collection and malloc_trim run once, logged at de
 
 test('on --relay handle the give-back after a load trims malloc too: the process hands its addon to the proxy', async (t) => {
   const [up] = await startUpstreams(t, ['a']);
-  const p = new KubewardProcess([
-    'proxy',
-    '--listen',
-    '127.0.0.1:0',
-    '--upstream',
-    `127.0.0.1:${up!.address.port}`,
-    '--health-check',
-    'tcp',
-    '--admin-address',
-    'off',
-    '--relay',
-    'handle',
-    '--log-level',
-    'debug',
-  ]);
+  const p = debugProxy(up!.address.port, ['--relay', 'handle']);
   t.after(() => p.stop());
   const listen = await p.listenPort();
   // A burst well over a quiet interval's count (plan-memory-trim.ts), then quiet: the next tick
